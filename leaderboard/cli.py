@@ -1,0 +1,421 @@
+"""The ``leaderboard`` command line (also ``flask leaderboard``)."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import re
+import secrets
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from flask import current_app
+from flask.cli import with_appcontext
+from sqlalchemy.orm import Session
+
+from leaderboard.config import Settings, load_settings
+from leaderboard.formats.cqa_score import parse_all_scores
+from leaderboard.formats.issues import Issue, summarise
+from leaderboard.services import accounts
+from leaderboard.services.baselines import add_baselines
+from leaderboard.services.catalog import install_presets, resolve
+from leaderboard.services.errors import DomainError, NotFound, RunRejected
+from leaderboard.services.runs import Submission, Upload, submit_run
+from leaderboard.services.tables import live_table
+from leaderboard.storage import FileStore
+from leaderboard.tables import exports
+from leaderboard.tasks.definition import DefinitionError, TaskDefinition, load_definition_file, preset_paths
+from leaderboard.tasks.families import get_family
+from leaderboard.tasks.families.base import Context
+
+FORMATS = {"json": exports.to_json, "csv": exports.to_csv, "md": exports.to_markdown, "latex": exports.to_latex}
+_RUN_FILE = re.compile(r"^subtask_(?P<subtask>[A-Za-z0-9]+)_(?P<slot>primary|contrastive1|contrastive2)\.txt$")
+
+
+def _actor() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except Exception:  # getpass fails without a login name (e.g. in containers)
+        return "cli"
+
+
+def _ext() -> dict[str, Any]:
+    return current_app.extensions["leaderboard"]  # type: ignore[no-any-return]
+
+
+@contextmanager
+def _session() -> Iterator[Session]:
+    session: Session = _ext()["sessionmaker"]()
+    try:
+        yield session
+    finally:
+        session.rollback()
+        session.close()
+
+
+def _store() -> FileStore:
+    return _ext()["store"]  # type: ignore[no-any-return]
+
+
+def _settings() -> Settings:
+    return _ext()["settings"]  # type: ignore[no-any-return]
+
+
+def _fail(message: str, code: int = 1) -> None:
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(code)
+
+
+@click.group("leaderboard")
+def leaderboard_group() -> None:
+    """Run the shared-task leaderboard: tasks, accounts, runs, baselines and tables."""
+
+
+@leaderboard_group.command("init")
+@with_appcontext
+def init_cmd() -> None:
+    """Create or upgrade the database and load the bundled task presets (safe to run twice)."""
+    from leaderboard.migrate import upgrade
+
+    settings = _settings()
+    settings.instance_dir.mkdir(parents=True, exist_ok=True)
+    settings.storage_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.database_url)
+    with _session() as session:
+        slugs = install_presets(session, _store(), actor=_actor())
+    click.echo(f"Database ready; tasks: {', '.join(slugs)}")
+
+
+def _find_definition(task: str, definition: str | None) -> TaskDefinition:
+    if definition:
+        return load_definition_file(Path(definition))
+    for path in preset_paths():
+        d = load_definition_file(path)
+        if d.slug == task:
+            return d
+    raise NotFound(f"No bundled task {task!r}; give its definition file with --definition.")
+
+
+def _issue_json(issues: list[Issue]) -> list[dict[str, object]]:
+    return [i.as_dict() for i in issues]
+
+
+@leaderboard_group.command("score")
+@click.argument("task")
+@click.argument("subtask")
+@click.argument("run", type=click.Path(exists=True, dir_okay=True))
+@click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
+@click.option("--lenient", is_flag=True, help="Read the run as the task's official scorer did.")
+@click.option("--resort", is_flag=True, help="Lenient mode: re-sort the run into gold order first.")
+@click.option("--json", "as_json", is_flag=True, help="Print measures, warnings and issues as JSON.")
+@click.option("--definition", type=click.Path(exists=True), help="Task definition file (for non-bundled tasks).")
+def score_cmd(
+    task: str,
+    subtask: str,
+    run: str,
+    set_slug: str | None,
+    lenient: bool,
+    resort: bool,
+    as_json: bool,
+    definition: str | None,
+) -> None:
+    """Validate and score a run offline, with no database; exit 0 when scored, 1 when rejected."""
+    settings = load_settings()
+    try:
+        d = _find_definition(task, definition)
+    except (DomainError, DefinitionError) as exc:
+        _fail(str(exc), 2)
+        return
+    sd = d.subtask(subtask)
+    if sd is None:
+        _fail(f"Task {task!r} has no subtask {subtask!r}.", 2)
+        return
+    setdef = sd.set(set_slug or sd.default_set)
+    if setdef is None:
+        _fail(f"Subtask {subtask!r} has no set {set_slug!r}.", 2)
+        return
+    family = get_family(d.family)
+    ctx = Context(d, sd, setdef.slug, settings.max_decompressed_bytes)
+    gold = family.load_gold({r: d.file_path(p).read_bytes() for r, p in setdef.files.items()}, ctx)
+    fields = family.run_fields(d, sd)
+    inputs = {fields[0]: Path(run).read_bytes()}
+    verdict = family.validate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
+    specs = family.measure_specs(d)
+    if not verdict.ok:
+        if as_json:
+            click.echo(
+                json.dumps(
+                    {
+                        "measures": {},
+                        "warnings": _issue_json(verdict.warnings),
+                        "issues": _issue_json(verdict.errors),
+                    },
+                    ensure_ascii=False,
+                )
+            )
+        else:
+            for issue in summarise(verdict.errors):
+                click.echo(f"error: {issue.message}")
+            for w in verdict.warnings:
+                click.echo(f"warning: {w.message}")
+            click.echo("The run was rejected.")
+        sys.exit(1)
+    results = family.score(verdict.parsed, gold)
+    if as_json:
+        out = {
+            "measures": {s.key: results[s.key].raw * s.scale for s in specs if s.key in results},
+            "official": {s.key: results[s.key].official for s in specs if s.key in results},
+            "warnings": _issue_json(verdict.warnings),
+            "issues": [],
+            "tolerances": list(verdict.tolerances),
+        }
+        click.echo(json.dumps(out, ensure_ascii=False))
+        return
+    for w in verdict.warnings:
+        click.echo(f"warning: {w.message}")
+    for t in verdict.tolerances:
+        click.echo(f"tolerated: {t}")
+    for s in specs:
+        if s.key in results:
+            r = results[s.key]
+            shown = format(float(r.official) * s.scale, f".{s.display_decimals}f")
+            click.echo(f"{s.label:<8} {shown:>8}   ({r.official})")
+
+
+@leaderboard_group.command("create-team")
+@click.argument("name")
+@with_appcontext
+def create_team_cmd(name: str) -> None:
+    """Create a team."""
+    with _session() as session:
+        try:
+            team = accounts.create_team(session, name, actor=_actor())
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        click.echo(f"Created team {team.name!r}.")
+
+
+@leaderboard_group.command("create-user")
+@click.argument("email")
+@click.option("--role", type=click.Choice(accounts.ROLES), required=True)
+@click.option("--team", help="The participant's team.")
+@click.option("--password", help="Password (default: a random one, printed once).")
+@with_appcontext
+def create_user_cmd(email: str, role: str, team: str | None, password: str | None) -> None:
+    """Create an organizer or a participant account."""
+    generated = password is None
+    password = password or secrets.token_urlsafe(12)
+    with _session() as session:
+        try:
+            user = accounts.create_user(session, email, role=role, team=team, password=password, actor=_actor())
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        click.echo(f"Created {user.role} {user.email}" + (f" in team {team!r}." if team else "."))
+        if generated:
+            click.echo(f"Password: {password}")
+
+
+@leaderboard_group.command("set-password")
+@click.argument("email")
+@click.password_option()
+@with_appcontext
+def set_password_cmd(email: str, password: str) -> None:
+    """Set a user's password."""
+    with _session() as session:
+        try:
+            accounts.set_password(session, email, password, actor=_actor())
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        click.echo("Password set.")
+
+
+@leaderboard_group.command("token")
+@click.argument("email")
+@click.option("--revoke", is_flag=True, help="Revoke every token of this user instead.")
+@with_appcontext
+def token_cmd(email: str, revoke: bool) -> None:
+    """Print a new API token for a user (or revoke all of the user's tokens)."""
+    with _session() as session:
+        try:
+            if revoke:
+                n = accounts.revoke_tokens(session, email, actor=_actor())
+                click.echo(f"Revoked {n} token(s).")
+            else:
+                click.echo(accounts.issue_token(session, email, actor=_actor()))
+        except DomainError as exc:
+            _fail(exc.message)
+
+
+def _import_one(
+    session: Session,
+    task: str,
+    subtask: str,
+    set_slug: str | None,
+    team_name: str,
+    slot: str,
+    name: str | None,
+    description: str,
+    path: Path,
+    lenient: bool,
+    resort: bool,
+) -> bool:
+    """Import one file; print its report; return whether it was stored."""
+    target = resolve(session, task, subtask, set_slug)
+    try:
+        team = accounts.find_team(session, team_name)
+    except NotFound:
+        team = accounts.create_team(session, team_name, actor=_actor())
+    sub = Submission(
+        target=target,
+        slot=slot,
+        upload=Upload({"file": path.read_bytes()}, {"file": path.name}),
+        name=name or slot,
+        description=description,
+        via="cli",
+        lenient=lenient,
+        options={"resort": resort},
+    )
+    label = f"{team_name}/{path.name}"
+    try:
+        run = submit_run(session, _store(), _settings(), sub, user=None, team=team)
+    except RunRejected as exc:
+        click.echo(f"REJECTED {label}: {exc.message}")
+        for issue in exc.issues:
+            click.echo(f"    {issue.message}")
+        return False
+    official = {s.measure: s.official for s in run.scores if s.current}
+    line = "  ".join(f"{m} {v}" for m, v in official.items())
+    click.echo(f"imported {label} as run {run.id}: {line}")
+    for t in run.report.get("tolerances", []):
+        click.echo(f"    tolerated: {t}")
+    for w in run.warnings:
+        click.echo(f"    warning: {w}")
+    score_file = path.with_name(path.name + ".score")
+    if score_file.is_file():
+        expected = parse_all_scores(score_file.read_text(errors="replace"))
+        if expected is None:
+            click.echo(f"    {score_file.name}: no ALL SCORES line")
+        else:
+            diffs = [f"{m}: ours {official.get(m)} official {v}" for m, v in expected.items() if official.get(m) != v]
+            click.echo(f"    {score_file.name}: " + ("matches" if not diffs else "DIFFERS " + "; ".join(diffs)))
+    return True
+
+
+@leaderboard_group.command("import-runs")
+@click.argument("task")
+@click.argument("subtask")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.option("--team", help="Team of a single run file (created if missing).")
+@click.option("--slot", help="Slot of a single run file, e.g. primary.")
+@click.option("--name", help="Run name (default: the slot).")
+@click.option("--description", default="", help="System description.")
+@click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
+@click.option("--lenient", is_flag=True, help="Accept what the official scorer tolerated.")
+@click.option("--resort", is_flag=True, help="With --lenient: re-sort into gold order first.")
+@with_appcontext
+def import_runs_cmd(
+    task: str,
+    subtask: str,
+    paths: tuple[str, ...],
+    team: str | None,
+    slot: str | None,
+    name: str | None,
+    description: str,
+    set_slug: str | None,
+    lenient: bool,
+    resort: bool,
+) -> None:
+    """Import runs as an organizer: one FILE with --team/--slot, or folders laid out as in 2016.
+
+    A folder holds ``<TEAM>/subtask_<X>_<primary|contrastive1|contrastive2>.txt`` (the team is the
+    folder name; ``README.txt`` becomes the description), or is itself one team's folder. A
+    ``.score`` file beside a run is compared with our values.
+    """
+    failures = 0
+    with _session() as session:
+        try:
+            for raw in paths:
+                path = Path(raw)
+                if path.is_file():
+                    if not team or not slot:
+                        _fail("a single run file needs --team and --slot", 2)
+                    assert team is not None and slot is not None
+                    failures += not _import_one(
+                        session, task, subtask, set_slug, team, slot, name, description, path, lenient, resort
+                    )
+                    continue
+                team_dirs = [path] if any(_RUN_FILE.match(p.name) for p in path.iterdir()) else sorted(
+                    p for p in path.iterdir() if p.is_dir()
+                )
+                for tdir in team_dirs:
+                    readme = tdir / "README.txt"
+                    desc = readme.read_text(errors="replace")[:5000] if readme.is_file() else description
+                    for f in sorted(tdir.iterdir()):
+                        m = _RUN_FILE.match(f.name)
+                        if m is None or m["subtask"] != subtask:
+                            continue
+                        failures += not _import_one(
+                            session, task, subtask, set_slug, team or tdir.name, m["slot"], None, desc, f, lenient, resort
+                        )
+        except DomainError as exc:
+            _fail(exc.message)
+    if failures:
+        click.echo(f"{failures} run(s) were rejected.")
+        sys.exit(1)
+
+
+@leaderboard_group.command("add-baselines")
+@click.argument("task")
+@click.argument("subtask")
+@click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
+@with_appcontext
+def add_baselines_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+    """Compute and store the subtask's standard baselines from the gold data."""
+    with _session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            runs = add_baselines(session, _store(), _settings(), target, actor=_actor())
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        for run in runs:
+            official = {s.measure: s.official for s in run.scores if s.current and s.measure in run.report["shown"]}
+            click.echo(f"{run.label}: " + "  ".join(f"{m} {v}" for m, v in official.items()))
+
+
+@leaderboard_group.command("table")
+@click.argument("task")
+@click.argument("subtask")
+@click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
+@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="md", show_default=True)
+@click.option("--official", is_flag=True, help="Print the frozen official table.")
+@with_appcontext
+def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official: bool) -> None:
+    """Print the ranking table."""
+    with _session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            if official:
+                raise NotFound(f"{task} {subtask} has no frozen official table yet.")
+            table = live_table(session, target)
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        text = FORMATS[fmt](table)
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+def main() -> None:
+    """Entry point of the ``leaderboard`` console script."""
+    from leaderboard.web import create_app
+
+    app = create_app()
+    with app.app_context():
+        leaderboard_group.main(prog_name="leaderboard")

@@ -1,0 +1,274 @@
+"""Typed SQLAlchemy models: tasks, sets and gold, teams, users, runs, scores, audit log."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    DateTime,
+    Float,
+    ForeignKey,
+    Integer,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
+from sqlalchemy.engine import Dialect
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+def utcnow() -> datetime:
+    """Return the current time as an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+class UTCDateTime(TypeDecorator[datetime]):
+    """Store datetimes as UTC and always return them timezone-aware (SQLite drops the zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given; the server stores aware UTC times only")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    """Declarative base with a naming convention so migrations name constraints stably."""
+
+    metadata = MetaData(naming_convention=NAMING)
+    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class Task(Base):
+    """A hosted shared task, created from a task definition file."""
+
+    __tablename__ = "tasks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    title: Mapped[str] = mapped_column(String(255))
+    family: Mapped[str] = mapped_column(String(32))
+    definition: Mapped[dict[str, Any]]
+    definition_sha256: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    subtasks: Mapped[list[Subtask]] = relationship(
+        back_populates="task", order_by="Subtask.position", cascade="all, delete-orphan"
+    )
+
+
+class Subtask(Base):
+    """A subtask of a task: its own runs, sets and table."""
+
+    __tablename__ = "subtasks"
+    __table_args__ = (UniqueConstraint("task_id", "slug"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    slug: Mapped[str] = mapped_column(String(64))
+    title: Mapped[str] = mapped_column(String(255))
+    position: Mapped[int] = mapped_column(Integer, default=0)
+    default_set: Mapped[str] = mapped_column(String(64))
+
+    task: Mapped[Task] = relationship(back_populates="subtasks")
+    eval_sets: Mapped[list[EvalSet]] = relationship(
+        back_populates="subtask", order_by="EvalSet.position", cascade="all, delete-orphan"
+    )
+
+
+class EvalSet(Base):
+    """An evaluation set (phase data) of a subtask, e.g. ``test`` or ``dev``."""
+
+    __tablename__ = "eval_sets"
+    __table_args__ = (UniqueConstraint("subtask_id", "slug"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    subtask_id: Mapped[int] = mapped_column(ForeignKey("subtasks.id", ondelete="CASCADE"))
+    slug: Mapped[str] = mapped_column(String(64))
+    title: Mapped[str] = mapped_column(String(255))
+    position: Mapped[int] = mapped_column(Integer, default=0)
+
+    subtask: Mapped[Subtask] = relationship(back_populates="eval_sets")
+    gold_files: Mapped[list[GoldFile]] = relationship(
+        back_populates="eval_set", order_by="GoldFile.id", cascade="all, delete-orphan"
+    )
+
+
+class GoldFile(Base):
+    """One version of a reference file of a set (gold labels, qrels variant, mapping, input)."""
+
+    __tablename__ = "gold_files"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="CASCADE"))
+    role: Mapped[str] = mapped_column(String(64))  # "gold", "qrels:manual", "mapping", "input", ...
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    sha256: Mapped[str] = mapped_column(String(64))
+    storage_key: Mapped[str] = mapped_column(String(255))
+    filename: Mapped[str] = mapped_column(String(255))
+    # "<eval_set_id>:<role>" while this version is the current one, NULL afterwards: the unique
+    # constraint lets the database itself refuse two current versions of one file.
+    active_key: Mapped[str | None] = mapped_column(String(128), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    created_by: Mapped[str] = mapped_column(String(255), default="system")
+
+    eval_set: Mapped[EvalSet] = relationship(back_populates="gold_files")
+
+
+class Team(Base):
+    """A participating team."""
+
+    __tablename__ = "teams"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(255), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    members: Mapped[list[User]] = relationship(back_populates="team")
+
+
+class User(Base):
+    """A person who logs in: an organizer or a participant of one team."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    password_hash: Mapped[str | None] = mapped_column(String(255))
+    role: Mapped[str] = mapped_column(String(16))  # "organizer" | "participant"
+    team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="SET NULL"))
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    team: Mapped[Team | None] = relationship(back_populates="members")
+
+    @property
+    def is_organizer(self) -> bool:
+        """Return whether this user may act as an organizer."""
+        return self.role == "organizer"
+
+    # The login library's user protocol, written out so models need no web import.
+    is_authenticated = True
+    is_anonymous = False
+
+    def get_id(self) -> str:
+        """Return the id the login session stores."""
+        return str(self.id)
+
+
+class ApiToken(Base):
+    """A bearer token for the API; only its SHA-256 is stored."""
+
+    __tablename__ = "api_tokens"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    prefix: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    revoked_at: Mapped[datetime | None]
+
+    user: Mapped[User] = relationship()
+
+
+class Run(Base):
+    """A submitted (or imported, or generated baseline) run in a slot of a subtask and set."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    subtask_id: Mapped[int] = mapped_column(ForeignKey("subtasks.id", ondelete="CASCADE"))
+    eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="CASCADE"))
+    team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(16), default="run")  # "run" | "baseline"
+    slot: Mapped[str] = mapped_column(String(64))  # "primary", ...; baselines: their role
+    name: Mapped[str] = mapped_column(String(255))
+    description: Mapped[str] = mapped_column(Text, default="")
+    status: Mapped[str] = mapped_column(String(16), default="active")  # "active" | "replaced"
+    # "<set>:<team or 'baseline'>:<slot>" while active, NULL once replaced: a unique column, so
+    # two concurrent uploads can never both leave an active run in one slot.
+    active_key: Mapped[str | None] = mapped_column(String(255), unique=True)
+    label: Mapped[str | None] = mapped_column(String(255))
+    lenient: Mapped[bool] = mapped_column(Boolean, default=False)
+    late: Mapped[bool] = mapped_column(Boolean, default=False)
+    corrected: Mapped[bool] = mapped_column(Boolean, default=False)
+    # SHA-256 of the run file, or for multi-file runs of the sorted "<field> <sha256>" manifest.
+    file_sha256: Mapped[str] = mapped_column(String(64))
+    # {field: {"key": storage key, "sha256": ..., "filename": ..., "size": bytes}}
+    files: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    warnings: Mapped[list[Any]] = mapped_column(default=list)
+    report: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    submitted_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    submitted_via: Mapped[str] = mapped_column(String(16), default="web")  # web | api | cli
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    replaced_at: Mapped[datetime | None]
+    replaced_by_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
+
+    subtask: Mapped[Subtask] = relationship()
+    eval_set: Mapped[EvalSet] = relationship()
+    team: Mapped[Team | None] = relationship()
+    submitted_by: Mapped[User | None] = relationship(foreign_keys=[submitted_by_id])
+    scores: Mapped[list[Score]] = relationship(
+        back_populates="run", cascade="all, delete-orphan", order_by="Score.id"
+    )
+
+    @property
+    def is_active(self) -> bool:
+        """Return whether this run currently occupies its slot."""
+        return self.status == "active"
+
+
+class Score(Base):
+    """One measure of one run on one set, with the gold and scorer versions that produced it."""
+
+    __tablename__ = "scores"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    measure: Mapped[str] = mapped_column(String(64))
+    value: Mapped[float] = mapped_column(Float)
+    official: Mapped[str] = mapped_column(String(32))
+    gold_file_id: Mapped[int] = mapped_column(ForeignKey("gold_files.id", ondelete="RESTRICT"))
+    gold_sha256: Mapped[str] = mapped_column(String(64))
+    scorer_version: Mapped[str] = mapped_column(String(64))
+    current: Mapped[bool] = mapped_column(Boolean, default=True)
+    flags: Mapped[list[Any]] = mapped_column(default=list)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    run: Mapped[Run] = relationship(back_populates="scores")
+
+
+class AuditEvent(Base):
+    """An organizer or system action, recorded with who and when."""
+
+    __tablename__ = "audit_log"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(default=utcnow)
+    actor: Mapped[str] = mapped_column(String(320))
+    action: Mapped[str] = mapped_column(String(64))
+    task_slug: Mapped[str | None] = mapped_column(String(64))
+    subtask_slug: Mapped[str | None] = mapped_column(String(64))
+    details: Mapped[dict[str, Any]] = mapped_column(default=dict)

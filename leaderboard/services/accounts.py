@@ -1,0 +1,164 @@
+"""Teams, users, passwords (argon2) and API tokens (only their SHA-256 is stored)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from leaderboard.models import ApiToken, Team, User, utcnow
+from leaderboard.services.audit import record
+from leaderboard.services.errors import Conflict, InvalidInput, NotFound
+
+ROLES = ("organizer", "participant")
+TOKEN_PREFIX = "lb_"
+_hasher = PasswordHasher()
+# Verified against when an e-mail is unknown, so a login takes as long either way.
+_DUMMY_HASH = _hasher.hash("not a real password")
+
+
+def _clean_name(name: str, what: str, limit: int = 255) -> str:
+    name = name.strip()
+    if not name:
+        raise InvalidInput(f"The {what} must not be empty.")
+    if len(name) > limit:
+        raise InvalidInput(f"The {what} is longer than {limit} characters.")
+    if any(ord(c) < 32 or ord(c) == 127 for c in name):
+        raise InvalidInput(f"The {what} must not contain control characters.")
+    return name
+
+
+def create_team(session: Session, name: str, *, actor: str = "cli") -> Team:
+    """Create a team with a unique name."""
+    name = _clean_name(name, "team name")
+    if session.scalar(select(Team).where(Team.name == name)) is not None:
+        raise Conflict(f"A team named {name!r} already exists.")
+    team = Team(name=name)
+    session.add(team)
+    record(session, actor, "create-team", team=name)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(f"A team named {name!r} already exists.") from None
+    return team
+
+
+def find_team(session: Session, name: str) -> Team:
+    """Return the team with this name or raise NotFound."""
+    team = session.scalar(select(Team).where(Team.name == name))
+    if team is None:
+        raise NotFound(f"No team named {name!r}.")
+    return team
+
+
+def create_user(
+    session: Session,
+    email: str,
+    *,
+    role: str,
+    team: str | None = None,
+    password: str | None = None,
+    actor: str = "cli",
+) -> User:
+    """Create a user; participants must belong to a team."""
+    email = _clean_name(email, "e-mail address", 320).lower()
+    if "@" not in email:
+        raise InvalidInput(f"{email!r} is not an e-mail address.")
+    if role not in ROLES:
+        raise InvalidInput(f"Role must be one of {', '.join(ROLES)}.")
+    team_obj = find_team(session, team) if team else None
+    if role == "participant" and team_obj is None:
+        raise InvalidInput("A participant must belong to a team (--team NAME).")
+    if session.scalar(select(User).where(User.email == email)) is not None:
+        raise Conflict(f"A user with e-mail {email!r} already exists.")
+    user = User(
+        email=email,
+        role=role,
+        team=team_obj,
+        password_hash=_hasher.hash(password) if password else None,
+    )
+    session.add(user)
+    record(session, actor, "create-user", email=email, role=role, team=team)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(f"A user with e-mail {email!r} already exists.") from None
+    return user
+
+
+def find_user(session: Session, email: str) -> User:
+    """Return the user with this e-mail address or raise NotFound."""
+    user = session.scalar(select(User).where(User.email == email.strip().lower()))
+    if user is None:
+        raise NotFound(f"No user with e-mail {email!r}.")
+    return user
+
+
+def set_password(session: Session, email: str, password: str, *, actor: str = "cli") -> None:
+    """Set a user's password."""
+    if len(password) < 8:
+        raise InvalidInput("A password needs at least 8 characters.")
+    user = find_user(session, email)
+    user.password_hash = _hasher.hash(password)
+    record(session, actor, "set-password", email=user.email)
+    session.commit()
+
+
+def authenticate(session: Session, email: str, password: str) -> User | None:
+    """Return the active user with this e-mail and password, or None."""
+    user = session.scalar(select(User).where(User.email == email.strip().lower()))
+    stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
+    try:
+        _hasher.verify(stored, password)
+    except (VerificationError, InvalidHashError):
+        return None
+    if user is None or not user.password_hash or not user.is_active:
+        return None
+    if _hasher.check_needs_rehash(stored):
+        user.password_hash = _hasher.hash(password)
+        session.commit()
+    return user
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def issue_token(session: Session, email: str, *, actor: str = "cli") -> str:
+    """Create an API token for a user and return it (it is shown once, never stored in clear)."""
+    user = find_user(session, email)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    session.add(ApiToken(user=user, token_sha256=_digest(token), prefix=token[:10]))
+    record(session, actor, "issue-token", email=user.email)
+    session.commit()
+    return token
+
+
+def user_for_token(session: Session, token: str) -> User | None:
+    """Return the active user owning an unrevoked token, or None."""
+    if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
+        return None
+    row = session.scalar(select(ApiToken).where(ApiToken.token_sha256 == _digest(token)))
+    if row is None or row.revoked_at is not None or not row.user.is_active:
+        return None
+    return row.user
+
+
+def revoke_tokens(session: Session, email: str, *, actor: str = "cli") -> int:
+    """Revoke every token of a user; return how many were revoked."""
+    user = find_user(session, email)
+    rows = session.scalars(
+        select(ApiToken).where(ApiToken.user_id == user.id, ApiToken.revoked_at.is_(None))
+    ).all()
+    for row in rows:
+        row.revoked_at = utcnow()
+    record(session, actor, "revoke-tokens", email=user.email, count=len(rows))
+    session.commit()
+    return len(rows)

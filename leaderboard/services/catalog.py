@@ -1,0 +1,187 @@
+"""Install task definitions with their reference files, and resolve task/subtask/set names."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from leaderboard.models import EvalSet, GoldFile, Subtask, Task
+from leaderboard.services.audit import record
+from leaderboard.services.errors import NotFound
+from leaderboard.storage import FileStore
+from leaderboard.tasks.definition import (
+    SubtaskDef,
+    TaskDefinition,
+    load_definition_file,
+    preset_paths,
+    stored_definition,
+)
+from leaderboard.tasks.families import get_family
+from leaderboard.tasks.families.base import Context, Family
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved (task, subtask, set) with its definition and family."""
+
+    task: Task
+    subtask: Subtask
+    eval_set: EvalSet
+    definition: TaskDefinition
+    subtask_def: SubtaskDef
+    family: Family
+
+    def context(self, max_decompressed: int) -> Context:
+        """Return the family context for uploads into this target."""
+        return Context(self.definition, self.subtask_def, self.eval_set.slug, max_decompressed)
+
+
+def install_definition(session: Session, store: FileStore, definition: TaskDefinition, *, actor: str) -> Task:
+    """Create or update a task from a checked definition; safe to run twice.
+
+    Reference files are stored only where a set has no current file of that role yet, so
+    re-running never undoes an organizer's later gold correction.
+    """
+    task = session.scalar(select(Task).where(Task.slug == definition.slug))
+    created = task is None
+    if task is None:
+        task = Task(slug=definition.slug)
+        session.add(task)
+    task.title = definition.title
+    task.family = definition.family
+    task.definition = definition.raw
+    task.definition_sha256 = definition.sha256
+    existing = {st.slug: st for st in task.subtasks}
+    for pos, sd in enumerate(definition.subtasks):
+        st = existing.get(sd.slug)
+        if st is None:
+            st = Subtask(slug=sd.slug, title=sd.title, position=pos, default_set=sd.default_set)
+            task.subtasks.append(st)
+        st.title, st.position, st.default_set = sd.title, pos, sd.default_set
+        sets = {es.slug: es for es in st.eval_sets}
+        for spos, setdef in enumerate(sd.sets):
+            es = sets.get(setdef.slug)
+            if es is None:
+                es = EvalSet(slug=setdef.slug, title=setdef.title, position=spos)
+                st.eval_sets.append(es)
+                session.flush()
+            es.title, es.position = setdef.title, spos
+            current = {g.role for g in es.gold_files if g.active_key is not None}
+            for role, rel in setdef.files.items():
+                if role in current:
+                    continue
+                path = definition.file_path(rel)
+                key, sha = store.put(path.read_bytes())
+                session.add(
+                    GoldFile(
+                        eval_set=es,
+                        role=role,
+                        version=1,
+                        sha256=sha,
+                        storage_key=key,
+                        filename=path.name,
+                        active_key=f"{es.id}:{role}",
+                        created_by=actor,
+                    )
+                )
+    record(
+        session,
+        actor,
+        "install-task" if created else "update-task",
+        task=definition.slug,
+        definition_sha256=definition.sha256,
+    )
+    session.commit()
+    return task
+
+
+def install_presets(session: Session, store: FileStore, *, actor: str = "init") -> list[str]:
+    """Install every bundled preset; return their slugs."""
+    slugs = []
+    for path in preset_paths():
+        definition = load_definition_file(path)
+        install_definition(session, store, definition, actor=actor)
+        slugs.append(definition.slug)
+    return slugs
+
+
+def list_tasks(session: Session) -> list[Task]:
+    """Return all hosted tasks by slug."""
+    return list(session.scalars(select(Task).order_by(Task.slug)))
+
+
+def definition_of(task: Task) -> TaskDefinition:
+    """Return the checked definition stored with a task."""
+    return stored_definition(task.definition, task.definition_sha256)
+
+
+def resolve(session: Session, task_slug: str, subtask_slug: str, set_slug: str | None = None) -> Target:
+    """Return the target named by slugs; the set defaults to the subtask's default set."""
+    task = session.scalar(select(Task).where(Task.slug == task_slug))
+    if task is None:
+        raise NotFound(f"No task {task_slug!r}.")
+    subtask = next((s for s in task.subtasks if s.slug == subtask_slug), None)
+    if subtask is None:
+        raise NotFound(f"Task {task_slug!r} has no subtask {subtask_slug!r}.")
+    wanted = set_slug or subtask.default_set
+    eval_set = next((s for s in subtask.eval_sets if s.slug == wanted), None)
+    if eval_set is None:
+        known = ", ".join(s.slug for s in subtask.eval_sets)
+        raise NotFound(f"Subtask {subtask_slug!r} has no evaluation set {wanted!r} (known: {known}).")
+    definition = definition_of(task)
+    sd = definition.subtask(subtask.slug)
+    if sd is None:
+        raise NotFound(f"Subtask {subtask_slug!r} is not in the task definition.")
+    return Target(task, subtask, eval_set, definition, sd, get_family(definition.family))
+
+
+def current_files(session: Session, eval_set: EvalSet) -> dict[str, GoldFile]:
+    """Return the current reference file of each role of a set."""
+    rows = session.scalars(
+        select(GoldFile).where(GoldFile.eval_set_id == eval_set.id, GoldFile.active_key.is_not(None))
+    )
+    return {g.role: g for g in rows}
+
+
+class _GoldCache:
+    """A small LRU of parsed gold objects keyed by the hashes of their files."""
+
+    def __init__(self, size: int = 32) -> None:
+        self.size = size
+        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[Any, ...]) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        return None
+
+    def put(self, key: tuple[Any, ...], value: Any) -> None:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+
+_cache = _GoldCache()
+
+
+def load_gold(session: Session, store: FileStore, target: Target, max_decompressed: int) -> tuple[Any, dict[str, GoldFile]]:
+    """Return the parsed gold of a target's set and the file rows it came from."""
+    files = current_files(session, target.eval_set)
+    if "gold" not in files and target.family.file_roles.get("gold"):
+        raise NotFound(f"Set {target.eval_set.slug!r} has no gold file yet.")
+    key = (target.definition.family, target.subtask.slug, tuple(sorted((r, g.sha256) for r, g in files.items())))
+    gold = _cache.get(key)
+    if gold is None:
+        contents = {role: store.read(g.storage_key) for role, g in files.items()}
+        gold = target.family.load_gold(contents, target.context(max_decompressed))
+        _cache.put(key, gold)
+    return gold, files

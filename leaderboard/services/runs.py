@@ -1,0 +1,250 @@
+"""Accept runs: validate, store, score and put them into their slot, atomically."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from leaderboard.config import Settings
+from leaderboard.formats.issues import Issue, summarise
+from leaderboard.models import GoldFile, Run, Score, Team, User, utcnow
+from leaderboard.scoring import SCORER_VERSION
+from leaderboard.services.audit import record
+from leaderboard.services.catalog import Target, load_gold
+from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound, RunRejected
+from leaderboard.storage import FileStore
+from leaderboard.tasks.families.base import MeasureResult
+
+MAX_NAME = 100
+MAX_DESCRIPTION = 5000
+_SLOT_RETRIES = 5
+
+
+@dataclass(frozen=True)
+class Upload:
+    """The files of one upload, keyed by form field (``file`` or a set slug), with their names."""
+
+    files: Mapping[str, bytes]
+    filenames: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Submission:
+    """Who submits what, where: the input of :func:`submit_run`."""
+
+    target: Target
+    slot: str
+    upload: Upload
+    name: str = ""
+    description: str = ""
+    via: str = "web"
+    lenient: bool = False
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def active_key(eval_set_id: int, team_id: int | None, slot: str) -> str:
+    """Return the value that makes a run the one active run of its slot."""
+    owner = str(team_id) if team_id is not None else "baseline"
+    return f"{eval_set_id}:{owner}:{slot}"
+
+
+def _clean_text(value: str, what: str, limit: int) -> str:
+    value = value.strip()
+    if len(value) > limit:
+        raise InvalidInput(f"The {what} is longer than {limit} characters.")
+    if any((ord(c) < 32 and c not in "\n\t\r") or ord(c) == 127 for c in value):
+        raise InvalidInput(f"The {what} must not contain control characters.")
+    return value
+
+
+def manifest_sha(files: Mapping[str, Mapping[str, Any]]) -> str:
+    if len(files) == 1:
+        return str(next(iter(files.values()))["sha256"])
+    text = "\n".join(f"{k} {v['sha256']}" for k, v in sorted(files.items()))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def score_rows(results: Mapping[str, MeasureResult], gold_file: GoldFile) -> list[Score]:
+    return [
+        Score(
+            measure=m,
+            value=r.raw,
+            official=r.official,
+            gold_file_id=gold_file.id,
+            gold_sha256=gold_file.sha256,
+            scorer_version=SCORER_VERSION,
+            flags=list(r.flags),
+        )
+        for m, r in results.items()
+    ]
+
+
+def check_and_score(
+    session: Session, store: FileStore, settings: Settings, sub: Submission
+) -> tuple[Any, dict[str, MeasureResult], list[Issue], dict[str, Any], dict[str, GoldFile]]:
+    """Validate and score an upload without storing anything; raise RunRejected on errors."""
+    target = sub.target
+    gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+    verdict = target.family.validate(
+        sub.upload.files,
+        gold,
+        target.context(settings.max_decompressed_bytes),
+        lenient=sub.lenient,
+        options=sub.options,
+    )
+    if not verdict.ok:
+        errors = verdict.errors or [Issue(None, "The run could not be read.")]
+        n = len(errors)
+        raise RunRejected(
+            f"The run was rejected: {n:,} error{'s' if n != 1 else ''}.",
+            summarise(errors),
+            verdict.warnings,
+        )
+    results = target.family.score(verdict.parsed, gold)
+    report = dict(verdict.report)
+    return verdict.parsed, results, verdict.warnings, report, gold_files
+
+
+def submit_run(
+    session: Session,
+    store: FileStore,
+    settings: Settings,
+    sub: Submission,
+    *,
+    user: User | None,
+    team: Team | None = None,
+) -> Run:
+    """Validate, store, score and slot a run; replace the slot's previous run, keeping it.
+
+    Participants submit for their own team; organizers may import for any team (``team``)
+    and alone may use the lenient mode. The slot swap is guarded by a unique column, so
+    concurrent uploads into one slot can never leave two active runs.
+    """
+    target = sub.target
+    rules = target.definition.runs
+    if user is not None and user.role == "participant":
+        if user.team is None:
+            raise Forbidden("Your account is not in a team; ask the organizers to add you to one.")
+        if team is not None and team.id != user.team.id:
+            raise Forbidden("You can only submit runs for your own team.")
+        if sub.lenient:
+            raise Forbidden("Only organizers may use the lenient (legacy) import.")
+        team = user.team
+    if team is None:
+        raise InvalidInput("A run must belong to a team.")
+    if sub.slot not in rules.slots:
+        raise Conflict(f"Unknown run slot {sub.slot!r}; this task has the slots {', '.join(rules.slots)}.")
+    name = _clean_text(sub.name, "run name", MAX_NAME) or sub.slot
+    description = _clean_text(sub.description, "description", MAX_DESCRIPTION)
+
+    _parsed, results, warnings, report, gold_files = check_and_score(session, store, settings, sub)
+
+    stored: dict[str, dict[str, Any]] = {}
+    for fieldname, data in sub.upload.files.items():
+        key, sha = store.put(data)
+        stored[fieldname] = {
+            "key": key,
+            "sha256": sha,
+            "filename": sub.upload.filenames.get(fieldname, "")[:255],
+            "size": len(data),
+        }
+    gold_file = gold_files["gold"] if "gold" in gold_files else next(iter(gold_files.values()))
+    report["gold_files"] = {r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()}
+
+    def make() -> Run:
+        return Run(
+            subtask_id=target.subtask.id,
+            eval_set_id=target.eval_set.id,
+            team_id=team.id,
+            kind="run",
+            slot=sub.slot,
+            name=name,
+            description=description,
+            lenient=sub.lenient,
+            file_sha256=manifest_sha(stored),
+            files=stored,
+            warnings=[w.message for w in warnings],
+            report=report,
+            submitted_by_id=user.id if user is not None else None,
+            submitted_via=sub.via,
+            scores=score_rows(results, gold_file),
+        )
+
+    def audit(run: Run) -> None:
+        if user is None or user.is_organizer:
+            record(
+                session,
+                user.email if user is not None else "cli",
+                "import-run",
+                task=target.task.slug,
+                subtask=target.subtask.slug,
+                team=team.name,
+                slot=sub.slot,
+                set=target.eval_set.slug,
+                lenient=sub.lenient,
+                sha256=run.file_sha256,
+            )
+
+    return place_run(session, active_key(target.eval_set.id, team.id, sub.slot), make, audit)
+
+
+def place_run(
+    session: Session, key: str, make: Callable[[], Run], before_commit: Callable[[Run], None]
+) -> Run:
+    """Insert a new active run under ``key``, marking the slot's previous run replaced.
+
+    The unique ``active_key`` column makes the database refuse a second active run; when a
+    concurrent upload wins the race we retry, so its run becomes the one replaced.
+    """
+    for _attempt in range(_SLOT_RETRIES):
+        try:
+            previous = session.scalar(select(Run).where(Run.active_key == key))
+            if previous is not None:
+                previous.status = "replaced"
+                previous.active_key = None
+                previous.replaced_at = utcnow()
+                # Free the slot before the new row claims it.
+                session.flush()
+            run = make()
+            run.status = "active"
+            run.active_key = key
+            session.add(run)
+            session.flush()
+            if previous is not None:
+                previous.replaced_by_id = run.id
+            before_commit(run)
+            session.commit()
+            return run
+        except IntegrityError:
+            session.rollback()
+    raise Conflict("Another upload into this slot happened at the same moment; please try again.")
+
+
+def current_scores(run: Run) -> dict[str, Score]:
+    """Return a run's current score rows by measure."""
+    return {s.measure: s for s in run.scores if s.current}
+
+
+def visible_run(session: Session, user: User, run_id: int) -> Run:
+    """Return a run the user may see: organizers any, participants their own team's."""
+    run = session.get(Run, run_id)
+    if run is None:
+        raise NotFound(f"No run {run_id}.")
+    if user.is_organizer:
+        return run
+    if run.kind != "run" or user.team_id is None or run.team_id != user.team_id:
+        raise Forbidden("This run belongs to another team.")
+    return run
+
+
+def team_runs(session: Session, team: Team) -> list[Run]:
+    """Return all runs of a team, newest first, replaced ones included."""
+    return list(
+        session.scalars(select(Run).where(Run.team_id == team.id).order_by(Run.created_at.desc(), Run.id.desc()))
+    )

@@ -1,0 +1,281 @@
+"""Load and check task definition files (TOML): the data that makes a task hostable."""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+SLUG_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+KNOWN_TOP_KEYS = {
+    "slug",
+    "title",
+    "family",
+    "table_style",
+    "official_measure",
+    "measures",
+    "description",
+    "runs",
+    "baselines",
+    "format",
+    "subtasks",
+    "table",
+}
+
+
+class DefinitionError(ValueError):
+    """A task definition file is wrong; ``key`` names the offending key."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(f"{key}: {message}")
+        self.key = key
+        self.message = message
+
+
+@dataclass(frozen=True)
+class SetDef:
+    """An evaluation set and the reference files that belong to it (paths relative to the file)."""
+
+    slug: str
+    title: str
+    files: dict[str, str]
+    options: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class SubtaskDef:
+    """A subtask: its sets, default set and extra table footnotes."""
+
+    slug: str
+    title: str
+    default_set: str
+    sets: tuple[SetDef, ...]
+    footnotes: tuple[str, ...] = ()
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def set(self, slug: str) -> SetDef | None:
+        """Return the set with this slug, or None."""
+        return next((s for s in self.sets if s.slug == slug), None)
+
+
+@dataclass(frozen=True)
+class RunRules:
+    """Run slots: their names, which are ranked, and how many runs a team may have."""
+
+    slots: tuple[str, ...]
+    ranked_slots: tuple[str, ...]
+
+    @property
+    def max_runs(self) -> int:
+        """Return the number of runs a team may hold per subtask and set."""
+        return len(self.slots)
+
+
+@dataclass(frozen=True)
+class TaskDefinition:
+    """A parsed, checked task definition."""
+
+    slug: str
+    title: str
+    family: str
+    table_style: str
+    official_measure: str
+    measures: tuple[str, ...]
+    description: str
+    runs: RunRules
+    baseline_recipes: tuple[str, ...]
+    format: dict[str, Any]
+    table: dict[str, Any]
+    subtasks: tuple[SubtaskDef, ...]
+    base_dir: Path | None
+    raw: dict[str, Any]
+    sha256: str
+
+    def subtask(self, slug: str) -> SubtaskDef | None:
+        """Return the subtask with this slug, or None."""
+        return next((s for s in self.subtasks if s.slug == slug), None)
+
+    def file_path(self, relative: str) -> Path:
+        """Return the absolute path of a file named in the definition."""
+        if self.base_dir is None:
+            raise ValueError("a stored definition has no files on disk; read them from storage")
+        return (self.base_dir / relative).resolve()
+
+
+def _require(d: dict[str, Any], key: str, typ: type, where: str) -> Any:
+    if key not in d:
+        raise DefinitionError(f"{where}{key}", "is required")
+    value = d[key]
+    if not isinstance(value, typ):
+        raise DefinitionError(f"{where}{key}", f"must be a {typ.__name__}, got {value!r}")
+    return value
+
+
+def _slug(value: str, key: str) -> str:
+    if not value or not set(value) <= SLUG_CHARS or len(value) > 64:
+        raise DefinitionError(key, f"{value!r} is not a valid slug (letters, digits, - _ .)")
+    return value
+
+
+def _str_list(value: Any, key: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise DefinitionError(key, "must be a list of strings")
+    return tuple(value)
+
+
+def parse_definition(
+    raw: dict[str, Any], base_dir: Path | None, file_roles: dict[str, bool], sha256: str = ""
+) -> TaskDefinition:
+    """Check a definition's structure; ``file_roles`` maps a set's file keys to "required".
+
+    With ``base_dir`` None (a definition already stored in the database) files are not checked.
+    """
+    unknown = set(raw) - KNOWN_TOP_KEYS
+    if unknown:
+        raise DefinitionError(sorted(unknown)[0], "unknown key")
+    slug = _slug(_require(raw, "slug", str, ""), "slug")
+    title = _require(raw, "title", str, "")
+    family = _require(raw, "family", str, "")
+    measures = _str_list(_require(raw, "measures", list, ""), "measures")
+    if not measures:
+        raise DefinitionError("measures", "must name at least one measure")
+    if len(set(measures)) != len(measures):
+        raise DefinitionError("measures", "lists a measure twice")
+    official = _require(raw, "official_measure", str, "")
+    if official not in measures:
+        raise DefinitionError("official_measure", f"{official!r} is not among the measures {list(measures)}")
+    runs_raw = raw.get("runs", {})
+    if not isinstance(runs_raw, dict):
+        raise DefinitionError("runs", "must be a table")
+    slots = _str_list(runs_raw.get("slots", ["primary"]), "runs.slots")
+    if not slots:
+        raise DefinitionError("runs.slots", "must name at least one slot")
+    if len(set(slots)) != len(slots):
+        raise DefinitionError("runs.slots", "lists a slot twice")
+    for s in slots:
+        _slug(s, "runs.slots")
+    ranked = _str_list(runs_raw.get("ranked_slots", list(slots)), "runs.ranked_slots")
+    if not ranked:
+        raise DefinitionError("runs.ranked_slots", "must name at least one slot")
+    for s in ranked:
+        if s not in slots:
+            raise DefinitionError("runs.ranked_slots", f"{s!r} is not one of runs.slots {list(slots)}")
+    extra_run_keys = set(runs_raw) - {"slots", "ranked_slots"}
+    if extra_run_keys:
+        raise DefinitionError(f"runs.{sorted(extra_run_keys)[0]}", "unknown key")
+    baselines_raw = raw.get("baselines", {})
+    if not isinstance(baselines_raw, dict):
+        raise DefinitionError("baselines", "must be a table")
+    recipes = _str_list(baselines_raw.get("recipes", []), "baselines.recipes")
+    subtasks_raw = _require(raw, "subtasks", list, "")
+    if not subtasks_raw:
+        raise DefinitionError("subtasks", "must define at least one subtask")
+    subtasks: list[SubtaskDef] = []
+    for i, st in enumerate(subtasks_raw):
+        where = f"subtasks[{i}]."
+        if not isinstance(st, dict):
+            raise DefinitionError(f"subtasks[{i}]", "must be a table")
+        st_slug = _slug(_require(st, "slug", str, where), f"{where}slug")
+        sets_raw = _require(st, "sets", list, where)
+        if not sets_raw:
+            raise DefinitionError(f"{where}sets", "must define at least one evaluation set")
+        sets: list[SetDef] = []
+        for j, s in enumerate(sets_raw):
+            swhere = f"{where}sets[{j}]."
+            if not isinstance(s, dict):
+                raise DefinitionError(f"{where}sets[{j}]", "must be a table")
+            s_slug = _slug(_require(s, "slug", str, swhere), f"{swhere}slug")
+            files: dict[str, str] = {}
+            options: dict[str, Any] = {}
+            for key, value in s.items():
+                if key in ("slug", "title"):
+                    continue
+                if key in file_roles:
+                    if not isinstance(value, str):
+                        raise DefinitionError(f"{swhere}{key}", "must be a file path")
+                    if base_dir is not None and not (base_dir / value).resolve().is_file():
+                        raise DefinitionError(f"{swhere}{key}", f"file not found: {value}")
+                    files[key] = value
+                else:
+                    options[key] = value
+            for role, required in file_roles.items():
+                if required and role not in files:
+                    raise DefinitionError(f"{swhere}{role}", "is required (a file path)")
+            sets.append(SetDef(slug=s_slug, title=str(s.get("title", s_slug)), files=files, options=options))
+        if len({s.slug for s in sets}) != len(sets):
+            raise DefinitionError(f"{where}sets", "two sets share a slug")
+        default_set = str(st.get("default_set", sets[0].slug))
+        if default_set not in {s.slug for s in sets}:
+            raise DefinitionError(f"{where}default_set", f"{default_set!r} is not one of its sets")
+        footnotes = _str_list(st.get("footnotes", []), f"{where}footnotes")
+        st_options = {k: v for k, v in st.items() if k not in {"slug", "title", "sets", "default_set", "footnotes"}}
+        subtasks.append(
+            SubtaskDef(
+                slug=st_slug,
+                title=str(st.get("title", st_slug)),
+                default_set=default_set,
+                sets=tuple(sets),
+                footnotes=footnotes,
+                options=st_options,
+            )
+        )
+    if len({s.slug for s in subtasks}) != len(subtasks):
+        raise DefinitionError("subtasks", "two subtasks share a slug")
+    fmt = raw.get("format", {})
+    table = raw.get("table", {})
+    if not isinstance(fmt, dict):
+        raise DefinitionError("format", "must be a table")
+    if not isinstance(table, dict):
+        raise DefinitionError("table", "must be a table")
+    return TaskDefinition(
+        slug=slug,
+        title=title,
+        family=family,
+        table_style=str(raw.get("table_style", "")),
+        official_measure=official,
+        measures=measures,
+        description=str(raw.get("description", "")),
+        runs=RunRules(slots=slots, ranked_slots=ranked),
+        baseline_recipes=recipes,
+        format=fmt,
+        table=table,
+        subtasks=tuple(subtasks),
+        base_dir=base_dir,
+        raw=raw,
+        sha256=sha256,
+    )
+
+
+def stored_definition(raw: dict[str, Any], sha256: str) -> TaskDefinition:
+    """Rebuild a definition stored in the database (its files live in the file store)."""
+    from leaderboard.tasks.families import get_family
+
+    family = get_family(str(raw.get("family", "")))
+    return parse_definition(raw, None, family.file_roles, sha256)
+
+
+def load_definition_file(path: Path) -> TaskDefinition:
+    """Read, parse and check a task definition file, including its family's rules."""
+    from leaderboard.tasks.families import get_family
+
+    data = Path(path).read_bytes()
+    try:
+        raw = tomllib.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise DefinitionError("(file)", f"not a valid TOML file: {exc}") from exc
+    family = get_family(str(_require(raw, "family", str, "")))
+    definition = parse_definition(
+        raw, Path(path).resolve().parent, family.file_roles, hashlib.sha256(data).hexdigest()
+    )
+    family.check_definition(definition)
+    return definition
+
+
+PRESETS_DIR = Path(__file__).resolve().parent / "presets"
+
+
+def preset_paths() -> list[Path]:
+    """Return the definition files of the bundled presets."""
+    return sorted(PRESETS_DIR.glob("*/task.toml"))

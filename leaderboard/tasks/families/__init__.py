@@ -1,0 +1,17 @@
+"""Registry of task families by name."""
+
+from __future__ import annotations
+
+from leaderboard.tasks.definition import DefinitionError
+from leaderboard.tasks.families.base import Family
+
+
+def get_family(name: str) -> Family:
+    """Return the family called ``name``; raise DefinitionError for an unknown one."""
+    from leaderboard.tasks.families.cqa import CqaFamily
+
+    families: dict[str, Family] = {"cqa": CqaFamily()}
+    try:
+        return families[name]
+    except KeyError:
+        raise DefinitionError("family", f"unknown family {name!r}; known: {sorted(families)}") from None

@@ -1,0 +1,102 @@
+"""What every task family provides: gold loading, validation, scoring and baselines."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from leaderboard.formats.issues import Issue
+from leaderboard.tables.model import MeasureSpec
+from leaderboard.tasks.definition import SubtaskDef, TaskDefinition
+
+
+@dataclass(frozen=True)
+class MeasureResult:
+    """One measure's unrounded value (stored scale), its official string and any flags."""
+
+    raw: float
+    official: str
+    flags: tuple[str, ...] = ()
+
+
+@dataclass
+class Verdict:
+    """The outcome of validating one upload: errors reject it, warnings are shown."""
+
+    errors: list[Issue]
+    warnings: list[Issue]
+    parsed: Any = None
+    tolerances: tuple[str, ...] = ()
+    report: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        """Return whether the upload may be stored and scored."""
+        return not self.errors and self.parsed is not None
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """A generated or shipped baseline: its role, label, shown measures and file contents."""
+
+    role: str
+    label: str
+    order: int
+    shown: tuple[str, ...]
+    files: dict[str, bytes]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where an upload goes: used in messages (e.g. "subtask D (test)") and family options."""
+
+    definition: TaskDefinition
+    subtask: SubtaskDef
+    set_slug: str
+    max_decompressed: int
+
+    @property
+    def where(self) -> str:
+        """Return the human name of the target, e.g. ``subtask D (test)``."""
+        return f"subtask {self.subtask.slug} ({self.set_slug})"
+
+
+class Family(ABC):
+    """A family of tasks sharing a run format, measures and table style."""
+
+    name: str
+    #: File keys a set may name in the definition, mapped to whether they are required.
+    file_roles: dict[str, bool]
+
+    @abstractmethod
+    def check_definition(self, definition: TaskDefinition) -> None:
+        """Raise DefinitionError naming the key if the definition breaks this family's rules."""
+
+    @abstractmethod
+    def measure_specs(self, definition: TaskDefinition) -> list[MeasureSpec]:
+        """Return the table columns of the definition's measures, in order."""
+
+    @abstractmethod
+    def run_fields(self, definition: TaskDefinition, subtask: SubtaskDef) -> list[str]:
+        """Return the upload fields of a run (``["file"]`` for single-file runs)."""
+
+    @abstractmethod
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> Any:
+        """Parse a set's reference files (keyed by role) into the family's gold object."""
+
+    @abstractmethod
+    def validate(
+        self, inputs: Mapping[str, bytes], gold: Any, ctx: Context, *, lenient: bool, options: Mapping[str, Any]
+    ) -> Verdict:
+        """Validate an upload (strict for participants, lenient for organizer imports)."""
+
+    @abstractmethod
+    def score(self, parsed: Any, gold: Any) -> dict[str, MeasureResult]:
+        """Score a validated run; keys are the table's measure keys."""
+
+    @abstractmethod
+    def baselines(self, gold: Any, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
+        """Return the set's baseline runs per the definition's recipes."""

@@ -1,0 +1,168 @@
+"""The CQA family (SemEval-2016 Task 3 style): rerank candidates per question and label them."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from leaderboard.formats import cqa as fmt
+from leaderboard.formats.compression import DecompressionError, is_zip_or_tar, maybe_gunzip
+from leaderboard.formats.issues import Issue
+from leaderboard.scoring.cqa import CQA_MEASURES, official
+from leaderboard.tables.model import MeasureSpec
+from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
+from leaderboard.tasks.families.base import BaselineRun, Context, Family, MeasureResult, Verdict
+
+#: Measures reported as fractions and shown x100; MRR is already on a x100 scale.
+_PERCENT = {"MAP", "AvgRec", "P", "R", "F1", "Acc"}
+RECIPES = ("ir", "random", "true", "false")
+_BASELINES = {
+    "ir": (1, "Baseline 1 (IR)", ("MAP", "AvgRec", "MRR")),
+    "random": (2, "Baseline 2 (random)", CQA_MEASURES),
+    "true": (3, "Baseline 3 (all 'true')", ("P", "R", "F1", "Acc")),
+    "false": (4, "Baseline 4 (all 'false')", ("Acc",)),
+}
+
+
+def decode_upload(data: bytes, limit: int) -> tuple[bytes | None, list[Issue]]:
+    """Return the plain-text content of a single-file upload, or the reason it is refused."""
+    if is_zip_or_tar(data):
+        return None, [Issue(None, "Archives (zip, tar) are not accepted; upload the plain-text run file or a .gz of it.")]
+    try:
+        return maybe_gunzip(data, limit=limit), []
+    except DecompressionError as exc:
+        return None, [Issue(None, str(exc))]
+
+
+class CqaFamily(Family):
+    """Reranking with binary labels: MAP, AvgRec, MRR over the top 10; P, R, F1, Acc."""
+
+    name = "cqa"
+    file_roles = {"gold": True, "random_baseline": False}
+
+    def check_definition(self, definition: TaskDefinition) -> None:
+        """Raise DefinitionError for unknown measures, recipes or a wrong table style."""
+        for m in definition.measures:
+            if m not in CQA_MEASURES:
+                raise DefinitionError("measures", f"unknown measure {m!r} for family cqa; known: {list(CQA_MEASURES)}")
+        for r in definition.baseline_recipes:
+            if r not in RECIPES:
+                raise DefinitionError("baselines.recipes", f"unknown recipe {r!r}; known: {list(RECIPES)}")
+        if definition.table_style not in ("", "semeval-cqa"):
+            raise DefinitionError("table_style", f"family cqa uses table style 'semeval-cqa', not {definition.table_style!r}")
+        for i, st in enumerate(definition.subtasks):
+            recipe = st.options.get("random_recipe", "uniform")
+            if recipe not in ("uniform", "rank-top"):
+                raise DefinitionError(f"subtasks[{i}].random_recipe", f"unknown random recipe {recipe!r}")
+
+    def measure_specs(self, definition: TaskDefinition) -> list[MeasureSpec]:
+        """Return the CQA columns: fractions shown x100 with 2 decimals, MRR as is."""
+        return [
+            MeasureSpec(
+                key=m,
+                label=m,
+                official=m == definition.official_measure,
+                scale=100 if m in _PERCENT else 1,
+                stored_decimals=4,
+                display_decimals=2,
+            )
+            for m in definition.measures
+        ]
+
+    def run_fields(self, definition: TaskDefinition, subtask: SubtaskDef) -> list[str]:
+        """Return the single upload field."""
+        return ["file"]
+
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> fmt.CqaGold:
+        """Parse the set's relevancy file."""
+        return fmt.parse_gold(files["gold"])
+
+    def validate(
+        self,
+        inputs: Mapping[str, bytes],
+        gold: fmt.CqaGold,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict:
+        """Validate one run file strictly (participants) or as the 2016 scorer did (lenient)."""
+        if "file" not in inputs:
+            return Verdict([Issue(None, "No run file was given.")], [])
+        data, problems = decode_upload(inputs["file"], ctx.max_decompressed)
+        if data is None:
+            return Verdict(problems, [])
+        if lenient:
+            v = fmt.parse_lenient(data, gold, resort=bool(options.get("resort")))
+        else:
+            v = fmt.validate_strict(data, gold, where=ctx.where)
+        report: dict[str, Any] = {}
+        if v.truncation is not None:
+            t = v.truncation
+            report["truncation"] = {
+                "lines_used": t.lines_used,
+                "lines_total": t.lines_total,
+                "questions_used": t.questions_used,
+                "questions_total": t.questions_total,
+                "note": t.note(),
+            }
+        if v.tolerances:
+            report["tolerances"] = list(v.tolerances)
+        return Verdict(list(v.errors), list(v.warnings), v.run if v.ok else None, tuple(v.tolerances), report)
+
+    def score(self, parsed: fmt.CqaRun, gold: fmt.CqaGold) -> dict[str, MeasureResult]:
+        """Score with the official 2016 definitions (see leaderboard.scoring.cqa)."""
+        result = fmt.score_run(gold, parsed)
+        return {
+            m: MeasureResult(raw=v, official=official(v), flags=result.flags if m == "AvgRec" else ())
+            for m, v in result.values.items()
+        }
+
+    def baselines(self, gold: fmt.CqaGold, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
+        """Build IR, random (shipped file or seeded), all-true and all-false baselines."""
+        out: list[BaselineRun] = []
+        for recipe in ctx.definition.baseline_recipes:
+            order, label, shown = _BASELINES[recipe]
+            shown = tuple(m for m in shown if m in ctx.definition.measures)
+            if recipe == "random":
+                shipped = files.get("random_baseline")
+                if shipped is not None:
+                    content = shipped
+                    description = "The organizers' official random baseline run."
+                else:
+                    seed = int(ctx.subtask.options.get("random_seed", 0))
+                    content = fmt.render_run(gold, _random_run(gold, seed, ctx.subtask))
+                    label = f"Baseline 2 (random, seed {seed})"
+                    description = f"Random scores and labels generated by the server with seed {seed}."
+            else:
+                content = fmt.render_run(gold, fmt.baseline_run(gold, recipe))
+                description = {
+                    "ir": "Search-engine order: score = gold column 4, every label 'false'.",
+                    "true": "Every label 'true'.",
+                    "false": "Every label 'false'.",
+                }[recipe]
+            out.append(BaselineRun(recipe, label, order, shown, {"file": content}, description))
+        return out
+
+
+def _random_run(gold: fmt.CqaGold, seed: int, subtask: SubtaskDef) -> fmt.CqaRun:
+    """Draw the 2016 random recipe with a recorded seed (English: u in [0, 2), true iff u > 0.5)."""
+    rng = random.Random(seed)
+    n = len(gold)
+    if subtask.options.get("random_recipe", "uniform") == "rank-top":
+        # Arabic recipe: per question, rank uniform draws; the top `random_top` are labelled true.
+        top = int(subtask.options.get("random_top", 6))
+        scores = np.empty(n, dtype=np.float64)
+        predicted = np.zeros(n, dtype=bool)
+        bounds = [*gold.question_starts.tolist(), n]
+        for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+            u = np.array([rng.random() for _ in range(b - a)])
+            scores[a:b] = u
+            order = np.argsort(-u, kind="stable")
+            predicted[a + order[:top]] = True
+        return fmt.CqaRun(rows=n, scores=scores, predicted=predicted)
+    u = np.array([rng.uniform(0, 2) for _ in range(n)], dtype=np.float64)
+    return fmt.CqaRun(rows=n, scores=u, predicted=u > 0.5)

@@ -1,0 +1,60 @@
+"""The Flask application factory."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Flask
+
+from leaderboard.config import REPO_ROOT, load_settings
+from leaderboard.db import make_engine, make_sessionmaker
+from leaderboard.storage import FileStore
+
+
+def create_app(overrides: dict[str, Any] | None = None) -> Flask:
+    """Create the application; ``overrides`` replace environment settings (tests use them)."""
+    settings = load_settings(overrides)
+    app = Flask(
+        "leaderboard",
+        root_path=str(REPO_ROOT / "leaderboard"),
+        template_folder=str(REPO_ROOT / "templates"),
+        static_folder=str(REPO_ROOT / "leaderboard" / "web" / "static"),
+        instance_path=str(settings.instance_dir.resolve()),
+    )
+    app.config.update(
+        SECRET_KEY=settings.secret_key,
+        MAX_CONTENT_LENGTH=settings.max_upload_bytes,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        SESSION_COOKIE_SECURE=bool((overrides or {}).get("secure_cookies", False)),
+        REMEMBER_COOKIE_HTTPONLY=True,
+        REMEMBER_COOKIE_SAMESITE="Lax",
+        WTF_CSRF_TIME_LIMIT=None,
+        TESTING=bool((overrides or {}).get("testing", False)),
+        WTF_CSRF_ENABLED=bool((overrides or {}).get("csrf", True)),
+    )
+    engine = make_engine(settings.database_url)
+    app.extensions["leaderboard"] = {
+        "settings": settings,
+        "engine": engine,
+        "sessionmaker": make_sessionmaker(engine),
+        "store": FileStore(settings.storage_dir),
+    }
+
+    from leaderboard.web import api, auth, errors, organizer, participant, public
+    from leaderboard.web.extensions import csrf, init_login
+    from leaderboard.web.security import init_security
+
+    csrf.init_app(app)
+    init_login(app)
+    init_security(app)
+    for bp in (public.bp, auth.bp, participant.bp, organizer.bp, api.bp, errors.bp):
+        app.register_blueprint(bp)
+    csrf.exempt(api.bp)
+
+    from leaderboard.cli import leaderboard_group
+    from leaderboard.web.filters import init_filters
+
+    init_filters(app)
+    app.cli.add_command(leaderboard_group)
+    return app

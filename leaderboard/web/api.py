@@ -1,0 +1,105 @@
+"""The JSON API: bearer-token uploads, run status and tables."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from flask import Blueprint, g, jsonify, request
+from flask.typing import ResponseReturnValue
+
+from leaderboard.models import User
+from leaderboard.services.accounts import user_for_token
+from leaderboard.services.catalog import resolve
+from leaderboard.services.errors import DomainError, Forbidden, InvalidInput
+from leaderboard.services.runs import Submission, Upload, submit_run, visible_run
+from leaderboard.services.tables import live_table
+from leaderboard.tables.exports import table_to_dict
+from leaderboard.web.context import db, settings, store
+from leaderboard.web.openapi import openapi_document
+from leaderboard.web.present import run_json
+
+bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+class Unauthorized(DomainError):
+    """No valid bearer token."""
+
+    status = 401
+
+
+def token_required(view: Callable[..., Any]) -> Callable[..., Any]:
+    """Authenticate the request by its ``Authorization: Bearer`` token only (never cookies)."""
+
+    @wraps(view)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        header = request.headers.get("Authorization", "")
+        scheme, _, token = header.partition(" ")
+        user = user_for_token(db(), token.strip()) if scheme.lower() == "bearer" else None
+        if user is None:
+            resp = jsonify({"error": "A valid API token is required (Authorization: Bearer <token>)."})
+            resp.headers["WWW-Authenticate"] = 'Bearer realm="leaderboard"'
+            return resp, 401
+        g.api_user = user
+        return view(*args, **kwargs)
+
+    return wrapped
+
+
+def _user() -> User:
+    return g.api_user  # type: ignore[no-any-return]
+
+
+@bp.route("/openapi.json")
+def openapi() -> ResponseReturnValue:
+    """Return the OpenAPI document of this API."""
+    return jsonify(openapi_document())
+
+
+@bp.route("/v1/tasks/<task>/<subtask>/runs", methods=["POST"])
+@token_required
+def upload(task: str, subtask: str) -> ResponseReturnValue:
+    """Upload a run (multipart): validate, score and store it, or list every problem."""
+    user = _user()
+    if user.role != "participant":
+        raise Forbidden("Uploads through the API are for team members; organizers import with the CLI.")
+    target = resolve(db(), task, subtask, request.form.get("set") or None)
+    fields = target.family.run_fields(target.definition, target.subtask_def)
+    files: dict[str, bytes] = {}
+    names: dict[str, str] = {}
+    for name in fields:
+        f = request.files.get(name)
+        if f is not None:
+            files[name] = f.read()
+            names[name] = f.filename or ""
+    if not files:
+        raise InvalidInput(f"No run file was given; send it as the multipart field {fields[0]!r}.")
+    slot = request.form.get("slot", "")
+    if not slot:
+        raise InvalidInput(f"The field 'slot' is required: one of {', '.join(target.definition.runs.slots)}.")
+    sub = Submission(
+        target=target,
+        slot=slot,
+        upload=Upload(files, names),
+        name=request.form.get("name", ""),
+        description=request.form.get("description", ""),
+        via="api",
+    )
+    run = submit_run(db(), store(), settings(), sub, user=user)
+    return jsonify(run_json(run)), 201
+
+
+@bp.route("/v1/runs/<int:run_id>")
+@token_required
+def get_run(run_id: int) -> ResponseReturnValue:
+    """Return one of the caller's own runs."""
+    return jsonify(run_json(visible_run(db(), _user(), run_id)))
+
+
+@bp.route("/v1/tasks/<task>/<subtask>/table")
+@token_required
+def table(task: str, subtask: str) -> ResponseReturnValue:
+    """Return the results table as the caller may see it."""
+    target = resolve(db(), task, subtask, request.args.get("set") or None)
+    return jsonify(table_to_dict(live_table(db(), target)))

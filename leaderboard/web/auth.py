@@ -1,0 +1,50 @@
+"""Log in and out."""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user, login_required, login_user, logout_user
+
+from leaderboard.services.accounts import authenticate
+from leaderboard.web.context import db
+from leaderboard.web.forms import LoginForm
+
+bp = Blueprint("auth", __name__)
+
+
+def _safe_next(target: str | None) -> str:
+    """Return a local redirect target only; anything else goes home."""
+    if not target:
+        return url_for("public.home")
+    parts = urlsplit(target)
+    if parts.scheme or parts.netloc or not target.startswith("/") or target.startswith("//"):
+        return url_for("public.home")
+    return target
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login() -> ResponseReturnValue:
+    """Show the login form and log a user in."""
+    if current_user.is_authenticated:
+        return redirect(url_for("public.home"))
+    form = LoginForm()
+    if form.validate_on_submit():
+        user = authenticate(db(), form.email.data or "", form.password.data or "")
+        if user is not None:
+            login_user(user)
+            return redirect(_safe_next(request.args.get("next")))
+        flash("Wrong e-mail address or password.", "error")
+        return render_template("auth/login.html", form=form), 401
+    status = 400 if request.method == "POST" else 200
+    return render_template("auth/login.html", form=form), status
+
+
+@bp.route("/logout", methods=["POST"])
+@login_required
+def logout() -> ResponseReturnValue:
+    """Log the current user out."""
+    logout_user()
+    return redirect(url_for("public.home"))

@@ -1,0 +1,41 @@
+"""Request-scoped access to the database session, the file store and the settings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import current_app, g
+from sqlalchemy.orm import Session, sessionmaker
+
+from leaderboard.config import Settings
+from leaderboard.storage import FileStore
+
+
+def _ext() -> dict[str, Any]:
+    return current_app.extensions["leaderboard"]  # type: ignore[no-any-return]
+
+
+def db() -> Session:
+    """Return this request's database session (closed when the request ends)."""
+    if "db" not in g:
+        factory: sessionmaker[Session] = _ext()["sessionmaker"]
+        g.db = factory()
+    return g.db  # type: ignore[no-any-return]
+
+
+def store() -> FileStore:
+    """Return the file store."""
+    return _ext()["store"]  # type: ignore[no-any-return]
+
+
+def settings() -> Settings:
+    """Return the server settings."""
+    return _ext()["settings"]  # type: ignore[no-any-return]
+
+
+def close_db(_exc: BaseException | None = None) -> None:
+    """Roll back anything uncommitted and close this request's session."""
+    session = g.pop("db", None)
+    if session is not None:
+        session.rollback()
+        session.close()

@@ -1,0 +1,125 @@
+"""The OpenAPI 3.1 document of the JSON API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_ERROR = {
+    "type": "object",
+    "required": ["error"],
+    "properties": {
+        "error": {"type": "string"},
+        "issues": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {"line": {"type": ["integer", "null"]}, "message": {"type": "string"}},
+            },
+        },
+        "warnings": {"type": "array", "items": {"type": "object"}},
+    },
+}
+
+_RUN = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "task": {"type": "string"},
+        "subtask": {"type": "string"},
+        "set": {"type": "string"},
+        "team": {"type": ["string", "null"]},
+        "kind": {"type": "string", "enum": ["run", "baseline"]},
+        "slot": {"type": "string"},
+        "name": {"type": "string"},
+        "description": {"type": "string"},
+        "status": {"type": "string", "enum": ["active", "replaced"]},
+        "late": {"type": "boolean"},
+        "corrected": {"type": "boolean"},
+        "created_at": {"type": "string", "format": "date-time"},
+        "sha256": {"type": "string"},
+        "warnings": {"type": "array", "items": {"type": "string"}},
+        "scores": {"type": "object", "additionalProperties": {"type": "number"}},
+        "official": {"type": "object", "additionalProperties": {"type": "string"}},
+        "notes": {"type": "array", "items": {"type": "string"}},
+    },
+}
+
+
+def _err(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+def openapi_document() -> dict[str, Any]:
+    """Return the OpenAPI document."""
+    task_params = [
+        {"name": "task", "in": "path", "required": True, "schema": {"type": "string"}},
+        {"name": "subtask", "in": "path", "required": True, "schema": {"type": "string"}},
+    ]
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Leaderboard API", "version": "1"},
+        "components": {
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+            "schemas": {"Error": _ERROR, "Run": _RUN, "Table": {"type": "object"}},
+        },
+        "security": [{"bearer": []}],
+        "paths": {
+            "/api/v1/tasks/{task}/{subtask}/runs": {
+                "post": {
+                    "summary": "Upload a run into a slot",
+                    "parameters": task_params,
+                    "requestBody": {
+                        "required": True,
+                        "content": {
+                            "multipart/form-data": {
+                                "schema": {
+                                    "type": "object",
+                                    "required": ["slot"],
+                                    "properties": {
+                                        "file": {"type": "string", "format": "binary"},
+                                        "slot": {"type": "string"},
+                                        "name": {"type": "string"},
+                                        "description": {"type": "string"},
+                                        "set": {"type": "string"},
+                                    },
+                                }
+                            }
+                        },
+                    },
+                    "responses": {
+                        "201": {"description": "The run was accepted and scored", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Run"}}}},
+                        "400": _err("Missing or wrong request fields"),
+                        "401": _err("No valid token"),
+                        "403": _err("Not allowed"),
+                        "404": _err("No such task, subtask or set"),
+                        "409": _err("Deadline passed, slot rules or quota"),
+                        "413": _err("Upload too large"),
+                        "422": _err("The run failed validation; every problem is listed"),
+                    },
+                }
+            },
+            "/api/v1/runs/{id}": {
+                "get": {
+                    "summary": "One of the caller's runs",
+                    "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                    "responses": {
+                        "200": {"description": "The run", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Run"}}}},
+                        "401": _err("No valid token"),
+                        "403": _err("Another team's run"),
+                        "404": _err("No such run"),
+                    },
+                }
+            },
+            "/api/v1/tasks/{task}/{subtask}/table": {
+                "get": {
+                    "summary": "The results table (Table JSON)",
+                    "parameters": [*task_params, {"name": "set", "in": "query", "required": False, "schema": {"type": "string"}}],
+                    "responses": {
+                        "200": {"description": "The table", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Table"}}}},
+                        "401": _err("No valid token"),
+                        "404": _err("No such task, subtask or set"),
+                    },
+                }
+            },
+        },
+    }

@@ -1,0 +1,80 @@
+"""Participant pages: upload a run, the team's runs and history, one run's verdict."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user, login_required
+
+from leaderboard.models import User
+from leaderboard.services.catalog import resolve
+from leaderboard.services.errors import DomainError, RunRejected
+from leaderboard.services.runs import Submission, Upload, submit_run, team_runs, visible_run
+from leaderboard.web.context import db, settings, store
+from leaderboard.web.forms import UploadForm
+from leaderboard.web.present import score_lines
+
+bp = Blueprint("participant", __name__)
+
+
+def _user() -> User:
+    return current_user._get_current_object()  # type: ignore[attr-defined,no-any-return]
+
+
+@bp.route("/tasks/<task>/<subtask>/submit", methods=["GET", "POST"])
+@login_required
+def submit(task: str, subtask: str) -> ResponseReturnValue:
+    """Show the upload form; validate, score and store an uploaded run."""
+    user = _user()
+    target = resolve(db(), task, subtask, request.values.get("eval_set") or None)
+    if user.role != "participant" or user.team is None:
+        abort(403, "Only members of a team can upload runs.")
+    form = UploadForm()
+    form.eval_set.choices = [(s.slug, s.title) for s in target.subtask.eval_sets]
+    form.slot.choices = [(s, s) for s in target.definition.runs.slots]
+    if request.method == "GET":
+        form.eval_set.data = target.eval_set.slug
+    context = {"form": form, "target": target, "issues": None, "warnings": None, "error": None}
+    if request.method == "POST":
+        if not form.validate_on_submit():
+            return render_template("participant/submit.html", **context), 400
+        file = form.file.data
+        sub = Submission(
+            target=target,
+            slot=form.slot.data or "",
+            upload=Upload({"file": file.read()}, {"file": file.filename or ""}),
+            name=form.name.data or "",
+            description=form.description.data or "",
+            via="web",
+        )
+        try:
+            run = submit_run(db(), store(), settings(), sub, user=user)
+        except RunRejected as exc:
+            context.update(error=exc.message, issues=exc.issues, warnings=exc.warnings)
+            return render_template("participant/submit.html", **context), 422
+        except DomainError as exc:
+            context.update(error=exc.message)
+            return render_template("participant/submit.html", **context), exc.status
+        return redirect(url_for("participant.run_page", run_id=run.id, new=1))
+    return render_template("participant/submit.html", **context)
+
+
+@bp.route("/runs/<int:run_id>")
+@login_required
+def run_page(run_id: int) -> ResponseReturnValue:
+    """Show one of the team's runs: status, warnings and scores."""
+    run = visible_run(db(), _user(), run_id)
+    return render_template("participant/run.html", run=run, scores=score_lines(run), new=bool(request.args.get("new")))
+
+
+@bp.route("/team")
+@login_required
+def team_page() -> ResponseReturnValue:
+    """List the team's runs, active and replaced, with their scores."""
+    user = _user()
+    if user.team is None:
+        abort(403, "Your account is not in a team.")
+    runs = team_runs(db(), user.team)
+    return render_template(
+        "participant/team.html", team=user.team, runs=[(r, score_lines(r)) for r in runs]
+    )

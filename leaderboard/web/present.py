@@ -1,0 +1,68 @@
+"""Turn stored runs into what pages and the API show."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from leaderboard.models import Run
+from leaderboard.services.catalog import definition_of
+from leaderboard.tables.model import MeasureSpec
+from leaderboard.tasks.families import get_family
+
+
+def measure_specs(run: Run) -> list[MeasureSpec]:
+    """Return the measure columns of a run's task."""
+    definition = definition_of(run.subtask.task)
+    return get_family(definition.family).measure_specs(definition)
+
+
+def display(spec: MeasureSpec, official: str) -> str:
+    """Render a stored official value as the table shows it (printf-style rounding)."""
+    return format(float(official) * spec.scale, f".{spec.display_decimals}f")
+
+
+def score_lines(run: Run) -> list[dict[str, Any]]:
+    """Return a run's current scores in column order: label, display and unrounded value."""
+    current = {s.measure: s for s in run.scores if s.current}
+    shown = set(run.report.get("shown", current)) if run.kind == "baseline" else set(current)
+    out = []
+    for spec in measure_specs(run):
+        s = current.get(spec.key)
+        if s is None or spec.key not in shown:
+            continue
+        out.append(
+            {
+                "key": spec.key,
+                "label": spec.label,
+                "display": display(spec, s.official),
+                "value": s.value * spec.scale,
+                "official": s.official,
+                "flags": list(s.flags),
+            }
+        )
+    return out
+
+
+def run_json(run: Run) -> dict[str, Any]:
+    """Return the API representation of a run, scores included."""
+    lines = score_lines(run)
+    return {
+        "id": run.id,
+        "task": run.subtask.task.slug,
+        "subtask": run.subtask.slug,
+        "set": run.eval_set.slug,
+        "team": run.team.name if run.team is not None else None,
+        "kind": run.kind,
+        "slot": run.slot,
+        "name": run.name,
+        "description": run.description,
+        "status": run.status,
+        "late": run.late,
+        "corrected": run.corrected,
+        "created_at": run.created_at.isoformat(),
+        "sha256": run.file_sha256,
+        "warnings": list(run.warnings),
+        "scores": {line["key"]: line["value"] for line in lines},
+        "official": {line["key"]: line["official"] for line in lines},
+        "notes": [run.report["truncation"]["note"]] if "truncation" in run.report else [],
+    }

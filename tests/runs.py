@@ -1,0 +1,52 @@
+"""Build CQA runs for tests from the preset gold files (always present in the package)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flask import Flask
+
+from leaderboard.services import accounts
+
+PRESET = Path(__file__).resolve().parents[1] / "leaderboard" / "tasks" / "presets" / "semeval2016-task3"
+GOLD_TEST_A = PRESET / "gold" / "test" / "SemEval2016-Task3-CQA-QL-test-subtaskA.xml.subtaskA.relevancy"
+
+
+def gold_lines(path: Path = GOLD_TEST_A) -> list[list[str]]:
+    """Return the gold file's lines split into their 5 columns."""
+    return [line.split("\t") for line in path.read_text().splitlines()]
+
+
+def oracle_run(path: Path = GOLD_TEST_A) -> bytes:
+    """Return a run scoring 1 for every `true` gold candidate and 0 otherwise."""
+    out = []
+    for q, c, _pos, _ir, label in gold_lines(path):
+        out.append(f"{q}\t{c}\t0\t{1 if label == 'true' else 0}\t{label}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def constant_run(path: Path = GOLD_TEST_A, label: str = "false") -> bytes:
+    """Return a run giving every candidate the same score and label."""
+    return ("\n".join(f"{q}\t{c}\t0\t0.5\t{label}" for q, c, *_ in gold_lines(path)) + "\n").encode()
+
+
+def make_participant(app: Flask, team: str, email: str, password: str = "correct horse battery") -> None:
+    """Create a team (if needed) and a participant in it."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        try:
+            accounts.find_team(session, team)
+        except Exception:
+            accounts.create_team(session, team, actor="test")
+        accounts.create_user(session, email, role="participant", team=team, password=password, actor="test")
+
+
+def make_organizer(app: Flask, email: str, password: str = "organizer password") -> None:
+    """Create an organizer."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        accounts.create_user(session, email, role="organizer", password=password, actor="test")
+
+
+def token_for(app: Flask, email: str) -> str:
+    """Issue an API token."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        return accounts.issue_token(session, email, actor="test")

@@ -28,12 +28,24 @@ from leaderboard.services.runs import Submission, Upload, submit_run
 from leaderboard.services.tables import live_table
 from leaderboard.storage import FileStore
 from leaderboard.tables import exports
-from leaderboard.tasks.definition import DefinitionError, TaskDefinition, load_definition_file, preset_paths
+from leaderboard.tasks.definition import (
+    DefinitionError,
+    TaskDefinition,
+    load_definition_file,
+    preset_paths,
+)
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context
 
-FORMATS = {"json": exports.to_json, "csv": exports.to_csv, "md": exports.to_markdown, "latex": exports.to_latex}
-_RUN_FILE = re.compile(r"^subtask_(?P<subtask>[A-Za-z0-9]+)_(?P<slot>primary|contrastive1|contrastive2)\.txt$")
+FORMATS = {
+    "json": exports.to_json,
+    "csv": exports.to_csv,
+    "md": exports.to_markdown,
+    "latex": exports.to_latex,
+}
+_RUN_FILE = re.compile(
+    r"^subtask_(?P<subtask>[A-Za-z0-9]+)_(?P<slot>primary|contrastive1|contrastive2)\.txt$"
+)
 
 
 def _actor() -> str:
@@ -44,7 +56,7 @@ def _actor() -> str:
 
 
 def _ext() -> dict[str, Any]:
-    return current_app.extensions["leaderboard"]  # type: ignore[no-any-return]
+    return current_app.extensions["leaderboard"]
 
 
 @contextmanager
@@ -58,11 +70,11 @@ def _session() -> Iterator[Session]:
 
 
 def _store() -> FileStore:
-    return _ext()["store"]  # type: ignore[no-any-return]
+    return _ext()["store"]
 
 
 def _settings() -> Settings:
-    return _ext()["settings"]  # type: ignore[no-any-return]
+    return _ext()["settings"]
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -111,8 +123,14 @@ def _issue_json(issues: list[Issue]) -> list[dict[str, object]]:
 @click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
 @click.option("--lenient", is_flag=True, help="Read the run as the task's official scorer did.")
 @click.option("--resort", is_flag=True, help="Lenient mode: re-sort the run into gold order first.")
-@click.option("--json", "as_json", is_flag=True, help="Print measures, warnings and issues as JSON.")
-@click.option("--definition", type=click.Path(exists=True), help="Task definition file (for non-bundled tasks).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print measures, warnings and issues as JSON."
+)
+@click.option(
+    "--definition",
+    type=click.Path(exists=True),
+    help="Task definition file (for non-bundled tasks).",
+)
 def score_cmd(
     task: str,
     subtask: str,
@@ -141,10 +159,10 @@ def score_cmd(
     family = get_family(d.family)
     ctx = Context(d, sd, setdef.slug, settings.max_decompressed_bytes)
     gold = family.load_gold({r: d.file_path(p).read_bytes() for r, p in setdef.files.items()}, ctx)
-    fields = family.run_fields(d, sd)
+    fields = family.run_fields(ctx)
     inputs = {fields[0]: Path(run).read_bytes()}
     verdict = family.validate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
-    specs = family.measure_specs(d)
+    specs = family.measure_specs(ctx)
     if not verdict.ok:
         if as_json:
             click.echo(
@@ -212,7 +230,9 @@ def create_user_cmd(email: str, role: str, team: str | None, password: str | Non
     password = password or secrets.token_urlsafe(12)
     with _session() as session:
         try:
-            user = accounts.create_user(session, email, role=role, team=team, password=password, actor=_actor())
+            user = accounts.create_user(
+                session, email, role=role, team=team, password=password, actor=_actor()
+            )
         except DomainError as exc:
             _fail(exc.message)
             return
@@ -303,8 +323,15 @@ def _import_one(
         if expected is None:
             click.echo(f"    {score_file.name}: no ALL SCORES line")
         else:
-            diffs = [f"{m}: ours {official.get(m)} official {v}" for m, v in expected.items() if official.get(m) != v]
-            click.echo(f"    {score_file.name}: " + ("matches" if not diffs else "DIFFERS " + "; ".join(diffs)))
+            diffs = [
+                f"{m}: ours {official.get(m)} official {v}"
+                for m, v in expected.items()
+                if official.get(m) != v
+            ]
+            click.echo(
+                f"    {score_file.name}: "
+                + ("matches" if not diffs else "DIFFERS " + "; ".join(diffs))
+            )
     return True
 
 
@@ -348,21 +375,47 @@ def import_runs_cmd(
                         _fail("a single run file needs --team and --slot", 2)
                     assert team is not None and slot is not None
                     failures += not _import_one(
-                        session, task, subtask, set_slug, team, slot, name, description, path, lenient, resort
+                        session,
+                        task,
+                        subtask,
+                        set_slug,
+                        team,
+                        slot,
+                        name,
+                        description,
+                        path,
+                        lenient,
+                        resort,
                     )
                     continue
-                team_dirs = [path] if any(_RUN_FILE.match(p.name) for p in path.iterdir()) else sorted(
-                    p for p in path.iterdir() if p.is_dir()
+                team_dirs = (
+                    [path]
+                    if any(_RUN_FILE.match(p.name) for p in path.iterdir())
+                    else sorted(p for p in path.iterdir() if p.is_dir())
                 )
                 for tdir in team_dirs:
                     readme = tdir / "README.txt"
-                    desc = readme.read_text(errors="replace")[:5000] if readme.is_file() else description
+                    desc = (
+                        readme.read_text(errors="replace")[:5000]
+                        if readme.is_file()
+                        else description
+                    )
                     for f in sorted(tdir.iterdir()):
                         m = _RUN_FILE.match(f.name)
                         if m is None or m["subtask"] != subtask:
                             continue
                         failures += not _import_one(
-                            session, task, subtask, set_slug, team or tdir.name, m["slot"], None, desc, f, lenient, resort
+                            session,
+                            task,
+                            subtask,
+                            set_slug,
+                            team or tdir.name,
+                            m["slot"],
+                            None,
+                            desc,
+                            f,
+                            lenient,
+                            resort,
                         )
         except DomainError as exc:
             _fail(exc.message)
@@ -386,7 +439,11 @@ def add_baselines_cmd(task: str, subtask: str, set_slug: str | None) -> None:
             _fail(exc.message)
             return
         for run in runs:
-            official = {s.measure: s.official for s in run.scores if s.current and s.measure in run.report["shown"]}
+            official = {
+                s.measure: s.official
+                for s in run.scores
+                if s.current and s.measure in run.report["shown"]
+            }
             click.echo(f"{run.label}: " + "  ".join(f"{m} {v}" for m, v in official.items()))
 
 
@@ -394,7 +451,9 @@ def add_baselines_cmd(task: str, subtask: str, set_slug: str | None) -> None:
 @click.argument("task")
 @click.argument("subtask")
 @click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
-@click.option("--format", "fmt", type=click.Choice(sorted(FORMATS)), default="md", show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="md", show_default=True
+)
 @click.option("--official", is_flag=True, help="Print the frozen official table.")
 @with_appcontext
 def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official: bool) -> None:

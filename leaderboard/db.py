@@ -15,7 +15,7 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, pool_pre_ping=True, connect_args={"timeout": 30})
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record):  # type: ignore[no-untyped-def]
+        def _sqlite_pragmas(dbapi_conn, _record):
             cur = dbapi_conn.cursor()
             # WAL lets readers proceed during an upload; foreign keys are off by default in SQLite.
             cur.execute("PRAGMA journal_mode=WAL")

@@ -72,7 +72,9 @@ def session(app: Flask):  # type: ignore[no-untyped-def]
     s.close()
 
 
-_CSRF = re.compile(r'name="csrf_token" type="hidden" value="([^"]+)"|name="csrf_token" value="([^"]+)"')
+_CSRF = re.compile(
+    r'name="csrf_token" type="hidden" value="([^"]+)"|name="csrf_token" value="([^"]+)"'
+)
 
 
 def csrf_from(html: str) -> str:
@@ -86,6 +88,11 @@ def login(client: FlaskClient, email: str, password: str) -> None:
     """Log a user in through the form."""
     page = client.get("/login")
     resp = client.post(
-        "/login", data={"email": email, "password": password, "csrf_token": csrf_from(page.get_data(as_text=True))}
+        "/login",
+        data={
+            "email": email,
+            "password": password,
+            "csrf_token": csrf_from(page.get_data(as_text=True)),
+        },
     )
     assert resp.status_code == 302, resp.get_data(as_text=True)

@@ -8,8 +8,12 @@ from flask import Flask
 
 from leaderboard.services import accounts
 
-PRESET = Path(__file__).resolve().parents[1] / "leaderboard" / "tasks" / "presets" / "semeval2016-task3"
-GOLD_TEST_A = PRESET / "gold" / "test" / "SemEval2016-Task3-CQA-QL-test-subtaskA.xml.subtaskA.relevancy"
+PRESET = (
+    Path(__file__).resolve().parents[1] / "leaderboard" / "tasks" / "presets" / "semeval2016-task3"
+)
+GOLD_TEST_A = (
+    PRESET / "gold" / "test" / "SemEval2016-Task3-CQA-QL-test-subtaskA.xml.subtaskA.relevancy"
+)
 
 
 def gold_lines(path: Path = GOLD_TEST_A) -> list[list[str]]:
@@ -27,17 +31,23 @@ def oracle_run(path: Path = GOLD_TEST_A) -> bytes:
 
 def constant_run(path: Path = GOLD_TEST_A, label: str = "false") -> bytes:
     """Return a run giving every candidate the same score and label."""
-    return ("\n".join(f"{q}\t{c}\t0\t0.5\t{label}" for q, c, *_ in gold_lines(path)) + "\n").encode()
+    return (
+        "\n".join(f"{q}\t{c}\t0\t0.5\t{label}" for q, c, *_ in gold_lines(path)) + "\n"
+    ).encode()
 
 
-def make_participant(app: Flask, team: str, email: str, password: str = "correct horse battery") -> None:
+def make_participant(
+    app: Flask, team: str, email: str, password: str = "correct horse battery"
+) -> None:
     """Create a team (if needed) and a participant in it."""
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         try:
             accounts.find_team(session, team)
         except Exception:
             accounts.create_team(session, team, actor="test")
-        accounts.create_user(session, email, role="participant", team=team, password=password, actor="test")
+        accounts.create_user(
+            session, email, role="participant", team=team, password=password, actor="test"
+        )
 
 
 def make_organizer(app: Flask, email: str, password: str = "organizer password") -> None:

@@ -19,6 +19,8 @@ def record(
     **details: Any,
 ) -> AuditEvent:
     """Add an audit event to the session (committed with the caller's transaction)."""
-    event = AuditEvent(actor=actor, action=action, task_slug=task, subtask_slug=subtask, details=details)
+    event = AuditEvent(
+        actor=actor, action=action, task_slug=task, subtask_slug=subtask, details=details
+    )
     session.add(event)
     return event

@@ -13,7 +13,9 @@ from leaderboard.services.runs import active_key, manifest_sha, place_run, score
 from leaderboard.storage import FileStore
 
 
-def add_baselines(session: Session, store: FileStore, settings: Settings, target: Target, *, actor: str) -> list[Run]:
+def add_baselines(
+    session: Session, store: FileStore, settings: Settings, target: Target, *, actor: str
+) -> list[Run]:
     """Generate, score and store every baseline recipe of the target's set; replaces older ones."""
     gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
     ctx = target.context(settings.max_decompressed_bytes)
@@ -29,10 +31,15 @@ def add_baselines(session: Session, store: FileStore, settings: Settings, target
         stored = {}
         for fieldname, data in b.files.items():
             key, sha = store.put(data)
-            stored[fieldname] = {"key": key, "sha256": sha, "filename": f"baseline_{b.role}.txt", "size": len(data)}
+            stored[fieldname] = {
+                "key": key,
+                "sha256": sha,
+                "filename": f"baseline_{b.role}.txt",
+                "size": len(data),
+            }
         sha_all = manifest_sha(stored)
 
-        def make(b=b, stored=stored, sha_all=sha_all, results=results) -> Run:  # type: ignore[no-untyped-def]
+        def make(b=b, stored=stored, sha_all=sha_all, results=results) -> Run:
             return Run(
                 subtask_id=target.subtask.id,
                 eval_set_id=target.eval_set.id,
@@ -50,7 +57,9 @@ def add_baselines(session: Session, store: FileStore, settings: Settings, target
                 scores=score_rows(results, gold_file),
             )
 
-        run = place_run(session, active_key(target.eval_set.id, None, b.role), make, lambda _r: None)
+        run = place_run(
+            session, active_key(target.eval_set.id, None, b.role), make, lambda _r: None
+        )
         placed.append(run)
     record(
         session,

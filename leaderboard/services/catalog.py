@@ -41,7 +41,9 @@ class Target:
         return Context(self.definition, self.subtask_def, self.eval_set.slug, max_decompressed)
 
 
-def install_definition(session: Session, store: FileStore, definition: TaskDefinition, *, actor: str) -> Task:
+def install_definition(
+    session: Session, store: FileStore, definition: TaskDefinition, *, actor: str
+) -> Task:
     """Create or update a task from a checked definition; safe to run twice.
 
     Reference files are stored only where a set has no current file of that role yet, so
@@ -120,7 +122,9 @@ def definition_of(task: Task) -> TaskDefinition:
     return stored_definition(task.definition, task.definition_sha256)
 
 
-def resolve(session: Session, task_slug: str, subtask_slug: str, set_slug: str | None = None) -> Target:
+def resolve(
+    session: Session, task_slug: str, subtask_slug: str, set_slug: str | None = None
+) -> Target:
     """Return the target named by slugs; the set defaults to the subtask's default set."""
     task = session.scalar(select(Task).where(Task.slug == task_slug))
     if task is None:
@@ -132,7 +136,9 @@ def resolve(session: Session, task_slug: str, subtask_slug: str, set_slug: str |
     eval_set = next((s for s in subtask.eval_sets if s.slug == wanted), None)
     if eval_set is None:
         known = ", ".join(s.slug for s in subtask.eval_sets)
-        raise NotFound(f"Subtask {subtask_slug!r} has no evaluation set {wanted!r} (known: {known}).")
+        raise NotFound(
+            f"Subtask {subtask_slug!r} has no evaluation set {wanted!r} (known: {known})."
+        )
     definition = definition_of(task)
     sd = definition.subtask(subtask.slug)
     if sd is None:
@@ -143,7 +149,9 @@ def resolve(session: Session, task_slug: str, subtask_slug: str, set_slug: str |
 def current_files(session: Session, eval_set: EvalSet) -> dict[str, GoldFile]:
     """Return the current reference file of each role of a set."""
     rows = session.scalars(
-        select(GoldFile).where(GoldFile.eval_set_id == eval_set.id, GoldFile.active_key.is_not(None))
+        select(GoldFile).where(
+            GoldFile.eval_set_id == eval_set.id, GoldFile.active_key.is_not(None)
+        )
     )
     return {g.role: g for g in rows}
 
@@ -173,12 +181,18 @@ class _GoldCache:
 _cache = _GoldCache()
 
 
-def load_gold(session: Session, store: FileStore, target: Target, max_decompressed: int) -> tuple[Any, dict[str, GoldFile]]:
+def load_gold(
+    session: Session, store: FileStore, target: Target, max_decompressed: int
+) -> tuple[Any, dict[str, GoldFile]]:
     """Return the parsed gold of a target's set and the file rows it came from."""
     files = current_files(session, target.eval_set)
     if "gold" not in files and target.family.file_roles.get("gold"):
         raise NotFound(f"Set {target.eval_set.slug!r} has no gold file yet.")
-    key = (target.definition.family, target.subtask.slug, tuple(sorted((r, g.sha256) for r, g in files.items())))
+    key = (
+        target.definition.family,
+        target.subtask.slug,
+        tuple(sorted((r, g.sha256) for r, g in files.items())),
+    )
     gold = _cache.get(key)
     if gold is None:
         contents = {role: store.read(g.storage_key) for role, g in files.items()}

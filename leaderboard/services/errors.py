@@ -44,7 +44,9 @@ class RunRejected(DomainError):
 
     status = 422
 
-    def __init__(self, message: str, issues: list[Issue], warnings: list[Issue] | None = None) -> None:
+    def __init__(
+        self, message: str, issues: list[Issue], warnings: list[Issue] | None = None
+    ) -> None:
         super().__init__(message)
         self.issues = issues
         self.warnings = warnings or []

@@ -139,7 +139,9 @@ def submit_run(
     if team is None:
         raise InvalidInput("A run must belong to a team.")
     if sub.slot not in rules.slots:
-        raise Conflict(f"Unknown run slot {sub.slot!r}; this task has the slots {', '.join(rules.slots)}.")
+        raise Conflict(
+            f"Unknown run slot {sub.slot!r}; this task has the slots {', '.join(rules.slots)}."
+        )
     name = _clean_text(sub.name, "run name", MAX_NAME) or sub.slot
     description = _clean_text(sub.description, "description", MAX_DESCRIPTION)
 
@@ -155,7 +157,9 @@ def submit_run(
             "size": len(data),
         }
     gold_file = gold_files["gold"] if "gold" in gold_files else next(iter(gold_files.values()))
-    report["gold_files"] = {r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()}
+    report["gold_files"] = {
+        r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()
+    }
 
     def make() -> Run:
         return Run(
@@ -246,5 +250,7 @@ def visible_run(session: Session, user: User, run_id: int) -> Run:
 def team_runs(session: Session, team: Team) -> list[Run]:
     """Return all runs of a team, newest first, replaced ones included."""
     return list(
-        session.scalars(select(Run).where(Run.team_id == team.id).order_by(Run.created_at.desc(), Run.id.desc()))
+        session.scalars(
+            select(Run).where(Run.team_id == team.id).order_by(Run.created_at.desc(), Run.id.desc())
+        )
     )

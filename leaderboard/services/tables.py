@@ -55,7 +55,7 @@ def live_table(session: Session, target: Target, *, include_late: bool = False) 
     """Build the live table of a target's set in its task's table style."""
     definition = target.definition
     runs = active_runs(session, target)
-    entries = [entry_for(r, definition.measures) for r in runs]
+    entries = [entry_for(r, target.subtask_def.measures) for r in runs]
     truncation_notes = {
         f"{r.team.name}-{r.slot}": r.report["truncation"]["note"]
         for r in runs
@@ -73,6 +73,6 @@ def live_table(session: Session, target: Target, *, include_late: bool = False) 
         subtask=target.subtask.slug,
         set=target.eval_set.slug,
         entries=entries,
-        measures=target.family.measure_specs(definition),
+        measures=target.family.measure_specs(target.context(0)),
         options=options,
     )

@@ -53,6 +53,8 @@ class SubtaskDef:
     default_set: str
     sets: tuple[SetDef, ...]
     footnotes: tuple[str, ...] = ()
+    measures: tuple[str, ...] = ()
+    official_measure: str = ""
     options: dict[str, Any] = field(default_factory=dict)
 
     def set(self, slug: str) -> SetDef | None:
@@ -125,6 +127,43 @@ def _str_list(value: Any, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+#: Set keys holding a list of named groups (STS evaluation parts, TREC qrels variants) whose
+#: file keys become roles "<key>:<group slug>", e.g. ``gold:headlines`` or ``qrels:automatic``.
+GROUP_KEYS = ("parts", "variants")
+GROUP_FILE_KEYS = ("gold", "input", "mapping", "qrels")
+
+
+def _file(value: Any, base_dir: Path | None, key: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise DefinitionError(key, "must be a file path")
+    if base_dir is not None and not (base_dir / value).resolve().is_file():
+        raise DefinitionError(key, f"file not found: {value}")
+    return value
+
+
+def _groups(value: Any, base_dir: Path | None, key: str, files: dict[str, str]) -> list[dict[str, Any]]:
+    """Check a list of named groups; record their files in ``files``; return their options."""
+    if not isinstance(value, list) or not value:
+        raise DefinitionError(key, "must be a non-empty list of tables")
+    out: list[dict[str, Any]] = []
+    for k, group in enumerate(value):
+        gwhere = f"{key}[{k}]"
+        if not isinstance(group, dict):
+            raise DefinitionError(gwhere, "must be a table")
+        slug = _slug(_require(group, "slug", str, f"{gwhere}."), f"{gwhere}.slug")
+        opts = {}
+        for gk, gv in group.items():
+            if gk in GROUP_FILE_KEYS:
+                files[f"{gk}:{slug}"] = _file(gv, base_dir, f"{gwhere}.{gk}")
+            else:
+                opts[gk] = gv
+        out.append(opts)
+    slugs = [g["slug"] for g in out]
+    if len(set(slugs)) != len(slugs):
+        raise DefinitionError(key, "two entries share a slug")
+    return out
+
+
 def parse_definition(
     raw: dict[str, Any], base_dir: Path | None, file_roles: dict[str, bool], sha256: str = ""
 ) -> TaskDefinition:
@@ -145,7 +184,9 @@ def parse_definition(
         raise DefinitionError("measures", "lists a measure twice")
     official = _require(raw, "official_measure", str, "")
     if official not in measures:
-        raise DefinitionError("official_measure", f"{official!r} is not among the measures {list(measures)}")
+        raise DefinitionError(
+            "official_measure", f"{official!r} is not among the measures {list(measures)}"
+        )
     runs_raw = raw.get("runs", {})
     if not isinstance(runs_raw, dict):
         raise DefinitionError("runs", "must be a table")
@@ -161,7 +202,9 @@ def parse_definition(
         raise DefinitionError("runs.ranked_slots", "must name at least one slot")
     for s in ranked:
         if s not in slots:
-            raise DefinitionError("runs.ranked_slots", f"{s!r} is not one of runs.slots {list(slots)}")
+            raise DefinitionError(
+                "runs.ranked_slots", f"{s!r} is not one of runs.slots {list(slots)}"
+            )
     extra_run_keys = set(runs_raw) - {"slots", "ranked_slots"}
     if extra_run_keys:
         raise DefinitionError(f"runs.{sorted(extra_run_keys)[0]}", "unknown key")
@@ -193,24 +236,34 @@ def parse_definition(
                 if key in ("slug", "title"):
                     continue
                 if key in file_roles:
-                    if not isinstance(value, str):
-                        raise DefinitionError(f"{swhere}{key}", "must be a file path")
-                    if base_dir is not None and not (base_dir / value).resolve().is_file():
-                        raise DefinitionError(f"{swhere}{key}", f"file not found: {value}")
-                    files[key] = value
+                    files[key] = _file(value, base_dir, f"{swhere}{key}")
+                elif key in GROUP_KEYS:
+                    options[key] = _groups(value, base_dir, f"{swhere}{key}", files)
                 else:
                     options[key] = value
             for role, required in file_roles.items():
                 if required and role not in files:
                     raise DefinitionError(f"{swhere}{role}", "is required (a file path)")
-            sets.append(SetDef(slug=s_slug, title=str(s.get("title", s_slug)), files=files, options=options))
+            sets.append(
+                SetDef(slug=s_slug, title=str(s.get("title", s_slug)), files=files, options=options)
+            )
         if len({s.slug for s in sets}) != len(sets):
             raise DefinitionError(f"{where}sets", "two sets share a slug")
         default_set = str(st.get("default_set", sets[0].slug))
         if default_set not in {s.slug for s in sets}:
             raise DefinitionError(f"{where}default_set", f"{default_set!r} is not one of its sets")
         footnotes = _str_list(st.get("footnotes", []), f"{where}footnotes")
-        st_options = {k: v for k, v in st.items() if k not in {"slug", "title", "sets", "default_set", "footnotes"}}
+        st_measures = _str_list(st.get("measures", list(measures)), f"{where}measures")
+        st_official = str(st.get("official_measure", official if official in st_measures else ""))
+        if st_official not in st_measures:
+            raise DefinitionError(
+                f"{where}official_measure", f"{st_official!r} is not among the measures {list(st_measures)}"
+            )
+        st_options = {
+            k: v
+            for k, v in st.items()
+            if k not in {"slug", "title", "sets", "default_set", "footnotes", "measures", "official_measure"}
+        }
         subtasks.append(
             SubtaskDef(
                 slug=st_slug,
@@ -218,6 +271,8 @@ def parse_definition(
                 default_set=default_set,
                 sets=tuple(sets),
                 footnotes=footnotes,
+                measures=st_measures,
+                official_measure=st_official,
                 options=st_options,
             )
         )

@@ -38,7 +38,9 @@ def token_required(view: Callable[..., Any]) -> Callable[..., Any]:
         scheme, _, token = header.partition(" ")
         user = user_for_token(db(), token.strip()) if scheme.lower() == "bearer" else None
         if user is None:
-            resp = jsonify({"error": "A valid API token is required (Authorization: Bearer <token>)."})
+            resp = jsonify(
+                {"error": "A valid API token is required (Authorization: Bearer <token>)."}
+            )
             resp.headers["WWW-Authenticate"] = 'Bearer realm="leaderboard"'
             return resp, 401
         g.api_user = user
@@ -48,7 +50,7 @@ def token_required(view: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _user() -> User:
-    return g.api_user  # type: ignore[no-any-return]
+    return g.api_user
 
 
 @bp.route("/openapi.json")
@@ -63,9 +65,11 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
     """Upload a run (multipart): validate, score and store it, or list every problem."""
     user = _user()
     if user.role != "participant":
-        raise Forbidden("Uploads through the API are for team members; organizers import with the CLI.")
+        raise Forbidden(
+            "Uploads through the API are for team members; organizers import with the CLI."
+        )
     target = resolve(db(), task, subtask, request.form.get("set") or None)
-    fields = target.family.run_fields(target.definition, target.subtask_def)
+    fields = target.family.run_fields(target.context(settings().max_decompressed_bytes))
     files: dict[str, bytes] = {}
     names: dict[str, str] = {}
     for name in fields:
@@ -77,7 +81,9 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
         raise InvalidInput(f"No run file was given; send it as the multipart field {fields[0]!r}.")
     slot = request.form.get("slot", "")
     if not slot:
-        raise InvalidInput(f"The field 'slot' is required: one of {', '.join(target.definition.runs.slots)}.")
+        raise InvalidInput(
+            f"The field 'slot' is required: one of {', '.join(target.definition.runs.slots)}."
+        )
     sub = Submission(
         target=target,
         slot=slot,

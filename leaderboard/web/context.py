@@ -12,7 +12,7 @@ from leaderboard.storage import FileStore
 
 
 def _ext() -> dict[str, Any]:
-    return current_app.extensions["leaderboard"]  # type: ignore[no-any-return]
+    return current_app.extensions["leaderboard"]
 
 
 def db() -> Session:
@@ -20,17 +20,17 @@ def db() -> Session:
     if "db" not in g:
         factory: sessionmaker[Session] = _ext()["sessionmaker"]
         g.db = factory()
-    return g.db  # type: ignore[no-any-return]
+    return g.db
 
 
 def store() -> FileStore:
     """Return the file store."""
-    return _ext()["store"]  # type: ignore[no-any-return]
+    return _ext()["store"]
 
 
 def settings() -> Settings:
     """Return the server settings."""
-    return _ext()["settings"]  # type: ignore[no-any-return]
+    return _ext()["settings"]
 
 
 def close_db(_exc: BaseException | None = None) -> None:

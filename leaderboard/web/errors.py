@@ -41,7 +41,9 @@ def domain_error(exc: DomainError) -> ResponseReturnValue:
 @bp.app_errorhandler(CSRFError)
 def csrf_error(exc: CSRFError) -> ResponseReturnValue:
     """Refuse a form post without a valid CSRF token."""
-    return _respond(400, "The form was missing its security token or it expired; reload the page and try again.")
+    return _respond(
+        400, "The form was missing its security token or it expired; reload the page and try again."
+    )
 
 
 @bp.app_errorhandler(413)

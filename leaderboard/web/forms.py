@@ -11,7 +11,14 @@ from wtforms.validators import DataRequired, Length, Optional, Regexp
 class LoginForm(FlaskForm):
     """E-mail and password."""
 
-    email = StringField("E-mail", validators=[DataRequired(), Regexp(r"^[^@\s]+@[^@\s]+$", message="Enter an e-mail address."), Length(max=320)])
+    email = StringField(
+        "E-mail",
+        validators=[
+            DataRequired(),
+            Regexp(r"^[^@\s]+@[^@\s]+$", message="Enter an e-mail address."),
+            Length(max=320),
+        ],
+    )
     password = PasswordField("Password", validators=[DataRequired(), Length(max=1000)])
 
 
@@ -21,8 +28,12 @@ class UploadForm(FlaskForm):
     eval_set = SelectField("Evaluation set", validators=[DataRequired()])
     slot = SelectField("Run slot", validators=[DataRequired()])
     name = StringField("Run name", validators=[Optional(), Length(max=100)])
-    description = TextAreaField("Short system description", validators=[Optional(), Length(max=5000)])
-    file = FileField("Run file (plain text or .gz)", validators=[FileRequired("Choose a run file to upload.")])
+    description = TextAreaField(
+        "Short system description", validators=[Optional(), Length(max=5000)]
+    )
+    file = FileField(
+        "Run file (plain text or .gz)", validators=[FileRequired("Choose a run file to upload.")]
+    )
 
 
 class ConfirmForm(FlaskForm):

@@ -13,7 +13,10 @@ _ERROR = {
             "type": "array",
             "items": {
                 "type": "object",
-                "properties": {"line": {"type": ["integer", "null"]}, "message": {"type": "string"}},
+                "properties": {
+                    "line": {"type": ["integer", "null"]},
+                    "message": {"type": "string"},
+                },
             },
         },
         "warnings": {"type": "array", "items": {"type": "object"}},
@@ -46,7 +49,10 @@ _RUN = {
 
 
 def _err(description: str) -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+    }
 
 
 def openapi_document() -> dict[str, Any]:
@@ -87,7 +93,12 @@ def openapi_document() -> dict[str, Any]:
                         },
                     },
                     "responses": {
-                        "201": {"description": "The run was accepted and scored", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Run"}}}},
+                        "201": {
+                            "description": "The run was accepted and scored",
+                            "content": {
+                                "application/json": {"schema": {"$ref": "#/components/schemas/Run"}}
+                            },
+                        },
                         "400": _err("Missing or wrong request fields"),
                         "401": _err("No valid token"),
                         "403": _err("Not allowed"),
@@ -101,9 +112,21 @@ def openapi_document() -> dict[str, Any]:
             "/api/v1/runs/{id}": {
                 "get": {
                     "summary": "One of the caller's runs",
-                    "parameters": [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}],
+                    "parameters": [
+                        {
+                            "name": "id",
+                            "in": "path",
+                            "required": True,
+                            "schema": {"type": "integer"},
+                        }
+                    ],
                     "responses": {
-                        "200": {"description": "The run", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Run"}}}},
+                        "200": {
+                            "description": "The run",
+                            "content": {
+                                "application/json": {"schema": {"$ref": "#/components/schemas/Run"}}
+                            },
+                        },
                         "401": _err("No valid token"),
                         "403": _err("Another team's run"),
                         "404": _err("No such run"),
@@ -113,9 +136,24 @@ def openapi_document() -> dict[str, Any]:
             "/api/v1/tasks/{task}/{subtask}/table": {
                 "get": {
                     "summary": "The results table (Table JSON)",
-                    "parameters": [*task_params, {"name": "set", "in": "query", "required": False, "schema": {"type": "string"}}],
+                    "parameters": [
+                        *task_params,
+                        {
+                            "name": "set",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "string"},
+                        },
+                    ],
                     "responses": {
-                        "200": {"description": "The table", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Table"}}}},
+                        "200": {
+                            "description": "The table",
+                            "content": {
+                                "application/json": {
+                                    "schema": {"$ref": "#/components/schemas/Table"}
+                                }
+                            },
+                        },
                         "401": _err("No valid token"),
                         "404": _err("No such task, subtask or set"),
                     },

@@ -42,7 +42,11 @@ def dashboard() -> ResponseReturnValue:
     teams = session.scalars(select(Team).order_by(Team.name)).all()
     events = session.scalars(select(AuditEvent).order_by(AuditEvent.id.desc()).limit(100)).all()
     return render_template(
-        "organizer/dashboard.html", tasks=list_tasks(session), teams=teams, events=events, form=ConfirmForm()
+        "organizer/dashboard.html",
+        tasks=list_tasks(session),
+        teams=teams,
+        events=events,
+        form=ConfirmForm(),
     )
 
 

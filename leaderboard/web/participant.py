@@ -18,7 +18,7 @@ bp = Blueprint("participant", __name__)
 
 
 def _user() -> User:
-    return current_user._get_current_object()  # type: ignore[attr-defined,no-any-return]
+    return current_user._get_current_object()
 
 
 @bp.route("/tasks/<task>/<subtask>/submit", methods=["GET", "POST"])
@@ -64,7 +64,9 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
 def run_page(run_id: int) -> ResponseReturnValue:
     """Show one of the team's runs: status, warnings and scores."""
     run = visible_run(db(), _user(), run_id)
-    return render_template("participant/run.html", run=run, scores=score_lines(run), new=bool(request.args.get("new")))
+    return render_template(
+        "participant/run.html", run=run, scores=score_lines(run), new=bool(request.args.get("new"))
+    )
 
 
 @bp.route("/team")

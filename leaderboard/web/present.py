@@ -8,12 +8,15 @@ from leaderboard.models import Run
 from leaderboard.services.catalog import definition_of
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.families import get_family
+from leaderboard.tasks.families.base import Context
 
 
 def measure_specs(run: Run) -> list[MeasureSpec]:
     """Return the measure columns of a run's task."""
     definition = definition_of(run.subtask.task)
-    return get_family(definition.family).measure_specs(definition)
+    subtask = definition.subtask(run.subtask.slug)
+    assert subtask is not None, "a stored run's subtask is always in its task's definition"
+    return get_family(definition.family).measure_specs(Context(definition, subtask, run.eval_set.slug))
 
 
 def display(spec: MeasureSpec, official: str) -> str:

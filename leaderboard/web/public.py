@@ -53,4 +53,6 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
     mime, render = DOWNLOADS[ext]
     body = render(live_table(db(), target))
     name = f"{task}-{subtask}-{target.eval_set.slug}.{ext}"
-    return Response(body, mimetype=mime, headers={"Content-Disposition": f'attachment; filename="{name}"'})
+    return Response(
+        body, mimetype=mime, headers={"Content-Disposition": f'attachment; filename="{name}"'}
+    )

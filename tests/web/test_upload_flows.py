@@ -19,7 +19,9 @@ SUBMIT_A = "/tasks/semeval2016-task3/A/submit"
 API_A = "/api/v1/tasks/semeval2016-task3/A/runs"
 
 
-def form_upload(client: FlaskClient, data: bytes, *, slot: str = "primary", url: str = SUBMIT_A, **extra: str):  # type: ignore[no-untyped-def]
+def form_upload(
+    client: FlaskClient, data: bytes, *, slot: str = "primary", url: str = SUBMIT_A, **extra: str
+):  # type: ignore[no-untyped-def]
     page = client.get(url)
     assert page.status_code == 200
     fields = {
@@ -36,7 +38,10 @@ def form_upload(client: FlaskClient, data: bytes, *, slot: str = "primary", url:
 def api_upload(client: FlaskClient, token: str, data: bytes, **fields: str):  # type: ignore[no-untyped-def]
     form = {"slot": "primary", "name": "api-run", **fields, "file": (io.BytesIO(data), "run.txt")}
     return client.post(
-        API_A, data=form, headers={"Authorization": f"Bearer {token}"}, content_type="multipart/form-data"
+        API_A,
+        data=form,
+        headers={"Authorization": f"Bearer {token}"},
+        content_type="multipart/form-data",
     )
 
 
@@ -83,7 +88,9 @@ def test_form_upload_of_a_real_2016_run_matches_its_score_file(alice: FlaskClien
     ]
 
 
-def test_form_upload_with_a_broken_line_names_it_and_stores_nothing(alice: FlaskClient, app: Flask) -> None:
+def test_form_upload_with_a_broken_line_names_it_and_stores_nothing(
+    alice: FlaskClient, app: Flask
+) -> None:
     lines = oracle_run().decode().splitlines()
     lines[4] = lines[4].replace("\t0\t", "\t0\tabc\t", 1).rsplit("\t", 1)[0]  # score 'abc'
     resp = form_upload(alice, ("\n".join(lines) + "\n").encode())
@@ -121,7 +128,8 @@ def test_wrong_password_is_refused(app: Flask, client: FlaskClient) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     page = client.get("/login").get_data(as_text=True)
     resp = client.post(
-        "/login", data={"email": "alice@example.org", "password": "wrong", "csrf_token": csrf_from(page)}
+        "/login",
+        data={"email": "alice@example.org", "password": "wrong", "csrf_token": csrf_from(page)},
     )
     assert resp.status_code == 401
     assert "Wrong e-mail address or password" in resp.get_data(as_text=True)
@@ -133,19 +141,28 @@ def test_login_redirect_never_leaves_the_site(app: Flask, client: FlaskClient) -
     page = client.get("/login").get_data(as_text=True)
     resp = client.post(
         "/login?next=https://evil.example/",
-        data={"email": "alice@example.org", "password": "correct horse battery", "csrf_token": csrf_from(page)},
+        data={
+            "email": "alice@example.org",
+            "password": "correct horse battery",
+            "csrf_token": csrf_from(page),
+        },
     )
     assert resp.status_code == 302
     assert resp.headers["Location"] == "/"
 
 
-def test_replacing_a_run_keeps_it_in_history_and_out_of_the_table(alice: FlaskClient, app: Flask) -> None:
+def test_replacing_a_run_keeps_it_in_history_and_out_of_the_table(
+    alice: FlaskClient, app: Flask
+) -> None:
     first = form_upload(alice, constant_run())
     second = form_upload(alice, oracle_run())
     assert first.status_code == second.status_code == 302
     with app.extensions["leaderboard"]["sessionmaker"]() as s:
         runs = s.scalars(select(Run).order_by(Run.id)).all()
-        assert [(r.status, r.active_key is None) for r in runs] == [("replaced", True), ("active", False)]
+        assert [(r.status, r.active_key is None) for r in runs] == [
+            ("replaced", True),
+            ("active", False),
+        ]
         assert runs[0].replaced_by_id == runs[1].id
     team = alice.get("/team").get_data(as_text=True)
     assert team.count("replaced (not ranked)") == 1
@@ -185,7 +202,9 @@ def test_api_upload_valid_and_invalid(app: Flask, client: FlaskClient) -> None:
     bad = api_upload(client, token, broken)
     assert bad.status_code == 422
     issues = bad.get_json()["issues"]
-    assert any("label 'True' must be 'true' or 'false'" in i["message"] and i["line"] for i in issues)
+    assert any(
+        "label 'True' must be 'true' or 'false'" in i["message"] and i["line"] for i in issues
+    )
 
 
 def test_api_refusals(app: Flask, client: FlaskClient) -> None:
@@ -209,21 +228,38 @@ def test_api_refusals(app: Flask, client: FlaskClient) -> None:
         content_type="multipart/form-data",
     )
     assert missing.status_code == 404
-    assert client.get("/api/v1/runs/999999", headers={"Authorization": f"Bearer {token}"}).status_code == 404
+    assert (
+        client.get("/api/v1/runs/999999", headers={"Authorization": f"Bearer {token}"}).status_code
+        == 404
+    )
 
 
 def test_revoked_token_no_longer_works(app: Flask, client: FlaskClient, runner) -> None:  # type: ignore[no-untyped-def]
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    assert client.get("/api/v1/tasks/semeval2016-task3/A/table", headers={"Authorization": f"Bearer {token}"}).status_code == 200
+    assert (
+        client.get(
+            "/api/v1/tasks/semeval2016-task3/A/table", headers={"Authorization": f"Bearer {token}"}
+        ).status_code
+        == 200
+    )
     result = runner.invoke(args=["leaderboard", "token", "alice@example.org", "--revoke"])
     assert result.exit_code == 0, result.output
-    assert client.get("/api/v1/tasks/semeval2016-task3/A/table", headers={"Authorization": f"Bearer {token}"}).status_code == 401
+    assert (
+        client.get(
+            "/api/v1/tasks/semeval2016-task3/A/table", headers={"Authorization": f"Bearer {token}"}
+        ).status_code
+        == 401
+    )
 
 
 def test_api_ignores_session_cookies(alice: FlaskClient) -> None:
     """A logged-in browser cannot drive the API without a token (no CSRF hole)."""
-    resp = alice.post(API_A, data={"slot": "primary", "file": (io.BytesIO(oracle_run()), "r.txt")}, content_type="multipart/form-data")
+    resp = alice.post(
+        API_A,
+        data={"slot": "primary", "file": (io.BytesIO(oracle_run()), "r.txt")},
+        content_type="multipart/form-data",
+    )
     assert resp.status_code == 401
 
 

@@ -14,4 +14,6 @@ def get_family(name: str) -> Family:
     try:
         return families[name]
     except KeyError:
-        raise DefinitionError("family", f"unknown family {name!r}; known: {sorted(families)}") from None
+        raise DefinitionError(
+            "family", f"unknown family {name!r}; known: {sorted(families)}"
+        ) from None

@@ -9,7 +9,7 @@ from typing import Any
 
 from leaderboard.formats.issues import Issue
 from leaderboard.tables.model import MeasureSpec
-from leaderboard.tasks.definition import SubtaskDef, TaskDefinition
+from leaderboard.tasks.definition import SetDef, SubtaskDef, TaskDefinition
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,15 @@ class Context:
     definition: TaskDefinition
     subtask: SubtaskDef
     set_slug: str
-    max_decompressed: int
+    max_decompressed: int = 1 << 30
+
+    @property
+    def set(self) -> SetDef:
+        """Return the definition of the target set."""
+        found = self.subtask.set(self.set_slug)
+        if found is None:
+            raise KeyError(f"subtask {self.subtask.slug!r} has no set {self.set_slug!r}")
+        return found
 
     @property
     def where(self) -> str:
@@ -76,11 +84,11 @@ class Family(ABC):
         """Raise DefinitionError naming the key if the definition breaks this family's rules."""
 
     @abstractmethod
-    def measure_specs(self, definition: TaskDefinition) -> list[MeasureSpec]:
-        """Return the table columns of the definition's measures, in order."""
+    def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
+        """Return the table columns of a subtask's set, in order."""
 
     @abstractmethod
-    def run_fields(self, definition: TaskDefinition, subtask: SubtaskDef) -> list[str]:
+    def run_fields(self, ctx: Context) -> list[str]:
         """Return the upload fields of a run (``["file"]`` for single-file runs)."""
 
     @abstractmethod
@@ -89,7 +97,13 @@ class Family(ABC):
 
     @abstractmethod
     def validate(
-        self, inputs: Mapping[str, bytes], gold: Any, ctx: Context, *, lenient: bool, options: Mapping[str, Any]
+        self,
+        inputs: Mapping[str, bytes],
+        gold: Any,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
     ) -> Verdict:
         """Validate an upload (strict for participants, lenient for organizer imports)."""
 

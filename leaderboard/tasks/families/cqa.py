@@ -30,7 +30,12 @@ _BASELINES = {
 def decode_upload(data: bytes, limit: int) -> tuple[bytes | None, list[Issue]]:
     """Return the plain-text content of a single-file upload, or the reason it is refused."""
     if is_zip_or_tar(data):
-        return None, [Issue(None, "Archives (zip, tar) are not accepted; upload the plain-text run file or a .gz of it.")]
+        return None, [
+            Issue(
+                None,
+                "Archives (zip, tar) are not accepted; upload the plain-text run file or a .gz of it.",
+            )
+        ]
     try:
         return maybe_gunzip(data, limit=limit), []
     except DecompressionError as exc:
@@ -45,34 +50,43 @@ class CqaFamily(Family):
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Raise DefinitionError for unknown measures, recipes or a wrong table style."""
-        for m in definition.measures:
+        for m in {m for st in definition.subtasks for m in st.measures}:
             if m not in CQA_MEASURES:
-                raise DefinitionError("measures", f"unknown measure {m!r} for family cqa; known: {list(CQA_MEASURES)}")
+                raise DefinitionError(
+                    "measures", f"unknown measure {m!r} for family cqa; known: {list(CQA_MEASURES)}"
+                )
         for r in definition.baseline_recipes:
             if r not in RECIPES:
-                raise DefinitionError("baselines.recipes", f"unknown recipe {r!r}; known: {list(RECIPES)}")
+                raise DefinitionError(
+                    "baselines.recipes", f"unknown recipe {r!r}; known: {list(RECIPES)}"
+                )
         if definition.table_style not in ("", "semeval-cqa"):
-            raise DefinitionError("table_style", f"family cqa uses table style 'semeval-cqa', not {definition.table_style!r}")
+            raise DefinitionError(
+                "table_style",
+                f"family cqa uses table style 'semeval-cqa', not {definition.table_style!r}",
+            )
         for i, st in enumerate(definition.subtasks):
             recipe = st.options.get("random_recipe", "uniform")
             if recipe not in ("uniform", "rank-top"):
-                raise DefinitionError(f"subtasks[{i}].random_recipe", f"unknown random recipe {recipe!r}")
+                raise DefinitionError(
+                    f"subtasks[{i}].random_recipe", f"unknown random recipe {recipe!r}"
+                )
 
-    def measure_specs(self, definition: TaskDefinition) -> list[MeasureSpec]:
+    def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
         """Return the CQA columns: fractions shown x100 with 2 decimals, MRR as is."""
         return [
             MeasureSpec(
                 key=m,
                 label=m,
-                official=m == definition.official_measure,
+                official=m == ctx.subtask.official_measure,
                 scale=100 if m in _PERCENT else 1,
                 stored_decimals=4,
                 display_decimals=2,
             )
-            for m in definition.measures
+            for m in ctx.subtask.measures
         ]
 
-    def run_fields(self, definition: TaskDefinition, subtask: SubtaskDef) -> list[str]:
+    def run_fields(self, ctx: Context) -> list[str]:
         """Return the single upload field."""
         return ["file"]
 
@@ -111,22 +125,28 @@ class CqaFamily(Family):
             }
         if v.tolerances:
             report["tolerances"] = list(v.tolerances)
-        return Verdict(list(v.errors), list(v.warnings), v.run if v.ok else None, tuple(v.tolerances), report)
+        return Verdict(
+            list(v.errors), list(v.warnings), v.run if v.ok else None, tuple(v.tolerances), report
+        )
 
     def score(self, parsed: fmt.CqaRun, gold: fmt.CqaGold) -> dict[str, MeasureResult]:
         """Score with the official 2016 definitions (see leaderboard.scoring.cqa)."""
         result = fmt.score_run(gold, parsed)
         return {
-            m: MeasureResult(raw=v, official=official(v), flags=result.flags if m == "AvgRec" else ())
+            m: MeasureResult(
+                raw=v, official=official(v), flags=result.flags if m == "AvgRec" else ()
+            )
             for m, v in result.values.items()
         }
 
-    def baselines(self, gold: fmt.CqaGold, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
+    def baselines(
+        self, gold: fmt.CqaGold, files: Mapping[str, bytes], ctx: Context
+    ) -> list[BaselineRun]:
         """Build IR, random (shipped file or seeded), all-true and all-false baselines."""
         out: list[BaselineRun] = []
         for recipe in ctx.definition.baseline_recipes:
             order, label, shown = _BASELINES[recipe]
-            shown = tuple(m for m in shown if m in ctx.definition.measures)
+            shown = tuple(m for m in shown if m in ctx.subtask.measures)
             if recipe == "random":
                 shipped = files.get("random_baseline")
                 if shipped is not None:
@@ -136,7 +156,9 @@ class CqaFamily(Family):
                     seed = int(ctx.subtask.options.get("random_seed", 0))
                     content = fmt.render_run(gold, _random_run(gold, seed, ctx.subtask))
                     label = f"Baseline 2 (random, seed {seed})"
-                    description = f"Random scores and labels generated by the server with seed {seed}."
+                    description = (
+                        f"Random scores and labels generated by the server with seed {seed}."
+                    )
             else:
                 content = fmt.render_run(gold, fmt.baseline_run(gold, recipe))
                 description = {

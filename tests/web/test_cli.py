@@ -1,0 +1,159 @@
+"""The command line: init, accounts, offline scoring, imports, baselines, tables."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from sqlalchemy import func, select
+
+from leaderboard.cli import leaderboard_group
+from leaderboard.models import AuditEvent, GoldFile, Run, Task
+from tests.runs import GOLD_TEST_A, oracle_run
+from tests.shared_data import shared_path
+
+
+def invoke(runner: FlaskCliRunner, *args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(args=["leaderboard", *args])
+
+
+def test_init_is_safe_to_run_twice(app: Flask, runner: FlaskCliRunner) -> None:
+    for _ in range(2):
+        result = invoke(runner, "init")
+        assert result.exit_code == 0, result.output
+        assert "semeval2016-task3" in result.output
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        assert s.scalar(select(func.count()).select_from(Task)) == 1
+        # 4 subtasks x 2 sets x (gold + random baseline), stored once each.
+        assert s.scalar(select(func.count()).select_from(GoldFile)) == 16
+
+
+def test_accounts_and_token(runner: FlaskCliRunner) -> None:
+    assert invoke(runner, "create-team", "Aurora").exit_code == 0
+    dup = invoke(runner, "create-team", "Aurora")
+    assert dup.exit_code == 1 and "already exists" in dup.output
+    result = invoke(
+        runner, "create-user", "a@example.org", "--role", "participant", "--team", "Aurora"
+    )
+    assert result.exit_code == 0 and "Password: " in result.output
+    no_team = invoke(runner, "create-user", "b@example.org", "--role", "participant")
+    assert no_team.exit_code == 1 and "must belong to a team" in no_team.output
+    token = invoke(runner, "token", "a@example.org")
+    assert token.exit_code == 0 and token.output.strip().startswith("lb_")
+
+
+def test_score_offline_json(tmp_path: Path) -> None:
+    run = tmp_path / "run.txt"
+    run.write_bytes(oracle_run())
+    result = CliRunner().invoke(
+        leaderboard_group, ["score", "semeval2016-task3", "A", str(run), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    # Percent scale, unrounded: MAP = 100 * (1 - 12/327).
+    assert abs(out["measures"]["MAP"] - 100 * (1 - 12 / 327)) < 1e-9
+    assert out["measures"]["AvgRec"] == 100.0
+    assert out["issues"] == []
+    # 12 questions without a `true` and 10 with only `true` candidates get equal scores throughout.
+    assert out["warnings"] == [
+        {
+            "line": None,
+            "message": "In 22 questions all candidates have the same score; they are ranked in the official order.",
+        }
+    ]
+
+
+def test_score_offline_rejects_with_exit_1(tmp_path: Path) -> None:
+    run = tmp_path / "run.txt"
+    lines = oracle_run().decode().splitlines()
+    run.write_text("\n".join(lines[:-1]) + "\n")
+    result = CliRunner().invoke(
+        leaderboard_group, ["score", "semeval2016-task3", "A", str(run), "--json"]
+    )
+    assert result.exit_code == 1
+    out = json.loads(result.output)
+    assert out["measures"] == {}
+    assert any(
+        i["message"] == "Expected 3,270 lines for subtask A (test), found 3,269."
+        for i in out["issues"]
+    )
+
+
+def test_score_dev_set(tmp_path: Path) -> None:
+    gold_dev = (
+        GOLD_TEST_A.parents[1]
+        / "dev"
+        / "SemEval2016-Task3-CQA-QL-dev-subtaskA.xml.subtaskA.relevancy"
+    )
+    run = tmp_path / "run.txt"
+    run.write_bytes(oracle_run(gold_dev))
+    result = CliRunner().invoke(
+        leaderboard_group, ["score", "semeval2016-task3", "A", str(run), "--set", "dev"]
+    )
+    assert result.exit_code == 0, result.output
+    # 33 of 244 dev questions have no relevant comment: MAP = 1 - 33/244 = 0.8648.
+    assert "MAP         86.48   (0.8648)" in result.output
+
+
+def test_import_baselines_and_tables(app: Flask, runner: FlaskCliRunner) -> None:
+    submissions = shared_path("semeval2016-task3", "submissions")
+    result = invoke(runner, "import-runs", "semeval2016-task3", "D", "--lenient", str(submissions))
+    assert result.exit_code == 0, result.output
+    assert result.output.count("matches") == 13
+    assert "DIFFERS" not in result.output
+    result = invoke(runner, "add-baselines", "semeval2016-task3", "D")
+    assert result.exit_code == 0, result.output
+    # The official random baseline of D: ALL SCORES 0.2979 0.3100 33.7138 0.1953 0.2066 0.2008 0.6835
+    assert (
+        "Baseline 2 (random): MAP 0.2979  AvgRec 0.3100  MRR 33.7138  P 0.1953  R 0.2066  F1 0.2008  Acc 0.6835"
+        in result.output
+    )
+    table = json.loads(invoke(runner, "table", "semeval2016-task3", "D", "--format", "json").output)
+    labels = [r["label"] for r in table["rows"]]
+    assert len(labels) == 13 + 4
+    assert labels[0] == "SLS-primary" and table["rows"][0]["rank"] == 1
+    assert labels[-4:] == [
+        "Baseline 1 (IR)",
+        "Baseline 2 (random)",
+        "Baseline 3 (all 'true')",
+        "Baseline 4 (all 'false')",
+    ]
+    latex = invoke(runner, "table", "semeval2016-task3", "D", "--format", "latex").output
+    assert "\\toprule" in latex and "$_{1}$" in latex
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        actions = s.scalars(select(AuditEvent.action)).all()
+        assert actions.count("import-run") == 13 and "add-baselines" in actions
+
+
+def test_import_single_file_strict_rejects_truncated_run(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    run = shared_path("semeval2016-task3", "submissions", "ConvKN", "subtask_D_contrastive1.txt")
+    result = invoke(
+        runner,
+        "import-runs",
+        "semeval2016-task3",
+        "D",
+        "--team",
+        "ConvKN",
+        "--slot",
+        "contrastive1",
+        str(run),
+    )
+    assert result.exit_code == 1
+    assert "30 of 7,369 candidates are missing" in result.output
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        assert s.scalars(select(Run)).all() == []
+
+
+def test_table_official_without_freeze_fails_clearly(runner: FlaskCliRunner) -> None:
+    result = invoke(runner, "table", "semeval2016-task3", "A", "--official")
+    assert result.exit_code == 1 and "no frozen official table" in result.output
+
+
+def test_unknown_task_is_a_clear_error(runner: FlaskCliRunner) -> None:
+    result = invoke(runner, "table", "nope", "A")
+    assert result.exit_code == 1 and "No task 'nope'" in result.output

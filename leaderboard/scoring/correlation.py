@@ -1,0 +1,57 @@
+"""Pearson correlation over scored pairs and the pair-weighted overall score (STS family)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+
+
+def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Return Pearson's r of ``x`` and ``y``, or None when either is constant.
+
+    r = sum((x-mx)(y-my)) / sqrt(sum((x-mx)^2) sum((y-my)^2)), with mx, my the means.
+    Population (1/n) covariances cancel, so this equals the 2016 Perl scorer's value.
+    """
+    xs = np.asarray(x, dtype=np.float64)
+    ys = np.asarray(y, dtype=np.float64)
+    if xs.shape != ys.shape or xs.ndim != 1:
+        raise ValueError(
+            f"pearson needs two 1-D arrays of one length, got {xs.shape} and {ys.shape}"
+        )
+    if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(ys))):
+        raise ValueError("pearson needs finite values")
+    # Exact equality, not a variance threshold: a constant such as 0.1 leaves rounding noise
+    # in sum((x-mx)^2) that would otherwise yield an arbitrary r.
+    if xs.size < 2 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+        return None
+    dx = xs - xs.mean()
+    dy = ys - ys.mean()
+    r = float(np.dot(dx, dy) / math.sqrt(float(np.dot(dx, dx)) * float(np.dot(dy, dy))))
+    # Rounding can push |r| a hair past 1 for perfectly (anti)correlated data.
+    return min(1.0, max(-1.0, r))
+
+
+def weighted_overall(per_set: Mapping[str, float], weights: Mapping[str, int]) -> float:
+    """Return the weighted mean of the per-set values: sum(n_s * r_s) / sum(n_s).
+
+    ``weights`` are the scored-pair counts n_s; they must cover exactly the sets of ``per_set``.
+    """
+    if set(per_set) != set(weights):
+        raise ValueError(
+            f"weights are for sets {sorted(weights)}, but values are for sets {sorted(per_set)}"
+        )
+    if not per_set:
+        raise ValueError("no per-set values to combine")
+    if any(w < 0 for w in weights.values()):
+        raise ValueError("weights must not be negative")
+    total = sum(weights[s] for s in per_set)
+    if total <= 0:
+        raise ValueError("the weights add up to zero")
+    return math.fsum(weights[s] * per_set[s] for s in per_set) / total
+
+
+def official(value: float) -> str:
+    """Return ``value`` as shown and ranked officially: 5 decimals, printf-style."""
+    return format(value, ".5f")

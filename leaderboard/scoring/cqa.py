@@ -1,0 +1,118 @@
+"""SemEval-2016 Task 3 (CQA) measures: MAP, AvgRec and MRR over each question's top 10."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from leaderboard.scoring.classification import binary_measures
+
+CQA_MEASURES: tuple[str, ...] = ("MAP", "AvgRec", "MRR", "P", "R", "F1", "Acc")
+
+#: Only the first TOP_K candidates of each ranked question count for MAP, AvgRec and MRR.
+TOP_K = 10
+
+AVGREC_UNDEFINED = "avgrec-undefined"
+
+
+@dataclass(frozen=True)
+class CqaScores:
+    """The 7 unrounded measures (MRR on the ×100 scale, the others fractions) and any flags."""
+
+    values: dict[str, float]
+    flags: tuple[str, ...] = ()
+
+
+def official(value: float) -> str:
+    """Return the stored official 4-decimal string of ``value`` (correctly rounded)."""
+    return format(value, ".4f")
+
+
+def _question_of_rows(question_starts: np.ndarray, rows: int) -> np.ndarray:
+    """Return, for each row, the index of its question; reject malformed ``question_starts``."""
+    starts = np.asarray(question_starts, dtype=np.int64)
+    if starts.ndim != 1 or starts.size == 0 or starts[0] != 0:
+        raise ValueError("question_starts must be a non-empty 1-D array starting at 0")
+    sizes = np.diff(np.append(starts, rows))
+    if np.any(sizes <= 0):
+        raise ValueError("question_starts must be strictly ascending and below the row count")
+    return np.repeat(np.arange(starts.size), sizes)
+
+
+def _top_relevance(
+    question_starts: np.ndarray, gold_labels: np.ndarray, scores: np.ndarray
+) -> np.ndarray:
+    """Return a (questions × TOP_K) bool matrix: gold label at each rank of the system ranking."""
+    rows = gold_labels.size
+    question = _question_of_rows(question_starts, rows)
+    # lexsort is stable: by question, then by score descending; ties keep gold order.
+    order = np.lexsort((-scores, question))
+    rank = np.arange(rows) - np.asarray(question_starts, dtype=np.int64)[question]
+    top = rank < TOP_K
+    matrix = np.zeros((question_starts.size, TOP_K), dtype=bool)
+    matrix[question[top], rank[top]] = gold_labels[order][top]
+    return matrix
+
+
+def _mean(values: np.ndarray) -> float:
+    """Return the exactly rounded mean of ``values`` (independent of summation order)."""
+    return math.fsum(values.tolist()) / values.size
+
+
+def score_cqa(
+    question_starts: np.ndarray,
+    gold_labels: np.ndarray,
+    scores: np.ndarray,
+    predicted: np.ndarray,
+) -> CqaScores:
+    """Score one run whose rows are in gold order, grouped into questions by ``question_starts``.
+
+    Each question is ranked by a stable sort on score descending (ties keep gold order; always
+    sorted). With rel(i) the gold label at rank i, K = min(10, n_q), h(k) = Σ_{i≤k} rel(i) and
+    R_q = Σ_all rel:
+      AP_q = (1/h(K)) Σ_{i≤K, rel(i)} h(i)/i (0 when h(K) = 0);  MAP = mean_q AP_q
+      AvgRec = (1/10) Σ_{k=1..10} Σ_q h_q(k) / Σ_q min(k, R_q)  (0, flagged, if Σ_q R_q = 0)
+      MRR = 100 · mean_q 1/i* with i* the first relevant rank ≤ K (0 when none)
+    P, R, F1 and Acc are over all rows, for the ``true`` class (see ``binary_measures``).
+    """
+    gold_labels = np.asarray(gold_labels, dtype=bool)
+    scores = np.asarray(scores, dtype=np.float64)
+    predicted = np.asarray(predicted, dtype=bool)
+    question_starts = np.asarray(question_starts, dtype=np.int64)
+    rows = gold_labels.size
+    if rows == 0:
+        raise ValueError("cannot score a run with no rows")
+    if scores.shape != (rows,) or predicted.shape != (rows,):
+        raise ValueError("gold_labels, scores and predicted must have the same length")
+    if np.isnan(scores).any():
+        raise ValueError("scores must not contain NaN")
+
+    rel = _top_relevance(question_starts, gold_labels, scores)
+    hits = np.cumsum(rel, axis=1)  # h_q(k) for k = 1..10
+    ranks = np.arange(1, TOP_K + 1, dtype=np.float64)
+
+    # Sum the precisions rank by rank, as the 2016 scorer did, so rounding matches it.
+    precision_sum = np.zeros(rel.shape[0])
+    for k in range(TOP_K):
+        precision_sum += np.where(rel[:, k], hits[:, k] / ranks[k], 0.0)
+    found = hits[:, -1]
+    ap = np.divide(precision_sum, found, out=np.zeros_like(precision_sum), where=found > 0)
+
+    first = np.argmax(rel, axis=1)
+    rr = np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
+
+    relevant = np.add.reduceat(gold_labels.astype(np.int64), question_starts)
+    flags: tuple[str, ...] = ()
+    if relevant.sum() == 0:
+        avg_rec = 0.0
+        flags = (AVGREC_UNDEFINED,)
+    else:
+        possible = np.minimum(ranks.astype(np.int64)[None, :], relevant[:, None]).sum(axis=0)
+        recall_at_k = hits.sum(axis=0) / possible
+        avg_rec = math.fsum(recall_at_k.tolist()) / TOP_K
+
+    values = {"MAP": _mean(ap), "AvgRec": avg_rec, "MRR": 100.0 * _mean(rr)}
+    values.update(binary_measures(gold_labels, predicted))
+    return CqaScores(values={name: float(values[name]) for name in CQA_MEASURES}, flags=flags)

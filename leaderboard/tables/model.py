@@ -1,0 +1,350 @@
+"""The ranking-table model: style inputs (measures, entries) and the table every export renders."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from types import MappingProxyType
+from typing import Literal
+
+Kind = Literal["run", "baseline"]
+RankMarker = Literal["", "*", "†"]
+
+#: Header text of each meta column a style may place before or after the measure columns.
+META_LABELS: Mapping[str, str] = MappingProxyType(
+    {
+        "rank": "#",
+        "submission": "Submission",
+        "team": "Team",
+        "run": "Run",
+        "run_rank": "Run Rank",
+        "team_rank": "Team Rank",
+    }
+)
+#: Meta columns that hold user text (team and run names): rendered with ``dir="auto"``.
+USER_TEXT_COLUMNS = frozenset({"submission", "team", "run"})
+#: Shown in a cell whose measure does not apply or is hidden.
+MISSING = "—"
+#: Row marker of a legacy run scored on a truncated file.
+TRUNCATED_MARKER = "‡"
+LATE_MARKER = "*"
+BASELINE_MARKER = "†"
+
+NO_OPTIONS: Mapping[str, object] = MappingProxyType({})
+
+
+# ---------------------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class MeasureSpec:
+    """One measure column of a table, with its display and tie precision."""
+
+    key: str
+    label: str
+    group: str | None = None
+    official: bool = False
+    scale: int = 1
+    stored_decimals: int = 4
+    display_decimals: int = 2
+
+
+@dataclass(frozen=True)
+class Value:
+    """One stored score: the unrounded value and the official rounded string used for ties."""
+
+    raw: float
+    official: str
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One run or baseline with its stored scores, as a style function receives it."""
+
+    kind: Kind
+    team: str | None
+    run: str
+    slot: str | None
+    values: Mapping[str, Value]
+    late: bool = False
+    corrected: bool = False
+    label: str | None = None
+    baseline_order: int = 0
+    markers: tuple[str, ...] = ()
+    run_id: int | None = None
+
+    @property
+    def off_time(self) -> bool:
+        """Return whether the run is late or corrected, so ranked only "as if"."""
+        return self.late or self.corrected
+
+
+# --------------------------------------------------------------------------------------- outputs
+
+
+@dataclass(frozen=True)
+class Column:
+    """A measure column of the built table."""
+
+    key: str
+    label: str
+    group: str | None
+    official: bool
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One measure value as shown: ``value`` is unrounded in the display scale."""
+
+    value: float
+    display: str
+    rank: int | None = None
+    bold: bool = False
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class MetaCell:
+    """A meta column's text (user text, escaped by every export) and a trusted marker after it."""
+
+    text: str
+    marker: str = ""
+
+    @property
+    def plain(self) -> str:
+        """Return the text with its marker, as shown."""
+        return self.text + self.marker
+
+
+@dataclass(frozen=True)
+class Row:
+    """One table row in display order; ``meta`` holds the text of every meta column."""
+
+    kind: Kind
+    team: str | None
+    run: str
+    slot: str | None
+    label: str
+    rank: int | None
+    rank_marker: RankMarker
+    rank_display: str
+    team_rank: int | None
+    late: bool
+    bold: bool
+    markers: tuple[str, ...]
+    cells: Mapping[str, Cell | None]
+    meta: Mapping[str, MetaCell]
+    corrected: bool = False
+    run_id: int | None = None
+
+
+@dataclass(frozen=True)
+class SimpleTable:
+    """A small secondary table of plain strings (e.g. the STS summary)."""
+
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Table:
+    """A complete ranking table: the one model every export and the HTML page render."""
+
+    task: str
+    subtask: str
+    set: str
+    official: bool
+    frozen_at: str | None
+    style: str
+    title: str
+    lead_columns: tuple[str, ...]
+    trail_columns: tuple[str, ...]
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    footnotes: tuple[str, ...] = ()
+    extra: SimpleTable | None = None
+
+    @property
+    def grouped(self) -> bool:
+        """Return whether any measure column belongs to a group (two header rows)."""
+        return any(column.group is not None for column in self.columns)
+
+    @property
+    def column_groups(self) -> tuple[tuple[str | None, int], ...]:
+        """Return the runs of adjacent measure columns sharing a group, as (group, span)."""
+        groups: list[tuple[str | None, int]] = []
+        for column in self.columns:
+            if groups and groups[-1][0] == column.group:
+                groups[-1] = (column.group, groups[-1][1] + 1)
+            else:
+                groups.append((column.group, 1))
+        return tuple(groups)
+
+    @property
+    def ranked_keys(self) -> frozenset[str]:
+        """Return the keys of the measure columns where some cell shows a rank subindex."""
+        return frozenset(
+            key for row in self.rows for key, cell in row.cells.items() if cell and cell.rank
+        )
+
+    @property
+    def row_header(self) -> str | None:
+        """Return the meta column that names the row (the first one holding user text)."""
+        return next((name for name in self.lead_columns if name in USER_TEXT_COLUMNS), None)
+
+    @staticmethod
+    def meta_label(name: str) -> str:
+        """Return the header text of meta column ``name``."""
+        return META_LABELS[name]
+
+    @staticmethod
+    def is_user_text(name: str) -> bool:
+        """Return whether meta column ``name`` holds user text (team or run names)."""
+        return name in USER_TEXT_COLUMNS
+
+
+@dataclass(frozen=True)
+class TableContext:
+    """What identifies a table, passed through to every style function."""
+
+    task: str
+    subtask: str
+    set: str
+    official: bool = False
+    frozen_at: str | None = None
+    options: Mapping[str, object] = field(default_factory=dict)
+
+
+# ------------------------------------------------------------------------------------ helpers
+
+
+def official_decimal(value: Value) -> Decimal:
+    """Return the stored official string as a Decimal, the basis of every tie."""
+    try:
+        parsed = Decimal(value.official)
+    except InvalidOperation as exc:
+        raise ValueError(f"official value {value.official!r} is not a number") from exc
+    if not parsed.is_finite():
+        raise ValueError(f"official value {value.official!r} is not finite")
+    return parsed
+
+
+def display_string(value: Value, measure: MeasureSpec) -> str:
+    """Return the shown string: the official string times the scale, to the display decimals."""
+    return format(float(official_decimal(value)) * measure.scale, f".{measure.display_decimals}f")
+
+
+def display_value(value: Value, measure: MeasureSpec) -> float:
+    """Return the unrounded value in the display scale (``raw * scale``)."""
+    return value.raw * measure.scale
+
+
+def make_cell(
+    value: Value, measure: MeasureSpec, *, rank: int | None = None, bold: bool = False
+) -> Cell:
+    """Return the cell showing ``value`` for ``measure``."""
+    return Cell(
+        value=display_value(value, measure),
+        display=display_string(value, measure),
+        rank=rank,
+        bold=bold,
+        note=value.note,
+    )
+
+
+def json_number(value: float) -> float | None:
+    """Return ``value``, or None when it is not finite (JSON has no NaN or infinity)."""
+    return value if math.isfinite(value) else None
+
+
+def team_key(team: str | None) -> tuple[str, str]:
+    """Return a sort key ordering team names case-insensitively, then exactly."""
+    name = team or ""
+    return (name.casefold(), name)
+
+
+def the_official_measure(measures: tuple[MeasureSpec, ...]) -> MeasureSpec:
+    """Return the single measure flagged official, or raise ValueError."""
+    official = [measure for measure in measures if measure.official]
+    if len(official) != 1:
+        raise ValueError(f"expected exactly one official measure, got {len(official)}")
+    return official[0]
+
+
+def columns_of(measures: tuple[MeasureSpec, ...]) -> tuple[Column, ...]:
+    """Return the table columns of ``measures``, refusing duplicate keys."""
+    keys = [measure.key for measure in measures]
+    if len(set(keys)) != len(keys):
+        raise ValueError("measure keys must be unique")
+    return tuple(Column(m.key, m.label, m.group, m.official) for m in measures)
+
+
+# ------------------------------------------------------------------------------------ options
+
+
+def opt_bool(options: Mapping[str, object], key: str, default: bool = False) -> bool:
+    """Return boolean option ``key``."""
+    value = options.get(key, default)
+    if not isinstance(value, bool):
+        raise TypeError(f"option {key!r} must be a bool")
+    return value
+
+
+def opt_str(options: Mapping[str, object], key: str, default: str) -> str:
+    """Return string option ``key``."""
+    value = options.get(key, default)
+    if not isinstance(value, str):
+        raise TypeError(f"option {key!r} must be a string")
+    return value
+
+
+def opt_strings(options: Mapping[str, object], key: str) -> tuple[str, ...]:
+    """Return option ``key`` as a tuple of strings (a list or tuple of str)."""
+    value = options.get(key, ())
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise TypeError(f"option {key!r} must be a list of strings")
+    if not all(isinstance(item, str) for item in value):
+        raise TypeError(f"option {key!r} must be a list of strings")
+    return tuple(value)
+
+
+def opt_mapping(options: Mapping[str, object], key: str) -> Mapping[str, object]:
+    """Return mapping option ``key`` (string keys)."""
+    value = options.get(key, {})
+    if not isinstance(value, Mapping) or not all(isinstance(k, str) for k in value):
+        raise TypeError(f"option {key!r} must be a mapping with string keys")
+    return value
+
+
+# ---------------------------------------------------------------------------------- footnotes
+
+TRUNCATED_NOTE = "legacy run with a truncated file, scored on the part present"
+
+
+def marker_footnotes(
+    rows: tuple[Row, ...], options: Mapping[str, object], *, note_default: str
+) -> list[str]:
+    """Return the footnotes explaining ‡ row markers and cell note markers present in ``rows``.
+
+    ``options["truncation_notes"]`` maps a row label to its ‡ note; ``options["note_texts"]``
+    maps a cell note marker to its text (``note_default`` otherwise).
+    """
+    notes: list[str] = []
+    truncation = opt_mapping(options, "truncation_notes")
+    truncated = [row for row in rows if TRUNCATED_MARKER in row.markers]
+    explained = [row for row in truncated if row.label in truncation]
+    notes.extend(f"{TRUNCATED_MARKER} {row.label}: {truncation[row.label]}" for row in explained)
+    if len(explained) < len(truncated):
+        notes.append(f"{TRUNCATED_MARKER} {TRUNCATED_NOTE}")
+    texts = opt_mapping(options, "note_texts")
+    seen: list[str] = []
+    for row in rows:
+        for cell in row.cells.values():
+            if cell is not None and cell.note and cell.note not in seen:
+                seen.append(cell.note)
+    notes.extend(f"{marker} {texts.get(marker, note_default)}" for marker in seen)
+    return notes

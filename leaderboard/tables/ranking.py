@@ -1,0 +1,43 @@
+"""Standard competition ranking (1, 1, 3) on stored official values; higher is better."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Sequence
+from decimal import Decimal
+
+from leaderboard.tables.model import Entry, official_decimal
+
+
+def competition_ranks(values: Sequence[Decimal]) -> list[int]:
+    """Return each value's rank: 1 + the number of values strictly higher (ties share a rank)."""
+    ordered = sorted(values)
+    return [len(ordered) - bisect_right(ordered, value) + 1 for value in values]
+
+
+def as_if_rank(value: Decimal, field: Sequence[Decimal]) -> int:
+    """Return the rank ``value`` would get without displacing ``field``: 1 + #strictly higher."""
+    return 1 + sum(1 for other in field if other > value)
+
+
+class RankField:
+    """The ranked values of one measure, answering competition ranks for members and outsiders."""
+
+    def __init__(self, values: Sequence[Decimal]) -> None:
+        self._ordered = sorted(values)
+
+    def __len__(self) -> int:
+        return len(self._ordered)
+
+    def rank(self, value: Decimal) -> int:
+        """Return 1 + the number of field values strictly higher than ``value``."""
+        return len(self._ordered) - bisect_right(self._ordered, value) + 1
+
+    def best(self) -> Decimal | None:
+        """Return the highest value of the field, or None when it is empty."""
+        return self._ordered[-1] if self._ordered else None
+
+
+def rank_field(entries: Sequence[Entry], key: str) -> RankField:
+    """Return the stored official values of measure ``key`` among ``entries`` as a rank field."""
+    return RankField([official_decimal(e.values[key]) for e in entries if key in e.values])

@@ -1,0 +1,179 @@
+"""The SemEval-2016 Task 3 (CQA) table: primaries ranked per measure, contrastives and baselines."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+
+from leaderboard.tables.model import (
+    LATE_MARKER,
+    Cell,
+    Entry,
+    MeasureSpec,
+    MetaCell,
+    Row,
+    Table,
+    TableContext,
+    columns_of,
+    make_cell,
+    marker_footnotes,
+    official_decimal,
+    opt_bool,
+    opt_str,
+    opt_strings,
+    team_key,
+    the_official_measure,
+)
+from leaderboard.tables.ranking import RankField, rank_field
+
+STYLE = "semeval-cqa"
+SLOT_ORDER = {"primary": 0, "contrastive1": 1, "contrastive2": 2}
+STANDARD_LABELS = frozenset({"MAP", "AvgRec", "MRR", "P", "R", "F1", "Acc"})
+
+RANKS_NOTE = "Ranks (subscripts) are among primary runs only; ties share a rank."
+SCALE_NOTE = (
+    "MAP, AvgRec, P, R, F1, Acc ×100; MRR is ×100 by definition; "
+    "MAP, AvgRec and MRR use the top 10 of each question."
+)
+LATE_NOTE = (
+    "* late or corrected run, ranked as if submitted on time without displacing on-time runs"
+)
+CELL_NOTE = "value flagged by the scorer (see the run's details)"
+
+
+def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
+    """Build the CQA table (Task 3 spec 8).
+
+    Rows: on-time runs by official MAP string descending (ties: team, then primary < contrastive1
+    < contrastive2), then baselines in ``baseline_order``. Rank of a value v among the on-time
+    primary values V of its measure: 1 + #{u in V : u > v} on the stored 4-decimal strings.
+    Display: format(float(official) * scale, '.2f'). Option ``include_late`` gives the
+    post-deadline view, where late or corrected primaries get the "as if" rank marked "*".
+    """
+    specs = tuple(measures)
+    columns = columns_of(specs)
+    main = the_official_measure(specs)
+    include_late = opt_bool(ctx.options, "include_late")
+
+    runs = [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
+    primaries = [e for e in runs if e.slot == "primary" and not e.off_time]
+    fields = {m.key: rank_field(primaries, m.key) for m in specs}
+
+    def order(entry: Entry) -> tuple[object, ...]:
+        value = entry.values.get(main.key)
+        by_value = (0, -official_decimal(value)) if value is not None else (1, Decimal(0))
+        slot = SLOT_ORDER.get(entry.slot or "", len(SLOT_ORDER))
+        return (*by_value, entry.off_time, team_key(entry.team), slot, entry.run)
+
+    rows = [_run_row(e, specs, main, fields) for e in sorted(runs, key=order)]
+    baselines = sorted((e for e in entries if e.kind == "baseline"), key=lambda e: e.baseline_order)
+    rows.extend(_baseline_row(e, specs) for e in baselines)
+    table_rows = tuple(rows)
+
+    footnotes = [RANKS_NOTE, opt_str(ctx.options, "measure_note", _scale_note(specs))]
+    footnotes.extend(opt_strings(ctx.options, "footnotes"))
+    if any(row.rank_marker == LATE_MARKER or row.late or row.corrected for row in table_rows):
+        footnotes.append(LATE_NOTE)
+    footnotes.extend(marker_footnotes(table_rows, ctx.options, note_default=CELL_NOTE))
+
+    default_title = f"{ctx.task} {ctx.subtask} ({ctx.set})"
+    if include_late:
+        default_title += ", post-deadline view"
+    return Table(
+        task=ctx.task,
+        subtask=ctx.subtask,
+        set=ctx.set,
+        official=ctx.official,
+        frozen_at=ctx.frozen_at,
+        style=STYLE,
+        title=opt_str(ctx.options, "title", default_title),
+        lead_columns=("rank", "submission"),
+        trail_columns=(),
+        columns=columns,
+        rows=table_rows,
+        footnotes=tuple(footnotes),
+    )
+
+
+def _scale_note(specs: tuple[MeasureSpec, ...]) -> str:
+    """Return the spec's scale footnote for the standard measures, else a derived one."""
+    if {m.label for m in specs} == STANDARD_LABELS:
+        return SCALE_NOTE
+    scaled = [m.label for m in specs if m.scale != 1]
+    return f"{', '.join(scaled)} ×100." if scaled else "Values as stored."
+
+
+def _run_row(
+    entry: Entry,
+    specs: tuple[MeasureSpec, ...],
+    main: MeasureSpec,
+    fields: dict[str, RankField],
+) -> Row:
+    """Return the row of a participant run; on-time primaries carry ranks and bold."""
+    primary = entry.slot == "primary"
+    ranked = primary and not entry.off_time
+    cells: dict[str, Cell | None] = {}
+    for m in specs:
+        value = entry.values.get(m.key)
+        if value is None:
+            cells[m.key] = None
+            continue
+        sub = fields[m.key].rank(official_decimal(value)) if ranked else None
+        cells[m.key] = make_cell(value, m, rank=sub)
+    main_value = entry.values.get(main.key)
+    rank: int | None = None
+    marker = ""
+    if primary and main_value is not None:
+        # On-time primaries are members of the field, so this is their competition rank; a late
+        # primary gets the rank it would have had, and the on-time ranks stay as they are.
+        rank = fields[main.key].rank(official_decimal(main_value))
+        marker = LATE_MARKER if entry.off_time else ""
+    label = entry.label or f"{entry.team or ''}-{entry.slot or entry.run}"
+    submission_marker = (LATE_MARKER if entry.off_time else "") + "".join(entry.markers)
+    return Row(
+        kind="run",
+        team=entry.team,
+        run=entry.run,
+        slot=entry.slot,
+        label=label,
+        rank=rank,
+        rank_marker="*" if marker else "",
+        rank_display=f"{rank}{marker}" if rank else "",
+        team_rank=rank if ranked else None,
+        late=entry.late,
+        bold=ranked,
+        markers=entry.markers,
+        cells=cells,
+        meta={
+            "rank": MetaCell(str(rank) if rank else "", marker),
+            "submission": MetaCell(label, submission_marker),
+        },
+        corrected=entry.corrected,
+        run_id=entry.run_id,
+    )
+
+
+def _baseline_row(entry: Entry, specs: tuple[MeasureSpec, ...]) -> Row:
+    """Return a baseline row: no rank, no bold, "—" where a value is not shown."""
+    label = entry.label or entry.run
+    cells: dict[str, Cell | None] = {
+        m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
+    }
+    return Row(
+        kind="baseline",
+        team=entry.team,
+        run=entry.run,
+        slot=entry.slot,
+        label=label,
+        rank=None,
+        rank_marker="",
+        rank_display="",
+        team_rank=None,
+        late=entry.late,
+        bold=False,
+        markers=entry.markers,
+        cells=cells,
+        meta={"rank": MetaCell(""), "submission": MetaCell(label, "".join(entry.markers))},
+        corrected=entry.corrected,
+        run_id=entry.run_id,
+    )

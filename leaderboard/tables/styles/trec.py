@@ -1,0 +1,234 @@
+"""The TREC CAR table: columns grouped per qrels variant, primary subindices, best values bold."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from decimal import Decimal
+
+from leaderboard.tables.model import (
+    BASELINE_MARKER,
+    LATE_MARKER,
+    Cell,
+    Entry,
+    MeasureSpec,
+    MetaCell,
+    Row,
+    Table,
+    TableContext,
+    columns_of,
+    make_cell,
+    marker_footnotes,
+    official_decimal,
+    opt_bool,
+    opt_mapping,
+    opt_str,
+    opt_strings,
+    team_key,
+)
+from leaderboard.tables.ranking import RankField, rank_field
+
+STYLE = "trec"
+#: Relevance threshold of each qrels variant (TREC CAR spec 6.2).
+THRESHOLDS: Mapping[str, int] = {"automatic": 1, "lenient": 0, "manual": 1}
+RANKS_NOTE = "Ranks (subscripts) among primary runs only; ties share a rank."
+MISSING_QUERIES_NOTE = (
+    "Queries for which a run returned nothing count as 0 "
+    "(as trec_eval -c; trec_eval's default would skip them)."
+)
+BASELINE_NOTE = "† baseline, listed below the participant runs; never ranked or bold"
+LATE_NOTE = "* late run, ranked as if submitted on time without displacing on-time runs"
+CELL_NOTE = "value flagged by the scorer (see the run's details)"
+
+
+def variant_of(measure: MeasureSpec) -> str:
+    """Return the qrels variant of a measure: the part of its key before "/"."""
+    if "/" in measure.key:
+        return measure.key.split("/", 1)[0]
+    return (measure.group or "").casefold()
+
+
+def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
+    """Build the TREC CAR table (spec 8).
+
+    Rows: on-time runs by the sort variant's MAP string descending (ties: team, run tag), then
+    baselines marked "†". Subindex of a primary value v among the primary values V of its
+    column: 1 + #{u in V : u > v} on the 4-decimal strings. Bold: value = max over on-time
+    participant runs of its column (all ties bold). Options: ``sort_variant`` (default
+    "automatic"), ``query_counts`` {variant: n_v}, ``thresholds``, ``include_late``.
+    """
+    specs = _grouped(tuple(measures))
+    columns = columns_of(specs)
+    sort_measure = _sort_measure(specs, opt_str(ctx.options, "sort_variant", "automatic"))
+    include_late = opt_bool(ctx.options, "include_late")
+
+    runs = [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
+    timely = [e for e in runs if not e.off_time]
+    primaries = [e for e in timely if e.slot == "primary"]
+    fields = {m.key: rank_field(primaries, m.key) for m in specs}
+    best = {m.key: rank_field(timely, m.key).best() for m in specs}
+
+    team_best: dict[str, Decimal] = {}
+    for entry in primaries:
+        if sort_measure.key in entry.values:
+            stored = official_decimal(entry.values[sort_measure.key])
+            name = entry.team or ""
+            team_best[name] = max(stored, team_best.get(name, stored))
+    team_field = RankField(list(team_best.values()))
+
+    def order(entry: Entry) -> tuple[object, ...]:
+        value = entry.values.get(sort_measure.key)
+        by_value = (0, -official_decimal(value)) if value is not None else (1, Decimal(0))
+        return (*by_value, entry.off_time, team_key(entry.team), entry.run)
+
+    rows: list[Row] = []
+    for entry in sorted(runs, key=order):
+        primary = entry.slot == "primary"
+        ranked = primary and not entry.off_time
+        cells: dict[str, Cell | None] = {}
+        for m in specs:
+            value = entry.values.get(m.key)
+            if value is None:
+                cells[m.key] = None
+                continue
+            stored = official_decimal(value)
+            rank = fields[m.key].rank(stored) if ranked else None
+            bold = not entry.off_time and stored == best[m.key]
+            cells[m.key] = make_cell(value, m, rank=rank, bold=bold)
+        sort_value = entry.values.get(sort_measure.key)
+        rank_value = official_decimal(sort_value) if primary and sort_value is not None else None
+        rank = fields[sort_measure.key].rank(rank_value) if rank_value is not None else None
+        team_rank = None
+        if ranked and rank_value is not None and team_best.get(entry.team or "") == rank_value:
+            # The first primary of the team in display order holds its best value.
+            team_rank = team_field.rank(team_best.pop(entry.team or ""))
+        rows.append(_run_row(entry, cells, rank, team_rank))
+    baselines = sorted((e for e in entries if e.kind == "baseline"), key=lambda e: e.baseline_order)
+    rows.extend(_baseline_row(e, specs) for e in baselines)
+    table_rows = tuple(rows)
+
+    return Table(
+        task=ctx.task,
+        subtask=ctx.subtask,
+        set=ctx.set,
+        official=ctx.official,
+        frozen_at=ctx.frozen_at,
+        style=STYLE,
+        title=opt_str(ctx.options, "title", f"{ctx.task} {ctx.subtask} ({ctx.set})"),
+        lead_columns=("team", "run"),
+        trail_columns=(),
+        columns=columns,
+        rows=table_rows,
+        footnotes=tuple(_footnotes(ctx, specs, table_rows)),
+    )
+
+
+def _grouped(specs: tuple[MeasureSpec, ...]) -> tuple[MeasureSpec, ...]:
+    """Return the measures with each group's columns adjacent, groups in first-seen order."""
+    groups: dict[str | None, list[MeasureSpec]] = {}
+    for m in specs:
+        groups.setdefault(m.group, []).append(m)
+    return tuple(m for members in groups.values() for m in members)
+
+
+def _sort_measure(specs: tuple[MeasureSpec, ...], variant: str) -> MeasureSpec:
+    """Return the MAP column of ``variant`` (else its official column), or raise ValueError."""
+    of_variant = [m for m in specs if variant_of(m) == variant]
+    for candidates in (
+        [m for m in of_variant if m.label == "MAP"],
+        [m for m in of_variant if m.official],
+    ):
+        if candidates:
+            return candidates[0]
+    raise ValueError(f"sort variant {variant!r} has no MAP column")
+
+
+def _run_row(
+    entry: Entry, cells: dict[str, Cell | None], rank: int | None, team_rank: int | None
+) -> Row:
+    """Return the row of a participant run; a late primary's ``rank`` is its "as if" rank."""
+    primary = entry.slot == "primary"
+    marker = LATE_MARKER if entry.off_time and rank is not None else ""
+    kind_text = "primary" if primary else "contrastive"
+    run_marker = (LATE_MARKER if entry.off_time else "") + "".join(entry.markers)
+    return Row(
+        kind="run",
+        team=entry.team,
+        run=entry.run,
+        slot=entry.slot,
+        label=entry.label or f"{entry.team or ''}-{entry.run}",
+        rank=rank,
+        rank_marker="*" if marker else "",
+        rank_display=f"{rank}{marker}" if rank is not None else "",
+        team_rank=team_rank,
+        late=entry.late,
+        bold=False,
+        markers=entry.markers,
+        cells=cells,
+        meta={
+            "team": MetaCell(entry.team or ""),
+            "run": MetaCell(f"{entry.run} ({kind_text})", run_marker),
+        },
+        corrected=entry.corrected,
+        run_id=entry.run_id,
+    )
+
+
+def _baseline_row(entry: Entry, specs: tuple[MeasureSpec, ...]) -> Row:
+    """Return a baseline row: marked "†", never ranked, never bold."""
+    label = entry.label or "baseline"
+    cells: dict[str, Cell | None] = {
+        m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
+    }
+    return Row(
+        kind="baseline",
+        team=entry.team,
+        run=entry.run,
+        slot=entry.slot,
+        label=label,
+        rank=None,
+        rank_marker="",
+        rank_display="",
+        team_rank=None,
+        late=entry.late,
+        bold=False,
+        markers=entry.markers,
+        cells=cells,
+        meta={
+            "team": MetaCell(label, BASELINE_MARKER),
+            "run": MetaCell(entry.run, "".join(entry.markers)),
+        },
+        corrected=entry.corrected,
+        run_id=entry.run_id,
+    )
+
+
+def _footnotes(
+    ctx: TableContext, specs: tuple[MeasureSpec, ...], rows: tuple[Row, ...]
+) -> list[str]:
+    """Return the spec's footnotes for the variants shown, plus marker notes."""
+    variants: dict[str, str] = {}
+    for m in specs:
+        variants.setdefault(variant_of(m), m.group or variant_of(m).capitalize())
+    thresholds = {**THRESHOLDS, **opt_mapping(ctx.options, "thresholds")}
+    relevant = "; ".join(f"{name} grade ≥ {thresholds.get(v, 1)}" for v, name in variants.items())
+    counts = opt_mapping(ctx.options, "query_counts")
+    known = {v: counts[v] for v in variants if isinstance(counts.get(v), int)}
+    if known and len(known) == len(variants) and len(set(known.values())) == 1:
+        n_text = f"all {next(iter(known.values())):,} queries of each qrels variant"
+    elif known:
+        listed = ", ".join(f"{variants[v]} {n:,}" for v, n in known.items())
+        n_text = f"all queries of each qrels variant ({listed})"
+    else:
+        n_text = "all queries of each qrels variant"
+    notes = [
+        f"Relevant: {relevant}. Unjudged paragraphs are non-relevant.",
+        f"Averages over {n_text}. {MISSING_QUERIES_NOTE}",
+        RANKS_NOTE,
+    ]
+    if any(row.kind == "baseline" for row in rows):
+        notes.append(BASELINE_NOTE)
+    if any(row.kind == "run" and (row.late or row.corrected) for row in rows):
+        notes.append(LATE_NOTE)
+    notes.extend(opt_strings(ctx.options, "footnotes"))
+    notes.extend(marker_footnotes(rows, ctx.options, note_default=CELL_NOTE))
+    return notes

@@ -35,7 +35,7 @@ from leaderboard.tasks.definition import (
     preset_paths,
 )
 from leaderboard.tasks.families import get_family
-from leaderboard.tasks.families.base import Context
+from leaderboard.tasks.families.base import Context, RunPathError
 
 FORMATS = {
     "json": exports.to_json,
@@ -159,8 +159,11 @@ def score_cmd(
     family = get_family(d.family)
     ctx = Context(d, sd, setdef.slug, settings.max_decompressed_bytes)
     gold = family.load_gold({r: d.file_path(p).read_bytes() for r, p in setdef.files.items()}, ctx)
-    fields = family.run_fields(ctx)
-    inputs = {fields[0]: Path(run).read_bytes()}
+    try:
+        inputs = family.inputs_from_path(Path(run), ctx)
+    except RunPathError as exc:
+        _fail(str(exc), 1)
+        return
     verdict = family.validate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
     specs = family.measure_specs(ctx)
     if not verdict.ok:
@@ -292,10 +295,17 @@ def _import_one(
         team = accounts.find_team(session, team_name)
     except NotFound:
         team = accounts.create_team(session, team_name, actor=_actor())
+    try:
+        inputs = target.family.inputs_from_path(
+            path, target.context(_settings().max_decompressed_bytes)
+        )
+    except RunPathError as exc:
+        click.echo(f"REJECTED {team_name}/{path.name}: {exc}")
+        return False
     sub = Submission(
         target=target,
         slot=slot,
-        upload=Upload({"file": path.read_bytes()}, {"file": path.name}),
+        upload=Upload(inputs, {k: path.name for k in inputs}),
         name=name or slot,
         description=description,
         via="cli",
@@ -370,7 +380,7 @@ def import_runs_cmd(
         try:
             for raw in paths:
                 path = Path(raw)
-                if path.is_file():
+                if path.is_file() or (team and slot):
                     if not team or not slot:
                         _fail("a single run file needs --team and --slot", 2)
                     assert team is not None and slot is not None

@@ -6,7 +6,7 @@ import hashlib
 import os
 import tempfile
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO
 
 CHUNK = 1 << 20
 
@@ -26,7 +26,7 @@ class FileStore:
 
         return self.put_stream(io.BytesIO(data))
 
-    def put_stream(self, stream: BinaryIO) -> tuple[str, str]:
+    def put_stream(self, stream: IO[bytes]) -> tuple[str, str]:
         """Copy a stream into the store while hashing it; return ``(key, sha256)``."""
         tmp_dir = self.root / "tmp"
         tmp_dir.mkdir(parents=True, exist_ok=True)

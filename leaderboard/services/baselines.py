@@ -9,7 +9,14 @@ from leaderboard.models import Run
 from leaderboard.services.audit import record
 from leaderboard.services.catalog import Target, load_gold
 from leaderboard.services.errors import RunRejected
-from leaderboard.services.runs import active_key, manifest_sha, place_run, score_rows
+from leaderboard.services.runs import (
+    Upload,
+    active_key,
+    manifest_sha,
+    place_run,
+    score_rows,
+    store_inputs,
+)
 from leaderboard.storage import FileStore
 
 
@@ -20,23 +27,15 @@ def add_baselines(
     gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
     ctx = target.context(settings.max_decompressed_bytes)
     contents = {role: store.read(g.storage_key) for role, g in gold_files.items()}
-    gold_file = gold_files["gold"] if "gold" in gold_files else next(iter(gold_files.values()))
     placed: list[Run] = []
     for b in target.family.baselines(gold, contents, ctx):
         # Baseline files come from the organizers' side: read them as the official scorer did.
-        verdict = target.family.validate(b.files, gold, ctx, lenient=True, options={})
+        upload = Upload.from_bytes(b.files, {k: f"baseline_{b.role}_{k}.txt" for k in b.files})
+        verdict = target.family.validate(upload.files, gold, ctx, lenient=True, options={})
         if not verdict.ok:
             raise RunRejected(f"Baseline {b.label!r} could not be read.", verdict.errors)
         results = target.family.score(verdict.parsed, gold)
-        stored = {}
-        for fieldname, data in b.files.items():
-            key, sha = store.put(data)
-            stored[fieldname] = {
-                "key": key,
-                "sha256": sha,
-                "filename": f"baseline_{b.role}.txt",
-                "size": len(data),
-            }
+        stored = store_inputs(store, upload)
         sha_all = manifest_sha(stored)
 
         def make(b=b, stored=stored, sha_all=sha_all, results=results) -> Run:
@@ -54,7 +53,7 @@ def add_baselines(
                 files=stored,
                 report={"shown": list(b.shown), "order": b.order},
                 submitted_via="cli" if actor == "cli" else "web",
-                scores=score_rows(results, gold_file),
+                scores=score_rows(results, gold_files),
             )
 
         run = place_run(

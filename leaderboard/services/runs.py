@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
@@ -30,8 +31,15 @@ _SLOT_RETRIES = 5
 class Upload:
     """The files of one upload, keyed by form field (``file`` or a set slug), with their names."""
 
-    files: Mapping[str, bytes]
+    files: Mapping[str, IO[bytes]]
     filenames: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def from_bytes(
+        cls, files: Mapping[str, bytes], filenames: Mapping[str, str] | None = None
+    ) -> Upload:
+        """Return an upload of in-memory contents."""
+        return cls({k: io.BytesIO(v) for k, v in files.items()}, dict(filenames or {}))
 
 
 @dataclass(frozen=True)
@@ -70,19 +78,46 @@ def manifest_sha(files: Mapping[str, Mapping[str, Any]]) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def score_rows(results: Mapping[str, MeasureResult], gold_file: GoldFile) -> list[Score]:
-    return [
-        Score(
-            measure=m,
-            value=r.raw,
-            official=r.official,
-            gold_file_id=gold_file.id,
-            gold_sha256=gold_file.sha256,
-            scorer_version=SCORER_VERSION,
-            flags=list(r.flags),
+def primary_gold(gold_files: Mapping[str, GoldFile]) -> GoldFile:
+    """Return the file a score refers to when its measure names no gold role."""
+    return gold_files["gold"] if "gold" in gold_files else gold_files[sorted(gold_files)[0]]
+
+
+def score_rows(
+    results: Mapping[str, MeasureResult], gold_files: Mapping[str, GoldFile]
+) -> list[Score]:
+    """Return score rows, each pointing at the gold file version that produced it."""
+    rows = []
+    for m, r in results.items():
+        role = r.gold_role or ""
+        gold = gold_files[role] if role in gold_files else primary_gold(gold_files)
+        rows.append(
+            Score(
+                measure=m,
+                value=r.raw,
+                official=r.official,
+                gold_file_id=gold.id,
+                gold_sha256=gold.sha256,
+                scorer_version=SCORER_VERSION,
+                flags=list(r.flags),
+            )
         )
-        for m, r in results.items()
-    ]
+    return rows
+
+
+def store_inputs(store: FileStore, upload: Upload) -> dict[str, dict[str, Any]]:
+    """Copy an upload's (already validated) files into the store; return the files manifest."""
+    stored: dict[str, dict[str, Any]] = {}
+    for fieldname, stream in upload.files.items():
+        stream.seek(0)
+        key, sha = store.put_stream(stream)
+        stored[fieldname] = {
+            "key": key,
+            "sha256": sha,
+            "filename": upload.filenames.get(fieldname, "")[:255],
+            "size": stream.tell(),
+        }
+    return stored
 
 
 def check_and_score(
@@ -147,16 +182,7 @@ def submit_run(
 
     _parsed, results, warnings, report, gold_files = check_and_score(session, store, settings, sub)
 
-    stored: dict[str, dict[str, Any]] = {}
-    for fieldname, data in sub.upload.files.items():
-        key, sha = store.put(data)
-        stored[fieldname] = {
-            "key": key,
-            "sha256": sha,
-            "filename": sub.upload.filenames.get(fieldname, "")[:255],
-            "size": len(data),
-        }
-    gold_file = gold_files["gold"] if "gold" in gold_files else next(iter(gold_files.values()))
+    stored = store_inputs(store, sub.upload)
     report["gold_files"] = {
         r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()
     }
@@ -177,7 +203,7 @@ def submit_run(
             report=report,
             submitted_by_id=user.id if user is not None else None,
             submitted_via=sub.via,
-            scores=score_rows(results, gold_file),
+            scores=score_rows(results, gold_files),
         )
 
     def audit(run: Run) -> None:

@@ -141,7 +141,9 @@ def _file(value: Any, base_dir: Path | None, key: str) -> str:
     return value
 
 
-def _groups(value: Any, base_dir: Path | None, key: str, files: dict[str, str]) -> list[dict[str, Any]]:
+def _groups(
+    value: Any, base_dir: Path | None, key: str, files: dict[str, str]
+) -> list[dict[str, Any]]:
     """Check a list of named groups; record their files in ``files``; return their options."""
     if not isinstance(value, list) or not value:
         raise DefinitionError(key, "must be a non-empty list of tables")
@@ -257,12 +259,22 @@ def parse_definition(
         st_official = str(st.get("official_measure", official if official in st_measures else ""))
         if st_official not in st_measures:
             raise DefinitionError(
-                f"{where}official_measure", f"{st_official!r} is not among the measures {list(st_measures)}"
+                f"{where}official_measure",
+                f"{st_official!r} is not among the measures {list(st_measures)}",
             )
         st_options = {
             k: v
             for k, v in st.items()
-            if k not in {"slug", "title", "sets", "default_set", "footnotes", "measures", "official_measure"}
+            if k
+            not in {
+                "slug",
+                "title",
+                "sets",
+                "default_set",
+                "footnotes",
+                "measures",
+                "official_measure",
+            }
         }
         subtasks.append(
             SubtaskDef(

@@ -13,12 +13,13 @@ from leaderboard.models import User
 from leaderboard.services.accounts import user_for_token
 from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import DomainError, Forbidden, InvalidInput
-from leaderboard.services.runs import Submission, Upload, submit_run, visible_run
+from leaderboard.services.runs import Submission, submit_run, visible_run
 from leaderboard.services.tables import live_table
 from leaderboard.tables.exports import table_to_dict
 from leaderboard.web.context import db, settings, store
 from leaderboard.web.openapi import openapi_document
 from leaderboard.web.present import run_json
+from leaderboard.web.uploads import collect_upload
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -69,16 +70,7 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
             "Uploads through the API are for team members; organizers import with the CLI."
         )
     target = resolve(db(), task, subtask, request.form.get("set") or None)
-    fields = target.family.run_fields(target.context(settings().max_decompressed_bytes))
-    files: dict[str, bytes] = {}
-    names: dict[str, str] = {}
-    for name in fields:
-        f = request.files.get(name)
-        if f is not None:
-            files[name] = f.read()
-            names[name] = f.filename or ""
-    if not files:
-        raise InvalidInput(f"No run file was given; send it as the multipart field {fields[0]!r}.")
+    upload = collect_upload(target)
     slot = request.form.get("slot", "")
     if not slot:
         raise InvalidInput(
@@ -87,7 +79,7 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
     sub = Submission(
         target=target,
         slot=slot,
-        upload=Upload(files, names),
+        upload=upload,
         name=request.form.get("name", ""),
         description=request.form.get("description", ""),
         via="api",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from flask_wtf import FlaskForm
-from flask_wtf.file import FileField, FileRequired
 from wtforms import PasswordField, SelectField, StringField, TextAreaField
 from wtforms.validators import DataRequired, Length, Optional, Regexp
 
@@ -23,16 +22,17 @@ class LoginForm(FlaskForm):
 
 
 class UploadForm(FlaskForm):
-    """A run upload into a slot of a subtask's evaluation set."""
+    """A run upload into a slot of a subtask's evaluation set.
+
+    Run files are read from the request by field name (one per evaluation part for multi-file
+    runs), so they are not WTForms fields; the page renders them from ``upload_fields``.
+    """
 
     eval_set = SelectField("Evaluation set", validators=[DataRequired()])
     slot = SelectField("Run slot", validators=[DataRequired()])
     name = StringField("Run name", validators=[Optional(), Length(max=100)])
     description = TextAreaField(
         "Short system description", validators=[Optional(), Length(max=5000)]
-    )
-    file = FileField(
-        "Run file (plain text or .gz)", validators=[FileRequired("Choose a run file to upload.")]
     )
 
 

@@ -9,10 +9,11 @@ from flask_login import current_user, login_required
 from leaderboard.models import User
 from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import DomainError, RunRejected
-from leaderboard.services.runs import Submission, Upload, submit_run, team_runs, visible_run
+from leaderboard.services.runs import Submission, submit_run, team_runs, visible_run
 from leaderboard.web.context import db, settings, store
 from leaderboard.web.forms import UploadForm
 from leaderboard.web.present import score_lines
+from leaderboard.web.uploads import collect_upload, upload_fields
 
 bp = Blueprint("participant", __name__)
 
@@ -34,20 +35,26 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
     form.slot.choices = [(s, s) for s in target.definition.runs.slots]
     if request.method == "GET":
         form.eval_set.data = target.eval_set.slug
-    context = {"form": form, "target": target, "issues": None, "warnings": None, "error": None}
+    context = {
+        "form": form,
+        "target": target,
+        "upload_fields": upload_fields(target),
+        "issues": None,
+        "warnings": None,
+        "error": None,
+    }
     if request.method == "POST":
         if not form.validate_on_submit():
             return render_template("participant/submit.html", **context), 400
-        file = form.file.data
-        sub = Submission(
-            target=target,
-            slot=form.slot.data or "",
-            upload=Upload({"file": file.read()}, {"file": file.filename or ""}),
-            name=form.name.data or "",
-            description=form.description.data or "",
-            via="web",
-        )
         try:
+            sub = Submission(
+                target=target,
+                slot=form.slot.data or "",
+                upload=collect_upload(target),
+                name=form.name.data or "",
+                description=form.description.data or "",
+                via="web",
+            )
             run = submit_run(db(), store(), settings(), sub, user=user)
         except RunRejected as exc:
             context.update(error=exc.message, issues=exc.issues, warnings=exc.warnings)

@@ -16,7 +16,9 @@ def measure_specs(run: Run) -> list[MeasureSpec]:
     definition = definition_of(run.subtask.task)
     subtask = definition.subtask(run.subtask.slug)
     assert subtask is not None, "a stored run's subtask is always in its task's definition"
-    return get_family(definition.family).measure_specs(Context(definition, subtask, run.eval_set.slug))
+    return get_family(definition.family).measure_specs(
+        Context(definition, subtask, run.eval_set.slug)
+    )
 
 
 def display(spec: MeasureSpec, official: str) -> str:

@@ -21,14 +21,20 @@ def invoke(runner: FlaskCliRunner, *args: str):  # type: ignore[no-untyped-def]
 
 
 def test_init_is_safe_to_run_twice(app: Flask, runner: FlaskCliRunner) -> None:
+    counts = []
     for _ in range(2):
         result = invoke(runner, "init")
         assert result.exit_code == 0, result.output
         assert "semeval2016-task3" in result.output
-    with app.extensions["leaderboard"]["sessionmaker"]() as s:
-        assert s.scalar(select(func.count()).select_from(Task)) == 1
-        # 4 subtasks x 2 sets x (gold + random baseline), stored once each.
-        assert s.scalar(select(func.count()).select_from(GoldFile)) == 16
+        with app.extensions["leaderboard"]["sessionmaker"]() as s:
+            counts.append(
+                (s.scalar(select(func.count()).select_from(Task)), s.scalar(select(func.count()).select_from(GoldFile)))
+            )
+            task3 = s.scalar(select(Task).where(Task.slug == "semeval2016-task3"))
+            assert task3 is not None
+            # 4 subtasks x 2 sets x (gold + random baseline), stored once each.
+            assert sum(len(es.gold_files) for st in task3.subtasks for es in st.eval_sets) == 16
+    assert counts[0] == counts[1]
 
 
 def test_accounts_and_token(runner: FlaskCliRunner) -> None:

@@ -54,7 +54,7 @@ def _submit(app: Flask, data: bytes, slot: str = "primary") -> Run:
             session,
             ext["store"],
             ext["settings"],
-            Submission(target, slot, Upload({"file": data})),
+            Submission(target, slot, Upload.from_bytes({"file": data})),
             user=user,
         )
 
@@ -118,7 +118,7 @@ def test_hostile_team_names_are_escaped(app: Flask, client: FlaskClient) -> None
             Submission(
                 target,
                 "primary",
-                Upload({"file": oracle_run()}),
+                Upload.from_bytes({"file": oracle_run()}),
                 description="<img src=x onerror=1>",
             ),
             user=user,
@@ -198,7 +198,7 @@ def test_results_page_shows_subindices_and_dir_auto(app: Flask, client: FlaskCli
             session,
             ext["store"],
             ext["settings"],
-            Submission(target, "primary", Upload({"file": io.BytesIO(oracle_run()).read()})),
+            Submission(target, "primary", Upload.from_bytes({"file": oracle_run()})),
             user=user,
         )
     page = client.get("/tasks/semeval2016-task3/A").get_data(as_text=True)

@@ -9,8 +9,9 @@ from leaderboard.tasks.families.base import Family
 def get_family(name: str) -> Family:
     """Return the family called ``name``; raise DefinitionError for an unknown one."""
     from leaderboard.tasks.families.cqa import CqaFamily
+    from leaderboard.tasks.families.sts import StsFamily
 
-    families: dict[str, Family] = {"cqa": CqaFamily()}
+    families: dict[str, Family] = {"cqa": CqaFamily(), "sts": StsFamily()}
     try:
         return families[name]
     except KeyError:

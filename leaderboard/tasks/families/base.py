@@ -2,23 +2,39 @@
 
 from __future__ import annotations
 
+import io
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from leaderboard.formats.issues import Issue
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import SetDef, SubtaskDef, TaskDefinition
 
+#: An upload's files by field, as seekable binary streams (large runs stay on disk).
+RunInputs = Mapping[str, IO[bytes]]
+
+
+def read_all(stream: IO[bytes]) -> bytes:
+    """Return a whole stream's content from its start."""
+    stream.seek(0)
+    return stream.read()
+
+
+class RunPathError(ValueError):
+    """A run given as a path (file, folder or archive) cannot be read as this task's run."""
+
 
 @dataclass(frozen=True)
 class MeasureResult:
-    """One measure's unrounded value (stored scale), its official string and any flags."""
+    """One measure's value (stored scale), its official string, flags and the gold role used."""
 
     raw: float
     official: str
     flags: tuple[str, ...] = ()
+    gold_role: str | None = None
 
 
 @dataclass
@@ -78,6 +94,8 @@ class Family(ABC):
     name: str
     #: File keys a set may name in the definition, mapped to whether they are required.
     file_roles: dict[str, bool]
+    #: Whether a run is several files (one per evaluation part) rather than one.
+    multi_file: bool = False
 
     @abstractmethod
     def check_definition(self, definition: TaskDefinition) -> None:
@@ -95,10 +113,21 @@ class Family(ABC):
     def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> Any:
         """Parse a set's reference files (keyed by role) into the family's gold object."""
 
+    def inputs_from_path(self, path: Path, ctx: Context) -> dict[str, IO[bytes]]:
+        """Open a run given on the command line: one file for single-file runs."""
+        if path.is_dir():
+            raise RunPathError(f"{path} is a folder; a run of this task is one file.")
+        return {self.run_fields(ctx)[0]: path.open("rb")}
+
+    @staticmethod
+    def memory_inputs(files: Mapping[str, bytes]) -> dict[str, IO[bytes]]:
+        """Wrap in-memory file contents as run inputs."""
+        return {k: io.BytesIO(v) for k, v in files.items()}
+
     @abstractmethod
     def validate(
         self,
-        inputs: Mapping[str, bytes],
+        inputs: RunInputs,
         gold: Any,
         ctx: Context,
         *,

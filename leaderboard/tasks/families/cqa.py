@@ -14,7 +14,15 @@ from leaderboard.formats.issues import Issue
 from leaderboard.scoring.cqa import CQA_MEASURES, official
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
-from leaderboard.tasks.families.base import BaselineRun, Context, Family, MeasureResult, Verdict
+from leaderboard.tasks.families.base import (
+    BaselineRun,
+    Context,
+    Family,
+    MeasureResult,
+    RunInputs,
+    Verdict,
+    read_all,
+)
 
 #: Measures reported as fractions and shown x100; MRR is already on a x100 scale.
 _PERCENT = {"MAP", "AvgRec", "P", "R", "F1", "Acc"}
@@ -96,7 +104,7 @@ class CqaFamily(Family):
 
     def validate(
         self,
-        inputs: Mapping[str, bytes],
+        inputs: RunInputs,
         gold: fmt.CqaGold,
         ctx: Context,
         *,
@@ -106,7 +114,7 @@ class CqaFamily(Family):
         """Validate one run file strictly (participants) or as the 2016 scorer did (lenient)."""
         if "file" not in inputs:
             return Verdict([Issue(None, "No run file was given.")], [])
-        data, problems = decode_upload(inputs["file"], ctx.max_decompressed)
+        data, problems = decode_upload(read_all(inputs["file"]), ctx.max_decompressed)
         if data is None:
             return Verdict(problems, [])
         if lenient:

@@ -1,0 +1,269 @@
+"""The STS family (SemEval-2016 Task 1 style): one score per pair, Pearson per evaluation part."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+
+from leaderboard.formats import sts as fmt
+from leaderboard.formats.archive import ArchiveError, ArchiveLimits, match_members, read_archive
+from leaderboard.formats.issues import Issue
+from leaderboard.formats.sts_baseline import baseline_scores, render_scores
+from leaderboard.scoring.correlation import official
+from leaderboard.tables.model import MeasureSpec
+from leaderboard.tasks.definition import DefinitionError, TaskDefinition
+from leaderboard.tasks.families.base import (
+    BaselineRun,
+    Context,
+    Family,
+    MeasureResult,
+    RunInputs,
+    RunPathError,
+    Verdict,
+    read_all,
+)
+
+RECIPES = ("cosine-bow",)
+#: Upload field for a whole run sent as one .zip or .tar.gz.
+ARCHIVE_FIELD = "archive"
+
+
+@dataclass(frozen=True)
+class StsGoldBundle:
+    """The gold of every part of a set, the parts' file specs and their weights."""
+
+    golds: dict[str, fmt.StsGold]
+    specs: tuple[fmt.StsSetSpec, ...]
+    weights: dict[str, int]
+    overall: str
+
+
+def _parts(ctx: Context) -> list[dict[str, Any]]:
+    return list(ctx.set.options.get("parts", []))
+
+
+def _spec(part: Mapping[str, Any]) -> fmt.StsSetSpec:
+    return fmt.StsSetSpec(
+        slug=str(part["slug"]),
+        lines=int(part["lines"]),
+        input_name=str(part.get("input_name", f"the {part['slug']} input file")),
+        ascii_hint=bool(part.get("ascii_hint", False)),
+        filtered_lines=int(part["filtered_lines"]) if "filtered_lines" in part else None,
+    )
+
+
+class StsFamily(Family):
+    """Similarity scores per pair; Pearson per part and their pair-weighted mean."""
+
+    name = "sts"
+    file_roles: dict[str, bool] = {}
+    multi_file = True
+
+    def check_definition(self, definition: TaskDefinition) -> None:
+        """Require parts with line counts and gold files, and measures = overall + part slugs."""
+        if definition.table_style not in ("", "sts"):
+            raise DefinitionError(
+                "table_style", f"family sts uses table style 'sts', not {definition.table_style!r}"
+            )
+        for r in definition.baseline_recipes:
+            if r not in RECIPES:
+                raise DefinitionError(
+                    "baselines.recipes", f"unknown recipe {r!r}; known: {list(RECIPES)}"
+                )
+        for i, st in enumerate(definition.subtasks):
+            where = f"subtasks[{i}]"
+            if st.measures[0] != st.official_measure:
+                raise DefinitionError(
+                    f"{where}.measures", "must start with the overall (official) measure"
+                )
+            for j, s in enumerate(st.sets):
+                parts = s.options.get("parts")
+                if not parts:
+                    raise DefinitionError(
+                        f"{where}.sets[{j}].parts", "is required: the evaluation parts of the set"
+                    )
+                for k, part in enumerate(parts):
+                    pkey = f"{where}.sets[{j}].parts[{k}]"
+                    lines = part.get("lines")
+                    if not isinstance(lines, int) or lines < 2:
+                        raise DefinitionError(
+                            f"{pkey}.lines", "must be the run's line count (an integer ≥ 2)"
+                        )
+                    if f"gold:{part['slug']}" not in s.files:
+                        raise DefinitionError(f"{pkey}.gold", "is required (a file path)")
+                    if part["slug"] not in st.measures:
+                        raise DefinitionError(
+                            f"{where}.measures", f"must list the part {part['slug']!r}"
+                        )
+                    if (
+                        "cosine-bow" in definition.baseline_recipes
+                        and f"input:{part['slug']}" not in s.files
+                    ):
+                        raise DefinitionError(
+                            f"{pkey}.input", "is required by the cosine-bow baseline"
+                        )
+                    weight = part.get("weight")
+                    if weight is not None and (not isinstance(weight, int) or weight <= 0):
+                        raise DefinitionError(f"{pkey}.weight", "must be a positive integer")
+
+    def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
+        """Return the overall column, then one column per part of the set (5 decimals)."""
+        overall = ctx.subtask.official_measure
+        specs = [
+            MeasureSpec(
+                key=overall,
+                label=str(ctx.subtask.options.get("overall_label", overall)),
+                official=True,
+                stored_decimals=5,
+                display_decimals=5,
+            )
+        ]
+        for part in _parts(ctx):
+            specs.append(
+                MeasureSpec(
+                    key=str(part["slug"]),
+                    label=str(part.get("label", part["slug"])),
+                    stored_decimals=5,
+                    display_decimals=5,
+                )
+            )
+        return specs
+
+    def run_fields(self, ctx: Context) -> list[str]:
+        """Return one upload field per part (or one archive field holding them all)."""
+        return [str(p["slug"]) for p in _parts(ctx)]
+
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> StsGoldBundle:
+        """Parse every part's gold (with its mapping, if any) and fix the weights."""
+        golds: dict[str, fmt.StsGold] = {}
+        weights: dict[str, int] = {}
+        for part in _parts(ctx):
+            slug = str(part["slug"])
+            gold = fmt.parse_gold(
+                files[f"gold:{slug}"], slug=slug, mapping=files.get(f"mapping:{slug}")
+            )
+            golds[slug] = gold
+            weights[slug] = int(part.get("weight") or gold.scored_index.size)
+        return StsGoldBundle(
+            golds, tuple(_spec(p) for p in _parts(ctx)), weights, ctx.subtask.official_measure
+        )
+
+    def inputs_from_path(self, path: Path, ctx: Context) -> dict[str, IO[bytes]]:
+        """Open a run given as a folder (files matched to parts by name) or as an archive."""
+        if path.is_file():
+            return {ARCHIVE_FIELD: path.open("rb")}
+        members = {p.name: p.read_bytes() for p in sorted(path.iterdir()) if p.is_file()}
+        matched, problems = match_members(members, self.run_fields(ctx))
+        errors = [p.message for p in problems if p.severity == "error"]
+        if errors:
+            raise RunPathError(" ".join(errors))
+        return self.memory_inputs(matched)
+
+    def _expand(
+        self, inputs: RunInputs, ctx: Context
+    ) -> tuple[dict[str, bytes], list[Issue], list[Issue]]:
+        """Return the files by part: form fields as given, or an archive's members by name."""
+        fields = self.run_fields(ctx)
+        files = {k: read_all(v) for k, v in inputs.items() if k in fields}
+        unknown = sorted(set(inputs) - set(fields) - {ARCHIVE_FIELD})
+        errors = [
+            Issue(
+                None, f"{k}: a file was given for an unknown set; this run has {', '.join(fields)}."
+            )
+            for k in unknown
+        ]
+        warnings: list[Issue] = []
+        if ARCHIVE_FIELD in inputs:
+            if files:
+                errors.append(Issue(None, "Send either one archive or one file per set, not both."))
+                return {}, errors, warnings
+            limits = ArchiveLimits(max_total_bytes=ctx.max_decompressed)
+            try:
+                members = read_archive(read_all(inputs[ARCHIVE_FIELD]), limits=limits)
+            except ArchiveError as exc:
+                return {}, [*errors, Issue(None, str(exc))], warnings
+            matched, problems = match_members(members, fields)
+            errors += [p for p in problems if p.severity == "error"]
+            warnings += [p for p in problems if p.severity == "warning"]
+            files = matched
+        return files, errors, warnings
+
+    def validate(
+        self,
+        inputs: RunInputs,
+        gold: StsGoldBundle,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict:
+        """Validate every part's file; one error anywhere rejects the whole run."""
+        files, errors, warnings = self._expand(inputs, ctx)
+        if errors:
+            return Verdict(errors, warnings)
+        if not lenient:
+            values, errs, warns = fmt.validate_run(files, gold.specs)
+            return Verdict(errs, warnings + warns, values if not errs else None)
+        parsed: dict[str, np.ndarray] = {}
+        report: list[str] = []
+        for spec in gold.specs:
+            if spec.slug not in files:
+                errors.append(Issue(None, f"{spec.slug}: no output file was given."))
+                continue
+            vals, errs, notes = fmt.parse_lenient_file(
+                files[spec.slug], spec, gold.golds[spec.slug]
+            )
+            errors += errs
+            report += notes
+            if vals is not None:
+                parsed[spec.slug] = vals
+        if errors:
+            return Verdict(errors, warnings, tolerances=tuple(report))
+        return Verdict(
+            [], warnings, parsed, tuple(report), {"tolerances": report} if report else {}
+        )
+
+    def score(
+        self, parsed: Mapping[str, np.ndarray], gold: StsGoldBundle
+    ) -> dict[str, MeasureResult]:
+        """Pearson per part over its scored pairs; overall = sum(n_s r_s) / sum(n_s)."""
+        result = fmt.score_run(parsed, gold.golds, gold.weights)
+        first = f"gold:{next(iter(gold.golds))}"
+        out = {
+            gold.overall: MeasureResult(
+                result["overall"], official(result["overall"]), gold_role=first
+            )
+        }
+        for slug, r in result["per_set"].items():
+            flags = ("constant-on-scored",) if slug in result["constant_sets"] else ()
+            out[slug] = MeasureResult(r, official(r), flags, gold_role=f"gold:{slug}")
+        return out
+
+    def baselines(
+        self, gold: StsGoldBundle, files: Mapping[str, bytes], ctx: Context
+    ) -> list[BaselineRun]:
+        """Build the cosine of binary bag-of-words baseline from the parts' input files."""
+        out: list[BaselineRun] = []
+        if "cosine-bow" not in ctx.definition.baseline_recipes:
+            return out
+        run_files = {
+            slug: render_scores(baseline_scores(files[f"input:{slug}"].decode("utf-8")))
+            for slug in self.run_fields(ctx)
+        }
+        note = str(ctx.subtask.options.get("baseline_note", ""))
+        out.append(
+            BaselineRun(
+                role="cosine-bow",
+                label="cosine-bow",
+                order=1,
+                shown=tuple(s.key for s in self.measure_specs(ctx)),
+                files=run_files,
+                description="Cosine of binary bag-of-words vectors (whitespace tokens, case and punctuation kept)"
+                + (f"; {note}" if note else "."),
+            )
+        )
+        return out

@@ -1,0 +1,51 @@
+"""Collect a run's files from a multipart request, for the form and the API alike."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from flask import request
+
+from leaderboard.services.catalog import Target
+from leaderboard.services.errors import InvalidInput
+from leaderboard.services.runs import Upload
+from leaderboard.tasks.families.sts import ARCHIVE_FIELD
+from leaderboard.web.context import settings
+
+
+def upload_fields(target: Target) -> list[tuple[str, str]]:
+    """Return the file fields of a run upload as (name, label) pairs."""
+    ctx = target.context(settings().max_decompressed_bytes)
+    fields = target.family.run_fields(ctx)
+    if not target.family.multi_file:
+        return [(fields[0], "Run file (plain text or .gz)")]
+    labels = {
+        str(p["slug"]): str(p.get("label", p["slug"])) for p in ctx.set.options.get("parts", [])
+    }
+    out = [(f, f"Output for {labels.get(f, f)} (plain text or .gz)") for f in fields]
+    out.append((ARCHIVE_FIELD, "Or all outputs in one .zip or .tar.gz"))
+    return out
+
+
+def _size(stream: IO[bytes]) -> int:
+    stream.seek(0, 2)
+    size = stream.tell()
+    stream.seek(0)
+    return size
+
+
+def collect_upload(target: Target) -> Upload:
+    """Return the request's run files; large ones stay spooled on disk by the web server."""
+    files: dict[str, IO[bytes]] = {}
+    names: dict[str, str] = {}
+    for name, _label in upload_fields(target):
+        f = request.files.get(name)
+        # A browser sends an empty part with no file name for a file input left blank.
+        if f is None or (not f.filename and not _size(f.stream)):
+            continue
+        files[name] = f.stream
+        names[name] = f.filename or ""
+    if not files:
+        first = upload_fields(target)[0][0]
+        raise InvalidInput(f"No run file was given; send it as the multipart field {first!r}.")
+    return Upload(files, names)

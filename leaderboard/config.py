@@ -45,18 +45,24 @@ def load_settings(overrides: dict[str, object] | None = None) -> Settings:
     """Build settings from ``LEADERBOARD_*`` environment variables and explicit overrides."""
     o = dict(overrides or {})
     env = os.environ
-    instance_dir = Path(str(o.get("instance_dir") or env.get("LEADERBOARD_INSTANCE_DIR") or DEFAULT_INSTANCE))
+    instance_dir = Path(
+        str(o.get("instance_dir") or env.get("LEADERBOARD_INSTANCE_DIR") or DEFAULT_INSTANCE)
+    )
     database_url = str(
         o.get("database_url")
         or env.get("LEADERBOARD_DATABASE_URL")
         or f"sqlite:///{instance_dir / 'leaderboard.sqlite3'}"
     )
-    storage_dir = Path(str(o.get("storage_dir") or env.get("LEADERBOARD_STORAGE_DIR") or instance_dir / "storage"))
+    storage_dir = Path(
+        str(o.get("storage_dir") or env.get("LEADERBOARD_STORAGE_DIR") or instance_dir / "storage")
+    )
     secret_key = str(o.get("secret_key") or env.get("LEADERBOARD_SECRET_KEY") or "")
     if not secret_key:
         secret_key = _persisted_secret(instance_dir)
     mb = float(str(o.get("max_upload_mb") or env.get("LEADERBOARD_MAX_UPLOAD_MB") or 200))
-    dmb = float(str(o.get("max_decompressed_mb") or env.get("LEADERBOARD_MAX_DECOMPRESSED_MB") or 1024))
+    dmb = float(
+        str(o.get("max_decompressed_mb") or env.get("LEADERBOARD_MAX_DECOMPRESSED_MB") or 1024)
+    )
     tz = str(o.get("display_timezone") or env.get("LEADERBOARD_TIMEZONE") or "UTC")
     return Settings(
         instance_dir=instance_dir,

@@ -18,7 +18,9 @@ def _url() -> str:
 
 def run_migrations_offline() -> None:
     """Emit SQL without a connection."""
-    context.configure(url=_url(), target_metadata=target_metadata, literal_binds=True, render_as_batch=True)
+    context.configure(
+        url=_url(), target_metadata=target_metadata, literal_binds=True, render_as_batch=True
+    )
     with context.begin_transaction():
         context.run_migrations()
 

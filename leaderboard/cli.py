@@ -200,11 +200,12 @@ def score_cmd(
         click.echo(f"warning: {w.message}")
     for t in verdict.tolerances:
         click.echo(f"tolerated: {t}")
+    width = max(len(s.label) for s in specs)
     for s in specs:
         if s.key in results:
             r = results[s.key]
             shown = format(float(r.official) * s.scale, f".{s.display_decimals}f")
-            click.echo(f"{s.label:<8} {shown:>8}   ({r.official})")
+            click.echo(f"{s.label:<{width}}  {shown:>8}   ({r.official})")
 
 
 @leaderboard_group.command("create-team")

@@ -27,11 +27,21 @@ def active_runs(session: Session, target: Target) -> list[Run]:
     )
 
 
+#: Score flags shown as cell notes: flag -> (marker, footnote text).
+FLAG_NOTES = {
+    "constant-on-scored": ("§", "system output constant on the scored pairs; counted as 0"),
+    "avgrec-undefined": (
+        "¶",
+        "no scored question has a relevant candidate, so AvgRec is undefined; counted as 0",
+    ),
+}
+
+
 def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
     """Turn a stored run into a table entry (baselines keep only their shown measures)."""
     shown = set(run.report.get("shown", measures)) if run.kind == "baseline" else set(measures)
     values = {
-        s.measure: Value(raw=s.value, official=s.official)
+        s.measure: Value(raw=s.value, official=s.official, note=_note(s.flags))
         for s in run.scores
         if s.current and s.measure in shown
     }
@@ -51,6 +61,11 @@ def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
     )
 
 
+def _note(flags: list[str]) -> str | None:
+    markers = [FLAG_NOTES[f][0] for f in flags if f in FLAG_NOTES]
+    return "".join(markers) or None
+
+
 def live_table(session: Session, target: Target, *, include_late: bool = False) -> Table:
     """Build the live table of a target's set in its task's table style."""
     definition = target.definition
@@ -61,8 +76,13 @@ def live_table(session: Session, target: Target, *, include_late: bool = False) 
         for r in runs
         if r.team is not None and "truncation" in r.report
     }
+    footnotes = list(target.subtask_def.footnotes)
+    note = target.subtask_def.options.get("baseline_note")
+    if note and any(e.kind == "baseline" for e in entries):
+        footnotes.append(f"† {note}")
     options: dict[str, object] = {
-        "footnotes": list(target.subtask_def.footnotes),
+        "footnotes": footnotes,
+        "note_texts": {marker: text for marker, text in FLAG_NOTES.values()},
         "truncation_notes": truncation_notes,
         "include_late": include_late,
         **definition.table,

@@ -28,7 +28,10 @@ def test_init_is_safe_to_run_twice(app: Flask, runner: FlaskCliRunner) -> None:
         assert "semeval2016-task3" in result.output
         with app.extensions["leaderboard"]["sessionmaker"]() as s:
             counts.append(
-                (s.scalar(select(func.count()).select_from(Task)), s.scalar(select(func.count()).select_from(GoldFile)))
+                (
+                    s.scalar(select(func.count()).select_from(Task)),
+                    s.scalar(select(func.count()).select_from(GoldFile)),
+                )
             )
             task3 = s.scalar(select(Task).where(Task.slug == "semeval2016-task3"))
             assert task3 is not None
@@ -101,7 +104,7 @@ def test_score_dev_set(tmp_path: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     # 33 of 244 dev questions have no relevant comment: MAP = 1 - 33/244 = 0.8648.
-    assert "MAP         86.48   (0.8648)" in result.output
+    assert "\nMAP        86.48   (0.8648)\n" in result.output
 
 
 def test_import_baselines_and_tables(app: Flask, runner: FlaskCliRunner) -> None:

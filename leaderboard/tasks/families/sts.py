@@ -258,7 +258,7 @@ class StsFamily(Family):
         out.append(
             BaselineRun(
                 role="cosine-bow",
-                label="cosine-bow",
+                label="baseline",
                 order=1,
                 shown=tuple(s.key for s in self.measure_specs(ctx)),
                 files=run_files,

@@ -1,0 +1,200 @@
+"""The TREC family (TREC CAR 2017 style): ranked lists scored per qrels variant, as trec_eval."""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
+from typing import IO, Any
+
+from leaderboard.formats import trec as fmt
+from leaderboard.formats.compression import is_zip_or_tar
+from leaderboard.formats.issues import Issue
+from leaderboard.tables.model import MeasureSpec
+from leaderboard.tasks.definition import DefinitionError, TaskDefinition
+from leaderboard.tasks.families.base import (
+    BaselineRun,
+    Context,
+    Family,
+    MeasureResult,
+    RunInputs,
+    Verdict,
+)
+
+MEASURES = ("MAP", "R-Prec", "MRR")
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+class _TooLarge(Exception):
+    """The decompressed stream passed the configured cap."""
+
+
+@dataclass(frozen=True)
+class TrecGold:
+    """The topics and every loaded qrels variant of a set, with thresholds and format settings."""
+
+    topics: frozenset[str]
+    qrels: dict[str, fmt.Qrels]
+    thresholds: dict[str, int]
+    settings: fmt.TrecSettings
+
+
+def variants(ctx: Context) -> list[dict[str, Any]]:
+    """Return the set's qrels variants as the definition lists them."""
+    return list(ctx.set.options.get("variants", []))
+
+
+def trec_settings(definition: TaskDefinition) -> fmt.TrecSettings:
+    """Build the run-format settings from the definition's ``[format]`` table."""
+    known = {f.name for f in fields(fmt.TrecSettings)}
+    unknown = sorted(set(definition.format) - known)
+    if unknown:
+        raise DefinitionError(f"format.{unknown[0]}", f"unknown setting; known: {sorted(known)}")
+    return fmt.TrecSettings(**definition.format)
+
+
+def _lines(stream: IO[bytes], limit: int) -> Iterator[bytes]:
+    """Yield a (possibly gzipped) stream's physical lines, refusing more than ``limit`` bytes."""
+    stream.seek(0)
+    head = stream.read(2)
+    stream.seek(0)
+    source: IO[bytes] = gzip.GzipFile(fileobj=stream, mode="rb") if head == GZIP_MAGIC else stream
+    total = 0
+    for line in source:
+        total += len(line)
+        if total > limit:
+            raise _TooLarge
+        yield line
+
+
+class TrecFamily(Family):
+    """TREC run files; MAP, R-Prec and MRR per qrels variant with trec_eval 9.0.8 semantics."""
+
+    name = "trec"
+    file_roles = {"topics": True}
+
+    def check_definition(self, definition: TaskDefinition) -> None:
+        """Require variants with thresholds, known measures and valid format settings."""
+        if definition.table_style not in ("", "trec"):
+            raise DefinitionError("table_style", f"family trec uses table style 'trec', not {definition.table_style!r}")
+        if definition.baseline_recipes:
+            raise DefinitionError("baselines.recipes", "the trec family has no generated baselines")
+        trec_settings(definition)
+        for i, st in enumerate(definition.subtasks):
+            for j, s in enumerate(st.sets):
+                where = f"subtasks[{i}].sets[{j}].variants"
+                vs = s.options.get("variants")
+                if not vs:
+                    raise DefinitionError(where, "is required: the qrels variants with their thresholds")
+                for k, v in enumerate(vs):
+                    if not isinstance(v.get("threshold"), int):
+                        raise DefinitionError(f"{where}[{k}].threshold", "must be an integer grade")
+                    for m in MEASURES:
+                        if f"{v['slug']}/{m}" not in st.measures:
+                            raise DefinitionError(f"subtasks[{i}].measures", f"must list {v['slug']}/{m}")
+                if not any(f"qrels:{v['slug']}" in s.files for v in vs):
+                    raise DefinitionError(where, "at least one variant needs a qrels file")
+            for m in st.measures:
+                variant, _, measure = m.partition("/")
+                if measure not in MEASURES:
+                    raise DefinitionError(f"subtasks[{i}].measures", f"unknown measure {m!r}; use <variant>/{'|'.join(MEASURES)}")
+
+    def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
+        """Return MAP, R-Prec and MRR per variant with loaded qrels (all variants if unknown)."""
+        specs = []
+        for v in variants(ctx):
+            slug = str(v["slug"])
+            if ctx.loaded is not None and f"qrels:{slug}" not in ctx.loaded:
+                continue
+            for m in MEASURES:
+                key = f"{slug}/{m}"
+                specs.append(
+                    MeasureSpec(
+                        key=key,
+                        label=m,
+                        group=str(v.get("label", slug.title())),
+                        official=key == ctx.subtask.official_measure,
+                        stored_decimals=4,
+                        display_decimals=4,
+                    )
+                )
+        return specs
+
+    def run_fields(self, ctx: Context) -> list[str]:
+        """Return the single upload field."""
+        return ["file"]
+
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> TrecGold:
+        """Parse the topic list and every loaded qrels variant."""
+        settings = trec_settings(ctx.definition)
+        topics = frozenset(t for t in files["topics"].decode("ascii").split() if t)
+        qrels: dict[str, fmt.Qrels] = {}
+        thresholds: dict[str, int] = {}
+        for v in variants(ctx):
+            slug = str(v["slug"])
+            thresholds[slug] = int(v["threshold"])
+            data = files.get(f"qrels:{slug}")
+            if data is None:
+                continue
+            parsed, issues = fmt.parse_qrels(data, topics=topics, settings=settings)
+            if parsed is None:
+                errors = [i.message for i in issues if i.severity == "error"][:5]
+                raise ValueError(f"qrels {slug}: " + " ".join(errors))
+            qrels[slug] = parsed
+        return TrecGold(topics, qrels, thresholds, settings)
+
+    def validate(
+        self,
+        inputs: RunInputs,
+        gold: TrecGold,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict:
+        """Validate a run in one streaming pass (strict) or as trec_eval read it (lenient)."""
+        if "file" not in inputs:
+            return Verdict([Issue(None, "No run file was given.")], [])
+        stream = inputs["file"]
+        stream.seek(0)
+        if is_zip_or_tar(stream.read(512)):
+            return Verdict([Issue(None, "Archives (zip, tar) are not accepted; upload the run file or a .gz of it.")], [])
+        lines = _lines(stream, ctx.max_decompressed)
+        try:
+            if lenient:
+                run, errors, report = fmt.parse_lenient(lines)
+                return Verdict(errors, [], run if not errors else None, tuple(report), {"tolerances": report} if report else {})
+            run, errors, warnings = fmt.validate_run(
+                lines, topics=gold.topics, settings=gold.settings, form_run_name=options.get("run_name")
+            )
+        except _TooLarge:
+            mb = ctx.max_decompressed / (1024 * 1024)
+            return Verdict([Issue(None, f"The file is larger than {mb:,.0f} MB when decompressed.")], [])
+        except (OSError, EOFError, zlib.error):
+            return Verdict([Issue(None, "The file looks gzip-compressed but could not be decompressed.")], [])
+        report: dict[str, Any] = {}
+        if run is not None:
+            report["run_tag"] = run.tag
+        return Verdict(errors, warnings, run, (), report)
+
+    def score(self, parsed: fmt.TrecRun, gold: TrecGold) -> dict[str, MeasureResult]:
+        """Score against every loaded variant: means over all its queries, missing ones 0."""
+        out: dict[str, MeasureResult] = {}
+        for slug, qrels in gold.qrels.items():
+            values = fmt.score_run(parsed, qrels, gold.thresholds[slug])
+            for m in MEASURES:
+                v = values[m]
+                out[f"{slug}/{m}"] = MeasureResult(v, format(v, ".4f"), gold_role=f"qrels:{slug}")
+        return out
+
+    def table_options(self, gold: TrecGold) -> dict[str, Any]:
+        """Return the query counts and thresholds the table's footnotes state."""
+        return {
+            "query_counts": {slug: len(q.queries) for slug, q in gold.qrels.items()},
+            "thresholds": dict(gold.thresholds),
+        }
+
+    def baselines(self, gold: TrecGold, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
+        """Return no generated baseline: the server holds no corpus (organizers import one)."""
+        return []

@@ -22,8 +22,9 @@ from leaderboard.formats.cqa_score import parse_all_scores
 from leaderboard.formats.issues import Issue, summarise
 from leaderboard.services import accounts
 from leaderboard.services.baselines import add_baselines
-from leaderboard.services.catalog import install_presets, resolve
+from leaderboard.services.catalog import install_definition, install_presets, load_gold, resolve
 from leaderboard.services.errors import DomainError, NotFound, RunRejected
+from leaderboard.services.gold import RescoreReport, gold_target, rescore_set, set_gold
 from leaderboard.services.runs import Submission, Upload, submit_run
 from leaderboard.services.tables import live_table
 from leaderboard.storage import FileStore
@@ -307,7 +308,7 @@ def _import_one(
         target=target,
         slot=slot,
         upload=Upload(inputs, {k: path.name for k in inputs}),
-        name=name or slot,
+        name=name or "",
         description=description,
         via="cli",
         lenient=lenient,
@@ -458,6 +459,91 @@ def add_baselines_cmd(task: str, subtask: str, set_slug: str | None) -> None:
             click.echo(f"{run.label}: " + "  ".join(f"{m} {v}" for m, v in official.items()))
 
 
+@leaderboard_group.command("set-gold")
+@click.argument("task")
+@click.argument("subtask")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--set", "set_slug", help="Evaluation set, or for multi-part sets the part (e.g. headlines)."
+)
+@click.option("--variant", help="Qrels variant, e.g. lenient or manual.")
+@with_appcontext
+def set_gold_cmd(
+    task: str, subtask: str, file: str, set_slug: str | None, variant: str | None
+) -> None:
+    """Add or replace a gold file (or qrels variant) and re-score every run against it."""
+    path = Path(file)
+    with _session() as session:
+        try:
+            target, role = gold_target(session, task, subtask, set_slug, variant)
+            gold_file, report = set_gold(
+                session,
+                _store(),
+                _settings(),
+                target,
+                role,
+                path.read_bytes(),
+                path.name,
+                actor=_actor(),
+            )
+            refreshed = resolve(session, task, subtask, target.eval_set.slug)
+            gold, _files = load_gold(
+                session, _store(), refreshed, _settings().max_decompressed_bytes
+            )
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        click.echo(
+            f"Stored {role} version {gold_file.version} of {task} {subtask} ({target.eval_set.slug}), SHA-256 {gold_file.sha256}."
+        )
+        for line in refreshed.family.describe_gold(gold, role):
+            click.echo(f"    {line}")
+        _echo_rescore(report)
+
+
+def _echo_rescore(report: RescoreReport) -> None:
+    click.echo(f"Re-scored {report.rescored} run(s).")
+    for run_id, messages in report.failed.items():
+        click.echo(
+            f"    run {run_id} could not be re-scored (its previous scores stay current): {' '.join(messages)}"
+        )
+
+
+@leaderboard_group.command("rescore")
+@click.argument("task")
+@click.argument("subtask")
+@click.option("--set", "set_slug", help="Evaluation set (default: every set of the subtask).")
+@with_appcontext
+def rescore_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+    """Re-score every run of the subtask against its current gold; old scores stay in history."""
+    with _session() as session:
+        try:
+            base = resolve(session, task, subtask, set_slug)
+            slugs = [set_slug] if set_slug else [s.slug for s in base.subtask.eval_sets]
+            for slug in slugs:
+                target = resolve(session, task, subtask, slug)
+                click.echo(f"{task} {subtask} ({slug}):")
+                _echo_rescore(rescore_set(session, _store(), _settings(), target, actor=_actor()))
+        except DomainError as exc:
+            _fail(exc.message)
+
+
+@leaderboard_group.command("add-task")
+@click.argument("definition", type=click.Path(exists=True, dir_okay=False))
+@with_appcontext
+def add_task_cmd(definition: str) -> None:
+    """Host a new task (or update one) from a task definition file and its gold files."""
+    try:
+        d = load_definition_file(Path(definition))
+    except DefinitionError as exc:
+        _fail(f"the task definition was refused: {exc}", 2)
+        return
+    with _session() as session:
+        install_definition(session, _store(), d, actor=_actor())
+    subtasks = ", ".join(f"{s.slug} ({', '.join(x.slug for x in s.sets)})" for s in d.subtasks)
+    click.echo(f"Task {d.slug} is ready: subtasks {subtasks}.")
+
+
 @leaderboard_group.command("table")
 @click.argument("task")
 @click.argument("subtask")
@@ -474,7 +560,7 @@ def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official:
             target = resolve(session, task, subtask, set_slug)
             if official:
                 raise NotFound(f"{task} {subtask} has no frozen official table yet.")
-            table = live_table(session, target)
+            table = live_table(session, _store(), target)
         except DomainError as exc:
             _fail(exc.message)
             return

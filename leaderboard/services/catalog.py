@@ -35,10 +35,13 @@ class Target:
     definition: TaskDefinition
     subtask_def: SubtaskDef
     family: Family
+    loaded: frozenset[str]
 
-    def context(self, max_decompressed: int) -> Context:
+    def context(self, max_decompressed: int = 1 << 30) -> Context:
         """Return the family context for uploads into this target."""
-        return Context(self.definition, self.subtask_def, self.eval_set.slug, max_decompressed)
+        return Context(
+            self.definition, self.subtask_def, self.eval_set.slug, max_decompressed, self.loaded
+        )
 
 
 def install_definition(
@@ -143,7 +146,8 @@ def resolve(
     sd = definition.subtask(subtask.slug)
     if sd is None:
         raise NotFound(f"Subtask {subtask_slug!r} is not in the task definition.")
-    return Target(task, subtask, eval_set, definition, sd, get_family(definition.family))
+    loaded = frozenset(current_files(session, eval_set))
+    return Target(task, subtask, eval_set, definition, sd, get_family(definition.family), loaded)
 
 
 def current_files(session: Session, eval_set: EvalSet) -> dict[str, GoldFile]:
@@ -182,7 +186,7 @@ _cache = _GoldCache()
 
 
 def load_gold(
-    session: Session, store: FileStore, target: Target, max_decompressed: int
+    session: Session, store: FileStore, target: Target, max_decompressed: int = 1 << 30
 ) -> tuple[Any, dict[str, GoldFile]]:
     """Return the parsed gold of a target's set and the file rows it came from."""
     files = current_files(session, target.eval_set)

@@ -131,7 +131,7 @@ def check_and_score(
         gold,
         target.context(settings.max_decompressed_bytes),
         lenient=sub.lenient,
-        options=sub.options,
+        options={"run_name": sub.name or None, **sub.options},
     )
     if not verdict.ok:
         errors = verdict.errors or [Issue(None, "The run could not be read.")]

@@ -6,7 +6,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.models import Run
-from leaderboard.services.catalog import Target
+from leaderboard.services.catalog import Target, load_gold
+from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table
 
@@ -49,7 +50,7 @@ def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
     return Entry(
         kind="baseline" if run.kind == "baseline" else "run",
         team=run.team.name if run.team is not None else None,
-        run=run.name,
+        run=str(run.report.get("run_tag", run.name)),
         slot=run.slot if run.kind == "run" else None,
         values=values,
         late=run.late,
@@ -66,7 +67,9 @@ def _note(flags: list[str]) -> str | None:
     return "".join(markers) or None
 
 
-def live_table(session: Session, target: Target, *, include_late: bool = False) -> Table:
+def live_table(
+    session: Session, store: FileStore, target: Target, *, include_late: bool = False
+) -> Table:
     """Build the live table of a target's set in its task's table style."""
     definition = target.definition
     runs = active_runs(session, target)
@@ -87,6 +90,9 @@ def live_table(session: Session, target: Target, *, include_late: bool = False) 
         "include_late": include_late,
         **definition.table,
     }
+    if target.loaded:
+        gold, _files = load_gold(session, store, target)
+        options.update(target.family.table_options(gold))
     return build_table(
         definition.table_style,
         task=target.task.slug,

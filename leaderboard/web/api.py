@@ -100,4 +100,4 @@ def get_run(run_id: int) -> ResponseReturnValue:
 def table(task: str, subtask: str) -> ResponseReturnValue:
     """Return the results table as the caller may see it."""
     target = resolve(db(), task, subtask, request.args.get("set") or None)
-    return jsonify(table_to_dict(live_table(db(), target)))
+    return jsonify(table_to_dict(live_table(db(), store(), target)))

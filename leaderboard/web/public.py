@@ -8,7 +8,7 @@ from flask.typing import ResponseReturnValue
 from leaderboard.services.catalog import definition_of, list_tasks, resolve
 from leaderboard.services.tables import live_table
 from leaderboard.tables import exports
-from leaderboard.web.context import db
+from leaderboard.web.context import db, store
 
 bp = Blueprint("public", __name__)
 
@@ -40,7 +40,7 @@ def task_page(task: str) -> ResponseReturnValue:
 def results(task: str, subtask: str) -> ResponseReturnValue:
     """Show the live results table of a subtask's evaluation set."""
     target = resolve(db(), task, subtask, request.args.get("set") or None)
-    table = live_table(db(), target)
+    table = live_table(db(), store(), target)
     return render_template("public/results.html", target=target, table=table)
 
 
@@ -51,7 +51,7 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
         abort(404)
     target = resolve(db(), task, subtask, request.args.get("set") or None)
     mime, render = DOWNLOADS[ext]
-    body = render(live_table(db(), target))
+    body = render(live_table(db(), store(), target))
     name = f"{task}-{subtask}-{target.eval_set.slug}.{ext}"
     return Response(
         body, mimetype=mime, headers={"Content-Disposition": f'attachment; filename="{name}"'}

@@ -10,8 +10,9 @@ def get_family(name: str) -> Family:
     """Return the family called ``name``; raise DefinitionError for an unknown one."""
     from leaderboard.tasks.families.cqa import CqaFamily
     from leaderboard.tasks.families.sts import StsFamily
+    from leaderboard.tasks.families.trec import TrecFamily
 
-    families: dict[str, Family] = {"cqa": CqaFamily(), "sts": StsFamily()}
+    families: dict[str, Family] = {"cqa": CqaFamily(), "sts": StsFamily(), "trec": TrecFamily()}
     try:
         return families[name]
     except KeyError:

@@ -73,6 +73,8 @@ class Context:
     subtask: SubtaskDef
     set_slug: str
     max_decompressed: int = 1 << 30
+    #: Roles of the set's reference files currently loaded (None: not known, assume all).
+    loaded: frozenset[str] | None = None
 
     @property
     def set(self) -> SetDef:
@@ -139,6 +141,14 @@ class Family(ABC):
     @abstractmethod
     def score(self, parsed: Any, gold: Any) -> dict[str, MeasureResult]:
         """Score a validated run; keys are the table's measure keys."""
+
+    def describe_gold(self, gold: Any, role: str) -> list[str]:
+        """Return report lines for the organizer about one loaded reference file."""
+        return []
+
+    def table_options(self, gold: Any) -> dict[str, Any]:
+        """Return table-style options that depend on the gold (e.g. query counts)."""
+        return {}
 
     @abstractmethod
     def baselines(self, gold: Any, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:

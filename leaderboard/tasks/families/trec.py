@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import IO, Any
 
@@ -54,18 +54,26 @@ def trec_settings(definition: TaskDefinition) -> fmt.TrecSettings:
     return fmt.TrecSettings(**definition.format)
 
 
-def _lines(stream: IO[bytes], limit: int) -> Iterator[bytes]:
-    """Yield a (possibly gzipped) stream's physical lines, refusing more than ``limit`` bytes."""
-    stream.seek(0)
-    head = stream.read(2)
-    stream.seek(0)
-    source: IO[bytes] = gzip.GzipFile(fileobj=stream, mode="rb") if head == GZIP_MAGIC else stream
-    total = 0
-    for line in source:
-        total += len(line)
-        if total > limit:
+class _CappedReader:
+    """A (possibly gzipped) stream read in blocks, refusing more than ``limit`` bytes of content."""
+
+    def __init__(self, stream: IO[bytes], limit: int) -> None:
+        stream.seek(0)
+        head = stream.read(2)
+        stream.seek(0)
+        self._source: IO[bytes] = stream
+        if head == GZIP_MAGIC:
+            self._source = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
+        self._limit = limit
+        self._total = 0
+
+    def read(self, size: int = -1) -> bytes:
+        """Return the next block; raise _TooLarge once the cap is passed."""
+        block = self._source.read(size)
+        self._total += len(block)
+        if self._total > self._limit:
             raise _TooLarge
-        yield line
+        return block
 
 
 class TrecFamily(Family):
@@ -77,7 +85,10 @@ class TrecFamily(Family):
     def check_definition(self, definition: TaskDefinition) -> None:
         """Require variants with thresholds, known measures and valid format settings."""
         if definition.table_style not in ("", "trec"):
-            raise DefinitionError("table_style", f"family trec uses table style 'trec', not {definition.table_style!r}")
+            raise DefinitionError(
+                "table_style",
+                f"family trec uses table style 'trec', not {definition.table_style!r}",
+            )
         if definition.baseline_recipes:
             raise DefinitionError("baselines.recipes", "the trec family has no generated baselines")
         trec_settings(definition)
@@ -86,19 +97,26 @@ class TrecFamily(Family):
                 where = f"subtasks[{i}].sets[{j}].variants"
                 vs = s.options.get("variants")
                 if not vs:
-                    raise DefinitionError(where, "is required: the qrels variants with their thresholds")
+                    raise DefinitionError(
+                        where, "is required: the qrels variants with their thresholds"
+                    )
                 for k, v in enumerate(vs):
                     if not isinstance(v.get("threshold"), int):
                         raise DefinitionError(f"{where}[{k}].threshold", "must be an integer grade")
                     for m in MEASURES:
                         if f"{v['slug']}/{m}" not in st.measures:
-                            raise DefinitionError(f"subtasks[{i}].measures", f"must list {v['slug']}/{m}")
+                            raise DefinitionError(
+                                f"subtasks[{i}].measures", f"must list {v['slug']}/{m}"
+                            )
                 if not any(f"qrels:{v['slug']}" in s.files for v in vs):
                     raise DefinitionError(where, "at least one variant needs a qrels file")
             for m in st.measures:
                 variant, _, measure = m.partition("/")
                 if measure not in MEASURES:
-                    raise DefinitionError(f"subtasks[{i}].measures", f"unknown measure {m!r}; use <variant>/{'|'.join(MEASURES)}")
+                    raise DefinitionError(
+                        f"subtasks[{i}].measures",
+                        f"unknown measure {m!r}; use <variant>/{'|'.join(MEASURES)}",
+                    )
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
         """Return MAP, R-Prec and MRR per variant with loaded qrels (all variants if unknown)."""
@@ -159,24 +177,39 @@ class TrecFamily(Family):
         stream = inputs["file"]
         stream.seek(0)
         if is_zip_or_tar(stream.read(512)):
-            return Verdict([Issue(None, "Archives (zip, tar) are not accepted; upload the run file or a .gz of it.")], [])
-        lines = _lines(stream, ctx.max_decompressed)
+            return Verdict(
+                [
+                    Issue(
+                        None,
+                        "Archives (zip, tar) are not accepted; upload the run file or a .gz of it.",
+                    )
+                ],
+                [],
+            )
+        lines = _CappedReader(stream, ctx.max_decompressed)
         try:
             if lenient:
-                run, errors, report = fmt.parse_lenient(lines)
-                return Verdict(errors, [], run if not errors else None, tuple(report), {"tolerances": report} if report else {})
+                run, errors, tolerated = fmt.parse_lenient(lines)
+                info: dict[str, Any] = {"tolerances": tolerated} if tolerated else {}
+                if run is not None:
+                    info["run_tag"] = run.tag
+                return Verdict(errors, [], run if not errors else None, tuple(tolerated), info)
             run, errors, warnings = fmt.validate_run(
-                lines, topics=gold.topics, settings=gold.settings, form_run_name=options.get("run_name")
+                lines,
+                topics=gold.topics,
+                settings=gold.settings,
+                form_run_name=options.get("run_name"),
             )
         except _TooLarge:
             mb = ctx.max_decompressed / (1024 * 1024)
-            return Verdict([Issue(None, f"The file is larger than {mb:,.0f} MB when decompressed.")], [])
+            return Verdict(
+                [Issue(None, f"The file is larger than {mb:,.0f} MB when decompressed.")], []
+            )
         except (OSError, EOFError, zlib.error):
-            return Verdict([Issue(None, "The file looks gzip-compressed but could not be decompressed.")], [])
-        report: dict[str, Any] = {}
-        if run is not None:
-            report["run_tag"] = run.tag
-        return Verdict(errors, warnings, run, (), report)
+            return Verdict(
+                [Issue(None, "The file looks gzip-compressed but could not be decompressed.")], []
+            )
+        return Verdict(errors, warnings, run, (), {"run_tag": run.tag} if run is not None else {})
 
     def score(self, parsed: fmt.TrecRun, gold: TrecGold) -> dict[str, MeasureResult]:
         """Score against every loaded variant: means over all its queries, missing ones 0."""
@@ -188,6 +221,28 @@ class TrecFamily(Family):
                 out[f"{slug}/{m}"] = MeasureResult(v, format(v, ".4f"), gold_role=f"qrels:{slug}")
         return out
 
+    def describe_gold(self, gold: TrecGold, role: str) -> list[str]:
+        """Report a qrels variant: counts, grade histogram, queries scoring 0 by construction."""
+        slug = role.partition(":")[2]
+        if slug not in gold.qrels:
+            return []
+        r = fmt.qrels_report(gold.qrels[slug], gold.thresholds[slug])
+        hist = ", ".join(f"{g}: {n:,}" for g, n in r["grade_histogram"].items())
+        lines = [
+            f"{slug}: {r['lines']:,} judgments for {r['queries']:,} queries; grades {hist}; relevant iff grade ≥ {r['threshold']}.",
+        ]
+        if r["queries_without_relevant"]:
+            n = len(r["queries_without_relevant"])
+            lines.append(
+                f"{n:,} queries have no paragraph at or above the threshold; they score 0 (first: {r['queries_without_relevant'][0]!r})."
+            )
+        if r["queries_all_negative"]:
+            n = len(r["queries_all_negative"])
+            lines.append(
+                f"Warning: {n:,} queries have only negative grades; trec_eval 9.0.8 fails on runs that retrieve for them, we score them 0."
+            )
+        return lines
+
     def table_options(self, gold: TrecGold) -> dict[str, Any]:
         """Return the query counts and thresholds the table's footnotes state."""
         return {
@@ -195,6 +250,8 @@ class TrecFamily(Family):
             "thresholds": dict(gold.thresholds),
         }
 
-    def baselines(self, gold: TrecGold, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
+    def baselines(
+        self, gold: TrecGold, files: Mapping[str, bytes], ctx: Context
+    ) -> list[BaselineRun]:
         """Return no generated baseline: the server holds no corpus (organizers import one)."""
         return []

@@ -1,0 +1,204 @@
+"""Ranked-retrieval measures (AP, R-Prec, RR) with trec_eval 9.0.8 semantics, vectorised."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+_HASH_ROWS = 1 << 18
+
+
+def float32_order_key(scores: NDArray[Any]) -> NDArray[np.uint32]:
+    """Return uint32 keys that sort like the scores rounded to float32 (C ``float`` comparison)."""
+    # Adding +0.0 turns -0.0 into +0.0: C compares them equal, so they must share a key.
+    single = np.asarray(scores, dtype=np.float32) + np.float32(0.0)
+    bits = single.view(np.uint32)
+    negative = (bits >> np.uint32(31)).astype(bool)
+    return np.where(negative, ~bits, bits | np.uint32(0x80000000)).astype(np.uint32)
+
+
+def query_score_key(query_index: NDArray[Any], scores: NDArray[Any]) -> NDArray[np.int64]:
+    """Return int64 keys ordering lines by query ascending, then float32 score descending."""
+    key = np.asarray(query_index).astype(np.int64)
+    key <<= 32
+    key |= ~float32_order_key(scores)
+    return key
+
+
+def rank_order(
+    query_index: NDArray[Any], docids: NDArray[Any], scores: NDArray[Any]
+) -> NDArray[np.intp]:
+    """Return the permutation that ranks lines as trec_eval does.
+
+    Order: query index ascending, float32 score descending, document id descending bytewise
+    (trec_eval's reverse ``strcmp``). Query indices must be non-negative.
+    """
+    key = query_score_key(query_index, scores)
+    order = np.argsort(key, kind="stable")
+    sorted_key = key[order]
+    same = sorted_key[1:] == sorted_key[:-1]
+    del sorted_key
+    if not same.any():
+        return order
+    tied = np.zeros(len(order), dtype=bool)
+    tied[1:] |= same
+    tied[:-1] |= same
+    members = order[tied]
+    # Sorting by (-key, id) ascending and reversing gives key ascending, id descending; the
+    # tied slots of `order` hold exactly these groups in ascending key order.
+    inner = np.lexsort((docids[members], -key[members]))
+    order[tied] = members[inner[::-1]]
+    return order
+
+
+def pair_hash(
+    query_index: NDArray[Any], docids: NDArray[Any], width: int | None = None
+) -> NDArray[np.uint64]:
+    """Return a 64-bit hash of each (query index, document id) pair.
+
+    ``width`` pads ids to a common byte width so that arrays of different ``S`` widths hash
+    equal ids equally; it defaults to the array's own width. Equal hashes must still be
+    confirmed by comparing the pairs.
+    """
+    docids = np.ascontiguousarray(docids)
+    itemsize = max(docids.dtype.itemsize, width or 0, 1)
+    padded = -(-itemsize // 8) * 8
+    out = np.asarray(query_index).astype(np.uint64)
+    out *= _HASH_MULTIPLIER
+    if len(docids) == 0:
+        return out
+    for start in range(0, len(docids), _HASH_ROWS):
+        chunk = docids[start : start + _HASH_ROWS]
+        raw = chunk.view(np.uint8).reshape(len(chunk), chunk.dtype.itemsize)
+        if raw.shape[1] != padded:
+            grown = np.zeros((len(chunk), padded), dtype=np.uint8)
+            grown[:, : raw.shape[1]] = raw
+            raw = grown
+        words = raw.view("<u8")
+        h = out[start : start + len(chunk)]
+        for column in range(words.shape[1]):
+            h ^= words[:, column]
+            h *= _HASH_MULTIPLIER
+            h ^= h >> np.uint64(29)
+    return out
+
+
+def match_pairs(
+    query_index: NDArray[Any],
+    docids: NDArray[Any],
+    table_query: NDArray[Any],
+    table_docids: NDArray[Any],
+) -> NDArray[np.bool_]:
+    """Return, per (query, id) line, whether the pair occurs in the table of pairs."""
+    found = np.zeros(len(query_index), dtype=bool)
+    if len(query_index) == 0 or len(table_query) == 0:
+        return found
+    width = max(docids.dtype.itemsize, table_docids.dtype.itemsize)
+    table_hash = pair_hash(table_query, table_docids, width)
+    table_order = np.argsort(table_hash, kind="stable")
+    table_sorted = table_hash[table_order]
+    line_hash = pair_hash(query_index, docids, width)
+    pos = np.searchsorted(table_sorted, line_hash).clip(max=len(table_sorted) - 1)
+    hit = np.flatnonzero(table_sorted[pos] == line_hash)
+    candidate = table_order[pos[hit]]
+    confirmed = (np.asarray(table_query)[candidate] == np.asarray(query_index)[hit]) & (
+        table_docids[candidate] == docids[hit]
+    )
+    found[hit[confirmed]] = True
+    if (table_sorted[1:] == table_sorted[:-1]).any():
+        # A hash shared by different pairs: the first candidate may not be the matching one.
+        shared = set(table_sorted[1:][table_sorted[1:] == table_sorted[:-1]].tolist())
+        pairs = set(zip(np.asarray(table_query).tolist(), table_docids.tolist(), strict=True))
+        for i in hit[~confirmed].tolist():
+            if int(line_hash[i]) in shared:
+                found[i] = (int(query_index[i]), bytes(docids[i])) in pairs
+    return found
+
+
+def evaluate(
+    run_query: NDArray[Any],
+    run_docids: NDArray[Any],
+    run_scores: NDArray[Any],
+    qrels_query: NDArray[Any],
+    qrels_docids: NDArray[Any],
+    qrels_grades: NDArray[Any],
+    n_queries: int,
+    threshold: int,
+) -> dict[str, Any]:
+    """Score a run against one qrels variant with trec_eval 9.0.8 semantics (``-c``).
+
+    Inputs are parallel arrays: run lines (query index, ``S`` id, score) and judgments (query
+    index, ``S`` id, integer grade). Query indices run over ``0..n_queries-1``, the queries Q
+    of the qrels; run lines with index -1 (query not in the qrels) are ignored. Each query's
+    lines are ranked by float32 score descending, ties by id descending. A line is relevant iff
+    its pair is judged with grade >= ``threshold``; R_q counts those judgments; h(i) counts
+    relevant lines at ranks <= i; n_q is the number of lines of q:
+
+        AP_q    = (1/R_q) * sum_{i<=n_q} rel_i * h(i)/i
+        RPrec_q = h(min(R_q, n_q)) / R_q
+        RR_q    = 1 / min{i : rel_i = 1}
+
+    AP_q = RPrec_q = 0 when R_q = 0; RR_q = 0 when nothing relevant is retrieved. MAP, R-Prec
+    and MRR are means over all n_queries (absent queries score 0); ``present_means`` averages
+    over queries with at least one line only (trec_eval's default without ``-c``).
+    """
+    query = np.asarray(run_query)
+    docids = np.asarray(run_docids)
+    scores = np.asarray(run_scores)
+    keep = (query >= 0) & (query < n_queries)
+    if not keep.all():
+        query, docids, scores = query[keep], docids[keep], scores[keep]
+    del keep
+
+    qrels_query = np.asarray(qrels_query)
+    relevant_pair = (np.asarray(qrels_grades) >= threshold) & (qrels_query >= 0)
+    rel_query = qrels_query[relevant_pair].astype(np.int64)
+    n_relevant = np.bincount(rel_query, minlength=n_queries)[:n_queries]
+    is_rel = match_pairs(query, docids, rel_query, np.asarray(qrels_docids)[relevant_pair])
+
+    n_retrieved = np.bincount(query, minlength=n_queries)[:n_queries]
+    order = rank_order(query, docids, scores)
+    # Only relevant lines contribute, so ranks and h(i) are computed at those positions alone.
+    rel_at = np.flatnonzero(is_rel[order])
+    rel_query = query[order[rel_at]]
+    del order
+    group_start = np.cumsum(n_retrieved) - n_retrieved
+    rel_rank = rel_at - group_start[rel_query] + 1
+    rel_retrieved = np.bincount(rel_query, minlength=n_queries)
+    hits = np.arange(1, len(rel_at) + 1) - (np.cumsum(rel_retrieved) - rel_retrieved)[rel_query]
+
+    safe_r = np.maximum(n_relevant, 1)
+    ap = np.bincount(rel_query, weights=hits / rel_rank, minlength=n_queries)
+    within_r = rel_rank <= n_relevant[rel_query]
+    r_hits = np.bincount(rel_query[within_r], minlength=n_queries)
+    rr = np.zeros(n_queries)
+    first_query, first_at = np.unique(rel_query, return_index=True)
+    rr[first_query] = 1.0 / rel_rank[first_at]
+
+    per_query = {
+        "AP": np.where(n_relevant > 0, ap / safe_r, 0.0),
+        "R-Prec": np.where(n_relevant > 0, r_hits / safe_r, 0.0),
+        "RR": rr,
+        "relevant": n_relevant,
+        "retrieved": n_retrieved,
+    }
+    present = n_retrieved > 0
+    n_present = int(present.sum())
+    columns = {"MAP": "AP", "R-Prec": "R-Prec", "MRR": "RR"}
+    means = {
+        m: float(per_query[c].sum() / n_queries) if n_queries else 0.0 for m, c in columns.items()
+    }
+    present_means = {
+        m: float(per_query[c][present].sum() / n_present) if n_present else 0.0
+        for m, c in columns.items()
+    }
+    return {
+        **means,
+        "per_query": per_query,
+        "n_queries": n_queries,
+        "n_present": n_present,
+        "present_means": present_means,
+    }

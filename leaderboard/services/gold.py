@@ -1,0 +1,204 @@
+"""Replace or add reference files (gold, qrels variants) and re-score the runs of a set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import IO
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session, selectinload
+
+from leaderboard.config import Settings
+from leaderboard.models import GoldFile, Run
+from leaderboard.services.audit import record
+from leaderboard.services.catalog import Target, current_files, load_gold, resolve
+from leaderboard.services.errors import InvalidInput, NotFound
+from leaderboard.services.runs import score_rows
+from leaderboard.storage import FileStore
+
+
+@dataclass
+class RescoreReport:
+    """What a re-scoring did: runs re-scored, and runs that could not be (with why)."""
+
+    rescored: int = 0
+    failed: dict[int, list[str]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def gold_target(
+    session: Session, task: str, subtask: str, set_or_part: str | None, variant: str | None
+) -> tuple[Target, str]:
+    """Resolve ``--set``/``--variant`` to a target set and the role of the file to replace.
+
+    ``--set`` names an evaluation set (``test``) or, for multi-part sets, a part (``headlines``);
+    ``--variant`` names a qrels variant (``manual``).
+    """
+    try:
+        target = resolve(session, task, subtask, set_or_part)
+        part = None
+    except NotFound:
+        base = resolve(session, task, subtask)
+        owner = next(
+            (
+                s.slug
+                for s in base.subtask_def.sets
+                for p in s.options.get("parts", [])
+                if p["slug"] == set_or_part
+            ),
+            None,
+        )
+        if owner is None:
+            raise
+        target, part = resolve(session, task, subtask, owner), set_or_part
+    ctx = target.context()
+    if variant is not None:
+        known = [str(v["slug"]) for v in ctx.set.options.get("variants", [])]
+        if variant not in known:
+            raise InvalidInput(
+                f"Unknown qrels variant {variant!r}; this set has {', '.join(known) or 'none'}."
+            )
+        return target, f"qrels:{variant}"
+    if part is not None:
+        return target, f"gold:{part}"
+    if "gold" in target.family.file_roles:
+        return target, "gold"
+    parts = [str(p["slug"]) for p in ctx.set.options.get("parts", [])]
+    if parts:
+        raise InvalidInput(f"Name the part whose gold to replace with --set ({', '.join(parts)}).")
+    raise InvalidInput("Name the qrels variant with --variant.")
+
+
+def set_gold(
+    session: Session,
+    store: FileStore,
+    settings: Settings,
+    target: Target,
+    role: str,
+    data: bytes,
+    filename: str,
+    *,
+    actor: str,
+) -> tuple[GoldFile, RescoreReport]:
+    """Check and store a new version of a reference file, then re-score every run of the set.
+
+    The previous version stays (no longer current) and the runs' previous scores stay in history.
+    """
+    files = current_files(session, target.eval_set)
+    contents = {r: store.read(g.storage_key) for r, g in files.items()}
+    contents[role] = data
+    ctx = target.context(settings.max_decompressed_bytes)
+    try:
+        target.family.load_gold(contents, ctx)
+    except (ValueError, KeyError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"The new {role} file was refused: {exc}") from exc
+    key, sha = store.put(data)
+    previous = files.get(role)
+    if previous is not None and previous.sha256 == sha:
+        raise InvalidInput(f"The {role} file is unchanged (SHA-256 {sha[:12]}…); nothing to do.")
+    version = (
+        session.scalar(
+            select(func.max(GoldFile.version)).where(
+                GoldFile.eval_set_id == target.eval_set.id, GoldFile.role == role
+            )
+        )
+        or 0
+    ) + 1
+    if previous is not None:
+        previous.active_key = None
+        session.flush()
+    gold = GoldFile(
+        eval_set_id=target.eval_set.id,
+        role=role,
+        version=version,
+        sha256=sha,
+        storage_key=key,
+        filename=filename[:255],
+        active_key=f"{target.eval_set.id}:{role}",
+        created_by=actor,
+    )
+    session.add(gold)
+    record(
+        session,
+        actor,
+        "set-gold",
+        task=target.task.slug,
+        subtask=target.subtask.slug,
+        set=target.eval_set.slug,
+        role=role,
+        version=version,
+        sha256=sha,
+        previous_sha256=previous.sha256 if previous is not None else None,
+    )
+    session.commit()
+    refreshed = resolve(session, target.task.slug, target.subtask.slug, target.eval_set.slug)
+    report = rescore_set(
+        session, store, settings, refreshed, actor=actor, reason=f"set-gold {role} v{version}"
+    )
+    return gold, report
+
+
+def _inputs(store: FileStore, run: Run) -> dict[str, IO[bytes]]:
+    return {name: store.path(meta["key"]).open("rb") for name, meta in run.files.items()}
+
+
+def rescore_set(
+    session: Session,
+    store: FileStore,
+    settings: Settings,
+    target: Target,
+    *,
+    actor: str,
+    reason: str = "rescore",
+) -> RescoreReport:
+    """Re-score every run of a set (replaced ones too) against the current reference files."""
+    gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+    ctx = target.context(settings.max_decompressed_bytes)
+    runs = session.scalars(
+        select(Run)
+        .where(Run.eval_set_id == target.eval_set.id)
+        .options(selectinload(Run.scores))
+        .order_by(Run.id)
+    ).all()
+    report = RescoreReport()
+    for run in runs:
+        inputs = _inputs(store, run)
+        try:
+            verdict = target.family.validate(
+                inputs,
+                gold,
+                ctx,
+                lenient=run.lenient,
+                options={"resort": run.report.get("resort", False)},
+            )
+        finally:
+            for stream in inputs.values():
+                stream.close()
+        if not verdict.ok:
+            report.failed[run.id] = [i.message for i in verdict.errors[:5]]
+            run.report = {**run.report, "rescore_error": report.failed[run.id]}
+            continue
+        results = target.family.score(verdict.parsed, gold)
+        for s in run.scores:
+            s.current = False
+        run.scores.extend(score_rows(results, gold_files))
+        run.report = {
+            **{k: v for k, v in run.report.items() if k != "rescore_error"},
+            "gold_files": {
+                r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()
+            },
+        }
+        report.rescored += 1
+    record(
+        session,
+        actor,
+        "rescore",
+        task=target.task.slug,
+        subtask=target.subtask.slug,
+        set=target.eval_set.slug,
+        reason=reason,
+        rescored=report.rescored,
+        failed=sorted(report.failed),
+    )
+    session.commit()
+    return report

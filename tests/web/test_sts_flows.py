@@ -1,0 +1,194 @@
+"""STS 2016 through the API, the form and the CLI: multi-file runs, archives, baseline rank."""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import zipfile
+from pathlib import Path
+
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+
+from tests.conftest import csrf_from, login
+from tests.runs import make_participant, token_for
+
+PRESET = (
+    Path(__file__).resolve().parents[2] / "leaderboard" / "tasks" / "presets" / "semeval2016-task1"
+)
+EN_SETS = ("answer-answer", "headlines", "plagiarism", "postediting", "question-question")
+API_EN = "/api/v1/tasks/semeval2016-task1/en/runs"
+
+
+def gold_as_output(slug: str, unscored: str = "0") -> bytes:
+    """Write the gold value on scored lines and a constant on unscored ones."""
+    lines = (PRESET / "english" / f"STS2016.gs.{slug}.txt").read_text().splitlines()
+    return ("\n".join(v if v else unscored for v in lines) + "\n").encode()
+
+
+def noisy_output(slug: str) -> bytes:
+    """Return a run correlated with, but not equal to, the gold."""
+    lines = (PRESET / "english" / f"STS2016.gs.{slug}.txt").read_text().splitlines()
+    return (
+        "\n".join(f"{(float(v) if v else 2.5) + (i % 7) * 0.3:.3f}" for i, v in enumerate(lines))
+        + "\n"
+    ).encode()
+
+
+def post(client: FlaskClient, token: str, files: dict[str, bytes], slot: str = "run1"):  # type: ignore[no-untyped-def]
+    data: dict[str, object] = {"slot": slot, "name": f"sys-{slot}"}
+    for field, content in files.items():
+        data[field] = (io.BytesIO(content), f"STS2016.OUTPUT.{field}.txt")
+    return client.post(
+        API_EN,
+        data=data,
+        headers={"Authorization": f"Bearer {token}"},
+        content_type="multipart/form-data",
+    )
+
+
+def test_api_upload_one_field_per_set(app: Flask, client: FlaskClient) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    resp = post(client, token, {s: gold_as_output(s) for s in EN_SETS})
+    assert resp.status_code == 201, resp.get_json()
+    assert resp.get_json()["official"] == {k: "1.00000" for k in ("ALL", *EN_SETS)}
+
+
+def test_api_upload_as_zip_and_tar_gz(app: Flask, client: FlaskClient) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for s in EN_SETS:
+            z.writestr(f"out/STS2016.OUTPUT.{s}.txt", gold_as_output(s))
+    assert post(client, token, {"archive": buf.getvalue()}).status_code == 201
+    tbuf = io.BytesIO()
+    with tarfile.open(fileobj=tbuf, mode="w:gz") as t:
+        for s in EN_SETS:
+            data = gold_as_output(s)
+            info = tarfile.TarInfo(f"SYSTEM_OUT.{s}.txt")
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    resp = post(client, token, {"archive": tbuf.getvalue()}, slot="run2")
+    assert resp.status_code == 201, resp.get_json()
+
+
+def test_archive_with_path_traversal_is_refused(app: Flask, client: FlaskClient) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        z.writestr("../../etc/STS2016.OUTPUT.headlines.txt", b"1\n")
+    resp = post(client, token, {"archive": buf.getvalue()})
+    assert resp.status_code == 422
+    assert any("../" in i["message"] or "path" in i["message"] for i in resp.get_json()["issues"])
+
+
+def test_missing_set_and_filtered_multisource_are_named(app: Flask, client: FlaskClient) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    files = {s: gold_as_output(s) for s in EN_SETS if s != "headlines"}
+    resp = post(client, token, files)
+    assert resp.status_code == 422
+    assert {"line": None, "message": "headlines: no output file was given."} in resp.get_json()[
+        "issues"
+    ]
+    short = {
+        **{s: gold_as_output(s) for s in EN_SETS},
+        "plagiarism": gold_as_output("plagiarism") + b"3\n",
+    }
+    resp = post(client, token, short)
+    messages = [i["message"] for i in resp.get_json()["issues"]]
+    assert resp.status_code == 422
+    assert any(
+        m.startswith(
+            "plagiarism: expected 1,271 lines (one per pair of STS2016.input.plagiarism.txt), found 1,272."
+        )
+        for m in messages
+    )
+
+
+def test_multisource_filtered_file_is_refused_with_the_hint(
+    app: Flask, client: FlaskClient
+) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    news = (PRESET / "crosslingual" / "STS.gs.news.txt").read_bytes()
+    multi = (PRESET / "crosslingual" / "STS.gs.multisource.txt").read_bytes()
+    resp = client.post(
+        "/api/v1/tasks/semeval2016-task1/es-en/runs",
+        data={
+            "slot": "run1",
+            "news": (io.BytesIO(news), "n.txt"),
+            "multisource": (io.BytesIO(multi), "m.txt"),
+        },
+        headers={"Authorization": f"Bearer {token}"},
+        content_type="multipart/form-data",
+    )
+    assert resp.status_code == 422
+    assert any(
+        "multisource: expected 2,973 lines" in i["message"]
+        and "Submit the unfiltered output" in i["message"]
+        for i in resp.get_json()["issues"]
+    )
+
+
+def test_form_upload_with_one_file_per_set(app: Flask, client: FlaskClient) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    login(client, "alice@example.org", "correct horse battery")
+    page = client.get("/tasks/semeval2016-task1/en/submit")
+    html = page.get_data(as_text=True)
+    for s in EN_SETS:
+        assert f'name="{s}"' in html
+    data: dict[str, object] = {
+        "csrf_token": csrf_from(html),
+        "eval_set": "test",
+        "slot": "run2",
+        "name": "form-run",
+    }
+    for s in EN_SETS:
+        data[s] = (io.BytesIO(gold_as_output(s)), f"{s}.txt")
+    data["archive"] = (io.BytesIO(b""), "")
+    resp = client.post(
+        "/tasks/semeval2016-task1/en/submit", data=data, content_type="multipart/form-data"
+    )
+    assert resp.status_code == 302, resp.get_data(as_text=True)[:2000]
+    page = client.get(resp.headers["Location"]).get_data(as_text=True)
+    assert page.count(">1.00000<") == 6
+
+
+def test_baseline_is_ranked_as_if_with_a_dagger(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner
+) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    assert post(client, token, {s: gold_as_output(s) for s in EN_SETS}).status_code == 201
+    assert (
+        post(client, token, {s: noisy_output(s) for s in EN_SETS}, slot="run2").status_code == 201
+    )
+    result = runner.invoke(args=["leaderboard", "add-baselines", "semeval2016-task1", "en"])
+    assert result.exit_code == 0, result.output
+    table = json.loads(
+        runner.invoke(
+            args=["leaderboard", "table", "semeval2016-task1", "en", "--format", "json"]
+        ).output
+    )
+    rows = [
+        (r["team"], r["run"], r["rank"], r["rank_marker"], r["team_rank"]) for r in table["rows"]
+    ]
+    baseline = next(r for r in table["rows"] if r["kind"] == "baseline")
+    overall = [r["cells"]["ALL"]["value"] for r in table["rows"]]
+    assert overall == sorted(overall, reverse=True)
+    # The baseline's as-if rank is 1 + the number of on-time runs above it; it displaces nobody.
+    above = sum(
+        1
+        for r in table["rows"]
+        if r["kind"] == "run" and r["cells"]["ALL"]["value"] > baseline["cells"]["ALL"]["value"]
+    )
+    assert baseline["rank"] == above + 1 and baseline["rank_marker"] == "†"
+    assert rows[0] == ("Aurora", "sys-run1", 1, "", 1)
+    assert baseline["label"] == "baseline" and baseline["run"] == "cosine-bow"
+    page = client.get("/tasks/semeval2016-task1/en").get_data(as_text=True)
+    assert "baseline" in page and "†" in page

@@ -9,6 +9,7 @@ import secrets
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from flask import current_app
 from flask.cli import with_appcontext
 from sqlalchemy.orm import Session
 
+from leaderboard.clock import parse_instant
 from leaderboard.config import Settings, load_settings
 from leaderboard.formats.cqa_score import parse_all_scores
 from leaderboard.formats.issues import Issue, summarise
@@ -24,7 +26,10 @@ from leaderboard.services import accounts
 from leaderboard.services.baselines import add_baselines
 from leaderboard.services.catalog import install_definition, install_presets, load_gold, resolve
 from leaderboard.services.errors import DomainError, NotFound, RunRejected
+from leaderboard.services.freeze import freeze, frozen_of, verify
 from leaderboard.services.gold import RescoreReport, gold_target, rescore_set, set_gold
+from leaderboard.services.listing import LISTING_FORMATS, run_listing
+from leaderboard.services.phases import PhaseChange, show_time, upsert_phase
 from leaderboard.services.runs import Submission, Upload, submit_run
 from leaderboard.services.tables import live_table
 from leaderboard.storage import FileStore
@@ -316,7 +321,7 @@ def _import_one(
     )
     label = f"{team_name}/{path.name}"
     try:
-        run = submit_run(session, _store(), _settings(), sub, user=None, team=team)
+        run = submit_run(session, _store(), _settings(), sub, user=None, team=team, now=_now())
     except RunRejected as exc:
         click.echo(f"REJECTED {label}: {exc.message}")
         for issue in exc.issues:
@@ -551,21 +556,177 @@ def add_task_cmd(definition: str) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="md", show_default=True
 )
-@click.option("--official", is_flag=True, help="Print the frozen official table.")
+@click.option(
+    "--official", is_flag=True, help="Print the frozen official table, exactly as frozen."
+)
 @with_appcontext
 def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official: bool) -> None:
-    """Print the ranking table."""
+    """Print the ranking table: live (late and corrected runs marked), or the frozen official one."""
     with _session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
             if official:
-                raise NotFound(f"{task} {subtask} has no frozen official table yet.")
-            table = live_table(session, _store(), target)
+                snapshot = frozen_of(session, target)
+                if snapshot is None:
+                    raise NotFound(
+                        f"{task} {subtask} ({target.eval_set.slug}) has no frozen official table yet."
+                    )
+                text = snapshot.renders["tex" if fmt == "latex" else fmt]
+            else:
+                text = FORMATS[fmt](live_table(session, _store(), target))
         except DomainError as exc:
             _fail(exc.message)
             return
-        text = FORMATS[fmt](table)
         click.echo(text, nl=not text.endswith("\n"))
+
+
+def _parse_time(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_instant(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+@leaderboard_group.command("phase")
+@click.argument("task")
+@click.argument("subtask")
+@click.argument("name")
+@click.option(
+    "--set",
+    "set_slug",
+    help="Evaluation set the phase scores (default: the subtask's default set).",
+)
+@click.option("--start", help="Start, ISO 8601 with a zone, e.g. 2016-01-10T00:00:00Z.")
+@click.option("--end", help="Deadline, ISO 8601 with a zone, e.g. 2016-01-31T23:59:00-12:00.")
+@click.option(
+    "--late/--no-late", default=None, help="Accept late runs after the deadline (marked late)."
+)
+@click.option(
+    "--corrections/--no-corrections",
+    default=None,
+    help="Accept corrected runs after the deadline (marked corrected).",
+)
+@click.option(
+    "--results",
+    type=click.Choice(["hidden", "visible"]),
+    help="Hide results until released, or release them.",
+)
+@click.option("--daily-quota", type=int, help="Runs per team per UTC day (0: no quota).")
+@click.option("--total-quota", type=int, help="Runs per team in the phase (0: no quota).")
+@with_appcontext
+def phase_cmd(
+    task: str,
+    subtask: str,
+    name: str,
+    set_slug: str | None,
+    start: str | None,
+    end: str | None,
+    late: bool | None,
+    corrections: bool | None,
+    results: str | None,
+    daily_quota: int | None,
+    total_quota: int | None,
+) -> None:
+    """Create or update a phase; times are stored in UTC and shown with their zone."""
+    change = PhaseChange(
+        set_slug=set_slug,
+        start=_parse_time(start, "--start"),
+        end=_parse_time(end, "--end"),
+        late=late,
+        corrections=corrections,
+        results=results,
+        daily_quota=daily_quota,
+        total_quota=total_quota,
+    )
+    zone = _settings().display_timezone
+    with _session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            phase = upsert_phase(session, target, name, change, actor=_actor(), now=_now())
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        window = " to ".join(
+            show_time(t, zone) if t else "open" for t in (phase.starts_at, phase.ends_at)
+        )
+        click.echo(
+            f"Phase {phase.name} of {task} {subtask} on the {phase.eval_set.slug} set: {window}; "
+            f"late runs {'accepted' if phase.late_allowed else 'refused'}; "
+            f"corrections {'accepted' if phase.corrections_allowed else 'refused'}; "
+            f"results {'hidden' if phase.results_hidden else 'visible'}; "
+            f"quota {phase.daily_quota or 'none'} per day, {phase.total_quota or 'none'} in total."
+        )
+
+
+@leaderboard_group.command("freeze")
+@click.argument("task")
+@click.argument("subtask")
+@click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
+@with_appcontext
+def freeze_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+    """Freeze the official ranking: an immutable snapshot with the hashes to verify it."""
+    with _session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            snapshot = freeze(session, _store(), _settings(), target, actor=_actor(), now=_now())
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        click.echo(
+            f"Frozen {task} {subtask} ({target.eval_set.slug}) at {snapshot.frozen_at.isoformat()}: "
+            f"{len(snapshot.manifest['runs'])} rows; snapshot SHA-256 {snapshot.manifest_sha256}."
+        )
+
+
+@leaderboard_group.command("verify")
+@click.argument("task")
+@click.argument("subtask")
+@click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
+@with_appcontext
+def verify_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+    """Re-score the frozen runs from the stored files and gold; exit 1 on any difference."""
+    with _session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            report = verify(session, _store(), _settings(), target)
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+    for line in report.differences:
+        click.echo(f"DIFFERENCE: {line}")
+    if not report.ok:
+        click.echo(
+            f"The frozen table of {task} {subtask} could NOT be confirmed ({len(report.differences)} differences)."
+        )
+        sys.exit(1)
+    click.echo(
+        f"Verified: {report.checked_runs} frozen rows re-score to the snapshot; hashes match."
+    )
+
+
+@leaderboard_group.command("runs")
+@click.argument("task")
+@click.argument("subtask")
+@click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(LISTING_FORMATS)), default="md", show_default=True
+)
+@with_appcontext
+def runs_cmd(task: str, subtask: str, set_slug: str | None, fmt: str) -> None:
+    """Print the per-team run listing with the systems' descriptions (for the paper)."""
+    with _session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        click.echo(LISTING_FORMATS[fmt](run_listing(session, target)), nl=False)
+
+
+def _now() -> datetime:
+    return _ext()["clock"].now()
 
 
 def main() -> None:

@@ -116,6 +116,61 @@ class EvalSet(Base):
     )
 
 
+class Phase(Base):
+    """A phase of a subtask (trial, dev, test): its set, window, visibility, quotas and late rules."""
+
+    __tablename__ = "phases"
+    __table_args__ = (UniqueConstraint("subtask_id", "name"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    subtask_id: Mapped[int] = mapped_column(ForeignKey("subtasks.id", ondelete="CASCADE"))
+    name: Mapped[str] = mapped_column(String(64))
+    eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="CASCADE"))
+    starts_at: Mapped[datetime | None]
+    ends_at: Mapped[datetime | None]
+    late_allowed: Mapped[bool] = mapped_column(Boolean, default=False)
+    corrections_allowed: Mapped[bool] = mapped_column(Boolean, default=False)
+    results_hidden: Mapped[bool] = mapped_column(Boolean, default=False)
+    released_at: Mapped[datetime | None]
+    daily_quota: Mapped[int | None] = mapped_column(Integer)
+    total_quota: Mapped[int | None] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    subtask: Mapped[Subtask] = relationship()
+    eval_set: Mapped[EvalSet] = relationship()
+
+
+class QuotaUsage(Base):
+    """How many accepted runs a team has used of a phase's quota, per UTC day or in total."""
+
+    __tablename__ = "quota_usage"
+    __table_args__ = (UniqueConstraint("phase_id", "team_id", "period"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id", ondelete="CASCADE"))
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    period: Mapped[str] = mapped_column(String(16))  # "total" or a UTC date "2016-01-31"
+    used: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class FrozenTable(Base):
+    """The official ranking of a subtask's set, stored as displayed; immutable (a trigger refuses changes)."""
+
+    __tablename__ = "frozen_tables"
+    __table_args__ = (UniqueConstraint("subtask_id", "eval_set_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    subtask_id: Mapped[int] = mapped_column(ForeignKey("subtasks.id", ondelete="RESTRICT"))
+    eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="RESTRICT"))
+    frozen_at: Mapped[datetime]
+    frozen_by: Mapped[str] = mapped_column(String(320))
+    # The Table JSON as displayed, each export rendered at freeze time, and what produced them.
+    table: Mapped[dict[str, Any]]
+    renders: Mapped[dict[str, Any]]
+    manifest: Mapped[dict[str, Any]]
+    manifest_sha256: Mapped[str] = mapped_column(String(64))
+
+
 class GoldFile(Base):
     """One version of a reference file of a set (gold labels, qrels variant, mapping, input)."""
 
@@ -222,6 +277,7 @@ class Run(Base):
     report: Mapped[dict[str, Any]] = mapped_column(default=dict)
     submitted_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     submitted_via: Mapped[str] = mapped_column(String(16), default="web")  # web | api | cli
+    phase_id: Mapped[int | None] = mapped_column(ForeignKey("phases.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     replaced_at: Mapped[datetime | None]
     replaced_by_id: Mapped[int | None] = mapped_column(ForeignKey("runs.id", ondelete="SET NULL"))
@@ -230,6 +286,7 @@ class Run(Base):
     eval_set: Mapped[EvalSet] = relationship()
     team: Mapped[Team | None] = relationship()
     submitted_by: Mapped[User | None] = relationship(foreign_keys=[submitted_by_id])
+    phase: Mapped[Phase | None] = relationship()
     scores: Mapped[list[Score]] = relationship(
         back_populates="run", cascade="all, delete-orphan", order_by="Score.id"
     )

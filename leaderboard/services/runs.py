@@ -6,6 +6,7 @@ import hashlib
 import io
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import IO, Any
 
 from sqlalchemy import select
@@ -19,6 +20,14 @@ from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.audit import record
 from leaderboard.services.catalog import Target, load_gold
 from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound, RunRejected
+from leaderboard.services.phases import (
+    Admission,
+    admit,
+    check_quota,
+    claim_quota,
+    current_phase,
+    prepare_quota,
+)
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import MeasureResult
 
@@ -154,6 +163,7 @@ def submit_run(
     *,
     user: User | None,
     team: Team | None = None,
+    now: datetime | None = None,
 ) -> Run:
     """Validate, store, score and slot a run; replace the slot's previous run, keeping it.
 
@@ -179,8 +189,17 @@ def submit_run(
         )
     name = _clean_text(sub.name, "run name", MAX_NAME) or sub.slot
     description = _clean_text(sub.description, "description", MAX_DESCRIPTION)
+    now = now or utcnow()
+    participant = user is not None and user.role == "participant"
+    if participant:
+        admission = admit(session, target, team, sub.slot, now, settings.display_timezone)
+        check_quota(session, admission.phase, team, now)
+    else:
+        admission = Admission(current_phase(session, target.subtask, now))
 
     _parsed, results, warnings, report, gold_files = check_and_score(session, store, settings, sub)
+    if participant:
+        prepare_quota(session, admission.phase, team, now)
 
     stored = store_inputs(store, sub.upload)
     report["gold_files"] = {
@@ -203,10 +222,16 @@ def submit_run(
             report=report,
             submitted_by_id=user.id if user is not None else None,
             submitted_via=sub.via,
+            phase_id=admission.phase.id if admission.phase is not None else None,
+            late=admission.late,
+            corrected=admission.corrected,
+            created_at=now,
             scores=score_rows(results, gold_files),
         )
 
     def audit(run: Run) -> None:
+        if participant:
+            claim_quota(session, admission.phase, team, now)
         if user is None or user.is_organizer:
             record(
                 session,
@@ -253,6 +278,9 @@ def place_run(
             return run
         except IntegrityError:
             session.rollback()
+        except BaseException:
+            session.rollback()
+            raise
     raise Conflict("Another upload into this slot happened at the same moment; please try again.")
 
 

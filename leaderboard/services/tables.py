@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
+
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
@@ -10,23 +13,6 @@ from leaderboard.services.catalog import Target, load_gold
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table
-
-
-def active_runs(session: Session, target: Target) -> list[Run]:
-    """Return the active runs and baselines of a target's set, with teams and scores loaded."""
-    return list(
-        session.scalars(
-            select(Run)
-            .where(
-                Run.subtask_id == target.subtask.id,
-                Run.eval_set_id == target.eval_set.id,
-                Run.status == "active",
-            )
-            .options(selectinload(Run.scores), selectinload(Run.team))
-            .order_by(Run.id)
-        )
-    )
-
 
 #: Score flags shown as cell notes: flag -> (marker, footnote text).
 FLAG_NOTES = {
@@ -38,6 +24,58 @@ FLAG_NOTES = {
 }
 
 
+@dataclass(frozen=True)
+class TableInputs:
+    """What a table is built from: its entries and the style options."""
+
+    entries: list[Entry]
+    options: dict[str, Any]
+
+
+def _runs(session: Session, target: Target, *conditions: Any) -> list[Run]:
+    return list(
+        session.scalars(
+            select(Run)
+            .where(
+                Run.subtask_id == target.subtask.id,
+                Run.eval_set_id == target.eval_set.id,
+                *conditions,
+            )
+            .options(selectinload(Run.scores), selectinload(Run.team))
+            .order_by(Run.id)
+        )
+    )
+
+
+def active_runs(session: Session, target: Target) -> list[Run]:
+    """Return the active runs and baselines of a target's set, with teams and scores loaded."""
+    return _runs(session, target, Run.status == "active")
+
+
+def official_runs(session: Session, target: Target) -> list[Run]:
+    """Return what the official ranking ranks: each slot's last on-time run, and the baselines.
+
+    A late or corrected run never displaces the on-time run it replaced in the official table.
+    """
+    latest: dict[tuple[int | None, str], Run] = {}
+    for run in _runs(session, target):
+        if run.kind == "baseline":
+            if run.status == "active":
+                latest[(None, run.slot)] = run
+            continue
+        if run.late or run.corrected:
+            continue
+        key = (run.team_id, run.slot)
+        if key not in latest or (run.created_at, run.id) > (latest[key].created_at, latest[key].id):
+            latest[key] = run
+    return sorted(latest.values(), key=lambda r: r.id)
+
+
+def _note(flags: list[str]) -> str | None:
+    markers = [FLAG_NOTES[f][0] for f in flags if f in FLAG_NOTES]
+    return "".join(markers) or None
+
+
 def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
     """Turn a stored run into a table entry (baselines keep only their shown measures)."""
     shown = set(run.report.get("shown", measures)) if run.kind == "baseline" else set(measures)
@@ -46,7 +84,6 @@ def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
         for s in run.scores
         if s.current and s.measure in shown
     }
-    truncated = "truncation" in run.report
     return Entry(
         kind="baseline" if run.kind == "baseline" else "run",
         team=run.team.name if run.team is not None else None,
@@ -57,22 +94,15 @@ def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
         corrected=run.corrected,
         label=run.label,
         baseline_order=int(run.report.get("order", 0)),
-        markers=("‡",) if truncated else (),
+        markers=("‡",) if "truncation" in run.report else (),
         run_id=run.id,
     )
 
 
-def _note(flags: list[str]) -> str | None:
-    markers = [FLAG_NOTES[f][0] for f in flags if f in FLAG_NOTES]
-    return "".join(markers) or None
-
-
-def live_table(
-    session: Session, store: FileStore, target: Target, *, include_late: bool = False
-) -> Table:
-    """Build the live table of a target's set in its task's table style."""
-    definition = target.definition
-    runs = active_runs(session, target)
+def table_inputs(
+    session: Session, store: FileStore, target: Target, runs: list[Run], *, include_late: bool
+) -> TableInputs:
+    """Return the entries and style options of a table over ``runs``."""
     entries = [entry_for(r, target.subtask_def.measures) for r in runs]
     truncation_notes = {
         f"{r.team.name}-{r.slot}": r.report["truncation"]["note"]
@@ -83,22 +113,47 @@ def live_table(
     note = target.subtask_def.options.get("baseline_note")
     if note and any(e.kind == "baseline" for e in entries):
         footnotes.append(f"† {note}")
-    options: dict[str, object] = {
+    options: dict[str, Any] = {
         "footnotes": footnotes,
         "note_texts": {marker: text for marker, text in FLAG_NOTES.values()},
         "truncation_notes": truncation_notes,
         "include_late": include_late,
-        **definition.table,
+        **target.definition.table,
     }
     if target.loaded:
         gold, _files = load_gold(session, store, target)
         options.update(target.family.table_options(gold))
+    return TableInputs(entries, options)
+
+
+def render(
+    target: Target, inputs: TableInputs, *, official: bool = False, frozen_at: str | None = None
+) -> Table:
+    """Build the table in the task's style."""
     return build_table(
-        definition.table_style,
+        target.definition.table_style,
         task=target.task.slug,
         subtask=target.subtask.slug,
         set=target.eval_set.slug,
-        entries=entries,
-        measures=target.family.measure_specs(target.context(0)),
-        options=options,
+        entries=inputs.entries,
+        measures=target.family.measure_specs(target.context()),
+        official=official,
+        frozen_at=frozen_at,
+        options=inputs.options,
+    )
+
+
+def live_table(session: Session, store: FileStore, target: Target) -> Table:
+    """Build the live table: every active run, late and corrected ones marked and ranked "as if"."""
+    return render(
+        target,
+        table_inputs(session, store, target, active_runs(session, target), include_late=True),
+    )
+
+
+def provisional_table(session: Session, store: FileStore, target: Target) -> Table:
+    """Build the table a freeze would store now: on-time runs and baselines only."""
+    runs = official_runs(session, target)
+    return render(
+        target, table_inputs(session, store, target, runs, include_late=False), official=True
     )

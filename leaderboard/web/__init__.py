@@ -6,6 +6,7 @@ from typing import Any
 
 from flask import Flask
 
+from leaderboard.clock import clock_from_environment
 from leaderboard.config import REPO_ROOT, load_settings
 from leaderboard.db import make_engine, make_sessionmaker
 from leaderboard.storage import FileStore
@@ -39,6 +40,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         "engine": engine,
         "sessionmaker": make_sessionmaker(engine),
         "store": FileStore(settings.storage_dir),
+        "clock": (overrides or {}).get("clock") or clock_from_environment(),
     }
 
     from leaderboard.web import api, auth, errors, organizer, participant, public

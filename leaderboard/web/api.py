@@ -13,10 +13,13 @@ from leaderboard.models import User
 from leaderboard.services.accounts import user_for_token
 from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import DomainError, Forbidden, InvalidInput
+from leaderboard.services.freeze import frozen_of
+from leaderboard.services.phases import remaining_quota
 from leaderboard.services.runs import Submission, submit_run, visible_run
 from leaderboard.services.tables import live_table
+from leaderboard.services.visibility import hiding_phase
 from leaderboard.tables.exports import table_to_dict
-from leaderboard.web.context import db, settings, store
+from leaderboard.web.context import db, now, settings, store
 from leaderboard.web.openapi import openapi_document
 from leaderboard.web.present import run_json
 from leaderboard.web.uploads import collect_upload
@@ -84,15 +87,20 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
         description=request.form.get("description", ""),
         via="api",
     )
-    run = submit_run(db(), store(), settings(), sub, user=user)
-    return jsonify(run_json(run)), 201
+    run = submit_run(db(), store(), settings(), sub, user=user, now=now())
+    body = run_json(run, show_scores=hiding_phase(db(), run.eval_set, user) is None)
+    phase = run.phase
+    body["phase"] = phase.name if phase is not None else None
+    body["quota_remaining"] = remaining_quota(db(), phase, run.team, now()) if run.team else None
+    return jsonify(body), 201
 
 
 @bp.route("/v1/runs/<int:run_id>")
 @token_required
 def get_run(run_id: int) -> ResponseReturnValue:
     """Return one of the caller's own runs."""
-    return jsonify(run_json(visible_run(db(), _user(), run_id)))
+    run = visible_run(db(), _user(), run_id)
+    return jsonify(run_json(run, show_scores=hiding_phase(db(), run.eval_set, _user()) is None))
 
 
 @bp.route("/v1/tasks/<task>/<subtask>/table")
@@ -100,4 +108,15 @@ def get_run(run_id: int) -> ResponseReturnValue:
 def table(task: str, subtask: str) -> ResponseReturnValue:
     """Return the results table as the caller may see it."""
     target = resolve(db(), task, subtask, request.args.get("set") or None)
+    phase = hiding_phase(db(), target.eval_set, _user())
+    if phase is not None:
+        raise Forbidden(
+            f"The results of phase {phase.name} are hidden until the organizers release them."
+        )
+    snapshot = frozen_of(db(), target)
+    view = request.args.get("view") or ("official" if snapshot is not None else "live")
+    if view == "official" and snapshot is not None:
+        return jsonify(snapshot.table)
+    if view not in ("official", "live"):
+        raise InvalidInput(f"Unknown view {view!r}; use official or live.")
     return jsonify(table_to_dict(live_table(db(), store(), target)))

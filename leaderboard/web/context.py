@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from flask import current_app, g
 from sqlalchemy.orm import Session, sessionmaker
 
+from leaderboard.clock import Clock
 from leaderboard.config import Settings
 from leaderboard.storage import FileStore
 
@@ -26,6 +28,12 @@ def db() -> Session:
 def store() -> FileStore:
     """Return the file store."""
     return _ext()["store"]
+
+
+def now() -> datetime:
+    """Return the current time by the server's clock (controllable in tests and rehearsals)."""
+    clock: Clock = _ext()["clock"]
+    return clock.now()
 
 
 def settings() -> Settings:

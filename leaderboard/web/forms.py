@@ -38,3 +38,53 @@ class UploadForm(FlaskForm):
 
 class ConfirmForm(FlaskForm):
     """An organizer action button: CSRF token only."""
+
+
+class PhaseForm(FlaskForm):
+    """Create or update a phase (times in ISO 8601 with a zone)."""
+
+    name = StringField("Phase name", validators=[DataRequired(), Length(max=64)])
+    eval_set = SelectField("Evaluation set", validators=[DataRequired()])
+    start = StringField("Start (ISO 8601 with zone)", validators=[Optional(), Length(max=64)])
+    end = StringField("Deadline (ISO 8601 with zone)", validators=[Optional(), Length(max=64)])
+    late = SelectField(
+        "Late runs", choices=[("", "unchanged"), ("yes", "accepted"), ("no", "refused")]
+    )
+    corrections = SelectField(
+        "Corrections after the deadline",
+        choices=[("", "unchanged"), ("yes", "accepted"), ("no", "refused")],
+    )
+    results = SelectField(
+        "Results",
+        choices=[("", "unchanged"), ("hidden", "hidden"), ("visible", "visible (release)")],
+    )
+    daily_quota = StringField(
+        "Runs per team per day (0: none)", validators=[Optional(), Length(max=9)]
+    )
+    total_quota = StringField(
+        "Runs per team in the phase (0: none)", validators=[Optional(), Length(max=9)]
+    )
+
+
+class ImportForm(FlaskForm):
+    """Organizer import of one run file into a team's slot."""
+
+    eval_set = SelectField("Evaluation set", validators=[DataRequired()])
+    team = StringField("Team (created if missing)", validators=[DataRequired(), Length(max=255)])
+    slot = SelectField("Slot", validators=[DataRequired()])
+    name = StringField("Run name", validators=[Optional(), Length(max=100)])
+    description = TextAreaField("Description", validators=[Optional(), Length(max=5000)])
+    mode = SelectField(
+        "Validation",
+        choices=[
+            ("strict", "strict (as for participants)"),
+            ("lenient", "lenient (as the official scorer)"),
+            ("resort", "lenient, re-sorted into gold order"),
+        ],
+    )
+
+
+class GoldForm(FlaskForm):
+    """Add or replace a reference file (gold, a part's gold, or a qrels variant)."""
+
+    target = SelectField("File to replace", validators=[DataRequired()])

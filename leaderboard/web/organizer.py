@@ -1,4 +1,4 @@
-"""Organizer pages: overview, baseline generation and the audit log."""
+"""Organizer pages: phases, deadlines, quotas, visibility, baselines, imports, gold, freeze, verify."""
 
 from __future__ import annotations
 
@@ -6,19 +6,34 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
-from leaderboard.models import AuditEvent, Team
+from leaderboard.clock import parse_instant
+from leaderboard.models import AuditEvent, GoldFile, Team, User
+from leaderboard.services import accounts
 from leaderboard.services.baselines import add_baselines
-from leaderboard.services.catalog import list_tasks, resolve
-from leaderboard.services.errors import DomainError
-from leaderboard.web.context import db, settings, store
-from leaderboard.web.forms import ConfirmForm
+from leaderboard.services.catalog import Target, list_tasks, resolve
+from leaderboard.services.errors import DomainError, InvalidInput, NotFound, RunRejected
+from leaderboard.services.freeze import freeze, frozen_of, verify
+from leaderboard.services.gold import gold_target, rescore_set, set_gold
+from leaderboard.services.listing import LISTING_FORMATS, run_listing
+from leaderboard.services.phases import PhaseChange, phases_of, upsert_phase
+from leaderboard.services.runs import Submission, submit_run
+from leaderboard.web.context import db, now, settings, store
+from leaderboard.web.forms import ConfirmForm, GoldForm, ImportForm, PhaseForm
+from leaderboard.web.uploads import collect_upload, upload_fields
 
 bp = Blueprint("organizer", __name__, url_prefix="/organizer")
+
+LISTING_MIME = {
+    "json": "application/json",
+    "csv": "text/csv",
+    "md": "text/markdown",
+    "latex": "application/x-tex",
+}
 
 
 def organizer_required(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -32,6 +47,14 @@ def organizer_required(view: Callable[..., Any]) -> Callable[..., Any]:
         return view(*args, **kwargs)
 
     return wrapped
+
+
+def _actor() -> str:
+    return str(current_user.email)
+
+
+def _user() -> User:
+    return current_user._get_current_object()
 
 
 @bp.route("/")
@@ -50,18 +73,267 @@ def dashboard() -> ResponseReturnValue:
     )
 
 
+def _gold_choices(target: Target) -> list[tuple[str, str]]:
+    """Return the reference files an organizer may replace, as (set|role, label) pairs."""
+    out = []
+    for es in target.subtask.eval_sets:
+        t = resolve(db(), target.task.slug, target.subtask.slug, es.slug)
+        setdef = t.context().set
+        if "gold" in t.family.file_roles:
+            out.append((f"{es.slug}|gold", f"{es.slug}: gold"))
+        for part in setdef.options.get("parts", []):
+            out.append((f"{part['slug']}|part", f"{es.slug}: gold of {part['slug']}"))
+        for variant in setdef.options.get("variants", []):
+            out.append(
+                (
+                    f"{es.slug}|{variant['slug']}",
+                    f"{es.slug}: qrels {variant['slug']} (relevant ≥ {variant['threshold']})",
+                )
+            )
+    return out
+
+
+def _page(target: Target, **extra: Any) -> str:
+    session = db()
+    sets = [(s.slug, s.title) for s in target.subtask.eval_sets]
+    phase_form = extra.pop("phase_form", None) or PhaseForm()
+    phase_form.eval_set.choices = sets
+    import_form = extra.pop("import_form", None) or ImportForm()
+    import_form.eval_set.choices = sets
+    import_form.slot.choices = [(s, s) for s in target.definition.runs.slots]
+    gold_form = GoldForm()
+    gold_form.target.choices = _gold_choices(target)
+    set_ids = [s.id for s in target.subtask.eval_sets]
+    gold_files = session.scalars(
+        select(GoldFile)
+        .where(GoldFile.eval_set_id.in_(set_ids))
+        .order_by(GoldFile.eval_set_id, GoldFile.role, GoldFile.version)
+    ).all()
+    events = session.scalars(
+        select(AuditEvent)
+        .where(
+            or_(AuditEvent.task_slug.is_(None), AuditEvent.task_slug == target.task.slug),
+            or_(AuditEvent.subtask_slug.is_(None), AuditEvent.subtask_slug == target.subtask.slug),
+        )
+        .order_by(AuditEvent.id.desc())
+        .limit(200)
+    ).all()
+    frozen = {
+        s.slug: frozen_of(session, resolve(session, target.task.slug, target.subtask.slug, s.slug))
+        for s in target.subtask.eval_sets
+    }
+    return render_template(
+        "organizer/subtask.html",
+        target=target,
+        phases=phases_of(session, target.subtask),
+        phase_form=phase_form,
+        import_form=import_form,
+        gold_form=gold_form,
+        confirm=ConfirmForm(),
+        gold_files=gold_files,
+        frozen=frozen,
+        events=events,
+        upload_fields=upload_fields(target),
+        zone=settings().display_timezone,
+        now=now(),
+        **extra,
+    )
+
+
+@bp.route("/tasks/<task>/<subtask>")
+@organizer_required
+def subtask_page(task: str, subtask: str) -> ResponseReturnValue:
+    """Show a subtask's campaign: phases, gold, baselines, imports, freeze, verify, audit log."""
+    return _page(resolve(db(), task, subtask))
+
+
+def _back(task: str, subtask: str) -> ResponseReturnValue:
+    return redirect(url_for("organizer.subtask_page", task=task, subtask=subtask))
+
+
+def _confirmed() -> None:
+    if not ConfirmForm().validate_on_submit():
+        abort(400, "The form expired; reload the page and try again.")
+
+
+def _int_or_none(value: str | None, what: str) -> int | None:
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidInput(f"{what} must be a whole number, not {value!r}.") from None
+
+
+def _bool_or_none(value: str | None) -> bool | None:
+    return {"yes": True, "no": False}.get(value or "")
+
+
+@bp.route("/tasks/<task>/<subtask>/phase", methods=["POST"])
+@organizer_required
+def phase(task: str, subtask: str) -> ResponseReturnValue:
+    """Create or update a phase."""
+    base = resolve(db(), task, subtask)
+    form = PhaseForm()
+    form.eval_set.choices = [(s.slug, s.title) for s in base.subtask.eval_sets]
+    if not form.validate_on_submit():
+        return _page(base, phase_form=form), 400
+    try:
+        start = parse_instant(form.start.data) if form.start.data else None
+        end = parse_instant(form.end.data) if form.end.data else None
+    except ValueError as exc:
+        flash(f"Phase not saved: {exc}", "error")
+        return _page(base, phase_form=form), 400
+    change = PhaseChange(
+        set_slug=form.eval_set.data,
+        start=start,
+        end=end,
+        late=_bool_or_none(form.late.data),
+        corrections=_bool_or_none(form.corrections.data),
+        results=form.results.data or None,
+        daily_quota=_int_or_none(form.daily_quota.data, "The daily quota"),
+        total_quota=_int_or_none(form.total_quota.data, "The total quota"),
+    )
+    target = resolve(db(), task, subtask, form.eval_set.data)
+    upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
+    flash(f"Phase {form.name.data} saved.", "info")
+    return _back(task, subtask)
+
+
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/baselines", methods=["POST"])
 @organizer_required
 def baselines(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Generate and store the baselines of one set."""
-    form = ConfirmForm()
-    if not form.validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
+    _confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
-        runs = add_baselines(db(), store(), settings(), target, actor=current_user.email)
+        runs = add_baselines(db(), store(), settings(), target, actor=_actor())
     except DomainError as exc:
         flash(exc.message, "error")
     else:
         flash(f"{len(runs)} baselines added to {task} {subtask} ({eval_set}).", "info")
-    return redirect(url_for("organizer.dashboard"))
+    if request.form.get("back") == "dashboard":
+        return redirect(url_for("organizer.dashboard"))
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/import", methods=["POST"])
+@organizer_required
+def import_run(task: str, subtask: str) -> ResponseReturnValue:
+    """Import one run for a team, strictly or as the official scorer read it."""
+    base = resolve(db(), task, subtask)
+    form = ImportForm()
+    form.eval_set.choices = [(s.slug, s.title) for s in base.subtask.eval_sets]
+    form.slot.choices = [(s, s) for s in base.definition.runs.slots]
+    if not form.validate_on_submit():
+        return _page(base, import_form=form), 400
+    target = resolve(db(), task, subtask, form.eval_set.data)
+    team_name = (form.team.data or "").strip()
+    try:
+        team = accounts.find_team(db(), team_name)
+    except NotFound:
+        team = accounts.create_team(db(), team_name, actor=_actor())
+    sub = Submission(
+        target=target,
+        slot=form.slot.data or "",
+        upload=collect_upload(target),
+        name=form.name.data or "",
+        description=form.description.data or "",
+        via="web",
+        lenient=form.mode.data in ("lenient", "resort"),
+        options={"resort": form.mode.data == "resort"},
+    )
+    try:
+        run = submit_run(db(), store(), settings(), sub, user=_user(), team=team, now=now())
+    except RunRejected as exc:
+        return _page(
+            base, import_form=form, import_error=exc.message, import_issues=exc.issues
+        ), 422
+    flash(f"Imported run {run.id} for {team.name} ({run.slot}).", "info")
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/gold", methods=["POST"])
+@organizer_required
+def gold(task: str, subtask: str) -> ResponseReturnValue:
+    """Add or replace a reference file and re-score every run of its set."""
+    base = resolve(db(), task, subtask)
+    form = GoldForm()
+    form.target.choices = _gold_choices(base)
+    if not form.validate_on_submit():
+        abort(400, "Choose the file to replace.")
+    upload = request.files.get("file")
+    if upload is None or not upload.filename:
+        raise InvalidInput("Choose the new reference file.")
+    where, _, kind = (form.target.data or "").partition("|")
+    set_or_part, variant = (where, None) if kind in ("gold", "part") else (where, kind)
+    target, role = gold_target(db(), task, subtask, set_or_part, variant)
+    gold_file, report = set_gold(
+        db(),
+        store(),
+        settings(),
+        target,
+        role,
+        upload.stream.read(),
+        upload.filename,
+        actor=_actor(),
+    )
+    failed = f"; {len(report.failed)} could not be re-scored" if report.failed else ""
+    flash(
+        f"Stored {role} version {gold_file.version}; re-scored {report.rescored} run(s){failed}.",
+        "info",
+    )
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/rescore", methods=["POST"])
+@organizer_required
+def rescore(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
+    """Re-score every run of a set against its current gold."""
+    _confirmed()
+    report = rescore_set(
+        db(), store(), settings(), resolve(db(), task, subtask, eval_set), actor=_actor()
+    )
+    flash(f"Re-scored {report.rescored} run(s) of {eval_set}.", "info")
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/freeze", methods=["POST"])
+@organizer_required
+def freeze_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
+    """Freeze the official ranking of a set."""
+    _confirmed()
+    snapshot = freeze(
+        db(), store(), settings(), resolve(db(), task, subtask, eval_set), actor=_actor(), now=now()
+    )
+    flash(
+        f"Official ranking of {eval_set} frozen; snapshot SHA-256 {snapshot.manifest_sha256}.",
+        "info",
+    )
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/verify", methods=["POST"])
+@organizer_required
+def verify_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
+    """Re-score the frozen runs and confirm the snapshot, showing every difference."""
+    _confirmed()
+    target = resolve(db(), task, subtask, eval_set)
+    report = verify(db(), store(), settings(), target)
+    return _page(resolve(db(), task, subtask), verify_report=report, verify_set=eval_set)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/runs.<ext>")
+@organizer_required
+def listing(task: str, subtask: str, eval_set: str, ext: str) -> ResponseReturnValue:
+    """Download the per-team run listing with descriptions."""
+    if ext not in LISTING_FORMATS:
+        abort(404)
+    target = resolve(db(), task, subtask, eval_set)
+    body = LISTING_FORMATS[ext](run_listing(db(), target))
+    name = f"{task}-{subtask}-{eval_set}-runs.{'tex' if ext == 'latex' else ext}"
+    return Response(
+        body,
+        mimetype=LISTING_MIME[ext],
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )

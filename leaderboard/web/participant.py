@@ -9,8 +9,10 @@ from flask_login import current_user, login_required
 from leaderboard.models import User
 from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import DomainError, RunRejected
+from leaderboard.services.phases import current_phase, phases_of, remaining_quota
 from leaderboard.services.runs import Submission, submit_run, team_runs, visible_run
-from leaderboard.web.context import db, settings, store
+from leaderboard.services.visibility import hiding_phase
+from leaderboard.web.context import db, now, settings, store
 from leaderboard.web.forms import UploadForm
 from leaderboard.web.present import score_lines
 from leaderboard.web.uploads import collect_upload, upload_fields
@@ -35,9 +37,14 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
     form.slot.choices = [(s, s) for s in target.definition.runs.slots]
     if request.method == "GET":
         form.eval_set.data = target.eval_set.slug
+    phase = current_phase(db(), target.subtask, now())
     context = {
         "form": form,
         "target": target,
+        "phases": phases_of(db(), target.subtask),
+        "phase": phase,
+        "quota": remaining_quota(db(), phase, user.team, now()),
+        "now": now(),
         "upload_fields": upload_fields(target),
         "issues": None,
         "warnings": None,
@@ -55,7 +62,7 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
                 description=form.description.data or "",
                 via="web",
             )
-            run = submit_run(db(), store(), settings(), sub, user=user)
+            run = submit_run(db(), store(), settings(), sub, user=user, now=now())
         except RunRejected as exc:
             context.update(error=exc.message, issues=exc.issues, warnings=exc.warnings)
             return render_template("participant/submit.html", **context), 422
@@ -70,9 +77,15 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
 @login_required
 def run_page(run_id: int) -> ResponseReturnValue:
     """Show one of the team's runs: status, warnings and scores."""
-    run = visible_run(db(), _user(), run_id)
+    user = _user()
+    run = visible_run(db(), user, run_id)
+    hidden = hiding_phase(db(), run.eval_set, user)
     return render_template(
-        "participant/run.html", run=run, scores=score_lines(run), new=bool(request.args.get("new"))
+        "participant/run.html",
+        run=run,
+        scores=[] if hidden else score_lines(run),
+        hidden=hidden,
+        new=bool(request.args.get("new")),
     )
 
 
@@ -84,6 +97,5 @@ def team_page() -> ResponseReturnValue:
     if user.team is None:
         abort(403, "Your account is not in a team.")
     runs = team_runs(db(), user.team)
-    return render_template(
-        "participant/team.html", team=user.team, runs=[(r, score_lines(r)) for r in runs]
-    )
+    shown = [(r, [] if hiding_phase(db(), r.eval_set, user) else score_lines(r)) for r in runs]
+    return render_template("participant/team.html", team=user.team, runs=shown)

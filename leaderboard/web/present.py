@@ -48,9 +48,9 @@ def score_lines(run: Run) -> list[dict[str, Any]]:
     return out
 
 
-def run_json(run: Run) -> dict[str, Any]:
-    """Return the API representation of a run, scores included."""
-    lines = score_lines(run)
+def run_json(run: Run, *, show_scores: bool = True) -> dict[str, Any]:
+    """Return the API representation of a run; scores only where the viewer may see them."""
+    lines = score_lines(run) if show_scores else []
     return {
         "id": run.id,
         "task": run.subtask.task.slug,
@@ -67,6 +67,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "created_at": run.created_at.isoformat(),
         "sha256": run.file_sha256,
         "warnings": list(run.warnings),
+        "scores_hidden": not show_scores,
         "scores": {line["key"]: line["value"] for line in lines},
         "official": {line["key"]: line["official"] for line in lines},
         "notes": [run.report["truncation"]["note"]] if "truncation" in run.report else [],

@@ -137,7 +137,7 @@ def _run_row(
         slot=entry.slot,
         label=label,
         rank=rank,
-        rank_marker="*" if marker else "",
+        rank_marker="*" if entry.off_time else "",
         rank_display=f"{rank}{marker}" if rank else "",
         team_rank=rank if ranked else None,
         late=entry.late,

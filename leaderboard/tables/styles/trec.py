@@ -157,7 +157,7 @@ def _run_row(
         slot=entry.slot,
         label=entry.label or f"{entry.team or ''}-{entry.run}",
         rank=rank,
-        rank_marker="*" if marker else "",
+        rank_marker="*" if entry.off_time else "",
         rank_display=f"{rank}{marker}" if rank is not None else "",
         team_rank=team_rank,
         late=entry.late,

@@ -1,0 +1,59 @@
+"""The server's clock: system time, or a controlled time for tests and rehearsals."""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+
+class Clock:
+    """Tell the current time (aware, UTC)."""
+
+    def now(self) -> datetime:
+        """Return the current time."""
+        return datetime.now(UTC)
+
+
+class FixedClock(Clock):
+    """A clock that stays where it is set (tests move it explicitly)."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def now(self) -> datetime:
+        """Return the set time."""
+        return self.at
+
+    def set(self, at: datetime) -> None:
+        """Move the clock."""
+        self.at = at
+
+
+class FileClock(Clock):
+    """Read the time from a file (an ISO 8601 instant) so a rehearsal can move a running server's clock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def now(self) -> datetime:
+        """Return the file's time, or system time while the file is absent."""
+        try:
+            text = self.path.read_text().strip()
+        except FileNotFoundError:
+            return datetime.now(UTC)
+        return parse_instant(text)
+
+
+def parse_instant(text: str) -> datetime:
+    """Parse an ISO 8601 time that states its zone; refuse a naive one."""
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    if value.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone; write it like 2016-01-31T23:59:00+00:00")
+    return value.astimezone(UTC)
+
+
+def clock_from_environment() -> Clock:
+    """Return the system clock, or a file clock when LEADERBOARD_CLOCK_FILE is set."""
+    path = os.environ.get("LEADERBOARD_CLOCK_FILE")
+    return FileClock(Path(path)) if path else Clock()

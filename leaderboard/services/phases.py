@@ -1,0 +1,267 @@
+"""Phases of a subtask: windows and deadlines, late runs and corrections, quotas, visibility."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Team
+from leaderboard.services.audit import record
+from leaderboard.services.catalog import Target
+from leaderboard.services.errors import Conflict, InvalidInput
+
+
+def show_time(value: datetime, zone: str = "UTC") -> str:
+    """Render a time in UTC, plus the organizers' zone when it differs (always with zones)."""
+    utc = value.strftime("%Y-%m-%d %H:%M UTC")
+    if zone in ("UTC", "Etc/UTC"):
+        return utc
+    local = value.astimezone(ZoneInfo(zone))
+    return f"{utc} ({local.strftime('%Y-%m-%d %H:%M')} {local.tzname()})"
+
+
+@dataclass(frozen=True)
+class PhaseChange:
+    """The options of ``leaderboard phase``; None leaves a setting as it is."""
+
+    set_slug: str | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    late: bool | None = None
+    corrections: bool | None = None
+    results: str | None = None  # "hidden" | "visible"
+    daily_quota: int | None = None  # 0 removes the quota
+    total_quota: int | None = None
+
+
+def phases_of(session: Session, subtask: Subtask) -> list[Phase]:
+    """Return a subtask's phases in time order."""
+    rows = session.scalars(select(Phase).where(Phase.subtask_id == subtask.id)).all()
+    return sorted(rows, key=lambda p: (p.starts_at is not None, p.starts_at or p.created_at, p.id))
+
+
+def upsert_phase(
+    session: Session, target: Target, name: str, change: PhaseChange, *, actor: str, now: datetime
+) -> Phase:
+    """Create or update a phase; times are aware datetimes, stored in UTC."""
+    name = name.strip()
+    if not name or len(name) > 64:
+        raise InvalidInput("A phase needs a name of 1 to 64 characters.")
+    phase = session.scalar(
+        select(Phase).where(Phase.subtask_id == target.subtask.id, Phase.name == name)
+    )
+    created = phase is None
+    if phase is None:
+        phase = Phase(subtask_id=target.subtask.id, name=name, eval_set_id=target.eval_set.id)
+        session.add(phase)
+    if change.set_slug is not None:
+        phase.eval_set_id = target.eval_set.id
+    if change.start is not None:
+        phase.starts_at = change.start
+    if change.end is not None:
+        phase.ends_at = change.end
+    if phase.starts_at and phase.ends_at and phase.ends_at <= phase.starts_at:
+        raise InvalidInput("A phase must end after it starts.")
+    if change.late is not None:
+        phase.late_allowed = change.late
+    if change.corrections is not None:
+        phase.corrections_allowed = change.corrections
+    if change.results is not None:
+        if change.results not in ("hidden", "visible"):
+            raise InvalidInput("Results must be 'hidden' or 'visible'.")
+        hidden = change.results == "hidden"
+        if phase.results_hidden and not hidden:
+            phase.released_at = now
+        phase.results_hidden = hidden
+    for attr in ("daily_quota", "total_quota"):
+        value = getattr(change, attr)
+        if value is not None:
+            if value < 0:
+                raise InvalidInput("A quota cannot be negative (0 removes it).")
+            setattr(phase, attr, value or None)
+    session.flush()
+    record(
+        session,
+        actor,
+        "create-phase" if created else "update-phase",
+        task=target.task.slug,
+        subtask=target.subtask.slug,
+        phase=name,
+        set=target.eval_set.slug,
+        starts_at=phase.starts_at.isoformat() if phase.starts_at else None,
+        ends_at=phase.ends_at.isoformat() if phase.ends_at else None,
+        late=phase.late_allowed,
+        corrections=phase.corrections_allowed,
+        results="hidden" if phase.results_hidden else "visible",
+        daily_quota=phase.daily_quota,
+        total_quota=phase.total_quota,
+    )
+    session.commit()
+    return phase
+
+
+def _open(phase: Phase, now: datetime) -> bool:
+    return (phase.starts_at is None or phase.starts_at <= now) and (
+        phase.ends_at is None or now < phase.ends_at
+    )
+
+
+def current_phase(session: Session, subtask: Subtask, now: datetime) -> Phase | None:
+    """Return the phase open now, if any."""
+    return next((p for p in phases_of(session, subtask) if _open(p, now)), None)
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Whether and how an upload is accepted: its phase and its late/corrected marks."""
+
+    phase: Phase | None
+    late: bool = False
+    corrected: bool = False
+
+
+def admit(
+    session: Session, target: Target, team: Team, slot: str, now: datetime, zone: str = "UTC"
+) -> Admission:
+    """Decide, by the server's clock, whether a participant upload into a slot is accepted.
+
+    Without phases a subtask takes runs at any time. With phases, a set takes runs while one
+    of its phases is open; after the last one ends, a run is accepted as late if the phase
+    allows late submission, or as a correction of the team's on-time run in that slot if the
+    phase allows corrections. Otherwise it is refused with the deadline stated.
+    """
+    all_phases = phases_of(session, target.subtask)
+    if not all_phases:
+        return Admission(None)
+    mine = [p for p in all_phases if p.eval_set_id == target.eval_set.id]
+    if not mine:
+        names = ", ".join(f"{p.name} ({p.eval_set.slug})" for p in all_phases)
+        raise Conflict(
+            f"No phase of this subtask takes runs on the {target.eval_set.slug} set; its phases are {names}."
+        )
+    current = next((p for p in mine if _open(p, now)), None)
+    if current is not None:
+        return Admission(current)
+    upcoming = [p for p in mine if p.starts_at is not None and now < p.starts_at]
+    ended = [p for p in mine if p.ends_at is not None and p.ends_at <= now]
+    if not ended:
+        first = min(upcoming, key=lambda p: p.starts_at or now)
+        assert first.starts_at is not None
+        raise Conflict(
+            f"Phase {first.name} opens at {show_time(first.starts_at, zone)}; uploads are not open yet."
+        )
+    last = max(ended, key=lambda p: p.ends_at or now)
+    assert last.ends_at is not None
+    on_time = session.scalar(
+        select(Run.id).where(
+            Run.eval_set_id == target.eval_set.id,
+            Run.team_id == team.id,
+            Run.slot == slot,
+            Run.status == "active",
+            Run.late.is_(False),
+            Run.corrected.is_(False),
+        )
+    )
+    if on_time is not None and last.corrections_allowed:
+        return Admission(last, corrected=True)
+    if last.late_allowed:
+        return Admission(last, late=True)
+    extra = " Corrections of on-time runs are not open either." if on_time is not None else ""
+    raise Conflict(
+        f"The deadline of phase {last.name} passed at {show_time(last.ends_at, zone)}; "
+        f"late submissions are closed.{extra}"
+    )
+
+
+def _periods(phase: Phase, now: datetime) -> list[tuple[str, int, str]]:
+    out = []
+    if phase.daily_quota:
+        out.append((now.strftime("%Y-%m-%d"), phase.daily_quota, f"today ({now:%Y-%m-%d} UTC)"))
+    if phase.total_quota:
+        out.append(("total", phase.total_quota, f"in phase {phase.name}"))
+    return out
+
+
+def remaining_quota(
+    session: Session, phase: Phase | None, team: Team, now: datetime
+) -> dict[str, int | None]:
+    """Return the runs a team may still submit today and in the phase (None: no quota)."""
+    out: dict[str, int | None] = {"daily": None, "total": None}
+    if phase is None:
+        return out
+    for period, limit, _label in _periods(phase, now):
+        used = session.scalar(
+            select(QuotaUsage.used).where(
+                QuotaUsage.phase_id == phase.id,
+                QuotaUsage.team_id == team.id,
+                QuotaUsage.period == period,
+            )
+        )
+        out["total" if period == "total" else "daily"] = max(0, limit - (used or 0))
+    return out
+
+
+def check_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:
+    """Refuse early, before validation, when a quota is already used up (the claim is atomic later)."""
+    if phase is None:
+        return
+    left = remaining_quota(session, phase, team, now)
+    for period, limit, label in _periods(phase, now):
+        if left["total" if period == "total" else "daily"] == 0:
+            raise Conflict(f"Your team has used its {limit} run(s) {label}; the quota is reached.")
+
+
+def prepare_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:
+    """Create the team's counters for this phase and day if missing (committed on its own)."""
+    if phase is None:
+        return
+    for period, _limit, _label in _periods(phase, now):
+        exists = session.scalar(
+            select(QuotaUsage.id).where(
+                QuotaUsage.phase_id == phase.id,
+                QuotaUsage.team_id == team.id,
+                QuotaUsage.period == period,
+            )
+        )
+        if exists is None:
+            session.add(QuotaUsage(phase_id=phase.id, team_id=team.id, period=period, used=0))
+            try:
+                session.commit()
+            except IntegrityError:
+                session.rollback()  # a concurrent upload created it: fine
+
+
+def claim_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:
+    """Use one run of each quota inside the caller's transaction; refuse when one is used up.
+
+    A conditional UPDATE (``used < limit``) is atomic in the database, so parallel uploads
+    cannot exceed a quota; a rejected or rolled-back upload uses nothing.
+    """
+    if phase is None:
+        return
+    for period, limit, label in _periods(phase, now):
+        result = session.execute(
+            update(QuotaUsage)
+            .where(
+                QuotaUsage.phase_id == phase.id,
+                QuotaUsage.team_id == team.id,
+                QuotaUsage.period == period,
+                QuotaUsage.used < limit,
+            )
+            .values(used=QuotaUsage.used + 1)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            raise Conflict(f"Your team has used its {limit} run(s) {label}; the quota is reached.")
+
+
+def hidden_phase(session: Session, eval_set: EvalSet) -> Phase | None:
+    """Return a phase hiding this set's results from participants and the public, if any."""
+    return session.scalar(
+        select(Phase).where(Phase.eval_set_id == eval_set.id, Phase.results_hidden.is_(True))
+    )

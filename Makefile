@@ -24,8 +24,14 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+# The whole suite on SQLite, then again on PostgreSQL when a server answers (required under CI=true).
 test: install lint
 	$(BIN)/pytest -q
+	@url=$$($(BIN)/python -m tests.postgres) || exit 1; \
+	if [ -n "$$url" ]; then \
+		echo "== the suite again on PostgreSQL ($$url)"; \
+		LEADERBOARD_TEST_DATABASE_URL="$$url" $(BIN)/pytest -q; \
+	fi
 
 format: install
 	$(BIN)/ruff format .

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import itertools
+import os
 import re
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
+from sqlalchemy import Engine, create_engine, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.pool import NullPool
 
 from leaderboard.db import make_engine, make_sessionmaker
 from leaderboard.migrate import upgrade
@@ -18,28 +24,65 @@ from leaderboard.storage import FileStore
 from leaderboard.web import create_app
 
 
+#: A PostgreSQL database URL with rights to create databases; when set, every test runs on its
+#: own PostgreSQL database (copied from a template built once) instead of SQLite.
+PG_URL = os.environ.get("LEADERBOARD_TEST_DATABASE_URL", "")
+_RUN_ID = f"lbtest_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+_counter = itertools.count()
+
+
+def _pg_admin() -> Engine:
+    return create_engine(PG_URL, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+
+
+def _pg_url(name: str) -> str:
+    return make_url(PG_URL).set(database=name).render_as_string(hide_password=False)
+
+
 @pytest.fixture(scope="session")
-def template_instance(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def template_instance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """Build one migrated database with the presets installed; tests get copies of it."""
     root = tmp_path_factory.mktemp("template")
     url = f"sqlite:///{root / 'leaderboard.sqlite3'}"
+    if PG_URL:
+        with _pg_admin().connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{_RUN_ID}_template"'))
+        url = _pg_url(f"{_RUN_ID}_template")
     upgrade(url)
     engine = make_engine(url)
     with make_sessionmaker(engine)() as session:
         install_presets(session, FileStore(root / "storage"), actor="test")
     engine.dispose()
-    return root
+    yield root
+    if PG_URL:
+        with _pg_admin().connect() as conn:
+            rows = conn.execute(
+                text("SELECT datname FROM pg_database WHERE datname LIKE :p"), {"p": f"{_RUN_ID}%"}
+            )
+            for (name,) in list(rows):
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
 def app_overrides(instance: Path) -> dict[str, object]:
-    """Return the settings of a test app living in ``instance``."""
+    """Return the settings of a test app living in ``instance`` (SQLite, or a fresh PostgreSQL copy)."""
+    url = f"sqlite:///{instance / 'leaderboard.sqlite3'}"
+    if PG_URL:
+        name = f"{_RUN_ID}_{next(_counter)}"
+        with _pg_admin().connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{_RUN_ID}_template"'))
+        url = _pg_url(name)
     return {
         "instance_dir": instance,
-        "database_url": f"sqlite:///{instance / 'leaderboard.sqlite3'}",
+        "database_url": url,
         "storage_dir": instance / "storage",
         "secret_key": "test-secret",
         "testing": True,
     }
+
+
+def database_url(app: Flask) -> str:
+    """Return the database URL of a test app."""
+    return str(app.extensions["leaderboard"]["settings"].database_url)
 
 
 @pytest.fixture
@@ -96,3 +139,14 @@ def login(client: FlaskClient, email: str, password: str) -> None:
         },
     )
     assert resp.status_code == 302, resp.get_data(as_text=True)
+
+
+@pytest.fixture
+def empty_database_url(tmp_path: Path) -> str:
+    """Return the URL of a new, empty database (SQLite file, or PostgreSQL when configured)."""
+    if not PG_URL:
+        return f"sqlite:///{tmp_path / 'empty.sqlite3'}"
+    name = f"{_RUN_ID}_empty_{next(_counter)}"
+    with _pg_admin().connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    return _pg_url(name)

@@ -23,7 +23,6 @@ from leaderboard.services.catalog import install_presets
 from leaderboard.storage import FileStore
 from leaderboard.web import create_app
 
-
 #: A PostgreSQL database URL with rights to create databases; when set, every test runs on its
 #: own PostgreSQL database (copied from a template built once) instead of SQLite.
 PG_URL = os.environ.get("LEADERBOARD_TEST_DATABASE_URL", "")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import threading
-from pathlib import Path
 
 import pytest
 from alembic.autogenerate import compare_metadata

@@ -23,6 +23,7 @@ from leaderboard.config import Settings, load_settings
 from leaderboard.formats.cqa_score import parse_all_scores
 from leaderboard.formats.issues import Issue, summarise
 from leaderboard.services import accounts
+from leaderboard.services.backup import backup
 from leaderboard.services.baselines import add_baselines
 from leaderboard.services.catalog import install_definition, install_presets, load_gold, resolve
 from leaderboard.services.errors import DomainError, NotFound, RunRejected
@@ -723,6 +724,23 @@ def runs_cmd(task: str, subtask: str, set_slug: str | None, fmt: str) -> None:
             _fail(exc.message)
             return
         click.echo(LISTING_FORMATS[fmt](run_listing(session, target)), nl=False)
+
+
+@leaderboard_group.command("backup")
+@click.argument("dest", type=click.Path(file_okay=False))
+@with_appcontext
+def backup_cmd(dest: str) -> None:
+    """Copy the database (SQLite online backup or pg_dump) and the stored files into DEST."""
+    with _session() as session:
+        try:
+            report = backup(session, _store(), _settings().database_url, Path(dest), _now())
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+    click.echo(
+        f"Backed up the database to {report.database_file} and {report.files_copied} stored files "
+        f"({report.bytes_copied / 1e6:.1f} MB) to {dest}."
+    )
 
 
 def _now() -> datetime:

@@ -317,6 +317,17 @@ class Score(Base):
     run: Mapped[Run] = relationship(back_populates="scores")
 
 
+class LoginFailure(Base):
+    """A failed log-in; counted over a window to slow down password guessing on every worker."""
+
+    __tablename__ = "login_failures"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    email: Mapped[str] = mapped_column(String(320), index=True)
+    remote: Mapped[str] = mapped_column(String(64), index=True)
+    at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
 class AuditEvent(Base):
     """An organizer or system action, recorded with who and when."""
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Team
@@ -228,12 +229,19 @@ def prepare_quota(session: Session, phase: Phase | None, team: Team, now: dateti
                 QuotaUsage.period == period,
             )
         )
-        if exists is None:
+        for attempt in range(30):
+            if exists is not None:
+                break
             session.add(QuotaUsage(phase_id=phase.id, team_id=team.id, period=period, used=0))
             try:
                 session.commit()
+                break
             except IntegrityError:
                 session.rollback()  # a concurrent upload created it: fine
+                break
+            except OperationalError:
+                session.rollback()  # SQLite lock conflict: try again shortly
+                time.sleep(0.01 * (attempt + 1))
 
 
 def claim_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import io
+import random
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
@@ -33,7 +35,7 @@ from leaderboard.tasks.families.base import MeasureResult
 
 MAX_NAME = 100
 MAX_DESCRIPTION = 5000
-_SLOT_RETRIES = 5
+_SLOT_RETRIES = 60
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,11 @@ class Submission:
     via: str = "web"
     lenient: bool = False
     options: Mapping[str, Any] = field(default_factory=dict)
+
+
+def is_lock_error(exc: OperationalError) -> bool:
+    """Return whether a database error is a transient lock conflict (SQLite)."""
+    return "database is locked" in str(exc) or "database table is locked" in str(exc)
 
 
 def active_key(eval_set_id: int, team_id: int | None, slot: str) -> str:
@@ -255,9 +262,10 @@ def place_run(
     """Insert a new active run under ``key``, marking the slot's previous run replaced.
 
     The unique ``active_key`` column makes the database refuse a second active run; when a
-    concurrent upload wins the race we retry, so its run becomes the one replaced.
+    concurrent upload wins the race we retry, so its run becomes the one replaced. SQLite
+    reports a write after a stale read as "database is locked"; that is retried the same way.
     """
-    for _attempt in range(_SLOT_RETRIES):
+    for attempt in range(_SLOT_RETRIES):
         try:
             previous = session.scalar(select(Run).where(Run.active_key == key))
             if previous is not None:
@@ -276,8 +284,12 @@ def place_run(
             before_commit(run)
             session.commit()
             return run
-        except IntegrityError:
+        except (IntegrityError, OperationalError) as exc:
             session.rollback()
+            if isinstance(exc, OperationalError) and not is_lock_error(exc):
+                raise
+            # Back off a little, randomly, so racing uploads do not collide again in lockstep.
+            time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 10))
         except BaseException:
             session.rollback()
             raise

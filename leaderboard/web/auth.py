@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import Blueprint, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required, login_user, logout_user
 
 from leaderboard.services.accounts import authenticate
-from leaderboard.web.context import db
+from leaderboard.services.throttle import (
+    TooManyAttempts,
+    check_allowed,
+    clear_failures,
+    record_failure,
+)
+from leaderboard.web.context import db, now
 from leaderboard.web.forms import LoginForm
 
 bp = Blueprint("auth", __name__)
@@ -32,10 +38,22 @@ def login() -> ResponseReturnValue:
         return redirect(url_for("public.home"))
     form = LoginForm()
     if form.validate_on_submit():
-        user = authenticate(db(), form.email.data or "", form.password.data or "")
+        email = form.email.data or ""
+        remote = request.remote_addr or "unknown"
+        try:
+            check_allowed(db(), email, remote, now())
+        except TooManyAttempts as exc:
+            minutes = -(-exc.retry_after // 60)
+            flash(f"Too many failed log-ins; try again in {minutes} minute(s).", "error")
+            resp = make_response(render_template("auth/login.html", form=form), 429)
+            resp.headers["Retry-After"] = str(exc.retry_after)
+            return resp
+        user = authenticate(db(), email, form.password.data or "")
         if user is not None:
+            clear_failures(db(), email)
             login_user(user)
             return redirect(_safe_next(request.args.get("next")))
+        record_failure(db(), email, remote, now())
         flash("Wrong e-mail address or password.", "error")
         return render_template("auth/login.html", form=form), 401
     status = 400 if request.method == "POST" else 200

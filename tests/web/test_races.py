@@ -25,9 +25,9 @@ from tests.runs import constant_run, oracle_run
 API = "/api/v1/tasks/semeval2016-task3/A/runs"
 
 
-@pytest.fixture
-def server(template_instance: Path, tmp_path: Path) -> Iterator[LiveServer]:
-    live = LiveServer.from_template(template_instance, tmp_path, workers=4)
+def with_alice(template: Path, root: Path, workers: int) -> LiveServer:
+    """Return a started server whose instance has team Aurora and its participant alice."""
+    live = LiveServer.from_template(template, root, workers=workers)
     live.cli("create-team", "Aurora")
     live.cli(
         "create-user",
@@ -39,7 +39,12 @@ def server(template_instance: Path, tmp_path: Path) -> Iterator[LiveServer]:
         "--password",
         "x" * 12,
     )
-    live.start()
+    return live.start()
+
+
+@pytest.fixture
+def server(template_instance: Path, tmp_path: Path) -> Iterator[LiveServer]:
+    live = with_alice(template_instance, tmp_path, workers=4)
     yield live
     live.stop()
 
@@ -144,20 +149,8 @@ def _slow_upload(server: LiveServer, token: str, body_size: int) -> socket.socke
 def test_a_worker_killed_mid_upload_leaves_nothing_behind(
     template_instance: Path, tmp_path: Path
 ) -> None:
-    live = LiveServer.from_template(template_instance, tmp_path, workers=1)
-    live.cli("create-team", "Aurora")
-    live.cli(
-        "create-user",
-        "alice@example.org",
-        "--role",
-        "participant",
-        "--team",
-        "Aurora",
-        "--password",
-        "x" * 12,
-    )
+    live = with_alice(template_instance, tmp_path, workers=1)
     token = live.cli("token", "alice@example.org").strip()
-    live.start()
     try:
         objects = live.instance / "storage" / "objects"
         before = sorted(p.name for p in objects.rglob("*") if p.is_file())

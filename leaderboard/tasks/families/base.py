@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from leaderboard.formats.compression import is_zip_or_tar
 from leaderboard.formats.issues import Issue
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import SetDef, SubtaskDef, TaskDefinition
@@ -21,6 +22,24 @@ def read_all(stream: IO[bytes]) -> bytes:
     """Return a whole stream's content from its start."""
     stream.seek(0)
     return stream.read()
+
+
+ARCHIVE_REFUSED = (
+    "Archives (zip, tar) are not accepted; upload the plain-text run file or a .gz of it."
+)
+
+
+def single_file(inputs: RunInputs) -> tuple[IO[bytes] | None, list[Issue]]:
+    """Return the one file of a single-file run, rewound, or why the upload is refused."""
+    stream = inputs.get("file")
+    if stream is None:
+        return None, [Issue(None, "No run file was given.")]
+    stream.seek(0)
+    head = stream.read(512)
+    stream.seek(0)
+    if is_zip_or_tar(head):
+        return None, [Issue(None, ARCHIVE_REFUSED)]
+    return stream, []
 
 
 class RunPathError(ValueError):

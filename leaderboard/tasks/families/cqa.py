@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from leaderboard.formats import cqa as fmt
-from leaderboard.formats.compression import DecompressionError, is_zip_or_tar, maybe_gunzip
+from leaderboard.formats.compression import DecompressionError, maybe_gunzip
 from leaderboard.formats.issues import Issue
 from leaderboard.scoring.cqa import CQA_MEASURES, official
 from leaderboard.tables.model import MeasureSpec
@@ -22,6 +22,7 @@ from leaderboard.tasks.families.base import (
     RunInputs,
     Verdict,
     read_all,
+    single_file,
 )
 
 #: Measures reported as fractions and shown x100; MRR is already on a x100 scale.
@@ -33,21 +34,6 @@ _BASELINES = {
     "true": (3, "Baseline 3 (all 'true')", ("P", "R", "F1", "Acc")),
     "false": (4, "Baseline 4 (all 'false')", ("Acc",)),
 }
-
-
-def decode_upload(data: bytes, limit: int) -> tuple[bytes | None, list[Issue]]:
-    """Return the plain-text content of a single-file upload, or the reason it is refused."""
-    if is_zip_or_tar(data):
-        return None, [
-            Issue(
-                None,
-                "Archives (zip, tar) are not accepted; upload the plain-text run file or a .gz of it.",
-            )
-        ]
-    try:
-        return maybe_gunzip(data, limit=limit), []
-    except DecompressionError as exc:
-        return None, [Issue(None, str(exc))]
 
 
 class CqaFamily(Family):
@@ -112,11 +98,13 @@ class CqaFamily(Family):
         options: Mapping[str, Any],
     ) -> Verdict:
         """Validate one run file strictly (participants) or as the 2016 scorer did (lenient)."""
-        if "file" not in inputs:
-            return Verdict([Issue(None, "No run file was given.")], [])
-        data, problems = decode_upload(read_all(inputs["file"]), ctx.max_decompressed)
-        if data is None:
+        stream, problems = single_file(inputs)
+        if stream is None:
             return Verdict(problems, [])
+        try:
+            data = maybe_gunzip(read_all(stream), limit=ctx.max_decompressed)
+        except DecompressionError as exc:
+            return Verdict([Issue(None, str(exc))], [])
         if lenient:
             v = fmt.parse_lenient(data, gold, resort=bool(options.get("resort")))
         else:

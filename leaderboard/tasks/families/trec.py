@@ -9,7 +9,6 @@ from dataclasses import dataclass, fields
 from typing import IO, Any
 
 from leaderboard.formats import trec as fmt
-from leaderboard.formats.compression import is_zip_or_tar
 from leaderboard.formats.issues import Issue
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
@@ -20,6 +19,7 @@ from leaderboard.tasks.families.base import (
     MeasureResult,
     RunInputs,
     Verdict,
+    single_file,
 )
 
 MEASURES = ("MAP", "R-Prec", "MRR")
@@ -172,20 +172,9 @@ class TrecFamily(Family):
         options: Mapping[str, Any],
     ) -> Verdict:
         """Validate a run in one streaming pass (strict) or as trec_eval read it (lenient)."""
-        if "file" not in inputs:
-            return Verdict([Issue(None, "No run file was given.")], [])
-        stream = inputs["file"]
-        stream.seek(0)
-        if is_zip_or_tar(stream.read(512)):
-            return Verdict(
-                [
-                    Issue(
-                        None,
-                        "Archives (zip, tar) are not accepted; upload the run file or a .gz of it.",
-                    )
-                ],
-                [],
-            )
+        stream, problems = single_file(inputs)
+        if stream is None:
+            return Verdict(problems, [])
         lines = _CappedReader(stream, ctx.max_decompressed)
         try:
             if lenient:

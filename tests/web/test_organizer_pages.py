@@ -1,0 +1,262 @@
+"""The organizer's subtask page: every campaign action through the forms, and their refusals."""
+
+from __future__ import annotations
+
+import io
+import re
+import shutil
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from leaderboard.clock import FixedClock
+from leaderboard.web import create_app
+from tests.conftest import app_overrides, csrf_from, login
+from tests.runs import GOLD_TEST_A, make_organizer, make_participant, oracle_run
+
+PAGE = "/organizer/tasks/semeval2016-task3/A"
+
+
+@pytest.fixture
+def org_app(tmp_path: Path, template_instance: Path) -> Iterator[Flask]:
+    instance = tmp_path / "instance"
+    shutil.copytree(template_instance, instance)
+    app = create_app(
+        {
+            **app_overrides(instance),
+            "clock": FixedClock(datetime(2016, 1, 20, 12, tzinfo=UTC)),
+            "display_timezone": "Asia/Qatar",
+        }
+    )
+    make_organizer(app, "org@example.org")
+    yield app
+    app.extensions["leaderboard"]["engine"].dispose()
+
+
+@pytest.fixture
+def org(org_app: Flask) -> FlaskClient:
+    client = org_app.test_client()
+    login(client, "org@example.org", "organizer password")
+    return client
+
+
+def token(client: FlaskClient) -> str:
+    return csrf_from(client.get(PAGE).get_data(as_text=True))
+
+
+def post(client: FlaskClient, path: str, data: dict[str, object]):  # type: ignore[no-untyped-def]
+    return client.post(
+        PAGE + path, data={"csrf_token": token(client), **data}, content_type="multipart/form-data"
+    )
+
+
+def test_phase_form_and_times_with_zones(org: FlaskClient) -> None:
+    resp = post(
+        org,
+        "/phase",
+        {
+            "name": "test",
+            "eval_set": "test",
+            "start": "2016-01-10T00:00:00Z",
+            "end": "2016-01-31T23:59:00+00:00",
+            "late": "no",
+            "corrections": "",
+            "results": "hidden",
+            "daily_quota": "2",
+            "total_quota": "",
+        },
+    )
+    assert resp.status_code == 302, resp.get_data(as_text=True)[:500]
+    page = org.get(PAGE).get_data(as_text=True)
+    # Stored in UTC, shown in UTC and in the organizers' zone (Qatar is UTC+3).
+    assert "2016-01-31 23:59:00 UTC (2016-02-01 02:59 +03)" in page
+    assert "hidden" in page
+    bad = post(
+        org,
+        "/phase",
+        {
+            "name": "test",
+            "eval_set": "test",
+            "end": "2016-01-31 23:59",
+            "late": "",
+            "corrections": "",
+            "results": "",
+        },
+    )
+    assert bad.status_code == 400
+    assert "has no time zone" in bad.get_data(as_text=True)
+    backwards = post(
+        org,
+        "/phase",
+        {
+            "name": "x",
+            "eval_set": "test",
+            "start": "2016-02-01T00:00:00Z",
+            "end": "2016-01-01T00:00:00Z",
+            "late": "",
+            "corrections": "",
+            "results": "",
+        },
+    )
+    assert backwards.status_code == 400 and "must end after it starts" in backwards.get_data(
+        as_text=True
+    )
+
+
+def test_import_baselines_freeze_verify_and_listing(org_app: Flask, org: FlaskClient) -> None:
+    resp = post(
+        org,
+        "/import",
+        {
+            "eval_set": "test",
+            "team": "Kelp",
+            "slot": "primary",
+            "name": "kelp",
+            "description": "Kernel methods",
+            "mode": "strict",
+            "file": (io.BytesIO(oracle_run()), "run.txt"),
+        },
+    )
+    assert resp.status_code == 302, resp.get_data(as_text=True)[:1000]
+    broken = post(
+        org,
+        "/import",
+        {
+            "eval_set": "test",
+            "team": "Kelp",
+            "slot": "contrastive1",
+            "mode": "lenient",
+            "file": (io.BytesIO(b"Q1\tQ1_C1\t0\t1\n"), "run.txt"),
+        },
+    )
+    assert broken.status_code == 422
+    assert "Line 1" in broken.get_data(as_text=True)
+    assert post(org, "/test/baselines", {}).status_code == 302
+    assert post(org, "/test/freeze", {}).status_code == 302
+    page = org.get(PAGE).get_data(as_text=True)
+    assert "Official ranking frozen at 2016-01-20 12:00:00 UTC" in page
+    again = post(org, "/test/freeze", {})
+    assert again.status_code == 409 and "frozen once" in again.get_data(as_text=True)
+    verified = post(org, "/test/verify", {})
+    assert verified.status_code == 200
+    assert "Verified: 5 frozen rows re-score to the snapshot" in verified.get_data(as_text=True)
+    listing = org.get(PAGE + "/test/runs.csv")
+    assert listing.status_code == 200
+    assert (
+        listing.get_data(as_text=True)
+        .splitlines()[1]
+        .startswith("Kelp,primary,kelp,active,False,False,")
+    )
+    md = org.get(PAGE + "/test/runs.md").get_data(as_text=True)
+    assert "| Kelp | kelp (primary) | Kernel methods |" in md
+    latex = org.get(PAGE + "/test/runs.latex").get_data(as_text=True)
+    assert "\\toprule" in latex and "Kelp & kelp & primary & Kernel methods" in latex
+
+
+def test_gold_correction_through_the_form_rescores(
+    org_app: Flask, org: FlaskClient, tmp_path: Path
+) -> None:
+    assert (
+        post(
+            org,
+            "/import",
+            {
+                "eval_set": "test",
+                "team": "Kelp",
+                "slot": "primary",
+                "mode": "strict",
+                "file": (io.BytesIO(oracle_run()), "r.txt"),
+            },
+        ).status_code
+        == 302
+    )
+    lines = GOLD_TEST_A.read_text().splitlines(keepends=True)
+    i = next(n for n, line in enumerate(lines) if line.endswith("\ttrue\n"))
+    lines[i] = lines[i].replace("\ttrue\n", "\tfalse\n")
+    resp = post(
+        org,
+        "/gold",
+        {"target": "test|gold", "file": (io.BytesIO("".join(lines).encode()), "fixed.relevancy")},
+    )
+    assert resp.status_code == 302
+    page = org.get(PAGE).get_data(as_text=True)
+    assert "Stored gold version 2; re-scored 1 run(s)." in page
+    assert re.search(r"gold \(fixed\.relevancy\)</td><td>2</td>", page)
+    table = org.get("/tasks/semeval2016-task3/A/results.json").get_json()
+    assert table["rows"][0]["cells"]["P"]["display"] != "100.00"
+    wrong = post(
+        org, "/gold", {"target": "test|gold", "file": (io.BytesIO(b"not a gold file\n"), "x.txt")}
+    )
+    assert wrong.status_code == 400 and "was refused" in wrong.get_data(as_text=True)
+
+
+def test_participants_and_visitors_cannot_organize(org_app: Flask) -> None:
+    make_participant(org_app, "Aurora", "alice@example.org")
+    visitor = org_app.test_client()
+    assert visitor.get(PAGE).status_code == 302
+    alice = org_app.test_client()
+    login(alice, "alice@example.org", "correct horse battery")
+    assert alice.get(PAGE).status_code == 403
+    assert alice.get("/organizer/").status_code == 403
+    page = alice.get("/tasks/semeval2016-task3/A/submit").get_data(as_text=True)
+    for path in (
+        "/phase",
+        "/import",
+        "/gold",
+        "/test/freeze",
+        "/test/rescore",
+        "/test/baselines",
+        "/test/verify",
+    ):
+        resp = alice.post(PAGE + path, data={"csrf_token": csrf_from(page)})
+        assert resp.status_code == 403, path
+    assert alice.get(PAGE + "/test/runs.csv").status_code == 403
+
+
+def test_forms_without_csrf_are_refused(org: FlaskClient) -> None:
+    for path in ("/phase", "/test/freeze", "/test/baselines"):
+        resp = org.post(PAGE + path, data={"name": "x"})
+        assert resp.status_code == 400, path
+
+
+def test_upload_page_shows_phase_deadline_and_quota(org_app: Flask) -> None:
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.phases import PhaseChange, upsert_phase
+
+    ext = org_app.extensions["leaderboard"]
+    with ext["sessionmaker"]() as session:
+        target = resolve(session, "semeval2016-task3", "A", "test")
+        change = PhaseChange(
+            set_slug="test",
+            start=datetime(2016, 1, 10, tzinfo=UTC),
+            end=datetime(2016, 1, 31, 23, 59, tzinfo=UTC),
+            daily_quota=5,
+            total_quota=20,
+        )
+        upsert_phase(
+            session, target, "test", change, actor="test", now=datetime(2016, 1, 1, tzinfo=UTC)
+        )
+    make_participant(org_app, "Aurora", "alice@example.org")
+    alice = org_app.test_client()
+    login(alice, "alice@example.org", "correct horse battery")
+    page = alice.get("/tasks/semeval2016-task3/A/submit").get_data(as_text=True)
+    assert "test (open now)" in page
+    assert "2016-01-31 23:59:00 UTC (2016-02-01 02:59 +03)" in page
+    assert "5 today (UTC), 20 in this phase" in page
+    resp = alice.post(
+        "/tasks/semeval2016-task3/A/submit",
+        data={
+            "csrf_token": csrf_from(page),
+            "eval_set": "test",
+            "slot": "primary",
+            "file": (io.BytesIO(oracle_run()), "r.txt"),
+        },
+        content_type="multipart/form-data",
+    )
+    assert resp.status_code == 302
+    page = alice.get("/tasks/semeval2016-task3/A/submit").get_data(as_text=True)
+    assert "4 today (UTC), 19 in this phase" in page

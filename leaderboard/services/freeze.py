@@ -156,6 +156,7 @@ def freeze(
         session,
         actor,
         "freeze",
+        at=now,
         task=target.task.slug,
         subtask=target.subtask.slug,
         set=target.eval_set.slug,

@@ -90,6 +90,7 @@ def upsert_phase(
         session,
         actor,
         "create-phase" if created else "update-phase",
+        at=now,
         task=target.task.slug,
         subtask=target.subtask.slug,
         phase=name,

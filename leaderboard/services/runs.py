@@ -244,6 +244,7 @@ def submit_run(
                 session,
                 user.email if user is not None else "cli",
                 "import-run",
+                at=now,
                 task=target.task.slug,
                 subtask=target.subtask.slug,
                 team=team.name,
@@ -303,6 +304,8 @@ def current_scores(run: Run) -> dict[str, Score]:
 
 def visible_run(session: Session, user: User, run_id: int) -> Run:
     """Return a run the user may see: organizers any, participants their own team's."""
+    if not 0 < run_id < 2**31:  # no run has such an id; SQLite cannot even compare past 2**63
+        raise NotFound(f"No run {run_id}.")
     run = session.get(Run, run_id)
     if run is None:
         raise NotFound(f"No run {run_id}.")

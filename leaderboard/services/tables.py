@@ -145,10 +145,10 @@ def render(
 
 def live_table(session: Session, store: FileStore, target: Target) -> Table:
     """Build the live table: every active run, late and corrected ones marked and ranked "as if"."""
-    return render(
-        target,
-        table_inputs(session, store, target, active_runs(session, target), include_late=True),
-    )
+    runs = active_runs(session, target)
+    # It is a post-deadline view only once a late or corrected run exists.
+    off_time = any(r.late or r.corrected for r in runs)
+    return render(target, table_inputs(session, store, target, runs, include_late=off_time))
 
 
 def provisional_table(session: Session, store: FileStore, target: Target) -> Table:

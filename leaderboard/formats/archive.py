@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import lzma
 import re
 import stat
 import tarfile
@@ -25,7 +26,15 @@ _DRIVE = re.compile(r"[A-Za-z]:")
 #: Member names that set slugs may also be matched by (the es-en README's STS.output.multi.txt).
 DEFAULT_ALIASES: Mapping[str, tuple[str, ...]] = {"multisource": ("multi",)}
 # Codec failures a damaged archive can raise from the standard library readers.
-_DAMAGE = (zipfile.BadZipFile, tarfile.TarError, zlib.error, EOFError, OSError, ValueError)
+_DAMAGE = (
+    zipfile.BadZipFile,
+    tarfile.TarError,
+    zlib.error,
+    lzma.LZMAError,  # a damaged LZMA-compressed zip member
+    EOFError,
+    OSError,
+    ValueError,
+)
 
 
 class ArchiveError(ValueError):

@@ -30,7 +30,8 @@ _BLANKS = re.compile(r"[ \t]+")
 # Perl's \s inside split(/\s+/, ...) on a line that lost its LF.
 _PERL_BLANKS = re.compile(rb"[ \t\r\f\v]+")
 _PERL_NON_FINITE = re.compile(rb"[+-]?(?:nan|inf)", re.IGNORECASE)
-_MAPPING_INDEX = re.compile(r"[0-9]+")
+# 18 digits at most: no run has more lines, and a longer index would overflow int64.
+_MAPPING_INDEX = re.compile(r"[0-9]{1,18}")
 _LISTED_FIELDS = 5
 
 

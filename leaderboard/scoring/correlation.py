@@ -26,11 +26,20 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
     # in sum((x-mx)^2) that would otherwise yield an arbitrary r.
     if xs.size < 2 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
         return None
+    # r ignores scale: bring huge or tiny values (e.g. 1e200) near 1 so the sums below cannot
+    # overflow or underflow; ordinary values are left as they are, bit for bit.
+    xs, ys = _near_one(xs), _near_one(ys)
     dx = xs - xs.mean()
     dy = ys - ys.mean()
     r = float(np.dot(dx, dy) / math.sqrt(float(np.dot(dx, dx)) * float(np.dot(dy, dy))))
     # Rounding can push |r| a hair past 1 for perfectly (anti)correlated data.
     return min(1.0, max(-1.0, r))
+
+
+def _near_one(values: np.ndarray) -> np.ndarray:
+    """Return ``values`` divided by their largest magnitude when it is outside 1e-60..1e60."""
+    peak = float(np.max(np.abs(values)))
+    return values if 1e-60 <= peak <= 1e60 else values / peak
 
 
 def weighted_overall(per_set: Mapping[str, float], weights: Mapping[str, int]) -> float:

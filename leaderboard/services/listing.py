@@ -54,7 +54,7 @@ def listing_csv(rows: list[dict[str, Any]]) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for row in rows:
-        writer.writerow([csv_safe(str(row[c])) for c in COLUMNS])
+        writer.writerow([csv_safe(str(row[c]), text=True) for c in COLUMNS])
     return out.getvalue()
 
 

@@ -148,9 +148,13 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
-def csv_safe(field: str) -> str:
-    """Return ``field`` with a leading apostrophe if a spreadsheet could read it as a formula."""
-    if _NUMBER.fullmatch(field):
+def csv_safe(field: str, *, text: bool = False) -> str:
+    """Return ``field`` with a leading apostrophe if a spreadsheet could read it as a formula.
+
+    Numbers (e.g. -0.01234) stay as they are, except in user ``text``: a team named "+1" or
+    "-1" must not turn into a number either.
+    """
+    if not text and _NUMBER.fullmatch(field):
         return field
     return "'" + field if field.startswith(_FORMULA_STARTS) else field
 
@@ -174,15 +178,20 @@ def to_csv(table: Table) -> str:
     writer = csv.writer(out, lineterminator="\r\n")
     writer.writerow([csv_safe(h) for h in header])
     for row in table.rows:
-        fields = [_meta_plain(row, name) for name in table.lead_columns]
+        fields = [_meta_csv(table, row, name) for name in table.lead_columns]
         for column in table.columns:
             cell = row.cells.get(column.key)
-            fields.append(cell.display if cell else "")
+            fields.append(csv_safe(cell.display) if cell else "")
             if column.key in ranked:
                 fields.append(str(cell.rank) if cell and cell.rank else "")
-        fields.extend(_meta_plain(row, name) for name in table.trail_columns)
-        writer.writerow([csv_safe(f) for f in fields])
+        fields.extend(_meta_csv(table, row, name) for name in table.trail_columns)
+        writer.writerow(fields)
     return out.getvalue()
+
+
+def _meta_csv(table: Table, row: Row, name: str) -> str:
+    """Return a meta column's CSV field, neutralised as user text where it holds some."""
+    return csv_safe(_meta_plain(row, name), text=table.is_user_text(name))
 
 
 def _meta_plain(row: Row, name: str) -> str:

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from flask_wtf import FlaskForm
 from wtforms import PasswordField, SelectField, StringField, TextAreaField
+from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional, Regexp
+
+
+def options(pairs: Iterable[tuple[str, str]]) -> list[SelectChoice]:
+    """Return select options from (value, label) pairs."""
+    return [SelectChoice(value, label) for value, label in pairs]
 
 
 class LoginForm(FlaskForm):
@@ -48,15 +56,17 @@ class PhaseForm(FlaskForm):
     start = StringField("Start (ISO 8601 with zone)", validators=[Optional(), Length(max=64)])
     end = StringField("Deadline (ISO 8601 with zone)", validators=[Optional(), Length(max=64)])
     late = SelectField(
-        "Late runs", choices=[("", "unchanged"), ("yes", "accepted"), ("no", "refused")]
+        "Late runs", choices=options([("", "unchanged"), ("yes", "accepted"), ("no", "refused")])
     )
     corrections = SelectField(
         "Corrections after the deadline",
-        choices=[("", "unchanged"), ("yes", "accepted"), ("no", "refused")],
+        choices=options([("", "unchanged"), ("yes", "accepted"), ("no", "refused")]),
     )
     results = SelectField(
         "Results",
-        choices=[("", "unchanged"), ("hidden", "hidden"), ("visible", "visible (release)")],
+        choices=options(
+            [("", "unchanged"), ("hidden", "hidden"), ("visible", "visible (release)")]
+        ),
     )
     daily_quota = StringField(
         "Runs per team per day (0: none)", validators=[Optional(), Length(max=9)]
@@ -76,11 +86,13 @@ class ImportForm(FlaskForm):
     description = TextAreaField("Description", validators=[Optional(), Length(max=5000)])
     mode = SelectField(
         "Validation",
-        choices=[
-            ("strict", "strict (as for participants)"),
-            ("lenient", "lenient (as the official scorer)"),
-            ("resort", "lenient, re-sorted into gold order"),
-        ],
+        choices=options(
+            [
+                ("strict", "strict (as for participants)"),
+                ("lenient", "lenient (as the official scorer)"),
+                ("resort", "lenient, re-sorted into gold order"),
+            ]
+        ),
     )
 
 

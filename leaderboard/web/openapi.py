@@ -144,6 +144,12 @@ def openapi_document() -> dict[str, Any]:
                             "required": False,
                             "schema": {"type": "string"},
                         },
+                        {
+                            "name": "view",
+                            "in": "query",
+                            "required": False,
+                            "schema": {"type": "string", "enum": ["official", "live"]},
+                        },
                     ],
                     "responses": {
                         "200": {
@@ -154,7 +160,9 @@ def openapi_document() -> dict[str, Any]:
                                 }
                             },
                         },
+                        "400": _err("Unknown view"),
                         "401": _err("No valid token"),
+                        "403": _err("Results hidden until the organizers release them"),
                         "404": _err("No such task, subtask or set"),
                     },
                 }

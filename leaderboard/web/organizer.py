@@ -23,7 +23,7 @@ from leaderboard.services.listing import LISTING_FORMATS, run_listing
 from leaderboard.services.phases import PhaseChange, phases_of, upsert_phase
 from leaderboard.services.runs import Submission, submit_run
 from leaderboard.web.context import db, now, settings, store
-from leaderboard.web.forms import ConfirmForm, GoldForm, ImportForm, PhaseForm
+from leaderboard.web.forms import ConfirmForm, GoldForm, ImportForm, PhaseForm, options
 from leaderboard.web.uploads import collect_upload, upload_fields
 
 bp = Blueprint("organizer", __name__, url_prefix="/organizer")
@@ -97,12 +97,12 @@ def _page(target: Target, **extra: Any) -> str:
     session = db()
     sets = [(s.slug, s.title) for s in target.subtask.eval_sets]
     phase_form = extra.pop("phase_form", None) or PhaseForm()
-    phase_form.eval_set.choices = sets
+    phase_form.eval_set.choices = options(sets)
     import_form = extra.pop("import_form", None) or ImportForm()
-    import_form.eval_set.choices = sets
-    import_form.slot.choices = [(s, s) for s in target.definition.runs.slots]
+    import_form.eval_set.choices = options(sets)
+    import_form.slot.choices = options([(s, s) for s in target.definition.runs.slots])
     gold_form = GoldForm()
-    gold_form.target.choices = _gold_choices(target)
+    gold_form.target.choices = options(_gold_choices(target))
     set_ids = [s.id for s in target.subtask.eval_sets]
     gold_files = session.scalars(
         select(GoldFile)
@@ -175,7 +175,7 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
     """Create or update a phase."""
     base = resolve(db(), task, subtask)
     form = PhaseForm()
-    form.eval_set.choices = [(s.slug, s.title) for s in base.subtask.eval_sets]
+    form.eval_set.choices = options([(s.slug, s.title) for s in base.subtask.eval_sets])
     if not form.validate_on_submit():
         return _page(base, phase_form=form), 400
     try:
@@ -223,8 +223,8 @@ def import_run(task: str, subtask: str) -> ResponseReturnValue:
     """Import one run for a team, strictly or as the official scorer read it."""
     base = resolve(db(), task, subtask)
     form = ImportForm()
-    form.eval_set.choices = [(s.slug, s.title) for s in base.subtask.eval_sets]
-    form.slot.choices = [(s, s) for s in base.definition.runs.slots]
+    form.eval_set.choices = options([(s.slug, s.title) for s in base.subtask.eval_sets])
+    form.slot.choices = options([(s, s) for s in base.definition.runs.slots])
     if not form.validate_on_submit():
         return _page(base, import_form=form), 400
     target = resolve(db(), task, subtask, form.eval_set.data)
@@ -259,7 +259,7 @@ def gold(task: str, subtask: str) -> ResponseReturnValue:
     """Add or replace a reference file and re-score every run of its set."""
     base = resolve(db(), task, subtask)
     form = GoldForm()
-    form.target.choices = _gold_choices(base)
+    form.target.choices = options(_gold_choices(base))
     if not form.validate_on_submit():
         abort(400, "Choose the file to replace.")
     upload = request.files.get("file")

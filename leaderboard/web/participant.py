@@ -13,7 +13,7 @@ from leaderboard.services.phases import current_phase, phases_of, remaining_quot
 from leaderboard.services.runs import Submission, submit_run, team_runs, visible_run
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.web.context import db, now, settings, store
-from leaderboard.web.forms import UploadForm
+from leaderboard.web.forms import UploadForm, options
 from leaderboard.web.present import score_lines
 from leaderboard.web.uploads import collect_upload, upload_fields
 
@@ -33,8 +33,8 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
     if user.role != "participant" or user.team is None:
         abort(403, "Only members of a team can upload runs.")
     form = UploadForm()
-    form.eval_set.choices = [(s.slug, s.title) for s in target.subtask.eval_sets]
-    form.slot.choices = [(s, s) for s in target.definition.runs.slots]
+    form.eval_set.choices = options([(s.slug, s.title) for s in target.subtask.eval_sets])
+    form.slot.choices = options([(s, s) for s in target.definition.runs.slots])
     if request.method == "GET":
         form.eval_set.data = target.eval_set.slug
     phase = current_phase(db(), target.subtask, now())

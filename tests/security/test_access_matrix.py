@@ -1,0 +1,445 @@
+"""Every route of the app, for every kind of visitor: the status each one gets.
+
+Visitors: anonymous, a participant of team A (Aurora), a participant of team B (Borealis) and an
+organizer. Web routes are called with each visitor's session (and a valid CSRF token on every
+form POST); API routes with each visitor's bearer token. ``EXPECTED`` must name every
+(endpoint, method) pair of ``app.url_map``: a new route without an expectation fails the suite.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from leaderboard.clock import FixedClock
+from leaderboard.web import create_app
+from tests.conftest import app_overrides, csrf_from, login
+from tests.runs import GOLD_TEST_A, PRESET, make_organizer, make_participant, token_for
+
+ROLES = ("anon", "alice", "bob", "org")
+EMAILS = {"alice": "alice@example.org", "bob": "bob@example.org", "org": "org@example.org"}
+PASSWORDS = {"alice": "correct horse battery", "bob": "correct horse battery"}
+PASSWORDS["org"] = "organizer password"
+NOW = datetime(2016, 1, 15, 12, 0, tzinfo=UTC)
+GOLD_DEV_A = (
+    PRESET / "gold" / "dev" / "SemEval2016-Task3-CQA-QL-dev-subtaskA.xml.subtaskA.relevancy"
+)
+GOLD_TEST_B = PRESET / "gold" / "test" / "SemEval2016-Task3-CQA-QL-test.xml.subtaskB.relevancy"
+BOB_SECRET = "Borealis secret sauce 7f3a"
+T3 = "semeval2016-task3"
+
+
+def run_for(gold: Path, score: str, every: int = 3) -> bytes:
+    """Return a run giving ``score`` to most candidates and 0.9 to every ``every``-th one."""
+    lines = []
+    for i, line in enumerate(gold.read_text().splitlines()):
+        qid, cid, *_ = line.split("\t")
+        s = "0.9" if i % every == 0 else score
+        lines.append(f"{qid}\t{cid}\t0\t{s}\t{'true' if i % every == 0 else 'false'}")
+    return ("\n".join(lines) + "\n").encode()
+
+
+@dataclass
+class World:
+    """The app, one logged-in client and token per visitor, and the ids of the runs made."""
+
+    app: Flask
+    clients: dict[str, FlaskClient]
+    tokens: dict[str, str]
+    ids: dict[str, int]
+    csrf: dict[str, str] = field(default_factory=dict)
+    #: Every response body each visitor got, by "METHOD path".
+    seen: dict[str, dict[str, str]] = field(default_factory=dict)
+
+
+def _api_upload(
+    client: FlaskClient, token: str, subtask: str, data: bytes, **form: str
+) -> dict[str, Any]:
+    resp = client.post(
+        f"/api/v1/tasks/{T3}/{subtask}/runs",
+        data={**form, "file": (io.BytesIO(data), "run.txt")},
+        headers={"Authorization": f"Bearer {token}"},
+        content_type="multipart/form-data",
+    )
+    assert resp.status_code == 201, resp.get_json()
+    return resp.get_json()
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[World]:
+    """Build the app: two teams with runs, baselines, and a phase whose results are hidden."""
+    instance = tmp_path_factory.mktemp("matrix") / "instance"
+    shutil.copytree(template_instance, instance)
+    app = create_app({**app_overrides(instance), "clock": FixedClock(NOW)})
+    make_organizer(app, EMAILS["org"])
+    make_participant(app, "Aurora", EMAILS["alice"])
+    make_participant(app, "Borealis", EMAILS["bob"])
+    tokens = {role: token_for(app, email) for role, email in EMAILS.items()}
+    runner = app.test_cli_runner()
+    hidden = runner.invoke(
+        args=[
+            "leaderboard",
+            "phase",
+            T3,
+            "B",
+            "test",
+            "--set",
+            "test",
+            "--start",
+            "2016-01-10T00:00:00Z",
+            "--end",
+            "2016-01-31T00:00:00Z",
+            "--results",
+            "hidden",
+        ]
+    )
+    assert hidden.exit_code == 0, hidden.output
+    api = app.test_client()
+    ids = {
+        "run_a": _api_upload(
+            api, tokens["alice"], "A", run_for(GOLD_TEST_A, "0.3"), slot="primary", name="aurora-a"
+        )["id"],
+        "run_b": _api_upload(
+            api,
+            tokens["bob"],
+            "A",
+            run_for(GOLD_TEST_A, "0.4242", every=4),
+            slot="primary",
+            name="borealis-b",
+            description=BOB_SECRET,
+        )["id"],
+    }
+    hidden_run = _api_upload(
+        api, tokens["alice"], "B", run_for(GOLD_TEST_B, "0.2", every=5), slot="primary"
+    )
+    assert hidden_run["scores_hidden"] is True and hidden_run["scores"] == {}
+    ids["run_hidden"] = hidden_run["id"]
+    added = runner.invoke(args=["leaderboard", "add-baselines", T3, "A"])
+    assert added.exit_code == 0, added.output
+    table = api.get(
+        f"/api/v1/tasks/{T3}/A/table", headers={"Authorization": f"Bearer {tokens['org']}"}
+    ).get_json()
+    assert any(r["kind"] == "baseline" for r in table["rows"])
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        from sqlalchemy import select
+
+        from leaderboard.models import Run
+
+        ids["baseline"] = session.scalar(select(Run.id).where(Run.kind == "baseline").limit(1))
+    clients = {role: app.test_client() for role in ROLES}
+    for role in ("alice", "bob", "org"):
+        login(clients[role], EMAILS[role], PASSWORDS[role])
+    w = World(app, clients, tokens, ids)
+    w.csrf["anon"] = csrf_from(clients["anon"].get("/login").get_data(as_text=True))
+    for role in ("alice", "bob", "org"):
+        w.csrf[role] = csrf_from(clients[role].get("/").get_data(as_text=True))
+    yield w
+    app.extensions["leaderboard"]["engine"].dispose()
+
+
+# ------------------------------------------------------------------------------- expectations
+
+Form = Callable[[], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One request and the status each visitor must get (``{ids}`` in the path are filled in)."""
+
+    method: str
+    path: str
+    expect: dict[str, int]
+    form: Form | None = None
+    api: bool = False
+    csrf: bool = True
+
+
+def each(status: int) -> dict[str, int]:
+    return dict.fromkeys(ROLES, status)
+
+
+def by_role(anon: int, alice: int, bob: int, org: int) -> dict[str, int]:
+    return {"anon": anon, "alice": alice, "bob": bob, "org": org}
+
+
+LOGIN = 302  # login_required sends anonymous visitors to the login page
+ORGANIZER_ONLY = by_role(LOGIN, 403, 403, 200)
+ORGANIZER_ACTION = by_role(LOGIN, 403, 403, 302)
+
+
+def _file(data: bytes) -> tuple[io.BytesIO, str]:
+    return (io.BytesIO(data), "run.txt")
+
+
+def submit_form() -> dict[str, Any]:
+    return {
+        "eval_set": "dev",
+        "slot": "contrastive1",
+        "name": "web-upload",
+        "description": "a web upload",
+        "file": _file(run_for(GOLD_DEV_A, "0.1")),
+    }
+
+
+def api_form() -> dict[str, Any]:
+    return {"set": "dev", "slot": "contrastive2", "file": _file(run_for(GOLD_DEV_A, "0.2"))}
+
+
+def phase_form() -> dict[str, Any]:
+    return {
+        "name": "development",
+        "eval_set": "dev",
+        "start": "2016-01-01T00:00:00Z",
+        "end": "2016-12-31T00:00:00Z",
+        "late": "",
+        "corrections": "",
+        "results": "visible",
+        "daily_quota": "",
+        "total_quota": "",
+    }
+
+
+def import_form() -> dict[str, Any]:
+    return {
+        "eval_set": "dev",
+        "team": "Imported team",
+        "slot": "primary",
+        "name": "imported",
+        "description": "",
+        "mode": "strict",
+        "file": _file(run_for(GOLD_DEV_A, "0.3")),
+    }
+
+
+def gold_form() -> dict[str, Any]:
+    corrected = GOLD_DEV_A.read_bytes().replace(b"\ttrue\n", b"\tfalse\n", 1)
+    return {"target": "dev|gold", "file": (io.BytesIO(corrected), "gold.txt")}
+
+
+SUB = f"/tasks/{T3}/A"
+ORG = f"/organizer/tasks/{T3}/A"
+API = f"/api/v1/tasks/{T3}"
+
+#: (endpoint, method) -> probes, run in this order (GETs first; state-changing POSTs last).
+EXPECTED: dict[tuple[str, str], list[Probe]] = {
+    ("static", "GET"): [
+        Probe("GET", "/static/style.css", each(200)),
+        Probe("GET", "/static/no-such-file.css", each(404)),
+        Probe("GET", "/static/../leaderboard.sqlite3", each(404)),
+    ],
+    ("public.home", "GET"): [Probe("GET", "/", each(200))],
+    ("ops.healthz", "GET"): [Probe("GET", "/healthz", each(200))],
+    ("public.task_page", "GET"): [
+        Probe("GET", f"/tasks/{T3}", each(200)),
+        Probe("GET", "/tasks/no-such-task", each(404)),
+    ],
+    ("public.results", "GET"): [
+        Probe("GET", SUB, each(200)),
+        # A hidden phase: the page is there for everyone, its scores for organizers only.
+        Probe("GET", f"/tasks/{T3}/B", each(200)),
+        Probe("GET", f"/tasks/{T3}/Z", each(404)),
+        Probe("GET", f"{SUB}?set=no-such-set", each(404)),
+        Probe("GET", f"{SUB}?view=sideways", each(400)),
+    ],
+    ("public.download", "GET"): [
+        *(Probe("GET", f"{SUB}/results.{ext}", each(200)) for ext in ("csv", "json", "md", "tex")),
+        *(
+            Probe("GET", f"/tasks/{T3}/B/results.{ext}", by_role(403, 403, 403, 200))
+            for ext in ("csv", "json", "md", "tex")
+        ),
+        Probe("GET", f"{SUB}/results.exe", each(404)),
+    ],
+    ("auth.login", "GET"): [Probe("GET", "/login", by_role(200, 302, 302, 302))],
+    ("participant.submit", "GET"): [
+        Probe("GET", f"{SUB}/submit", by_role(LOGIN, 200, 200, 403)),
+        Probe("GET", f"/tasks/{T3}/Z/submit", by_role(LOGIN, 404, 404, 404)),
+    ],
+    ("participant.run_page", "GET"): [
+        Probe("GET", "/runs/{run_a}", by_role(LOGIN, 200, 403, 200)),
+        Probe("GET", "/runs/{run_b}", by_role(LOGIN, 403, 200, 200)),
+        Probe("GET", "/runs/{run_hidden}", by_role(LOGIN, 200, 403, 200)),
+        Probe("GET", "/runs/{baseline}", by_role(LOGIN, 403, 403, 200)),
+        Probe("GET", "/runs/999999", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", "/runs/9223372036854775808", by_role(LOGIN, 404, 404, 404)),
+    ],
+    ("participant.team_page", "GET"): [Probe("GET", "/team", by_role(LOGIN, 200, 200, 403))],
+    ("organizer.dashboard", "GET"): [Probe("GET", "/organizer/", ORGANIZER_ONLY)],
+    ("organizer.subtask_page", "GET"): [
+        Probe("GET", ORG, ORGANIZER_ONLY),
+        Probe("GET", f"/organizer/tasks/{T3}/Z", by_role(LOGIN, 403, 403, 404)),
+    ],
+    ("organizer.listing", "GET"): [
+        *(
+            Probe("GET", f"{ORG}/test/runs.{e}", ORGANIZER_ONLY)
+            for e in ("json", "csv", "md", "latex")
+        ),
+        Probe("GET", f"{ORG}/test/runs.exe", by_role(LOGIN, 403, 403, 404)),
+    ],
+    ("api.openapi", "GET"): [Probe("GET", "/api/openapi.json", each(200), api=True)],
+    ("api.get_run", "GET"): [
+        Probe("GET", "/api/v1/runs/{run_a}", by_role(401, 200, 403, 200), api=True),
+        Probe("GET", "/api/v1/runs/{run_b}", by_role(401, 403, 200, 200), api=True),
+        Probe("GET", "/api/v1/runs/{run_hidden}", by_role(401, 200, 403, 200), api=True),
+        Probe("GET", "/api/v1/runs/{baseline}", by_role(401, 403, 403, 200), api=True),
+        Probe("GET", "/api/v1/runs/999999", by_role(401, 404, 404, 404), api=True),
+        Probe("GET", "/api/v1/runs/99999999999999999999", by_role(401, 404, 404, 404), api=True),
+    ],
+    ("api.table", "GET"): [
+        Probe("GET", f"{API}/A/table", by_role(401, 200, 200, 200), api=True),
+        Probe("GET", f"{API}/B/table", by_role(401, 403, 403, 200), api=True),
+        Probe("GET", f"{API}/Z/table", by_role(401, 404, 404, 404), api=True),
+    ],
+    # ---- POSTs: refused visitors first, so that only the last (allowed) one changes anything.
+    ("auth.login", "POST"): [
+        Probe(
+            "POST",
+            "/login",
+            by_role(401, 302, 302, 302),
+            form=lambda: {"email": "alice@example.org", "password": "not the password"},
+        ),
+        Probe("POST", "/login", by_role(400, 400, 400, 400), csrf=False),
+    ],
+    ("participant.submit", "POST"): [
+        Probe("POST", f"{SUB}/submit", by_role(LOGIN, 302, 302, 403), form=submit_form),
+        Probe("POST", f"{SUB}/submit", by_role(400, 400, 400, 400), form=submit_form, csrf=False),
+    ],
+    ("api.upload", "POST"): [
+        Probe("POST", f"{API}/A/runs", by_role(401, 201, 201, 403), form=api_form, api=True),
+        Probe("POST", f"{API}/Z/runs", by_role(401, 404, 404, 403), form=api_form, api=True),
+    ],
+    ("organizer.phase", "POST"): [
+        Probe("POST", f"{ORG}/phase", ORGANIZER_ACTION, form=phase_form),
+        Probe("POST", f"{ORG}/phase", each(400), form=phase_form, csrf=False),
+    ],
+    ("organizer.baselines", "POST"): [Probe("POST", f"{ORG}/dev/baselines", ORGANIZER_ACTION)],
+    ("organizer.import_run", "POST"): [
+        Probe("POST", f"{ORG}/import", ORGANIZER_ACTION, form=import_form)
+    ],
+    ("organizer.gold", "POST"): [Probe("POST", f"{ORG}/gold", ORGANIZER_ACTION, form=gold_form)],
+    ("organizer.rescore", "POST"): [Probe("POST", f"{ORG}/dev/rescore", ORGANIZER_ACTION)],
+    ("organizer.freeze_set", "POST"): [
+        Probe("POST", f"{ORG}/dev/freeze", each(400), csrf=False),
+        Probe("POST", f"{ORG}/dev/freeze", ORGANIZER_ACTION),
+    ],
+    ("organizer.verify_set", "POST"): [
+        Probe("POST", f"{ORG}/dev/verify", by_role(LOGIN, 403, 403, 200))
+    ],
+    # Methods a route does not have (with a valid token, so that CSRF is not what refuses).
+    ("public.home", "POST"): [Probe("POST", "/", each(405))],
+    ("auth.logout", "GET"): [Probe("GET", "/logout", each(405))],
+    ("auth.logout", "POST"): [Probe("POST", "/logout", by_role(LOGIN, 302, 302, 302))],
+}
+
+
+def _routes(app: Flask) -> set[tuple[str, str]]:
+    return {
+        (rule.endpoint, method)
+        for rule in app.url_map.iter_rules()
+        for method in rule.methods or ()
+        if method not in ("HEAD", "OPTIONS")
+    }
+
+
+def test_every_route_has_an_expectation(world: World) -> None:
+    missing = sorted(_routes(world.app) - set(EXPECTED))
+    assert not missing, f"routes without an access expectation in {__name__}.EXPECTED: {missing}"
+
+
+def _call(w: World, role: str, probe: Probe) -> tuple[int, str]:
+    client = w.clients[role]
+    path = probe.path.format(**w.ids)
+    headers = {}
+    if probe.api and role != "anon":
+        headers["Authorization"] = f"Bearer {w.tokens[role]}"
+    data = probe.form() if probe.form else {}
+    if probe.method == "POST" and probe.csrf and not probe.api:
+        data["csrf_token"] = w.csrf[role]
+    if probe.method == "GET":
+        resp = client.get(path, headers=headers)
+    else:
+        resp = client.post(path, data=data, headers=headers, content_type="multipart/form-data")
+    body = resp.get_data(as_text=True)
+    w.seen.setdefault(role, {})[f"{probe.method} {path}"] = body
+    if resp.status_code == 302 and role == "anon" and probe.expect["anon"] == LOGIN:
+        assert resp.headers["Location"].startswith("/login"), (path, resp.headers["Location"])
+    return resp.status_code, body
+
+
+def test_access_matrix(world: World) -> None:
+    """Call every probe as every visitor; report every status that differs from the table."""
+    wrong = []
+    for probes in EXPECTED.values():
+        for probe in probes:
+            for role in ROLES:
+                status, body = _call(world, role, probe)
+                assert status != 500, (probe, role, body[:500])
+                if status != probe.expect[role]:
+                    wrong.append(
+                        f"{probe.method} {probe.path} as {role}: {status}, "
+                        f"expected {probe.expect[role]} ({body[:160]!r})"
+                    )
+    assert not wrong, "\n".join(wrong)
+
+
+def test_participants_never_reach_gold_other_teams_runs_or_hidden_scores(world: World) -> None:
+    """Scan every body participants and anonymous visitors got for what they must not see."""
+    if not world.seen:
+        test_access_matrix(world)
+    hidden_path = f"/api/v1/runs/{world.ids['run_hidden']}"
+    hidden = (
+        world.app.test_client()
+        .get(hidden_path, headers={"Authorization": f"Bearer {world.tokens['org']}"})
+        .get_json()
+    )
+    # The organizer sees the hidden run's scores; nobody else may see any of them.
+    assert set(hidden["official"]) == {"MAP", "AvgRec", "MRR", "P", "R", "F1", "Acc"}
+    secrets = [f'"{v}"' for v in hidden["official"].values()]
+    secrets += [format(float(v) * 100, ".2f") for k, v in hidden["official"].items() if k != "MRR"]
+    gold_lines = [
+        *GOLD_TEST_A.read_text().splitlines()[:3],
+        *GOLD_TEST_B.read_text().splitlines()[:3],
+        *GOLD_DEV_A.read_text().splitlines()[:3],
+    ]
+    bob_run_line = run_for(GOLD_TEST_A, "0.4242", every=4).decode().splitlines()[1]
+    leaks = []
+    for role in ("anon", "alice", "bob"):
+        for request, body in world.seen.get(role, {}).items():
+            for line in gold_lines:
+                if line in body or json.dumps(line)[1:-1] in body:
+                    leaks.append(f"{role} {request}: gold line {line!r}")
+            if "/B" in request or request.endswith((f"/runs/{world.ids['run_hidden']}", "/team")):
+                leaks += [f"{role} {request}: hidden score {s}" for s in secrets if s in body]
+            if role != "bob":
+                for secret in (BOB_SECRET, bob_run_line):
+                    if secret in body:
+                        leaks.append(f"{role} {request}: Borealis' {secret!r}")
+    assert not leaks, "\n".join(leaks)
+    # And the hidden run, asked for directly by its own team: stored, validated, no score.
+    alice = world.app.test_client().get(
+        hidden_path, headers={"Authorization": f"Bearer {world.tokens['alice']}"}
+    )
+    assert alice.status_code == 200
+    body = alice.get_json()
+    assert body["scores_hidden"] is True and body["scores"] == {} and body["official"] == {}
+
+
+def test_the_api_ignores_session_cookies(world: World) -> None:
+    """A logged-in browser session is not an API credential: no token, 401."""
+    for role in ("alice", "org"):
+        client = world.app.test_client()
+        login(client, EMAILS[role], PASSWORDS[role])
+        assert client.get("/runs/{run_a}".format(**world.ids)).status_code == 200
+        for path in (f"/api/v1/runs/{world.ids['run_a']}", f"{API}/A/table"):
+            resp = client.get(path)
+            assert resp.status_code == 401, (role, path)
+            assert resp.headers["WWW-Authenticate"] == 'Bearer realm="leaderboard"'

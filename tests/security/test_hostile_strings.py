@@ -1,0 +1,462 @@
+"""Hostile text in team names, e-mails, run names and descriptions: escaped everywhere.
+
+Every page is parsed and must hold nothing executable (no script element, no event handler, no
+javascript: URL) while showing the hostile text as text. Every export is checked in its own
+syntax: CSV cells that a spreadsheet would run are neutralised (numbers stay numbers), JSON
+round-trips without raw <, >, &, Markdown tables keep their columns, LaTeX escapes its
+specials; bidi overrides never leak out of their isolate.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+
+from leaderboard.services import accounts
+from leaderboard.services.errors import NotFound
+from leaderboard.web import create_app
+from tests.conftest import app_overrides, csrf_from, login
+from tests.runs import GOLD_TEST_A, constant_run, make_organizer, oracle_run, token_for
+from tests.security import PageScan, scan
+
+SCRIPT = "<script>alert(1)</script>"
+QUOTES = "O\"Brien' & <b>Co</b>"
+JS_URL = "javascript:alert(1)"
+RLO = "\u202eevil\u202c فريق"
+DDE = "=cmd|' /C calc'!A0"
+PLUS = "+1"
+MINUS = "-1+1"
+AT = "@SUM(1)"
+IMG = "<img src=x onerror=alert(1)>"
+HUGE = (SCRIPT * 500)[:10_240]
+
+#: Team names; the participant of the first one has a hostile e-mail address too.
+TEAMS = (SCRIPT, QUOTES, JS_URL, RLO, DDE, PLUS, MINUS, AT)
+HOSTILE_EMAIL = f"{SCRIPT}@example.org"
+#: Run names (at most 100 characters) and descriptions, hostile too.
+NAMES = (DDE, SCRIPT, AT, MINUS, QUOTES, JS_URL, RLO, PLUS)
+DESCRIPTION = f"{SCRIPT}\n{DDE}\n{RLO} | *bold* \\textbf{{x}} $x$ % # _ ~ ^ & {{}}"
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
+
+T3, T1, CAR = "semeval2016-task3", "semeval2016-task1", "trec-car-2017"
+PRESETS = Path(__file__).resolve().parents[2] / "leaderboard" / "tasks" / "presets"
+STS_SETS = ("answer-answer", "headlines", "plagiarism", "postediting", "question-question")
+QRELS = PRESETS / CAR / "qrels.car17v1.5.benchmarkY1test.txt"
+TARGETS = ((T3, "A"), (T1, "en"), (CAR, "passage"))
+
+
+def email_of(i: int) -> str:
+    return HOSTILE_EMAIL if i == 0 else f"p{i}@example.org"
+
+
+def sts_output(slug: str, sign: int) -> bytes:
+    """Return a run correlated (sign 1) or anti-correlated (sign -1) with the preset gold."""
+    lines = (PRESETS / T1 / "english" / f"STS2016.gs.{slug}.txt").read_text().splitlines()
+    values = [(float(v) if v else 2.5) * sign + (i % 7) * 0.9 for i, v in enumerate(lines)]
+    return "".join(f"{v:.3f}\n" for v in values).encode()
+
+
+def trec_oracle(tag: str) -> bytes:
+    rows = [line.split() for line in QRELS.read_text().splitlines()]
+    return "".join(
+        f"{q} Q0 {d} {i} {100 - i} {tag}\n" for i, (q, _, d, _) in enumerate(rows)
+    ).encode()
+
+
+@dataclass
+class World:
+    """The app with hostile teams, runs and an organizer, and each visitor's client."""
+
+    app: Flask
+    org: FlaskClient
+    participants: list[FlaskClient]
+    run_ids: list[int]
+
+
+def _upload(
+    client: FlaskClient, token: str, path: str, files: dict[str, bytes], **form: str
+) -> int:
+    data: dict[str, object] = dict(form)
+    for field, content in files.items():
+        data[field] = (io.BytesIO(content), f"{field}.txt")
+    resp = client.post(
+        path,
+        data=data,
+        headers={"Authorization": f"Bearer {token}"},
+        content_type="multipart/form-data",
+    )
+    assert resp.status_code == 201, resp.get_json()
+    return int(resp.get_json()["id"])
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[World]:
+    instance = tmp_path_factory.mktemp("hostile") / "instance"
+    shutil.copytree(template_instance, instance)
+    app = create_app(app_overrides(instance))
+    make_organizer(app, "org@example.org")
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        for i, team in enumerate(TEAMS):
+            accounts.create_team(session, team, actor="org@example.org")
+            accounts.create_user(
+                session,
+                email_of(i),
+                role="participant",
+                team=team,
+                password="correct horse battery",
+                actor="org@example.org",
+            )
+    api = app.test_client()
+    run_ids = []
+    for i, _team in enumerate(TEAMS):
+        token = token_for(app, email_of(i))
+        # CQA: every team, a run named and described with hostile text.
+        run = oracle_run() if i % 2 else constant_run(GOLD_TEST_A, "true" if i % 3 else "false")
+        run_ids.append(
+            _upload(
+                api,
+                token,
+                f"/api/v1/tasks/{T3}/A/runs",
+                {"file": run},
+                slot="primary",
+                name=NAMES[i],
+                description=DESCRIPTION,
+            )
+        )
+        if i < 4:  # STS: one correlated and one anti-correlated run per team (negative values)
+            for slot, sign in (("run1", 1), ("run2", -1)):
+                files = {s: sts_output(s, sign) for s in STS_SETS}
+                _upload(
+                    api, token, f"/api/v1/tasks/{T1}/en/runs", files, slot=slot, name=NAMES[-1 - i]
+                )
+        if i in (0, 3, 4, 5):  # TREC: hostile team names around a valid run tag
+            _upload(
+                api,
+                token,
+                f"/api/v1/tasks/{CAR}/passage/runs",
+                {"file": trec_oracle(f"t{i}")},
+                slot="primary",
+                name=NAMES[i],
+                description=DESCRIPTION,
+            )
+    runner = app.test_cli_runner()
+    for task, subtask in TARGETS:
+        result = runner.invoke(args=["leaderboard", "add-baselines", task, subtask])
+        assert result.exit_code == 0, result.output
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    # The organizer imports a run for a new team named with an HTML injection, through the form.
+    page = org.get(f"/organizer/tasks/{T3}/A").get_data(as_text=True)
+    resp = org.post(
+        f"/organizer/tasks/{T3}/A/import",
+        data={
+            "csrf_token": csrf_from(page),
+            "eval_set": "test",
+            "team": IMG,
+            "slot": "contrastive1",
+            "name": IMG,
+            "description": DESCRIPTION,
+            "mode": "strict",
+            "file": (io.BytesIO(oracle_run()), "run.txt"),
+        },
+        content_type="multipart/form-data",
+    )
+    assert resp.status_code == 302, resp.get_data(as_text=True)[-2000:]
+    frozen = runner.invoke(args=["leaderboard", "freeze", T3, "A"])
+    assert frozen.exit_code == 0, frozen.output
+    participants = []
+    for i in range(len(TEAMS)):
+        client = app.test_client()
+        if i == 0:
+            # The e-mail address itself is hostile; it is a valid login all the same.
+            login(client, HOSTILE_EMAIL, "correct horse battery")
+        else:
+            login(client, email_of(i), "correct horse battery")
+        participants.append(client)
+    yield World(app, org, participants, run_ids)
+    app.extensions["leaderboard"]["engine"].dispose()
+
+
+# ------------------------------------------------------------------------------------ checks
+
+
+def _isolated_in_text(text: str) -> bool:
+    """Return whether every U+202E of ``text`` sits between an isolate initiator and a U+2069."""
+    for at in (i for i, ch in enumerate(text) if ch == "\u202e"):
+        opened = max(text.rfind(ch, 0, at) for ch in "\u2066\u2067\u2068")
+        if opened < 0 or text.find("\u2069", at) < 0:
+            return False
+    return True
+
+
+def check_page(html: str, shown: tuple[str, ...] = ()) -> PageScan:
+    """Assert a page holds nothing executable and shows each of ``shown`` as plain text."""
+    page = scan(html)
+    assert not page.dangers, page.dangers
+    for raw in (SCRIPT, IMG, "<b>Co</b>"):
+        assert raw not in html, f"unescaped {raw!r} in the page"
+    for text in shown:
+        assert page.contains(text), f"{text!r} is not shown on the page"
+    # A right-to-left override never leaves its isolate (<bdi>, dir="auto", or U+2068...U+2069
+    # where no tag may stand, as in a <title>).
+    for node in page.texts:
+        if "\u202e" in node.value:
+            isolated = any(
+                tag == "bdi" or attrs.get("dir") == "auto" for tag, attrs in node.ancestors
+            ) or _isolated_in_text(node.value)
+            in_attribute = node.ancestors and node.value in node.ancestors[-1][1].values()
+            assert isolated or in_attribute, f"U+202E outside an isolate in {node.value!r}"
+    return page
+
+
+def check_csv(text: str, names: tuple[str, ...]) -> list[str]:
+    """Assert no CSV cell can start a formula (numbers excepted); return the cells."""
+    cells = [cell for row in csv.reader(io.StringIO(text)) for cell in row]
+    for cell in cells:
+        if cell.startswith(FORMULA_STARTS):
+            assert NUMBER.fullmatch(cell), f"formula-like CSV cell {cell!r}"
+    for name in names:
+        shown = "'" + name if name.startswith(FORMULA_STARTS) else name
+        assert any(cell.startswith(shown) for cell in cells), f"{shown!r} missing from the CSV"
+    return cells
+
+
+def check_json(text: str, names: tuple[str, ...], *, html_safe: bool = True) -> object:
+    """Assert JSON round-trips the hostile names (and, ``html_safe``, has no raw <, > or &)."""
+    for ch in "<>&" if html_safe else "":
+        assert ch not in text, f"raw {ch!r} in a JSON export"
+    data = json.loads(text)
+    dumped = json.dumps(data, ensure_ascii=False)
+    for name in names:
+        assert json.dumps(name, ensure_ascii=False)[1:-1] in dumped, f"{name!r} lost in the JSON"
+    return data
+
+
+_UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")
+MD_FORMS = {
+    SCRIPT: r"\<script\>alert(1)\</script\>",
+    DDE: r"=cmd\|' /C calc'!A0",
+    QUOTES: r"O\"Brien' \& \<b\>Co\</b\>".replace('\\"', '"'),
+    IMG: r"\<img src=x onerror=alert(1)\>",
+    RLO: "evil فريق",  # bidi controls dropped; the Arabic isolated in U+2068 ... U+2069
+}
+
+
+def check_markdown(text: str, names: tuple[str, ...]) -> None:
+    """Assert Markdown tables keep their columns, specials are escaped, no bidi override."""
+    assert "\u202e" not in text and SCRIPT not in text and IMG not in text
+    tables: list[list[int]] = [[]]
+    for line in text.splitlines():
+        if line.startswith("|"):
+            tables[-1].append(len(_UNESCAPED_PIPE.findall(line)))
+        elif tables[-1]:
+            tables.append([])
+    for widths in tables:
+        assert len(set(widths)) <= 1, f"a Markdown table with rows of different widths: {widths}"
+    for name in names:
+        assert MD_FORMS.get(name, name) in text, f"{name!r} not escaped as expected in Markdown"
+    if RLO in names:
+        assert "\u2068" in text and "\u2069" in text
+
+
+LATEX_FORMS = {
+    SCRIPT: r"\textless{}script\textgreater{}alert(1)\textless{}/script\textgreater{}",
+    DDE: r"=cmd\textbar{}' /C calc'!A0",
+    QUOTES: r"O\"Brien' \& \textless{}b\textgreater{}Co\textless{}/b\textgreater{}".replace(
+        '\\"', '"'
+    ),
+    IMG: r"\textless{}img src=x onerror=alert(1)\textgreater{}",
+    RLO: "evil فريق",
+}
+
+
+def check_latex(text: str, names: tuple[str, ...]) -> None:
+    """Assert LaTeX escapes the specials of user text and drops bidi controls."""
+    assert "\u202e" not in text and "\u202c" not in text
+    assert SCRIPT not in text and "<" not in text and ">" not in text
+    for name in names:
+        assert LATEX_FORMS.get(name, name) in text, f"{name!r} not escaped as expected in LaTeX"
+
+
+# ------------------------------------------------------------------------------------- pages
+
+
+def test_public_pages_escape_everything(world: World) -> None:
+    anon = world.app.test_client()
+    check_page(anon.get("/").get_data(as_text=True))
+    for view in ("official", "live"):
+        html = anon.get(f"/tasks/{T3}/A?view={view}").get_data(as_text=True)
+        check_page(html, TEAMS)
+    live = anon.get(f"/tasks/{T3}/A?view=live").get_data(as_text=True)
+    check_page(live, (IMG,))
+    check_page(anon.get(f"/tasks/{T1}/en").get_data(as_text=True), TEAMS[:4] + NAMES[-4:])
+    check_page(anon.get(f"/tasks/{CAR}/passage").get_data(as_text=True), (SCRIPT, RLO, DDE, PLUS))
+
+
+def test_participant_pages_escape_everything(world: World) -> None:
+    for i, client in enumerate(world.participants):
+        home = check_page(client.get("/").get_data(as_text=True), (TEAMS[i], email_of(i)))
+        assert home.contains(TEAMS[i])
+        check_page(client.get("/team").get_data(as_text=True), (TEAMS[i], NAMES[i]))
+        run = client.get(f"/runs/{world.run_ids[i]}")
+        assert run.status_code == 200
+        check_page(run.get_data(as_text=True), (TEAMS[i], NAMES[i], DESCRIPTION.split("\n")[0]))
+        check_page(client.get(f"/tasks/{T3}/A/submit").get_data(as_text=True))
+
+
+def test_organizer_pages_and_audit_log_escape_everything(world: World) -> None:
+    dashboard = world.org.get("/organizer/").get_data(as_text=True)
+    check_page(dashboard, (*TEAMS, IMG))
+    # The audit log shows event details as JSON, with <, > and ' as \\u escapes.
+    assert r"\u003cscript\u003ealert(1)\u003c/script\u003e" in dashboard
+    assert r"\u003cimg src=x onerror=alert(1)\u003e" in dashboard
+    for task, subtask in TARGETS:
+        html = world.org.get(f"/organizer/tasks/{task}/{subtask}").get_data(as_text=True)
+        check_page(html)
+    audit = world.org.get(f"/organizer/tasks/{T3}/A").get_data(as_text=True)
+    assert r"\u003cimg src=x onerror=alert(1)\u003e" in audit  # the import's team
+    run = world.org.get(f"/runs/{world.run_ids[0]}").get_data(as_text=True)
+    check_page(run, (SCRIPT, DDE))
+
+
+def test_errors_and_refusals_escape_the_input(world: World) -> None:
+    anon = world.app.test_client()
+    for path in (f"/tasks/{SCRIPT}", f"/tasks/{T3}/{IMG}", f"/tasks/{T3}/A?set={SCRIPT}"):
+        resp = anon.get(path)
+        assert resp.status_code == 404
+        check_page(resp.get_data(as_text=True))
+    # A failed log-in shows the e-mail address again, escaped in the form.
+    page = anon.get("/login").get_data(as_text=True)
+    resp = anon.post(
+        "/login",
+        data={"csrf_token": csrf_from(page), "email": HOSTILE_EMAIL, "password": "nope nope"},
+    )
+    assert resp.status_code == 401
+    check_page(resp.get_data(as_text=True), (HOSTILE_EMAIL,))
+    resp = anon.post("/login", data={"csrf_token": csrf_from(page), "email": HUGE, "password": "x"})
+    assert resp.status_code == 400
+    check_page(resp.get_data(as_text=True))
+    # A 10 kB team name through the import form: refused with a 400, echoed only escaped.
+    org_page = world.org.get(f"/organizer/tasks/{T3}/A").get_data(as_text=True)
+    resp = world.org.post(
+        f"/organizer/tasks/{T3}/A/import",
+        data={
+            "csrf_token": csrf_from(org_page),
+            "eval_set": "test",
+            "team": HUGE,
+            "slot": "primary",
+            "name": "x",
+            "description": "",
+            "mode": "strict",
+            "file": (io.BytesIO(oracle_run()), "run.txt"),
+        },
+        content_type="multipart/form-data",
+    )
+    assert resp.status_code == 400
+    check_page(resp.get_data(as_text=True))
+    # 10 kB run names and descriptions through the API: refused, never echoed.
+    token = token_for(world.app, email_of(1))
+    for field, limit in (("name", 100), ("description", 5000)):
+        resp = anon.post(
+            f"/api/v1/tasks/{T3}/A/runs",
+            data={"slot": "contrastive2", field: HUGE, "file": (io.BytesIO(oracle_run()), "r.txt")},
+            headers={"Authorization": f"Bearer {token}"},
+            content_type="multipart/form-data",
+        )
+        assert resp.status_code == 400
+        assert resp.get_json()["error"] == (
+            f"The {'run name' if field == 'name' else 'description'} is longer than {limit} characters."
+        )
+    # And a 10 kB team name at the command line: refused, nothing stored.
+    result = world.app.test_cli_runner().invoke(args=["leaderboard", "create-team", HUGE])
+    assert result.exit_code == 1 and "longer than 255 characters" in result.output
+    with world.app.extensions["leaderboard"]["sessionmaker"]() as session, pytest.raises(NotFound):
+        accounts.find_team(session, HUGE)
+
+
+# ----------------------------------------------------------------------------------- exports
+
+
+def _download(world: World, task: str, subtask: str, ext: str, view: str) -> str:
+    resp = world.app.test_client().get(f"/tasks/{task}/{subtask}/results.{ext}?view={view}")
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    return resp.get_data(as_text=True)
+
+
+@pytest.mark.parametrize(
+    ("task", "subtask", "view", "names"),
+    [
+        (T3, "A", "official", TEAMS),
+        (T3, "A", "live", (*TEAMS, IMG)),
+        (T1, "en", "live", TEAMS[:4] + NAMES[-4:]),
+        (CAR, "passage", "live", (SCRIPT, RLO, DDE, PLUS)),
+    ],
+)
+def test_table_exports_escape_user_text(
+    world: World, task: str, subtask: str, view: str, names: tuple[str, ...]
+) -> None:
+    cells = check_csv(_download(world, task, subtask, "csv", view), names)
+    if task == T1:
+        # Anti-correlated runs: negative Pearson values stay numbers, not neutralised text.
+        assert any(re.fullmatch(r"-0\.\d{5}", cell) for cell in cells), cells
+    check_json(_download(world, task, subtask, "json", view), names)
+    check_markdown(_download(world, task, subtask, "md", view), names)
+    check_latex(_download(world, task, subtask, "tex", view), names)
+
+
+@pytest.mark.parametrize(("task", "subtask"), TARGETS)
+def test_cli_tables_escape_user_text(world: World, task: str, subtask: str) -> None:
+    runner = world.app.test_cli_runner()
+    out = {
+        fmt: runner.invoke(args=["leaderboard", "table", task, subtask, "--format", fmt]).output
+        for fmt in ("csv", "json", "md", "latex")
+    }
+    teams = {row["team"] for row in json.loads(out["json"])["rows"]}
+    names = tuple(t for t in TEAMS if t in teams)
+    assert len(names) >= 3 and SCRIPT in names, teams
+    check_csv(out["csv"], names)
+    check_json(out["json"], names)
+    check_markdown(out["md"], names)
+    check_latex(out["latex"], names)
+
+
+def _listing_checks(outputs: dict[str, str], names: tuple[str, ...]) -> None:
+    check_csv(outputs["csv"], names)
+    rows = check_json(outputs["json"], names, html_safe=False)
+    assert isinstance(rows, list) and any(r["description"] == DESCRIPTION for r in rows)
+    check_markdown(outputs["md"], names)
+    check_latex(outputs["latex"], names)
+    # The description stays on one line in Markdown and LaTeX, specials escaped.
+    assert (
+        r"\textbackslash{}textbf\{x\} \$x\$ \% \# \_ \textasciitilde{} \textasciicircum{} \& \{\}"
+        in outputs["latex"]
+    )
+    assert r"\| \*bold\* \\textbf{x} \$x\$ % # \_ \~ ^ \& {}" in outputs["md"]
+
+
+@pytest.mark.parametrize(("task", "subtask"), [(T3, "A"), (CAR, "passage")])
+def test_run_listings_escape_user_text(world: World, task: str, subtask: str) -> None:
+    names = (SCRIPT, DDE, PLUS) if task == CAR else (*TEAMS, IMG)
+    web = {}
+    for ext in ("json", "csv", "md", "latex"):
+        resp = world.org.get(f"/organizer/tasks/{task}/{subtask}/test/runs.{ext}")
+        assert resp.status_code == 200
+        web[ext] = resp.get_data(as_text=True)
+    _listing_checks(web, names)
+    runner = world.app.test_cli_runner()
+    cli = {
+        fmt: runner.invoke(args=["leaderboard", "runs", task, subtask, "--format", fmt]).output
+        for fmt in ("json", "csv", "md", "latex")
+    }
+    _listing_checks(cli, names)

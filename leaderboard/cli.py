@@ -7,32 +7,20 @@ import json
 import re
 import secrets
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from functools import update_wrapper
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
-from flask import current_app
-from flask.cli import with_appcontext
-from sqlalchemy.orm import Session
 
 from leaderboard.clock import parse_instant
 from leaderboard.config import Settings, load_settings
 from leaderboard.formats.cqa_score import parse_all_scores
 from leaderboard.formats.issues import Issue, summarise
-from leaderboard.services import accounts
-from leaderboard.services.backup import backup
-from leaderboard.services.baselines import add_baselines
-from leaderboard.services.catalog import install_definition, install_presets, load_gold, resolve
 from leaderboard.services.errors import DomainError, NotFound, RunRejected
-from leaderboard.services.freeze import freeze, frozen_of, verify
-from leaderboard.services.gold import RescoreReport, gold_target, rescore_set, set_gold
-from leaderboard.services.listing import LISTING_FORMATS, run_listing
-from leaderboard.services.phases import PhaseChange, show_time, upsert_phase
-from leaderboard.services.runs import Submission, Upload, submit_run
-from leaderboard.services.tables import live_table
 from leaderboard.storage import FileStore
 from leaderboard.tables import exports
 from leaderboard.tasks.definition import (
@@ -44,6 +32,17 @@ from leaderboard.tasks.definition import (
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, RunPathError
 
+# Flask, SQLAlchemy and the services are imported by the commands that use them: `score` needs
+# none of them, and loading them would take longer than scoring a large run.
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from leaderboard.services.gold import RescoreReport
+
+_Command = TypeVar("_Command", bound=Callable[..., Any])
+#: accounts.ROLES and the listing formats, spelled out so that option parsing loads no service.
+ROLES = ("organizer", "participant")
+LISTING_FORMAT_NAMES = ("csv", "json", "latex", "md")
 FORMATS = {
     "json": exports.to_json,
     "csv": exports.to_csv,
@@ -55,6 +54,18 @@ _RUN_FILE = re.compile(
 )
 
 
+def with_appcontext(f: _Command) -> _Command:
+    """Run the command inside the application context (Flask's decorator, loaded when run)."""
+
+    @click.pass_context
+    def decorator(ctx: click.Context, /, *args: Any, **kwargs: Any) -> Any:
+        from flask.cli import with_appcontext as flask_with_appcontext
+
+        return ctx.invoke(flask_with_appcontext(f), *args, **kwargs)
+
+    return cast(_Command, update_wrapper(decorator, f))
+
+
 def _actor() -> str:
     try:
         return f"cli:{getpass.getuser()}"
@@ -63,6 +74,8 @@ def _actor() -> str:
 
 
 def _ext() -> dict[str, Any]:
+    from flask import current_app
+
     return current_app.extensions["leaderboard"]
 
 
@@ -99,6 +112,7 @@ def leaderboard_group() -> None:
 def init_cmd() -> None:
     """Create or upgrade the database and load the bundled task presets (safe to run twice)."""
     from leaderboard.migrate import upgrade
+    from leaderboard.services.catalog import install_presets
 
     settings = _settings()
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
@@ -220,6 +234,8 @@ def score_cmd(
 @with_appcontext
 def create_team_cmd(name: str) -> None:
     """Create a team."""
+    from leaderboard.services import accounts
+
     with _session() as session:
         try:
             team = accounts.create_team(session, name, actor=_actor())
@@ -231,12 +247,14 @@ def create_team_cmd(name: str) -> None:
 
 @leaderboard_group.command("create-user")
 @click.argument("email")
-@click.option("--role", type=click.Choice(accounts.ROLES), required=True)
+@click.option("--role", type=click.Choice(ROLES), required=True)
 @click.option("--team", help="The participant's team.")
 @click.option("--password", help="Password (default: a random one, printed once).")
 @with_appcontext
 def create_user_cmd(email: str, role: str, team: str | None, password: str | None) -> None:
     """Create an organizer or a participant account."""
+    from leaderboard.services import accounts
+
     generated = password is None
     password = password or secrets.token_urlsafe(12)
     with _session() as session:
@@ -258,6 +276,8 @@ def create_user_cmd(email: str, role: str, team: str | None, password: str | Non
 @with_appcontext
 def set_password_cmd(email: str, password: str) -> None:
     """Set a user's password."""
+    from leaderboard.services import accounts
+
     with _session() as session:
         try:
             accounts.set_password(session, email, password, actor=_actor())
@@ -273,6 +293,8 @@ def set_password_cmd(email: str, password: str) -> None:
 @with_appcontext
 def token_cmd(email: str, revoke: bool) -> None:
     """Print a new API token for a user (or revoke all of the user's tokens)."""
+    from leaderboard.services import accounts
+
     with _session() as session:
         try:
             if revoke:
@@ -298,6 +320,10 @@ def _import_one(
     resort: bool,
 ) -> bool:
     """Import one file; print its report; return whether it was stored."""
+    from leaderboard.services import accounts
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.runs import Submission, Upload, submit_run
+
     target = resolve(session, task, subtask, set_slug)
     try:
         team = accounts.find_team(session, team_name)
@@ -449,6 +475,9 @@ def import_runs_cmd(
 @with_appcontext
 def add_baselines_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Compute and store the subtask's standard baselines from the gold data."""
+    from leaderboard.services.baselines import add_baselines
+    from leaderboard.services.catalog import resolve
+
     with _session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
@@ -478,6 +507,9 @@ def set_gold_cmd(
     task: str, subtask: str, file: str, set_slug: str | None, variant: str | None
 ) -> None:
     """Add or replace a gold file (or qrels variant) and re-score every run against it."""
+    from leaderboard.services.catalog import load_gold, resolve
+    from leaderboard.services.gold import gold_target, set_gold
+
     path = Path(file)
     with _session() as session:
         try:
@@ -522,6 +554,9 @@ def _echo_rescore(report: RescoreReport) -> None:
 @with_appcontext
 def rescore_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Re-score every run of the subtask against its current gold; old scores stay in history."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.gold import rescore_set
+
     with _session() as session:
         try:
             base = resolve(session, task, subtask, set_slug)
@@ -539,6 +574,8 @@ def rescore_cmd(task: str, subtask: str, set_slug: str | None) -> None:
 @with_appcontext
 def add_task_cmd(definition: str) -> None:
     """Host a new task (or update one) from a task definition file and its gold files."""
+    from leaderboard.services.catalog import install_definition
+
     try:
         d = load_definition_file(Path(definition))
     except DefinitionError as exc:
@@ -563,6 +600,10 @@ def add_task_cmd(definition: str) -> None:
 @with_appcontext
 def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official: bool) -> None:
     """Print the ranking table: live (late and corrected runs marked), or the frozen official one."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.freeze import frozen_of
+    from leaderboard.services.tables import live_table
+
     with _session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
@@ -631,6 +672,9 @@ def phase_cmd(
     total_quota: int | None,
 ) -> None:
     """Create or update a phase; times are stored in UTC and shown with their zone."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.phases import PhaseChange, show_time, upsert_phase
+
     change = PhaseChange(
         set_slug=set_slug,
         start=_parse_time(start, "--start"),
@@ -668,6 +712,9 @@ def phase_cmd(
 @with_appcontext
 def freeze_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Freeze the official ranking: an immutable snapshot with the hashes to verify it."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.freeze import freeze
+
     with _session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
@@ -688,6 +735,9 @@ def freeze_cmd(task: str, subtask: str, set_slug: str | None) -> None:
 @with_appcontext
 def verify_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Re-score the frozen runs from the stored files and gold; exit 1 on any difference."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.freeze import verify
+
     with _session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
@@ -712,11 +762,14 @@ def verify_cmd(task: str, subtask: str, set_slug: str | None) -> None:
 @click.argument("subtask")
 @click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
 @click.option(
-    "--format", "fmt", type=click.Choice(sorted(LISTING_FORMATS)), default="md", show_default=True
+    "--format", "fmt", type=click.Choice(LISTING_FORMAT_NAMES), default="md", show_default=True
 )
 @with_appcontext
 def runs_cmd(task: str, subtask: str, set_slug: str | None, fmt: str) -> None:
     """Print the per-team run listing with the systems' descriptions (for the paper)."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.listing import LISTING_FORMATS, run_listing
+
     with _session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
@@ -731,6 +784,8 @@ def runs_cmd(task: str, subtask: str, set_slug: str | None, fmt: str) -> None:
 @with_appcontext
 def backup_cmd(dest: str) -> None:
     """Copy the database (SQLite online backup or pg_dump) and the stored files into DEST."""
+    from leaderboard.services.backup import backup
+
     with _session() as session:
         try:
             report = backup(session, _store(), _settings().database_url, Path(dest), _now())
@@ -747,8 +802,29 @@ def _now() -> datetime:
     return _ext()["clock"].now()
 
 
+def _keep_freed_memory() -> None:
+    """Let glibc's malloc keep and reuse freed memory in this short-lived process.
+
+    Scoring a large run allocates and frees many arrays of tens of MB; by default each is
+    mapped afresh and returned to the system, and faulting its pages in again costs more
+    system time than the arithmetic on them. Elsewhere (another libc) this does nothing.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(-2, 64 << 20)  # M_TOP_PAD: grow and shrink the heap 64 MB at a time
+    except (OSError, AttributeError):
+        pass
+
+
 def main() -> None:
     """Entry point of the ``leaderboard`` console script."""
+    if sys.argv[1:2] == ["score"]:
+        # Offline scoring needs no database: skip building the application.
+        _keep_freed_memory()
+        leaderboard_group.main(prog_name="leaderboard")
+        return
     from leaderboard.web import create_app
 
     app = create_app()

@@ -32,6 +32,9 @@ _BOM = b"\xef\xbb\xbf"
 _PRINTABLE_TAB = bytes(range(0x20, 0x7F)) + b"\t"
 _FAST_BYTES = _PRINTABLE_TAB + b"\r\n"
 _NUMBER_BYTES = b"0123456789.eE+-"
+#: Widest field the array path reads; a file with a wider one takes the per-field path.
+_VECTOR_MAX_FIELD = 256
+_POWERS_OF_TEN = 10.0 ** np.arange(16)
 _STRICT_NUMBER = re.compile(rb"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NON_FINITE = re.compile(rb"[+-]?(?:inf(?:inity)?|nan)", re.IGNORECASE)
 _INTEGER = re.compile(rb"[+-]?[0-9]+")
@@ -172,6 +175,11 @@ def _plural(count: int, one: str, many: str) -> str:
     return f"{count:,} {one if count == 1 else many}"
 
 
+def _raw(values: NDArray[Any], dtype: Any) -> memoryview:
+    """Return the array's bytes in ``dtype`` as a flat byte view (copying only to convert)."""
+    return np.ascontiguousarray(values, dtype=dtype).data.cast("B")
+
+
 class _Columns:
     """Per-line columns growing by realloc, ending as numpy arrays without a concatenation copy."""
 
@@ -198,6 +206,26 @@ class _Columns:
             self.docids += b"".join(docids)
         else:
             self.docids += np.array(docids, dtype=f"S{self.width}").tobytes()
+
+    def extend_strings(
+        self,
+        lines: NDArray[Any],
+        queries: NDArray[Any],
+        docids: NDArray[np.bytes_],
+        scores: NDArray[Any],
+    ) -> None:
+        """Append lines whose ids are an ``S`` array (line numbers, query indices, float64)."""
+        if not len(docids):
+            return
+        self.lines.frombytes(_raw(lines, np.int32))
+        self.queries.frombytes(_raw(queries, np.int32))
+        self.scores.frombytes(_raw(scores, np.float64))
+        width = docids.dtype.itemsize
+        if width > self.width:
+            self._widen(width)
+        elif width < self.width:
+            docids = docids.astype(f"S{self.width}")
+        self.docids += _raw(docids, docids.dtype)
 
     def _widen(self, width: int) -> None:
         """Re-pad the stored ids to a larger width."""
@@ -330,6 +358,118 @@ def _six_columns(blob: bytes, lines: list[bytes]) -> list[list[bytes]] | None:
     return [fields[k::6] for k in range(6)]
 
 
+def _field_rows(
+    padded: NDArray[np.uint8], starts: NDArray[np.intp], lengths: NDArray[np.intp], fill: int
+) -> NDArray[np.uint8]:
+    """Return an (n, widest) copy of the fields at ``starts``, ``fill`` past each one's end.
+
+    ``padded`` holds the chunk followed by at least the widest field's length in spare bytes.
+    """
+    width = int(lengths.max())
+    rows = np.lib.stride_tricks.sliding_window_view(padded, width)[starts]
+    if int(lengths.min()) < width:
+        rows[np.arange(width) >= lengths[:, None]] = fill
+    return rows
+
+
+def _digits_only(
+    padded: NDArray[np.uint8], starts: NDArray[np.intp], lengths: NDArray[np.intp]
+) -> bool:
+    """Return whether every field at ``starts`` with ``lengths`` holds ASCII digits only."""
+    shortest = int(lengths.min())
+    for offset in range(int(lengths.max())):
+        # uint8 arithmetic wraps: bytes below '0' become large too.
+        digit = padded[starts + offset] - np.uint8(ord("0")) <= 9
+        if offset >= shortest:
+            digit |= lengths <= offset
+        if not digit.all():
+            return False
+    return True
+
+
+def _fixed_point_values(
+    padded: NDArray[np.uint8], starts: NDArray[np.intp], lengths: NDArray[np.intp]
+) -> NDArray[np.float64] | None:
+    """Return the scores as doubles if all have one layout ``[+-]digits.k-digits``, else None.
+
+    The layout of printf's ``%.kf``, with the same number k of decimals on every line and at
+    most 15 digits: right-aligned, the point is in one column, so the integer of the digits
+    is one matrix product; integer / 10**k is then correctly rounded, as float() is.
+    """
+    width = int(lengths.max())
+    ends = starts + lengths
+    if width > 16 or int((ends - width).min()) < 0:
+        return None
+    rows = np.lib.stride_tricks.sliding_window_view(padded, width)[ends - width]
+    columns = np.arange(width)
+    if int(lengths.min()) < width:
+        # The bytes left of a short field belong to the field before it: read them as zeros.
+        rows[columns < (width - lengths)[:, None]] = ord("0")
+    point = np.flatnonzero(rows[0] == ord("."))
+    if len(point) != 1 or not (rows[:, point[0]] == ord(".")).all():
+        return None
+    rows[:, point[0]] = ord("0")
+    first = padded[starts]
+    sign = (first == ord("-")) | (first == ord("+"))
+    # Every field needs a digit besides its point and sign.
+    if int((lengths - sign).min()) < 2:
+        return None
+    signed = np.flatnonzero(sign)
+    rows[signed, width - lengths[signed]] = ord("0")
+    if ((rows - np.uint8(ord("0"))) > 9).any():
+        return None
+    # Powers of ten by column, skipping the point's column (weight 0).
+    weights = 10 ** np.where(columns < point[0], width - 2 - columns, width - 1 - columns)
+    weights[point[0]] = 0
+    mantissa = (rows - np.uint8(ord("0"))).astype(np.int64) @ weights.astype(np.int64)
+    values = mantissa / 10.0 ** (width - 1 - int(point[0]))
+    negative = first == ord("-")
+    return np.where(negative, -values, values) if negative.any() else values
+
+
+def _decimal_values(rows: NDArray[np.uint8]) -> NDArray[np.float64] | None:
+    """Return the zero-padded rows of score bytes as the doubles float() reads, or None.
+
+    None when a row is not a strict decimal number. Rows of the form ``[+-]digits[.digits]``
+    with at most 15 digits are computed as integer / 10**k: both operands are exact doubles,
+    so the one IEEE division gives the correctly rounded value, which float() returns too.
+    Other rows (exponents, more digits) are read by float() itself.
+    """
+    if rows.tobytes().translate(None, _NUMBER_BYTES + b"\0"):
+        return None
+    columns = np.ascontiguousarray(rows.T)
+    n = rows.shape[0]
+    mantissa = np.zeros(n, dtype=np.int64)
+    digits = np.zeros(n, dtype=np.int64)
+    after_dot = np.zeros(n, dtype=np.int64)
+    dots = np.zeros(n, dtype=np.int64)
+    for column in columns:
+        value = column.astype(np.int64) - ord("0")
+        is_digit = (value >= 0) & (value <= 9)
+        mantissa = np.where(is_digit, mantissa * 10 + value, mantissa)
+        digits += is_digit
+        after_dot += is_digit & (dots > 0)
+        dots += column == ord(".")
+    sign = (columns[0] == ord("-")) | (columns[0] == ord("+"))
+    length = np.count_nonzero(columns, axis=0)
+    plain = (digits >= 1) & (digits <= 15) & (dots <= 1) & (digits + dots + sign == length)
+    with np.errstate(invalid="ignore", over="ignore"):
+        values = mantissa / _POWERS_OF_TEN[np.minimum(after_dot, 15)]
+    values = np.where(columns[0] == ord("-"), -values, values)
+    if not plain.all():
+        other = np.flatnonzero(~plain)
+        exact = _strict_numbers(_as_strings(rows[other]).tolist())
+        if exact is None:
+            return None
+        values[other] = exact
+    return values
+
+
+def _as_strings(rows: NDArray[np.uint8]) -> NDArray[np.bytes_]:
+    """Return the rows of a zero-padded byte matrix as an ``S`` array (no copy)."""
+    return rows.view(f"S{rows.shape[1]}").reshape(len(rows))
+
+
 class _StrictValidator:
     """State of one strict validation pass (spec rows 1-22)."""
 
@@ -368,21 +508,125 @@ class _StrictValidator:
 
     def feed(self, blob: bytes) -> None:
         """Check a chunk of whole physical lines (ending with b"\\n" unless it ends the file)."""
+        self.feed_padded(np.frombuffer(blob + bytes(_VECTOR_MAX_FIELD), dtype=np.uint8), len(blob))
+
+    def feed_padded(self, padded: NDArray[np.uint8], size: int) -> None:
+        """Check a chunk given as its ``size`` bytes followed by _VECTOR_MAX_FIELD spare bytes.
+
+        The spare bytes may hold anything; the array may be a view of a reused buffer.
+        """
         if not self.started:
             self.started = True
-            if blob.startswith(_BOM):
-                blob = blob[len(_BOM) :]
+            if size >= len(_BOM) and padded[: len(_BOM)].tobytes() == _BOM:
+                padded, size = padded[len(_BOM) :], size - len(_BOM)
                 self.warn("The file started with a byte-order mark; it was removed.")
+            head = padded[: min(size, 4)].tobytes()
             for magic, kind in _ARCHIVE_MAGIC.items():
-                if blob.startswith(magic):
+                if head.startswith(magic):
                     self.seen_data = True
                     self.error(None, f"The file is {kind}; upload a plain-text or .gz run file.")
                     raise _TooManyErrors
+        if self._feed_vector(padded, size):
+            return
+        blob = padded[:size].tobytes()
         lines = blob.split(b"\n")
         if lines[-1] == b"":
             lines.pop()
         if lines and not self._feed_fast(blob, lines):
             self._feed_slow(blob)
+
+    def _feed_vector(self, padded: NDArray[np.uint8], size: int) -> bool:
+        """Accept a chunk of lines without any error using array operations alone.
+
+        Handles the common shape (printable ASCII, single space/TAB separators, LF endings,
+        a simple id pattern, digit ranks, plain decimal scores, one run tag) without a Python
+        object per field. Returns False, having changed nothing, for any chunk it cannot
+        accept whole; the per-field paths then report exactly what is wrong.
+        """
+        settings = self.settings
+        id_class = _simple_class(settings.docid_pattern)
+        if id_class is None or self.pending_blank or not size:
+            return False
+        data = padded[:size]
+        if data.max() > 0x7E:
+            return False
+        ends = np.flatnonzero(data <= 32)
+        separator = padded[ends]
+        # Bytes up to 0x20 must be TAB, LF or space: these end the fields.
+        if not ((separator == 32) | (separator == 9) | (separator == 10)).all():
+            return False
+        newlines = int(np.count_nonzero(separator == 10))
+        if data[-1] != 10:
+            ends = np.append(ends, size)
+        n = len(ends) // 6
+        if n == 0 or len(ends) != 6 * n or newlines not in (n, n - 1):
+            return False
+        line_ends = ends[5::6]
+        # Every LF ends the 6th field of a line: each line has exactly 5 separators.
+        if not (padded[line_ends[:newlines]] == 10).all():
+            return False
+        begins = np.empty_like(ends)
+        begins[0] = 0
+        begins[1:] = ends[:-1] + 1
+        widths = ends - begins
+        # An empty field means a blank line or a leading, trailing or doubled separator.
+        if widths.min() < 1 or widths.max() > _VECTOR_MAX_FIELD:
+            return False
+        if (line_ends - begins[0::6]).max() > MAX_LINE_BYTES:
+            return False
+        starts, lengths = begins.reshape(n, 6), widths.reshape(n, 6)
+
+        qids = _as_strings(_field_rows(padded, starts[:, 0], lengths[:, 0], 0))
+        segment = np.flatnonzero(qids[1:] != qids[:-1]) + 1
+        segment = np.concatenate(([0], segment))
+        known = list(map(self.query_map.get, qids[segment].tolist()))
+        if None in known:
+            return False
+        sizes = np.diff(segment, append=n)
+        query_index = np.repeat(np.array(known, dtype=np.int32), sizes)
+
+        allowed, low, high = id_class
+        if lengths[:, 2].min() < low or lengths[:, 2].max() > high:
+            return False
+        ids = _field_rows(padded, starts[:, 2], lengths[:, 2], allowed[0])
+        if ids.tobytes().translate(None, allowed):
+            return False
+        if lengths[:, 2].min() < ids.shape[1]:
+            ids[np.arange(ids.shape[1]) >= lengths[:, 2, None]] = 0
+        if not _digits_only(padded, starts[:, 3], lengths[:, 3]):
+            return False
+        values = _fixed_point_values(padded, starts[:, 4], lengths[:, 4])
+        if values is None:
+            values = _decimal_values(_field_rows(padded, starts[:, 4], lengths[:, 4], 0))
+        if values is None:
+            return False
+        with np.errstate(over="ignore"):
+            if not np.isfinite(values.astype(np.float32)).all():
+                return False
+        tags = _as_strings(_field_rows(padded, starts[:, 5], lengths[:, 5], 0))
+        first = self.first_tag if self.first_tag is not None else bytes(tags[0])
+        if self.first_tag is None and not self.tag_re.fullmatch(first):
+            return False
+        if not (tags == first).all():
+            return False
+        q0 = starts[:, 1]
+        is_q0 = (lengths[:, 1] == 2) & (padded[q0] == ord("Q")) & (padded[q0 + 1] == ord("0"))
+
+        start = self.line_no + 1
+        self.line_no += n
+        self._flush_blank()
+        if self.first_tag is None:
+            self.first_tag, self.first_tag_line = first, start
+        wrong_q0 = n - int(is_q0.sum())
+        if wrong_q0:
+            if self.q0_first is None:
+                i = int(np.argmin(is_q0))
+                self.q0_first = (start + i, padded[q0[i] : q0[i] + lengths[i, 1]].tobytes())
+            self.q0_wrong += wrong_q0
+        self.query_lines += np.bincount(query_index, minlength=len(self.queries))
+        lines = np.arange(start, self.line_no + 1, dtype=np.int32)
+        self.columns.extend_strings(lines, query_index, _as_strings(ids), values)
+        return True
 
     def _feed_fast(self, blob: bytes, lines: list[bytes]) -> bool:
         """Accept a chunk of well-formed lines in bulk; return False to take the slow path."""
@@ -724,6 +968,52 @@ def _chunks(lines: RunSource) -> Iterator[bytes]:
         yield b"".join(pending)
 
 
+def _padded_blocks(source: Readable) -> Iterator[tuple[NDArray[np.uint8], int]]:
+    """Yield (array, size): whole lines read from a stream, followed by spare bytes.
+
+    The lines are read into one buffer reused from block to block (a block is only valid
+    until the next one is read), so reading a large file touches no fresh memory per block.
+    """
+    spare = _VECTOR_MAX_FIELD
+    buffer = np.zeros(2 * _CHUNK_BYTES + spare, dtype=np.uint8)
+    readinto = getattr(source, "readinto", None)
+    start = end = 0
+    while True:
+        if end + _CHUNK_BYTES + spare > len(buffer):
+            # Keep the unfinished line, at the front; grow only for a line longer than a block.
+            buffer[: end - start] = buffer[start:end]
+            end, start = end - start, 0
+            if end + _CHUNK_BYTES + spare > len(buffer):
+                buffer = np.concatenate((buffer, np.zeros(len(buffer), dtype=np.uint8)))
+        if callable(readinto):
+            count = int(readinto(buffer.data[end : end + _CHUNK_BYTES]) or 0)
+        else:
+            piece = source.read(_CHUNK_BYTES)
+            count = len(piece)
+            buffer[end : end + count] = np.frombuffer(piece, dtype=np.uint8)
+        if not count:
+            if start < end:
+                yield buffer[start : end + spare], end - start
+            return
+        end += count
+        cut = _last_line_end(buffer, end - count, end)
+        if cut:
+            yield buffer[start : cut + spare], cut - start
+            start = cut
+
+
+def _last_line_end(buffer: NDArray[np.uint8], low: int, high: int) -> int:
+    """Return the position after the last LF in ``buffer[low:high]``, or 0 if there is none."""
+    step = 4096
+    while high > low:
+        window = max(low, high - step)
+        found = buffer[window:high].tobytes().rfind(b"\n")
+        if found >= 0:
+            return window + found + 1
+        high, step = window, step * 4
+    return 0
+
+
 def validate_run(
     lines: RunSource,
     *,
@@ -739,8 +1029,12 @@ def validate_run(
     """
     validator = _StrictValidator(topics, settings)
     try:
-        for chunk in _chunks(lines):
-            validator.feed(chunk)
+        if callable(getattr(lines, "read", None)):
+            for padded, size in _padded_blocks(cast(Readable, lines)):
+                validator.feed_padded(padded, size)
+        else:
+            for chunk in _chunks(lines):
+                validator.feed(chunk)
     except _TooManyErrors:
         return None, validator.stopped(), validator.warnings
     try:
@@ -1029,6 +1323,9 @@ def parse_qrels(
         )
     if any(line.endswith(b"\r") for line in raw_lines):
         issues.append(Issue(None, "Windows (CRLF) line endings were normalised.", "warning"))
+    fast = _qrels_fast(raw_lines, topics, settings)
+    if fast is not None:
+        return fast, issues
     errors: list[Issue] = []
     docid_re = _compiled(settings.docid_pattern)
     topic_bytes = None if topics is None else {t.encode() for t in topics}
@@ -1107,6 +1404,39 @@ def parse_qrels(
         grades=np.array(grades, dtype=np.int32),
     )
     return qrels, issues
+
+
+def _qrels_fast(
+    raw_lines: list[bytes], topics: frozenset[str] | None, settings: TrecSettings
+) -> Qrels | None:
+    """Return the qrels of lines that are all valid, checked column-wise; else None.
+
+    None sends the lines through the line-by-line checks, which report every error.
+    """
+    if b"".join(raw_lines).translate(None, _PRINTABLE_TAB):
+        return None
+    rows = [line.split() for line in raw_lines]
+    if any(len(row) != 4 for row in rows):
+        return None
+    qids, _, docids, grades = (list(column) for column in zip(*rows, strict=True))
+    if topics is not None and not {t.encode() for t in topics}.issuperset(qids):
+        return None
+    if not _all_full_match(docids, settings.docid_pattern):
+        return None
+    if not all(map(_INTEGER.fullmatch, grades)):
+        return None
+    values = list(map(int, grades))
+    if min(values) < settings.min_grade or max(values) > settings.max_grade:
+        return None
+    if len(set(zip(qids, docids, strict=True))) != len(rows):
+        return None
+    query_map = {q: i for i, q in enumerate(dict.fromkeys(qids))}
+    return Qrels(
+        queries=tuple(_text(q) for q in query_map),
+        query_index=np.array([query_map[q] for q in qids], dtype=np.int32),
+        docids=np.array(docids),
+        grades=np.array(values, dtype=np.int32),
+    )
 
 
 def qrels_report(qrels: Qrels, threshold: int) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from numpy.typing import NDArray
 
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _HASH_ROWS = 1 << 18
+_FILTER_BITS = 22
 
 
 def float32_order_key(scores: NDArray[Any]) -> NDArray[np.uint32]:
@@ -101,9 +102,15 @@ def match_pairs(
     table_order = np.argsort(table_hash, kind="stable")
     table_sorted = table_hash[table_order]
     line_hash = pair_hash(query_index, docids, width)
-    pos = np.searchsorted(table_sorted, line_hash).clip(max=len(table_sorted) - 1)
-    hit = np.flatnonzero(table_sorted[pos] == line_hash)
-    candidate = table_order[pos[hit]]
+    # A bitmap of the table's top hash bits rules out most lines with one lookup each, so
+    # only the few remaining ones pay for a binary search.
+    bitmap = np.zeros(1 << _FILTER_BITS, dtype=bool)
+    bitmap[table_hash >> np.uint64(64 - _FILTER_BITS)] = True
+    maybe = np.flatnonzero(bitmap[line_hash >> np.uint64(64 - _FILTER_BITS)])
+    pos = np.searchsorted(table_sorted, line_hash[maybe]).clip(max=len(table_sorted) - 1)
+    same = table_sorted[pos] == line_hash[maybe]
+    hit = maybe[same]
+    candidate = table_order[pos[same]]
     confirmed = (np.asarray(table_query)[candidate] == np.asarray(query_index)[hit]) & (
         table_docids[candidate] == docids[hit]
     )

@@ -166,3 +166,13 @@ def test_table_official_without_freeze_fails_clearly(runner: FlaskCliRunner) -> 
 def test_unknown_task_is_a_clear_error(runner: FlaskCliRunner) -> None:
     result = invoke(runner, "table", "nope", "A")
     assert result.exit_code == 1 and "No task 'nope'" in result.output
+
+
+def test_cli_option_choices_match_the_services() -> None:
+    """The CLI spells some choices out to start fast; they must stay those of the services."""
+    from leaderboard import cli
+    from leaderboard.services.accounts import ROLES
+    from leaderboard.services.listing import LISTING_FORMATS
+
+    assert tuple(cli.ROLES) == tuple(ROLES)
+    assert sorted(cli.LISTING_FORMAT_NAMES) == sorted(LISTING_FORMATS)

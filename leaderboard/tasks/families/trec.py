@@ -75,6 +75,20 @@ class _CappedReader:
             raise _TooLarge
         return block
 
+    def readinto(self, buffer: memoryview) -> int:
+        """Fill ``buffer`` with the next bytes (no intermediate copy); raise _TooLarge likewise."""
+        readinto = getattr(self._source, "readinto", None)
+        if readinto is None:
+            block = self._source.read(len(buffer))
+            buffer[: len(block)] = block
+            count = len(block)
+        else:
+            count = int(readinto(buffer) or 0)
+        self._total += count
+        if self._total > self._limit:
+            raise _TooLarge
+        return count
+
 
 class TrecFamily(Family):
     """TREC run files; MAP, R-Prec and MRR per qrels variant with trec_eval 9.0.8 semantics."""

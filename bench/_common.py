@@ -1,0 +1,192 @@
+"""Shared helpers of the benchmarks: free ports, fresh instances, gunicorn, peak RSS, percentiles."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+LEADERBOARD = str(BIN / "leaderboard")
+GUNICORN = str(BIN / "gunicorn")
+
+
+def free_port() -> int:
+    """Return a free TCP port on loopback."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """Return the p-th percentile (0-100) by the nearest-rank method; NaN when empty."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = max(1, math.ceil(p / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def median(values: Sequence[float]) -> float:
+    """Return the median (mean of the middle two for an even count)."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n == 0:
+        return math.nan
+    mid = n // 2
+    return ordered[mid] if n % 2 else (ordered[mid - 1] + ordered[mid]) / 2
+
+
+def peak_rss_mb(pid: int) -> float:
+    """Return a live process's peak resident set size (VmHWM) in MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """Return a live process's CPU time so far (user + system), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Timed:
+    """One child process's wall time, CPU time (user + system), peak RSS and output."""
+
+    seconds: float
+    cpu_seconds: float
+    peak_mb: float
+    stdout: str
+
+
+def run_timed(argv: Sequence[str], env: Mapping[str, str] | None = None) -> Timed:
+    """Run a command to completion; return its wall and CPU times and its own peak RSS.
+
+    The peak is read from wait4()'s rusage, which covers this child (and its waited-for
+    descendants) only, unlike RUSAGE_CHILDREN, which keeps the maximum over all children.
+    """
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        list(argv), env=dict(env) if env is not None else None, stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise subprocess.CalledProcessError(proc.returncode, list(argv), out)
+    return Timed(seconds, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, out)
+
+
+class Instance:
+    """A fresh leaderboard instance in a folder, driven through the ``leaderboard`` CLI."""
+
+    def __init__(self, root: Path, database_url: str | None = None) -> None:
+        self.root = root
+        self.instance_dir = root / "instance"
+        self.database_url = database_url or f"sqlite:///{self.instance_dir / 'leaderboard.sqlite3'}"
+        self.env = {
+            **os.environ,
+            "LEADERBOARD_INSTANCE_DIR": str(self.instance_dir),
+            "LEADERBOARD_DATABASE_URL": self.database_url,
+            "LEADERBOARD_STORAGE_DIR": str(self.instance_dir / "storage"),
+        }
+        self.env.pop("LEADERBOARD_CLOCK_FILE", None)
+
+    def cli(self, *args: str) -> str:
+        """Run a ``leaderboard`` command on this instance and return its output."""
+        return subprocess.run(
+            [LEADERBOARD, *args], env=self.env, check=True, capture_output=True, text=True
+        ).stdout
+
+    def app(self) -> Any:
+        """Return the Flask application of this instance, in this process."""
+        from leaderboard.web import create_app
+
+        return create_app(
+            {
+                "instance_dir": self.instance_dir,
+                "database_url": self.database_url,
+                "storage_dir": self.instance_dir / "storage",
+            }
+        )
+
+    def init(self) -> None:
+        """Create the database and load the presets."""
+        self.cli("init")
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], seconds: float = 30) -> None:
+    """Wait until something accepts connections on the loopback port."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing listens on port {port} after {seconds} s")
+
+
+def worker_pids(master: int) -> list[int]:
+    """Return the pids of a gunicorn master's workers."""
+    children = Path(f"/proc/{master}/task/{master}/children")
+    return [int(p) for p in children.read_text().split()]
+
+
+@contextlib.contextmanager
+def gunicorn(
+    env: Mapping[str, str],
+    *,
+    workers: int = 1,
+    threads: int = 1,
+    app: str = "wsgi:app",
+    timeout: int = 300,
+    extra: Sequence[str] = (),
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Serve ``app`` with gunicorn on a free loopback port; yield (base URL, master process)."""
+    port = free_port()
+    argv = [
+        GUNICORN,
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--timeout",
+        str(timeout),
+        "--bind",
+        f"127.0.0.1:{port}",
+        *extra,
+        app,
+    ]
+    server = subprocess.Popen(
+        argv, cwd=REPO, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_for_port(port, server)
+        deadline = time.monotonic() + 30
+        while len(worker_pids(server.pid)) < workers and time.monotonic() < deadline:
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}", server
+    finally:
+        server.send_signal(signal.SIGTERM)
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()

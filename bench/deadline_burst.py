@@ -1,0 +1,260 @@
+"""50 teams upload a 7,000-line CQA run at the same moment, through gunicorn on PostgreSQL.
+
+A fresh PostgreSQL database gets the presets, a test phase of SemEval-2016 Task 3 subtask C
+closing in an hour, and 50 teams with one participant and API token each. Each team's run is
+a valid subtask C test run (all 7,000 gold pairs, its own random scores). Gunicorn serves the
+app with several sync workers; 50 threads wait at a barrier and then each POSTs its team's run
+to the API. Printed: how many uploads succeeded (201), p50/p95/max latency, the workers' CPU
+time and peak RSS, and a check that the database holds exactly one active primary run per
+team. Target: all succeed, p95 < 500 ms.
+
+    .venv/bin/python -m bench.deadline_burst [--teams 50] [--workers 5] [--server URL]
+
+The server defaults to $LEADERBOARD_BENCH_PG, else postgres@127.0.0.1:5432 (trust auth).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import random
+import secrets
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from bench._common import (
+    REPO,
+    Instance,
+    cpu_seconds,
+    gunicorn,
+    median,
+    peak_rss_mb,
+    percentile,
+    worker_pids,
+)
+
+TASK, SUBTASK = "semeval2016-task3", "C"
+GOLD_C = (
+    REPO
+    / "leaderboard/tasks/presets/semeval2016-task3/gold/test"
+    / "SemEval2016-Task3-CQA-QL-test.xml.subtaskC.relevancy"
+)
+SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
+WARM = ("contrastive1", "contrastive2")
+
+
+@dataclass(frozen=True)
+class Upload:
+    """One upload's outcome."""
+
+    status: int
+    seconds: float
+    body: str
+
+
+def team_run(rng: random.Random) -> bytes:
+    """Return a valid subtask C run: every gold pair with a random score and label."""
+    out = []
+    for line in GOLD_C.read_text().splitlines():
+        q, c, *_ = line.split("\t")
+        score = rng.random()
+        out.append(f"{q}\t{c}\t0\t{score:.6f}\t{'true' if score > 0.5 else 'false'}")
+    return ("\n".join(out) + "\n").encode()
+
+
+def multipart(fields: dict[str, str], filename: str, content: bytes) -> tuple[bytes, str]:
+    """Return (body, content type) of a multipart form with the fields and one file ``file``."""
+    boundary = secrets.token_hex(16)
+    parts = [
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{k}"\r\n\r\n{v}\r\n'.encode()
+        for k, v in fields.items()
+    ]
+    parts.append(
+        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{filename}"\r\n'
+        "Content-Type: text/plain\r\n\r\n".encode()
+        + content
+        + b"\r\n"
+    )
+    parts.append(f"--{boundary}--\r\n".encode())
+    return b"".join(parts), f"multipart/form-data; boundary={boundary}"
+
+
+def database(server: str, name: str, create: bool) -> None:
+    """Create or drop a database on the server (connecting to its maintenance database)."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(server, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    with engine.connect() as conn:
+        if create:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        else:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    engine.dispose()
+
+
+def prepare(instance: Instance, teams: int) -> list[str]:
+    """Open the phase and create the teams, participants and tokens; return the tokens.
+
+    The last token is the warm-up team's.
+    """
+    end = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    instance.cli("phase", TASK, SUBTASK, "test", "--end", end)
+    from leaderboard.services import accounts
+
+    ext = instance.app().extensions["leaderboard"]
+    tokens = []
+    with ext["sessionmaker"]() as session:
+        for t in range(teams + 1):
+            name, email = f"Team {t:02d}", f"team{t:02d}@example.org"
+            accounts.create_team(session, name, actor="bench")
+            accounts.create_user(
+                session, email, role="participant", team=name, password=None, actor="bench"
+            )
+            tokens.append(accounts.issue_token(session, email, actor="bench"))
+    ext["engine"].dispose()
+    return tokens
+
+
+def burst(
+    url: str, tokens: list[str], runs: list[bytes], slots: tuple[str, ...] = ("primary",)
+) -> list[Upload]:
+    """POST every run at once (threads released by a barrier); return the outcomes.
+
+    Upload k goes with token k into slot k modulo the slots given.
+    """
+    parts = urlsplit(url)
+    path = f"/api/v1/tasks/{TASK}/{SUBTASK}/runs"
+    bodies = [
+        multipart(
+            {"slot": slots[k % len(slots)], "name": f"burst-{k}", "description": "burst"},
+            f"subtask_{SUBTASK}_primary.txt",
+            run,
+        )
+        for k, run in enumerate(runs)
+    ]
+    barrier = threading.Barrier(len(tokens))
+    results: list[Upload | None] = [None] * len(tokens)
+
+    def upload(k: int) -> None:
+        body, content_type = bodies[k]
+        conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=300)
+        barrier.wait()
+        start = time.perf_counter()
+        try:
+            conn.request(
+                "POST",
+                path,
+                body=body,
+                headers={
+                    "Authorization": f"Bearer {tokens[k]}",
+                    "Content-Type": content_type,
+                },
+            )
+            response = conn.getresponse()
+            text = response.read().decode("utf-8", "replace")
+            results[k] = Upload(response.status, time.perf_counter() - start, text)
+        except OSError as exc:
+            results[k] = Upload(0, time.perf_counter() - start, repr(exc))
+        finally:
+            conn.close()
+
+    threads = [threading.Thread(target=upload, args=(k,)) for k in range(len(tokens))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return [r for r in results if r is not None]
+
+
+def active_primary_runs(database_url: str) -> int:
+    """Count the active primary runs of the subtask's test set."""
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        count = conn.execute(
+            text(
+                "SELECT count(*) FROM runs r JOIN eval_sets e ON r.eval_set_id = e.id"
+                " JOIN subtasks s ON e.subtask_id = s.id JOIN tasks t ON s.task_id = t.id"
+                " WHERE t.slug = :task AND s.slug = :subtask AND e.slug = 'test'"
+                " AND r.kind = 'run' AND r.slot = 'primary' AND r.status = 'active'"
+            ),
+            {"task": TASK, "subtask": SUBTASK},
+        ).scalar_one()
+    engine.dispose()
+    return int(count)
+
+
+def main() -> None:
+    """Set up the database and teams, serve, fire the burst, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--teams", type=int, default=50)
+    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
+    parser.add_argument("--server", default=os.environ.get("LEADERBOARD_BENCH_PG", SERVER))
+    args = parser.parse_args()
+    name = f"lb_bench_burst_{secrets.token_hex(4)}"
+    database_url = args.server.rsplit("/", 1)[0] + "/" + name
+    database(args.server, name, create=True)
+    try:
+        with tempfile.TemporaryDirectory(prefix="lb-bench-burst-") as tmp:
+            instance = Instance(Path(tmp), database_url)
+            instance.init()
+            *tokens, warm_token = prepare(instance, args.teams)
+            rng = random.Random(5)
+            runs = [team_run(rng) for _ in tokens]
+            lines = runs[0].count(b"\n")
+            print(
+                f"{len(tokens)} teams, each uploading a {lines:,}-line run"
+                f" ({len(runs[0]) / 1e3:.0f} kB) to {TASK} {SUBTASK};"
+                f" gunicorn: {args.workers} sync workers; database: PostgreSQL ({name})"
+            )
+            with gunicorn(instance.env, workers=args.workers) as (base, server):
+                # A server meets a deadline warm: a warm-up team's concurrent uploads make each
+                # worker load the code and gold first (first uploads take seconds).
+                for _ in range(2):
+                    warm = burst(base, [warm_token] * args.workers, runs[: args.workers], WARM)
+                    assert all(w.status == 201 for w in warm), [w.body[:200] for w in warm]
+                workers = worker_pids(server.pid)
+                cpu_before = sum(map(cpu_seconds, workers))
+                results = burst(base, tokens, runs)
+                server_cpu = sum(map(cpu_seconds, workers)) - cpu_before
+                worker_peak = max(map(peak_rss_mb, workers))
+            ok = [r for r in results if r.status == 201]
+            seconds = [r.seconds * 1000 for r in results]
+            print(f"succeeded: {len(ok)} of {len(results)} (HTTP 201)")
+            for r in results:
+                if r.status != 201:
+                    print(f"  HTTP {r.status}: {r.body[:200]}")
+            p95 = percentile(seconds, 95)
+            print(
+                f"latency: p50 {median(seconds):.0f} ms, p95 {p95:.0f} ms,"
+                f" max {max(seconds):.0f} ms"
+            )
+            if ok:
+                scores = json.loads(ok[0].body).get("scores") or json.loads(ok[0].body)
+                print(f"first response: {json.dumps(scores)[:160]}")
+            print(
+                f"gunicorn workers' CPU time for the burst: {server_cpu:.2f} s"
+                f" ({server_cpu / len(results) * 1000:.0f} ms per upload);"
+                f" largest worker peak RSS: {worker_peak:.0f} MB"
+            )
+            active = active_primary_runs(database_url)
+            print(f"active primary runs in the database: {active} (expected {len(ok)})")
+            print(
+                f"targets: all succeed {'met' if len(ok) == len(results) else 'MISSED'},"
+                f" p95 {'met' if p95 < 500 else 'MISSED'} ({p95:.0f} ms, target < 500 ms)"
+            )
+    finally:
+        database(args.server, name, create=False)
+
+
+if __name__ == "__main__":
+    main()

@@ -13,15 +13,19 @@ def _env(name: str, default: str) -> str:
 
 
 bind = _env("bind", "0.0.0.0:8000")
-workers = int(_env("workers", str(max(2, multiprocessing.cpu_count() * 2 + 1))))
-threads = int(_env("threads", "1"))
+# One process per core with a few threads each: measured best on the results page (bench/).
+workers = int(_env("workers", str(multiprocessing.cpu_count())))
+# Threaded workers keep connections alive (readers load a page and its stylesheet) and let a
+# worker serve pages while another thread waits on a slow upload.
+threads = int(_env("threads", "4"))
 # Scoring a large TREC run takes seconds; uploads over slow links take longer.
 timeout = int(_env("timeout", "300"))
 graceful_timeout = int(_env("graceful_timeout", "60"))
 keepalive = int(_env("keepalive", "5"))
-# Recycle workers now and then so a slow leak can never accumulate.
-max_requests = int(_env("max_requests", "2000"))
-max_requests_jitter = int(_env("max_requests_jitter", "200"))
+# Workers keep rendered tables in memory per revision of a set; recycling them would empty
+# those caches under load, so it is off unless asked for (GUNICORN_MAX_REQUESTS).
+max_requests = int(_env("max_requests", "0"))
+max_requests_jitter = int(_env("max_requests_jitter", "0"))
 # Heartbeat files in memory, not on a possibly slow disk.
 worker_tmp_dir = _env("worker_tmp_dir", "/dev/shm" if os.path.isdir("/dev/shm") else "/tmp")
 # The application writes one JSON line per request itself (logger "leaderboard.access").

@@ -109,6 +109,8 @@ class EvalSet(Base):
     slug: Mapped[str] = mapped_column(String(64))
     title: Mapped[str] = mapped_column(String(255))
     position: Mapped[int] = mapped_column(Integer, default=0)
+    # Bumped by every change that can alter the set's tables; caches are keyed by it.
+    revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     subtask: Mapped[Subtask] = relationship(back_populates="eval_sets")
     gold_files: Mapped[list[GoldFile]] = relationship(

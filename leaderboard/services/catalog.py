@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 from leaderboard.models import EvalSet, GoldFile, Subtask, Task
 from leaderboard.services.audit import record
 from leaderboard.services.errors import NotFound
+from leaderboard.services.revisions import bump
 from leaderboard.storage import FileStore
 from leaderboard.tasks.definition import (
     SubtaskDef,
@@ -94,6 +95,8 @@ def install_definition(
                         created_by=actor,
                     )
                 )
+    session.flush()
+    bump(session, *(es.id for st in task.subtasks for es in st.eval_sets))
     record(
         session,
         actor,

@@ -18,6 +18,7 @@ from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.audit import record
 from leaderboard.services.catalog import Target, current_files
 from leaderboard.services.errors import Conflict, NotFound
+from leaderboard.services.revisions import bump
 from leaderboard.services.tables import TableInputs, official_runs, render, table_inputs
 from leaderboard.storage import FileStore
 from leaderboard.tables import exports
@@ -152,6 +153,7 @@ def freeze(
         ),
     )
     session.add(snapshot)
+    bump(session, target.eval_set.id)
     record(
         session,
         actor,

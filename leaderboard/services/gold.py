@@ -13,6 +13,7 @@ from leaderboard.models import GoldFile, Run
 from leaderboard.services.audit import record
 from leaderboard.services.catalog import Target, current_files, load_gold, resolve
 from leaderboard.services.errors import InvalidInput, NotFound
+from leaderboard.services.revisions import bump
 from leaderboard.services.runs import score_rows
 from leaderboard.storage import FileStore
 
@@ -118,6 +119,7 @@ def set_gold(
         created_by=actor,
     )
     session.add(gold)
+    bump(session, target.eval_set.id)
     record(
         session,
         actor,
@@ -189,6 +191,7 @@ def rescore_set(
             },
         }
         report.rescored += 1
+    bump(session, target.eval_set.id)
     record(
         session,
         actor,

@@ -15,6 +15,7 @@ from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Team
 from leaderboard.services.audit import record
 from leaderboard.services.catalog import Target
 from leaderboard.services.errors import Conflict, InvalidInput
+from leaderboard.services.revisions import bump
 
 
 def show_time(value: datetime, zone: str = "UTC") -> str:
@@ -57,6 +58,7 @@ def upsert_phase(
         select(Phase).where(Phase.subtask_id == target.subtask.id, Phase.name == name)
     )
     created = phase is None
+    touched = [target.eval_set.id] + ([phase.eval_set_id] if phase is not None else [])
     if phase is None:
         phase = Phase(subtask_id=target.subtask.id, name=name, eval_set_id=target.eval_set.id)
         session.add(phase)
@@ -86,6 +88,7 @@ def upsert_phase(
                 raise InvalidInput("A quota cannot be negative (0 removes it).")
             setattr(phase, attr, value or None)
     session.flush()
+    bump(session, *touched)
     record(
         session,
         actor,

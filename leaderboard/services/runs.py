@@ -30,6 +30,7 @@ from leaderboard.services.phases import (
     current_phase,
     prepare_quota,
 )
+from leaderboard.services.revisions import bump
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import MeasureResult
 
@@ -282,6 +283,7 @@ def place_run(
             session.flush()
             if previous is not None:
                 previous.replaced_by_id = run.id
+            bump(session, run.eval_set_id)
             before_commit(run)
             session.commit()
             return run

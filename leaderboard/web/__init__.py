@@ -43,7 +43,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         "clock": (overrides or {}).get("clock") or clock_from_environment(),
     }
 
-    from leaderboard.web import api, auth, errors, ops, organizer, participant, public
+    from leaderboard.web import api, auth, errors, ops, organizer, pagecache, participant, public
     from leaderboard.web.extensions import csrf, init_login
     from leaderboard.web.security import init_security
 
@@ -53,6 +53,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     for bp in (public.bp, auth.bp, participant.bp, organizer.bp, api.bp, errors.bp, ops.bp):
         app.register_blueprint(bp)
     ops.init_request_logs(app)
+    pagecache.init_caches(app)
     csrf.exempt(api.bp)
 
     from leaderboard.cli import leaderboard_group

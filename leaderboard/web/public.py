@@ -2,27 +2,29 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, Response, abort, render_template, request
+from flask import Blueprint, Response, abort, make_response, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 from markupsafe import Markup
+from sqlalchemy import exists, select
 
-from leaderboard.models import FrozenTable, User
+from leaderboard.models import FrozenTable, Run, User
+from leaderboard.services import revisions
 from leaderboard.services.catalog import Target, definition_of, list_tasks, resolve
 from leaderboard.services.errors import Forbidden, InvalidInput
-from leaderboard.services.freeze import frozen_of
+from leaderboard.services.freeze import RENDERERS, frozen_of
 from leaderboard.services.tables import live_table
 from leaderboard.services.visibility import hiding_phase
-from leaderboard.tables import exports
+from leaderboard.web import pagecache
 from leaderboard.web.context import db, store
 
 bp = Blueprint("public", __name__)
 
 DOWNLOADS = {
-    "csv": ("text/csv; charset=utf-8", exports.to_csv),
-    "json": ("application/json", exports.to_json),
-    "md": ("text/markdown; charset=utf-8", exports.to_markdown),
-    "tex": ("application/x-tex; charset=utf-8", exports.to_latex),
+    "csv": "text/csv",
+    "json": "application/json",
+    "md": "text/markdown",
+    "tex": "application/x-tex",
 }
 VIEWS = ("official", "live")
 
@@ -65,28 +67,67 @@ def task_page(task: str) -> ResponseReturnValue:
     return render_template("public/task.html", task=t, definition=definition_of(t))
 
 
+def _cached_response(key: tuple[object, ...] | None) -> Response | None:
+    hit = pagecache.pages().get(key) if key is not None else None
+    if hit is None:
+        return None
+    body, mimetype, headers = hit
+    return Response(body, mimetype=mimetype, headers=list(headers))
+
+
+def _remember(key: tuple[object, ...] | None, resp: Response) -> Response:
+    if key is not None and resp.status_code == 200:
+        headers = tuple((k, v) for k, v in resp.headers.items() if k == "Content-Disposition")
+        pagecache.pages().put(key, (resp.get_data(), resp.mimetype or "text/html", headers))
+    return resp
+
+
+def _page_key(task: str, subtask: str) -> tuple[object, ...] | None:
+    """Return the anonymous-page cache key: the full path and the set's revision."""
+    if not pagecache.anonymous_get():
+        return None
+    rev = revisions.current(db(), task, subtask, request.args.get("set") or None)
+    return (request.full_path, rev) if rev is not None else None
+
+
+def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) -> str:
+    """Return the table of a view in a format (html, csv, json, md, tex), cached by revision."""
+    if view == "official" and snapshot is not None:
+        return str(snapshot.renders[fmt])
+    key = (target.eval_set.id, target.eval_set.revision, view, fmt)
+    return pagecache.tables().get_or_make(
+        key, lambda: RENDERERS[fmt](live_table(db(), store(), target))
+    )
+
+
 @bp.route("/tasks/<task>/<subtask>")
 def results(task: str, subtask: str) -> ResponseReturnValue:
     """Show the official (frozen) or live results table of a subtask's evaluation set."""
+    key = _page_key(task, subtask)
+    cached = _cached_response(key)
+    if cached is not None:
+        return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
     snapshot = frozen_of(db(), target)
     view = chosen_view(snapshot)
     hidden = hiding_phase(db(), target.eval_set, viewer())
-    context: dict[str, object] = {
-        "target": target,
-        "snapshot": snapshot,
-        "view": view,
-        "hidden": hidden,
-        "table": None,
-        "frozen_html": None,
-    }
+    table_html = None
+    empty = not db().scalar(
+        select(exists().where(Run.eval_set_id == target.eval_set.id, Run.status == "active"))
+    )
     if hidden is None:
-        if view == "official" and snapshot is not None:
-            # Rendered (and escaped) by our own template at freeze time; shown byte for byte.
-            context["frozen_html"] = Markup(snapshot.renders["html"])
-        else:
-            context["table"] = live_table(db(), store(), target)
-    return render_template("public/results.html", **context)
+        # Rendered (and escaped) by our own table template, now or at freeze time.
+        table_html = Markup(rendered(target, view, "html", snapshot))
+    page = render_template(
+        "public/results.html",
+        target=target,
+        snapshot=snapshot,
+        view=view,
+        hidden=hidden,
+        table_html=table_html,
+        empty=empty,
+    )
+    return _remember(key, make_response(page))
 
 
 @bp.route("/tasks/<task>/<subtask>/results.<ext>")
@@ -94,20 +135,22 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
     """Download the official or live table as CSV, JSON, Markdown or LaTeX."""
     if ext not in DOWNLOADS:
         abort(404)
+    key = _page_key(task, subtask)
+    cached = _cached_response(key)
+    if cached is not None:
+        return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
     ensure_visible(target)
     snapshot = frozen_of(db(), target)
     view = chosen_view(snapshot)
-    mime, render = DOWNLOADS[ext]
-    if view == "official":
-        if snapshot is None:
-            raise InvalidInput(
-                "This table has not been frozen yet; download the live view (?view=live)."
-            )
-        body = snapshot.renders[ext]
-    else:
-        body = render(live_table(db(), store(), target))
+    if view == "official" and snapshot is None:
+        raise InvalidInput(
+            "This table has not been frozen yet; download the live view (?view=live)."
+        )
     name = f"{task}-{subtask}-{target.eval_set.slug}-{view}.{ext}"
-    return Response(
-        body, mimetype=mime, headers={"Content-Disposition": f'attachment; filename="{name}"'}
+    resp = Response(
+        rendered(target, view, ext, snapshot),
+        mimetype=DOWNLOADS[ext],
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
+    return _remember(key, resp)

@@ -202,3 +202,24 @@ def test_results_page_shows_subindices_and_dir_auto(app: Flask, client: FlaskCli
     page = client.get("/tasks/semeval2016-task3/A").get_data(as_text=True)
     assert re.search(r"<sub[^>]*>1</sub>", page)
     assert 'dir="auto"' in page and "فريق" in page
+
+
+def test_cached_pages_follow_every_change(app: Flask, client: FlaskClient, runner) -> None:  # type: ignore[no-untyped-def]
+    """Anonymous pages are cached by the set's revision; a run, a phase or a freeze expires them."""
+    from leaderboard.web import pagecache
+
+    url = "/tasks/semeval2016-task3/A"
+    assert "No run has been scored" in client.get(url).get_data(as_text=True)
+    with app.app_context():
+        assert len(pagecache.pages()._items) == 1
+    make_participant(app, "Aurora", "alice@example.org")
+    _submit(app, oracle_run())
+    page = client.get(url).get_data(as_text=True)
+    assert "Aurora-primary" in page and "96.33" in page
+    assert runner.invoke(args=["leaderboard", "phase", "semeval2016-task3", "A", "test", "--set", "test", "--results", "hidden"]).exit_code == 0
+    assert "hidden until the organizers release them" in client.get(url).get_data(as_text=True)
+    assert client.get(url + "/results.csv").status_code == 403
+    assert runner.invoke(args=["leaderboard", "phase", "semeval2016-task3", "A", "test", "--results", "visible"]).exit_code == 0
+    assert "96.33" in client.get(url + "/results.csv").get_data(as_text=True)
+    assert runner.invoke(args=["leaderboard", "freeze", "semeval2016-task3", "A"]).exit_code == 0
+    assert "Official ranking, frozen at" in client.get(url).get_data(as_text=True)

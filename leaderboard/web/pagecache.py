@@ -1,0 +1,94 @@
+"""In-process caches keyed by a set's revision: rendered tables, and whole pages for anonymous readers.
+
+A key holds the set's revision, which every change that can alter its tables advances in the
+same transaction, so an entry can never be served stale; old revisions simply age out.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Generic, TypeVar
+
+from flask import Flask, current_app, request, session
+from flask_login import current_user
+
+V = TypeVar("V")
+
+
+class LRU(Generic[V]):
+    """A small thread-safe least-recently-used map."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[Hashable, V] = OrderedDict()
+        self._lock = threading.Lock()
+        self._building: dict[Hashable, threading.Lock] = {}
+
+    def get(self, key: Hashable) -> V | None:
+        """Return a cached value, or None."""
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: Hashable, value: V) -> None:
+        """Store a value, evicting the least recently used beyond the size."""
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+
+    def get_or_make(self, key: Hashable, make: Callable[[], V]) -> V:
+        """Return the cached value, computing it on a miss; one thread computes, the others wait.
+
+        Without the per-key lock, every thread of a worker that misses at once would build the
+        same table, and a cold page under load would take seconds instead of one build's time.
+        """
+        value = self.get(key)
+        if value is not None:
+            return value
+        with self._lock:
+            building = self._building.setdefault(key, threading.Lock())
+        with building:
+            value = self.get(key)
+            if value is None:
+                value = make()
+                self.put(key, value)
+        with self._lock:
+            self._building.pop(key, None)
+        return value
+
+    def clear(self) -> None:
+        """Forget everything."""
+        with self._lock:
+            self._items.clear()
+
+
+Page = tuple[bytes, str, tuple[tuple[str, str], ...]]
+
+
+def init_caches(app: Flask) -> None:
+    """Give the app its own caches (several apps in one process must not share entries)."""
+    app.extensions["leaderboard"]["tables"] = LRU[str](256)
+    app.extensions["leaderboard"]["pages"] = LRU[Page](512)
+
+
+def tables() -> LRU[str]:
+    """Return the rendered tables: (set id, revision, view, format) -> text."""
+    return current_app.extensions["leaderboard"]["tables"]
+
+
+def pages() -> LRU[Page]:
+    """Return whole responses for anonymous readers: (path with query, revision) -> response."""
+    return current_app.extensions["leaderboard"]["pages"]
+
+
+def anonymous_get() -> bool:
+    """Return whether this request's page is the same for every anonymous reader."""
+    return (
+        request.method == "GET" and not current_user.is_authenticated and "_flashes" not in session
+    )

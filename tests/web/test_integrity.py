@@ -216,10 +216,30 @@ def test_cached_pages_follow_every_change(app: Flask, client: FlaskClient, runne
     _submit(app, oracle_run())
     page = client.get(url).get_data(as_text=True)
     assert "Aurora-primary" in page and "96.33" in page
-    assert runner.invoke(args=["leaderboard", "phase", "semeval2016-task3", "A", "test", "--set", "test", "--results", "hidden"]).exit_code == 0
+    assert (
+        runner.invoke(
+            args=[
+                "leaderboard",
+                "phase",
+                "semeval2016-task3",
+                "A",
+                "test",
+                "--set",
+                "test",
+                "--results",
+                "hidden",
+            ]
+        ).exit_code
+        == 0
+    )
     assert "hidden until the organizers release them" in client.get(url).get_data(as_text=True)
     assert client.get(url + "/results.csv").status_code == 403
-    assert runner.invoke(args=["leaderboard", "phase", "semeval2016-task3", "A", "test", "--results", "visible"]).exit_code == 0
+    assert (
+        runner.invoke(
+            args=["leaderboard", "phase", "semeval2016-task3", "A", "test", "--results", "visible"]
+        ).exit_code
+        == 0
+    )
     assert "96.33" in client.get(url + "/results.csv").get_data(as_text=True)
     assert runner.invoke(args=["leaderboard", "freeze", "semeval2016-task3", "A"]).exit_code == 0
     assert "Official ranking, frozen at" in client.get(url).get_data(as_text=True)

@@ -1,0 +1,81 @@
+"""The fast path of strict CQA validation gives exactly the verdicts of the line-by-line checker."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from leaderboard.formats import cqa
+from tests.runs import GOLD_TEST_A
+
+GOLD = cqa.parse_gold(GOLD_TEST_A.read_bytes())
+LINES = GOLD_TEST_A.read_text().splitlines()
+
+
+def run_text(transform=None) -> bytes:  # type: ignore[no-untyped-def]
+    rng = random.Random(7)
+    rows = []
+    for i, line in enumerate(LINES):
+        q, c, _pos, _ir, label = line.split("\t")
+        rows.append([q, c, "0", f"{rng.random():.6f}", label])
+        if transform:
+            transform(i, rows[-1])
+    return ("\n".join("\t".join(r) for r in rows) + "\n").encode()
+
+
+def both(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[cqa.CqaVerdict, cqa.CqaVerdict]:
+    fast = cqa.validate_strict(data, GOLD, where="subtask A (test)")
+    with monkeypatch.context() as m:
+        m.setattr(cqa, "_clean_rows", lambda lines, gold: None)
+        slow = cqa.validate_strict(data, GOLD, where="subtask A (test)")
+    return fast, slow
+
+
+def same(fast: cqa.CqaVerdict, slow: cqa.CqaVerdict) -> None:
+    assert fast.errors == slow.errors
+    assert fast.warnings == slow.warnings
+    assert (fast.run is None) == (slow.run is None)
+    if fast.run is not None and slow.run is not None:
+        assert fast.run.scores.tolist() == slow.run.scores.tolist()
+        assert fast.run.predicted.tolist() == slow.run.predicted.tolist()
+
+
+def shuffled() -> bytes:
+    lines = run_text().decode().splitlines()
+    random.Random(3).shuffle(lines)
+    return ("\n".join(lines) + "\n").encode()
+
+
+CASES = {
+    "clean": run_text(),
+    "shuffled": shuffled(),
+    "equal scores": run_text(lambda i, r: r.__setitem__(3, "1")),
+    "exponents and signs": run_text(
+        lambda i, r: r.__setitem__(3, f"{'-' if i % 2 else '+'}{i}e-3")
+    ),
+    "bad label": run_text(lambda i, r: r.__setitem__(4, "True") if i == 9 else None),
+    "nan": run_text(lambda i, r: r.__setitem__(3, "nan") if i == 3 else None),
+    "overflow": run_text(lambda i, r: r.__setitem__(3, "1e400") if i == 3 else None),
+    "underscore": run_text(lambda i, r: r.__setitem__(3, "1_0") if i == 3 else None),
+    "float rank": run_text(lambda i, r: r.__setitem__(2, "0.00E+00")),
+    "unknown id": run_text(lambda i, r: r.__setitem__(1, r[1] + "9") if i == 5 else None),
+    "space": run_text(lambda i, r: r.__setitem__(4, r[4] + " ") if i == 5 else None),
+    "nbsp": run_text(lambda i, r: r.__setitem__(3, r[3] + "\u00a0") if i == 5 else None),
+    "dot only": run_text(lambda i, r: r.__setitem__(3, ".") if i == 5 else None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fast_and_slow_paths_agree(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fast, slow = both(CASES[name], monkeypatch)
+    same(fast, slow)
+
+
+def test_the_fast_path_takes_clean_files_and_leaves_others() -> None:
+    lines = CASES["clean"].split(b"\n")[:-1]
+    assert cqa._clean_rows(lines, GOLD) is not None
+    for name in ("bad label", "nan", "overflow", "underscore", "float rank", "space", "dot only"):
+        assert cqa._clean_rows(CASES[name].split(b"\n")[:-1], GOLD) is None, name
+    assert cqa._clean_rows(lines[:-1], GOLD) is None  # a line missing
+    assert cqa._clean_rows([*lines[:-1], lines[0]], GOLD) is None  # a duplicate pair

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, utcnow
+
+if TYPE_CHECKING:  # catalog imports this module; the type is only for checking
+    from leaderboard.services.catalog import Target
 
 
 def record(
@@ -34,3 +37,25 @@ def record(
     )
     session.add(event)
     return event
+
+
+def record_for(
+    session: Session,
+    actor: str,
+    action: str,
+    target: Target,
+    *,
+    at: datetime | None = None,
+    **details: Any,
+) -> AuditEvent:
+    """Record an action on a task's subtask and set (the target names all three)."""
+    return record(
+        session,
+        actor,
+        action,
+        task=target.task.slug,
+        subtask=target.subtask.slug,
+        at=at,
+        set=target.eval_set.slug,
+        **details,
+    )

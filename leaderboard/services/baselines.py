@@ -6,7 +6,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
 from leaderboard.models import Run
-from leaderboard.services.audit import record
+from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, load_gold
 from leaderboard.services.errors import RunRejected
 from leaderboard.services.runs import (
@@ -60,13 +60,11 @@ def add_baselines(
             session, active_key(target.eval_set.id, None, b.role), make, lambda _r: None
         )
         placed.append(run)
-    record(
+    record_for(
         session,
         actor,
         "add-baselines",
-        task=target.task.slug,
-        subtask=target.subtask.slug,
-        set=target.eval_set.slug,
+        target,
         roles=[r.slot for r in placed],
     )
     session.commit()

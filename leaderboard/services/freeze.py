@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from leaderboard.config import Settings
 from leaderboard.models import FrozenTable, GoldFile, Run
 from leaderboard.scoring import SCORER_VERSION
-from leaderboard.services.audit import record
+from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, current_files
 from leaderboard.services.errors import Conflict, NotFound
 from leaderboard.services.revisions import bump
@@ -154,14 +154,12 @@ def freeze(
     )
     session.add(snapshot)
     bump(session, target.eval_set.id)
-    record(
+    record_for(
         session,
         actor,
         "freeze",
+        target,
         at=now,
-        task=target.task.slug,
-        subtask=target.subtask.slug,
-        set=target.eval_set.slug,
         runs=len(runs),
         manifest_sha256=snapshot.manifest_sha256,
     )

@@ -10,11 +10,11 @@ from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.config import Settings
 from leaderboard.models import GoldFile, Run
-from leaderboard.services.audit import record
+from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, current_files, load_gold, resolve
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.revisions import bump
-from leaderboard.services.runs import score_rows
+from leaderboard.services.runs import gold_versions, score_rows
 from leaderboard.storage import FileStore
 
 
@@ -120,13 +120,11 @@ def set_gold(
     )
     session.add(gold)
     bump(session, target.eval_set.id)
-    record(
+    record_for(
         session,
         actor,
         "set-gold",
-        task=target.task.slug,
-        subtask=target.subtask.slug,
-        set=target.eval_set.slug,
+        target,
         role=role,
         version=version,
         sha256=sha,
@@ -186,19 +184,15 @@ def rescore_set(
         run.scores.extend(score_rows(results, gold_files))
         run.report = {
             **{k: v for k, v in run.report.items() if k != "rescore_error"},
-            "gold_files": {
-                r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()
-            },
+            "gold_files": gold_versions(gold_files),
         }
         report.rescored += 1
     bump(session, target.eval_set.id)
-    record(
+    record_for(
         session,
         actor,
         "rescore",
-        task=target.task.slug,
-        subtask=target.subtask.slug,
-        set=target.eval_set.slug,
+        target,
         reason=reason,
         rescored=report.rescored,
         failed=sorted(report.failed),

@@ -122,6 +122,11 @@ def score_rows(
     return rows
 
 
+def gold_versions(gold_files: Mapping[str, GoldFile]) -> dict[str, dict[str, Any]]:
+    """Return the hash and version of each reference file a run was scored against."""
+    return {r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()}
+
+
 def store_inputs(store: FileStore, upload: Upload) -> dict[str, dict[str, Any]]:
     """Copy an upload's (already validated) files into the store; return the files manifest."""
     stored: dict[str, dict[str, Any]] = {}
@@ -210,9 +215,7 @@ def submit_run(
         prepare_quota(session, admission.phase, team, now)
 
     stored = store_inputs(store, sub.upload)
-    report["gold_files"] = {
-        r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()
-    }
+    report["gold_files"] = gold_versions(gold_files)
 
     def make() -> Run:
         return Run(

@@ -348,3 +348,30 @@ def marker_footnotes(
                 seen.append(cell.note)
     notes.extend(f"{marker} {texts.get(marker, note_default)}" for marker in seen)
     return notes
+
+
+def baseline_row(
+    entry: Entry, specs: tuple[MeasureSpec, ...], label: str, meta: dict[str, MetaCell]
+) -> Row:
+    """Return a baseline row: never ranked, never bold, "—" where a value is not shown."""
+    cells: dict[str, Cell | None] = {
+        m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
+    }
+    return Row(
+        kind="baseline",
+        team=entry.team,
+        run=entry.run,
+        slot=entry.slot,
+        label=label,
+        rank=None,
+        rank_marker="",
+        rank_display="",
+        team_rank=None,
+        late=entry.late,
+        bold=False,
+        markers=entry.markers,
+        cells=cells,
+        meta=meta,
+        corrected=entry.corrected,
+        run_id=entry.run_id,
+    )

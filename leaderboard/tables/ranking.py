@@ -41,3 +41,14 @@ class RankField:
 def rank_field(entries: Sequence[Entry], key: str) -> RankField:
     """Return the stored official values of measure ``key`` among ``entries`` as a rank field."""
     return RankField([official_decimal(e.values[key]) for e in entries if key in e.values])
+
+
+def team_best(entries: Sequence[Entry], key: str) -> tuple[dict[str, Decimal], RankField]:
+    """Return each team's best stored value of ``key`` among ``entries``, and their rank field."""
+    best: dict[str, Decimal] = {}
+    for entry in entries:
+        if key in entry.values:
+            stored = official_decimal(entry.values[key])
+            name = entry.team or ""
+            best[name] = max(stored, best.get(name, stored))
+    return best, RankField(list(best.values()))

@@ -14,6 +14,7 @@ from leaderboard.tables.model import (
     Row,
     Table,
     TableContext,
+    baseline_row,
     columns_of,
     make_cell,
     marker_footnotes,
@@ -156,24 +157,5 @@ def _run_row(
 def _baseline_row(entry: Entry, specs: tuple[MeasureSpec, ...]) -> Row:
     """Return a baseline row: no rank, no bold, "—" where a value is not shown."""
     label = entry.label or entry.run
-    cells: dict[str, Cell | None] = {
-        m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
-    }
-    return Row(
-        kind="baseline",
-        team=entry.team,
-        run=entry.run,
-        slot=entry.slot,
-        label=label,
-        rank=None,
-        rank_marker="",
-        rank_display="",
-        team_rank=None,
-        late=entry.late,
-        bold=False,
-        markers=entry.markers,
-        cells=cells,
-        meta={"rank": MetaCell(""), "submission": MetaCell(label, "".join(entry.markers))},
-        corrected=entry.corrected,
-        run_id=entry.run_id,
-    )
+    meta = {"rank": MetaCell(""), "submission": MetaCell(label, "".join(entry.markers))}
+    return baseline_row(entry, specs, label, meta)

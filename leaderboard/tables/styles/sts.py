@@ -28,7 +28,7 @@ from leaderboard.tables.model import (
     team_key,
     the_official_measure,
 )
-from leaderboard.tables.ranking import RankField, rank_field
+from leaderboard.tables.ranking import rank_field, team_best
 
 STYLE = "sts"
 LATE_NOTE = (
@@ -56,13 +56,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     on_time = [e for e in participants if not e.off_time]
     field = rank_field(on_time, main.key)
 
-    best_of_team: dict[str, Decimal] = {}
-    for entry in on_time:
-        if main.key in entry.values:
-            stored = official_decimal(entry.values[main.key])
-            name = entry.team or ""
-            best_of_team[name] = max(stored, best_of_team.get(name, stored))
-    team_field = RankField(list(best_of_team.values()))
+    best_of_team, team_field = team_best(on_time, main.key)
 
     def order(entry: Entry) -> tuple[object, ...]:
         value = entry.values.get(main.key)

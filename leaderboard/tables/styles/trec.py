@@ -15,6 +15,7 @@ from leaderboard.tables.model import (
     Row,
     Table,
     TableContext,
+    baseline_row,
     columns_of,
     make_cell,
     marker_footnotes,
@@ -25,7 +26,7 @@ from leaderboard.tables.model import (
     opt_strings,
     team_key,
 )
-from leaderboard.tables.ranking import RankField, rank_field
+from leaderboard.tables.ranking import rank_field, team_best
 
 STYLE = "trec"
 #: Relevance threshold of each qrels variant (TREC CAR spec 6.2).
@@ -67,13 +68,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     fields = {m.key: rank_field(primaries, m.key) for m in specs}
     best = {m.key: rank_field(timely, m.key).best() for m in specs}
 
-    team_best: dict[str, Decimal] = {}
-    for entry in primaries:
-        if sort_measure.key in entry.values:
-            stored = official_decimal(entry.values[sort_measure.key])
-            name = entry.team or ""
-            team_best[name] = max(stored, team_best.get(name, stored))
-    team_field = RankField(list(team_best.values()))
+    best_of_team, team_field = team_best(primaries, sort_measure.key)
 
     def order(entry: Entry) -> tuple[object, ...]:
         value = entry.values.get(sort_measure.key)
@@ -98,9 +93,9 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
         rank_value = official_decimal(sort_value) if primary and sort_value is not None else None
         rank = fields[sort_measure.key].rank(rank_value) if rank_value is not None else None
         team_rank = None
-        if ranked and rank_value is not None and team_best.get(entry.team or "") == rank_value:
+        if ranked and rank_value is not None and best_of_team.get(entry.team or "") == rank_value:
             # The first primary of the team in display order holds its best value.
-            team_rank = team_field.rank(team_best.pop(entry.team or ""))
+            team_rank = team_field.rank(best_of_team.pop(entry.team or ""))
         rows.append(_run_row(entry, cells, rank, team_rank))
     baselines = sorted((e for e in entries if e.kind == "baseline"), key=lambda e: e.baseline_order)
     rows.extend(_baseline_row(e, specs) for e in baselines)
@@ -176,30 +171,11 @@ def _run_row(
 def _baseline_row(entry: Entry, specs: tuple[MeasureSpec, ...]) -> Row:
     """Return a baseline row: marked "†", never ranked, never bold."""
     label = entry.label or "baseline"
-    cells: dict[str, Cell | None] = {
-        m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
+    meta = {
+        "team": MetaCell(label, BASELINE_MARKER),
+        "run": MetaCell(entry.run, "".join(entry.markers)),
     }
-    return Row(
-        kind="baseline",
-        team=entry.team,
-        run=entry.run,
-        slot=entry.slot,
-        label=label,
-        rank=None,
-        rank_marker="",
-        rank_display="",
-        team_rank=None,
-        late=entry.late,
-        bold=False,
-        markers=entry.markers,
-        cells=cells,
-        meta={
-            "team": MetaCell(label, BASELINE_MARKER),
-            "run": MetaCell(entry.run, "".join(entry.markers)),
-        },
-        corrected=entry.corrected,
-        run_id=entry.run_id,
-    )
+    return baseline_row(entry, specs, label, meta)
 
 
 def _footnotes(

@@ -17,7 +17,7 @@ install: $(BIN)/.installed
 
 run: install
 	$(BIN)/leaderboard init
-	$(BIN)/gunicorn --bind $(HOST):$(PORT) --workers 2 --access-logfile - wsgi:app
+	$(BIN)/gunicorn --bind $(HOST):$(PORT) wsgi:app
 
 lint: install
 	$(BIN)/ruff check .

@@ -176,3 +176,47 @@ def test_cli_option_choices_match_the_services() -> None:
 
     assert tuple(cli.ROLES) == tuple(ROLES)
     assert sorted(cli.LISTING_FORMAT_NAMES) == sorted(LISTING_FORMATS)
+
+
+def test_a_resorted_lenient_import_rescores_and_verifies(
+    runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    """An organizer's --resort import is read the same way again by rescore and verify."""
+    lines = oracle_run().decode().splitlines()
+    shuffled = tmp_path / "shuffled.txt"
+    shuffled.write_text("\n".join(reversed(lines)) + "\n")
+    plain = invoke(
+        runner,
+        "import-runs",
+        "semeval2016-task3",
+        "A",
+        "--team",
+        "Kelp",
+        "--slot",
+        "primary",
+        "--lenient",
+        str(shuffled),
+    )
+    assert plain.exit_code == 1 and "ID mismatch on line 1" in plain.output
+    result = invoke(
+        runner,
+        "import-runs",
+        "semeval2016-task3",
+        "A",
+        "--team",
+        "Kelp",
+        "--slot",
+        "primary",
+        "--lenient",
+        "--resort",
+        str(shuffled),
+    )
+    assert result.exit_code == 0, result.output
+    assert "MAP 0.9633" in result.output
+    rescored = invoke(runner, "rescore", "semeval2016-task3", "A", "--set", "test")
+    assert (
+        "Re-scored 1 run(s)." in rescored.output and "could not be re-scored" not in rescored.output
+    )
+    assert invoke(runner, "freeze", "semeval2016-task3", "A").exit_code == 0
+    verified = invoke(runner, "verify", "semeval2016-task3", "A")
+    assert verified.exit_code == 0, verified.output

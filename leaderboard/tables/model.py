@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
@@ -217,6 +217,36 @@ class TableContext:
     official: bool = False
     frozen_at: str | None = None
     options: Mapping[str, object] = field(default_factory=dict)
+
+    def table(
+        self,
+        style: str,
+        *,
+        lead: tuple[str, ...],
+        trail: tuple[str, ...],
+        columns: tuple[Column, ...],
+        rows: tuple[Row, ...],
+        footnotes: Iterable[str],
+        title_suffix: str = "",
+        extra: SimpleTable | None = None,
+    ) -> Table:
+        """Return the table of this context (the "title" option overrides the default title)."""
+        default_title = f"{self.task} {self.subtask} ({self.set}){title_suffix}"
+        return Table(
+            task=self.task,
+            subtask=self.subtask,
+            set=self.set,
+            official=self.official,
+            frozen_at=self.frozen_at,
+            style=style,
+            title=opt_str(self.options, "title", default_title),
+            lead_columns=lead,
+            trail_columns=trail,
+            columns=columns,
+            rows=rows,
+            footnotes=tuple(footnotes),
+            extra=extra,
+        )
 
 
 # ------------------------------------------------------------------------------------ helpers

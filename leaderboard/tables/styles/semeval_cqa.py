@@ -77,22 +77,17 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
         footnotes.append(LATE_NOTE)
     footnotes.extend(marker_footnotes(table_rows, ctx.options, note_default=CELL_NOTE))
 
-    default_title = f"{ctx.task} {ctx.subtask} ({ctx.set})"
+    title_suffix = ""
     if include_late:
-        default_title += ", post-deadline view"
-    return Table(
-        task=ctx.task,
-        subtask=ctx.subtask,
-        set=ctx.set,
-        official=ctx.official,
-        frozen_at=ctx.frozen_at,
-        style=STYLE,
-        title=opt_str(ctx.options, "title", default_title),
-        lead_columns=("rank", "submission"),
-        trail_columns=(),
+        title_suffix = ", post-deadline view"
+    return ctx.table(
+        STYLE,
+        lead=("rank", "submission"),
+        trail=(),
         columns=columns,
         rows=table_rows,
-        footnotes=tuple(footnotes),
+        footnotes=footnotes,
+        title_suffix=title_suffix,
     )
 
 

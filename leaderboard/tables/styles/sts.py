@@ -86,19 +86,13 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     footnotes.extend(opt_strings(ctx.options, "footnotes"))
     footnotes.extend(marker_footnotes(table_rows, ctx.options, note_default=CONSTANT_NOTE))
 
-    return Table(
-        task=ctx.task,
-        subtask=ctx.subtask,
-        set=ctx.set,
-        official=ctx.official,
-        frozen_at=ctx.frozen_at,
-        style=STYLE,
-        title=opt_str(ctx.options, "title", f"{ctx.task} {ctx.subtask} ({ctx.set})"),
-        lead_columns=("team", "run"),
-        trail_columns=("run_rank", "team_rank"),
+    return ctx.table(
+        STYLE,
+        lead=("team", "run"),
+        trail=("run_rank", "team_rank"),
         columns=columns,
         rows=table_rows,
-        footnotes=tuple(footnotes),
+        footnotes=footnotes,
         extra=summary(participants, specs, main, opt_str(ctx.options, "summary_title", "Summary")),
     )
 

@@ -101,19 +101,13 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     rows.extend(_baseline_row(e, specs) for e in baselines)
     table_rows = tuple(rows)
 
-    return Table(
-        task=ctx.task,
-        subtask=ctx.subtask,
-        set=ctx.set,
-        official=ctx.official,
-        frozen_at=ctx.frozen_at,
-        style=STYLE,
-        title=opt_str(ctx.options, "title", f"{ctx.task} {ctx.subtask} ({ctx.set})"),
-        lead_columns=("team", "run"),
-        trail_columns=(),
+    return ctx.table(
+        STYLE,
+        lead=("team", "run"),
+        trail=(),
         columns=columns,
         rows=table_rows,
-        footnotes=tuple(_footnotes(ctx, specs, table_rows)),
+        footnotes=_footnotes(ctx, specs, table_rows),
     )
 
 

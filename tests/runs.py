@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import io
+from collections.abc import Mapping
 from pathlib import Path
 
 from flask import Flask
+from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
 
 from leaderboard.services import accounts
 
@@ -60,3 +64,23 @@ def token_for(app: Flask, email: str) -> str:
     """Issue an API token."""
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         return accounts.issue_token(session, email, actor="test")
+
+
+def api_post(
+    client: FlaskClient,
+    token: str,
+    path: str,
+    files: Mapping[str, bytes],
+    filenames: Mapping[str, str] | None = None,
+    **form: str,
+) -> TestResponse:
+    """POST a multipart API request with a bearer token: one file part per entry of ``files``."""
+    data: dict[str, object] = dict(form)
+    for field, content in files.items():
+        data[field] = (io.BytesIO(content), (filenames or {}).get(field, f"{field}.txt"))
+    return client.post(
+        path,
+        data=data,
+        headers={"Authorization": f"Bearer {token}"},
+        content_type="multipart/form-data",
+    )

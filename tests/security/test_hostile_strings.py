@@ -26,7 +26,7 @@ from leaderboard.services import accounts
 from leaderboard.services.errors import NotFound
 from leaderboard.web import create_app
 from tests.conftest import app_overrides, csrf_from, login
-from tests.runs import GOLD_TEST_A, constant_run, make_organizer, oracle_run, token_for
+from tests.runs import GOLD_TEST_A, api_post, constant_run, make_organizer, oracle_run, token_for
 from tests.security import PageScan, scan
 
 SCRIPT = "<script>alert(1)</script>"
@@ -87,15 +87,7 @@ class World:
 def _upload(
     client: FlaskClient, token: str, path: str, files: dict[str, bytes], **form: str
 ) -> int:
-    data: dict[str, object] = dict(form)
-    for field, content in files.items():
-        data[field] = (io.BytesIO(content), f"{field}.txt")
-    resp = client.post(
-        path,
-        data=data,
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    resp = api_post(client, token, path, files, **form)
     assert resp.status_code == 201, resp.get_json()
     return int(resp.get_json()["id"])
 

@@ -9,7 +9,6 @@ full of LaTeX specials (and of hostile strings). Each export is pasted into a mi
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from leaderboard.web import create_app
 from tests.conftest import app_overrides, login
 from tests.runs import (
     GOLD_TEST_A,
+    api_post,
     constant_run,
     make_organizer,
     make_participant,
@@ -56,15 +56,7 @@ def at(day: int) -> datetime:
 def _upload(
     client: FlaskClient, token: str, path: str, files: dict[str, bytes], **form: str
 ) -> dict[str, object]:
-    data: dict[str, object] = dict(form)
-    for field, content in files.items():
-        data[field] = (io.BytesIO(content), f"{field}.txt")
-    resp = client.post(
-        path,
-        data=data,
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    resp = api_post(client, token, path, files, **form)
     assert resp.status_code == 201, resp.get_json()
     return resp.get_json()
 

@@ -3,7 +3,6 @@ runs, freeze, a gold correction that changes the live table but not the official
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from collections.abc import Iterator
@@ -21,6 +20,7 @@ from leaderboard.web import create_app
 from tests.conftest import app_overrides
 from tests.runs import (
     GOLD_TEST_A,
+    api_post,
     constant_run,
     make_organizer,
     make_participant,
@@ -59,12 +59,7 @@ def cli(runner: FlaskCliRunner, *args: str):  # type: ignore[no-untyped-def]
 def upload(
     client: FlaskClient, token: str, data: bytes, *, slot: str = "primary", set_: str = "test"
 ):  # type: ignore[no-untyped-def]
-    return client.post(
-        API,
-        data={"slot": slot, "set": set_, "file": (io.BytesIO(data), "run.txt")},
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    return api_post(client, token, API, {"file": data}, {"file": "run.txt"}, slot=slot, set=set_)
 
 
 def test_a_whole_campaign(campaign_app: Flask, clock: FixedClock, tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
 from tests.conftest import csrf_from, login
-from tests.runs import make_participant, token_for
+from tests.runs import api_post, make_participant, token_for
 
 PRESET = (
     Path(__file__).resolve().parents[2] / "leaderboard" / "tasks" / "presets" / "semeval2016-task1"
@@ -37,15 +37,8 @@ def noisy_output(slug: str) -> bytes:
 
 
 def post(client: FlaskClient, token: str, files: dict[str, bytes], slot: str = "run1"):  # type: ignore[no-untyped-def]
-    data: dict[str, object] = {"slot": slot, "name": f"sys-{slot}"}
-    for field, content in files.items():
-        data[field] = (io.BytesIO(content), f"STS2016.OUTPUT.{field}.txt")
-    return client.post(
-        API_EN,
-        data=data,
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    names = {field: f"STS2016.OUTPUT.{field}.txt" for field in files}
+    return api_post(client, token, API_EN, files, names, slot=slot, name=f"sys-{slot}")
 
 
 def test_api_upload_one_field_per_set(app: Flask, client: FlaskClient) -> None:

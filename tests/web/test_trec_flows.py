@@ -11,7 +11,7 @@ from pathlib import Path
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from tests.runs import make_participant, token_for
+from tests.runs import api_post, make_participant, token_for
 
 PRESET = Path(__file__).resolve().parents[2] / "leaderboard" / "tasks" / "presets" / "trec-car-2017"
 QRELS = PRESET / "qrels.car17v1.5.benchmarkY1test.txt"
@@ -30,12 +30,7 @@ def oracle(tag: str = "oracle", skip: int = 0) -> bytes:
 def upload(
     client: FlaskClient, token: str, data: bytes, slot: str = "primary", name: str = "oracle"
 ):  # type: ignore[no-untyped-def]
-    return client.post(
-        API,
-        data={"slot": slot, "name": name, "file": (io.BytesIO(data), "run.txt")},
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    return api_post(client, token, API, {"file": data}, {"file": "run.txt"}, slot=slot, name=name)
 
 
 def test_gzip_run_through_the_api_and_missing_topics(app: Flask, client: FlaskClient) -> None:

@@ -12,7 +12,14 @@ from sqlalchemy import select
 
 from leaderboard.models import Run
 from tests.conftest import csrf_from, login
-from tests.runs import constant_run, make_organizer, make_participant, oracle_run, token_for
+from tests.runs import (
+    api_post,
+    constant_run,
+    make_organizer,
+    make_participant,
+    oracle_run,
+    token_for,
+)
 from tests.shared_data import shared_path
 
 SUBMIT_A = "/tasks/semeval2016-task3/A/submit"
@@ -36,13 +43,8 @@ def form_upload(
 
 
 def api_upload(client: FlaskClient, token: str, data: bytes, **fields: str):  # type: ignore[no-untyped-def]
-    form = {"slot": "primary", "name": "api-run", **fields, "file": (io.BytesIO(data), "run.txt")}
-    return client.post(
-        API_A,
-        data=form,
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    form = {"slot": "primary", "name": "api-run", **fields}
+    return api_post(client, token, API_A, {"file": data}, {"file": "run.txt"}, **form)
 
 
 @pytest.fixture

@@ -174,6 +174,19 @@ def burst(
     return [r for r in results if r is not None]
 
 
+def postgres_cpu() -> float:
+    """Return the CPU time so far of this machine's PostgreSQL processes (0 if none is local)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue  # the process ended meanwhile
+        if "(postgres)" in text or "(postmaster)" in text:
+            total += cpu_seconds(int(stat.parent.name))
+    return total
+
+
 def active_primary_runs(database_url: str) -> int:
     """Count the active primary runs of the subtask's test set."""
     from sqlalchemy import create_engine, text
@@ -197,7 +210,9 @@ def main() -> None:
     """Set up the database and teams, serve, fire the burst, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--teams", type=int, default=50)
-    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1) + 1)
+    # The defaults are those of gunicorn.conf.py: one worker per core with 4 threads each.
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--server", default=os.environ.get("LEADERBOARD_BENCH_PG", SERVER))
     args = parser.parse_args()
     name = f"lb_bench_burst_{secrets.token_hex(4)}"
@@ -214,17 +229,26 @@ def main() -> None:
             print(
                 f"{len(tokens)} teams, each uploading a {lines:,}-line run"
                 f" ({len(runs[0]) / 1e3:.0f} kB) to {TASK} {SUBTASK};"
-                f" gunicorn: {args.workers} sync workers; database: PostgreSQL ({name})"
+                f" gunicorn: {args.workers} workers × {args.threads} threads;"
+                f" database: PostgreSQL ({name})"
             )
-            with gunicorn(instance.env, workers=args.workers) as (base, server):
+            with gunicorn(instance.env, workers=args.workers, threads=args.threads) as (
+                base,
+                server,
+            ):
                 # A server meets a deadline warm: a warm-up team's concurrent uploads make each
                 # worker load the code and gold first (first uploads take seconds).
                 for _ in range(2):
-                    warm = burst(base, [warm_token] * args.workers, runs[: args.workers], WARM)
+                    n = args.workers * args.threads
+                    warm = burst(base, [warm_token] * n, runs[:n], WARM)
                     assert all(w.status == 201 for w in warm), [w.body[:200] for w in warm]
                 workers = worker_pids(server.pid)
                 cpu_before = sum(map(cpu_seconds, workers))
+                pg_before = postgres_cpu()
+                client_before = time.process_time()
                 results = burst(base, tokens, runs)
+                client_cpu = time.process_time() - client_before
+                pg_cpu = postgres_cpu() - pg_before
                 server_cpu = sum(map(cpu_seconds, workers)) - cpu_before
                 worker_peak = max(map(peak_rss_mb, workers))
             ok = [r for r in results if r.status == 201]
@@ -246,6 +270,11 @@ def main() -> None:
                 f" ({server_cpu / len(results) * 1000:.0f} ms per upload);"
                 f" largest worker peak RSS: {worker_peak:.0f} MB"
             )
+            if pg_cpu:
+                print(
+                    f"PostgreSQL's CPU time for the burst: {pg_cpu:.2f} s;"
+                    f" the load generator's (this process): {client_cpu:.2f} s"
+                )
             active = active_primary_runs(database_url)
             print(f"active primary runs in the database: {active} (expected {len(ok)})")
             print(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import functools
 import math
-import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -45,6 +45,16 @@ class CqaGold:
     questions: tuple[str, ...]
     question_starts: np.ndarray
     index: dict[tuple[str, str], int]
+
+    @functools.cached_property
+    def qid_bytes(self) -> list[bytes]:
+        """Return the question ids in gold order, as ASCII bytes (for the fast path)."""
+        return [q.encode() for q in self.qids]
+
+    @functools.cached_property
+    def cid_bytes(self) -> list[bytes]:
+        """Return the candidate ids in gold order, as ASCII bytes (for the fast path)."""
+        return [c.encode() for c in self.cids]
 
     def __len__(self) -> int:
         """Return the number of gold lines."""
@@ -200,8 +210,7 @@ def validate_strict(data: bytes, gold: CqaGold, *, where: str) -> CqaVerdict:
     clean = _clean_rows(lines[:used], gold)
     if clean is not None:
         # A clean file (the usual case) is accepted whole; anything else is checked line by line.
-        checker.rows, checker.scores, checker.predicted = clean
-        run, order_warnings = checker.build_run()
+        run, order_warnings = _ordered_run(gold, *clean)
         return CqaVerdict(run=run, errors=[], warnings=warnings + order_warnings)
     for number in range(1, used + 1):
         checker.check_line(number, lines[number - 1])
@@ -213,40 +222,51 @@ def validate_strict(data: bytes, gold: CqaGold, *, where: str) -> CqaVerdict:
     return CqaVerdict(run=run, errors=[], warnings=warnings + order_warnings)
 
 
-_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n"
-# One clean line: two ids, an integer rank, a strictly written score, a lower-case label.
-_CLEAN_LINE = re.compile(
-    r"^([^\t\n ]+)\t([^\t\n ]+)\t[+-]?[0-9]+\t"
-    r"([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)\t(true|false)$",
-    re.MULTILINE,
-)
+_PRINTABLE = bytes(range(0x21, 0x7F)) + b"\t\n"
+_SCORE_BYTES = b"0123456789+-.eE"
+_CLEAN_LABELS = frozenset({b"true", b"false"})
 
 
 def _clean_rows(
     lines: list[bytes], gold: CqaGold
-) -> tuple[list[int], list[float], list[bool]] | None:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """Return the gold rows, scores and labels of a file that breaks no rule, else None.
 
-    A fast path over the whole text: it accepts a file only if the line-by-line checker would
-    accept it without errors or format warnings (rows 1-19), so the verdicts are identical.
+    A fast path over the whole text, in C-level bytes operations: it accepts a file only if the
+    line-by-line checker would accept it without errors or format warnings (rows 1-19), so the
+    verdicts are identical. Any doubt (a space, a signed rank, an odd score) returns None.
     """
-    if len(lines) != len(gold) or not lines or max(map(len, lines)) > MAX_LINE_BYTES:
+    n = len(gold)
+    if len(lines) != n or not lines or max(map(len, lines)) > MAX_LINE_BYTES:
         return None
     joined = b"\n".join(lines)
     if joined.translate(None, _PRINTABLE):
-        return None  # a character other than printable ASCII and TAB
-    matches = _CLEAN_LINE.findall(joined.decode("ascii"))
-    if len(matches) != len(lines):
-        return None  # some line is not clean: let the checker say which and why
-    qids, cids, scores_text, labels = zip(*matches, strict=True)
-    scores = np.array(scores_text, dtype=np.float64)
+        return None  # a space, or a character other than printable ASCII and TAB
+    # Every line has exactly 5 TAB-separated fields iff every 6th field is the line break.
+    fields = joined.replace(b"\n", b"\t\n\t").split(b"\t")
+    if len(fields) != 6 * n - 1 or fields[5::6] != [b"\n"] * (n - 1):
+        return None
+    qids, cids, ranks, scores_text, labels = (fields[k::6] for k in range(5))
+    if b"" in ranks or not b"".join(ranks).isdigit():
+        return None  # a signed, empty or non-integer rank: the checker decides
+    if b"".join(scores_text).translate(None, _SCORE_BYTES) or not set(labels) <= _CLEAN_LABELS:
+        return None
+    try:
+        scores = np.fromiter(map(float, scores_text), dtype=np.float64, count=n)
+    except ValueError:
+        return None  # e.g. "", "." or "1e": the checker names the line
     if not np.isfinite(scores).all():
         return None
-    index = gold.index
-    rows = [index.get(pair) for pair in zip(qids, cids, strict=True)]
-    if None in rows or len(set(rows)) != len(rows):
-        return None
-    return rows, scores.tolist(), [label == "true" for label in labels]  # type: ignore[return-value]
+    if qids == gold.qid_bytes and cids == gold.cid_bytes:
+        rows = np.arange(n)  # the usual case: the run is in the official order
+    else:
+        index = gold.index
+        found = [index.get((q.decode(), c.decode())) for q, c in zip(qids, cids, strict=True)]
+        if None in found or len(set(found)) != n:
+            return None
+        rows = np.array(found, dtype=np.int64)
+    # Labels are "true" or "false" (checked above): their lengths tell them apart.
+    return rows, scores, np.fromiter(map(len, labels), dtype=np.int64, count=n) == 4
 
 
 def _line_ending_message(data: bytes) -> str:
@@ -434,36 +454,49 @@ class _StrictChecker:
 
     def build_run(self) -> tuple[CqaRun, list[Issue]]:
         """Return the run re-sorted into gold order, with order (20) and tie (21) warnings."""
-        gold = self.gold
-        rows = np.array(self.rows, dtype=np.int64)
-        scores = np.empty(len(gold), dtype=np.float64)
-        predicted = np.empty(len(gold), dtype=bool)
-        scores[rows] = self.scores
-        predicted[rows] = self.predicted
-        warnings: list[Issue] = []
-        out_of_order = np.flatnonzero(rows != np.arange(rows.size))
-        if out_of_order.size:
-            warnings.append(
-                Issue(
-                    None,
-                    f"Lines are not in the official order (first difference at line "
-                    f"{out_of_order[0] + 1}). The run was re-sorted into the official order; "
-                    "equal scores are ranked in official order.",
-                    "warning",
-                )
+        return _ordered_run(
+            self.gold,
+            np.array(self.rows, dtype=np.int64),
+            np.array(self.scores, dtype=np.float64),
+            np.array(self.predicted, dtype=bool),
+        )
+
+
+def _ordered_run(
+    gold: CqaGold, rows: np.ndarray, row_scores: np.ndarray, row_predicted: np.ndarray
+) -> tuple[CqaRun, list[Issue]]:
+    """Return a run whose line i gave gold row ``rows[i]``, re-sorted into gold order.
+
+    Also return the order (row 20) and tie (row 21) warnings.
+    """
+    scores = np.empty(len(gold), dtype=np.float64)
+    predicted = np.empty(len(gold), dtype=bool)
+    scores[rows] = row_scores
+    predicted[rows] = row_predicted
+    warnings: list[Issue] = []
+    out_of_order = np.flatnonzero(rows != np.arange(rows.size))
+    if out_of_order.size:
+        warnings.append(
+            Issue(
+                None,
+                f"Lines are not in the official order (first difference at line "
+                f"{out_of_order[0] + 1}). The run was re-sorted into the official order; "
+                "equal scores are ranked in official order.",
+                "warning",
             )
-        flat = _constant_questions(gold.question_starts, scores)
-        if flat:
-            noun = "question" if flat == 1 else "questions"
-            warnings.append(
-                Issue(
-                    None,
-                    f"In {flat:,} {noun} all candidates have the same score; "
-                    "they are ranked in the official order.",
-                    "warning",
-                )
+        )
+    flat = _constant_questions(gold.question_starts, scores)
+    if flat:
+        noun = "question" if flat == 1 else "questions"
+        warnings.append(
+            Issue(
+                None,
+                f"In {flat:,} {noun} all candidates have the same score; "
+                "they are ranked in the official order.",
+                "warning",
             )
-        return CqaRun(rows=len(gold), scores=scores, predicted=predicted), warnings
+        )
+    return CqaRun(rows=len(gold), scores=scores, predicted=predicted), warnings
 
 
 def _is_integer(text: str) -> bool:

@@ -9,7 +9,7 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from leaderboard.models import ApiToken, Team, User, utcnow
 from leaderboard.services.audit import record
@@ -145,7 +145,12 @@ def user_for_token(session: Session, token: str) -> User | None:
     """Return the active user owning an unrevoked token, or None."""
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
-    row = session.scalar(select(ApiToken).where(ApiToken.token_sha256 == _digest(token)))
+    # One query for the token, its user and the user's team: every API request asks.
+    row = session.scalar(
+        select(ApiToken)
+        .where(ApiToken.token_sha256 == _digest(token))
+        .options(joinedload(ApiToken.user).joinedload(User.team))
+    )
     if row is None or row.revoked_at is not None or not row.user.is_active:
         return None
     return row.user

@@ -14,7 +14,7 @@ from leaderboard.services.runs import (
     active_key,
     manifest_sha,
     place_run,
-    score_rows,
+    score_values,
     store_inputs,
 )
 from leaderboard.storage import FileStore
@@ -53,11 +53,14 @@ def add_baselines(
                 files=stored,
                 report={"shown": list(b.shown), "order": b.order},
                 submitted_via="cli" if actor == "cli" else "web",
-                scores=score_rows(results, gold_files),
             )
 
         run = place_run(
-            session, active_key(target.eval_set.id, None, b.role), make, lambda _r: None
+            session,
+            active_key(target.eval_set.id, None, b.role),
+            make,
+            lambda _r: None,
+            score_values(results, gold_files),
         )
         placed.append(run)
     record_for(

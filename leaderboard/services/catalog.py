@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -37,6 +38,8 @@ class Target:
     subtask_def: SubtaskDef
     family: Family
     loaded: frozenset[str]
+    #: The set's current reference files when the target was resolved, by role.
+    files: Mapping[str, GoldFile] = field(default_factory=dict)
 
     def context(self, max_decompressed: int = 1 << 30) -> Context:
         """Return the family context for uploads into this target."""
@@ -131,7 +134,49 @@ def definition_of(task: Task) -> TaskDefinition:
 def resolve(
     session: Session, task_slug: str, subtask_slug: str, set_slug: str | None = None
 ) -> Target:
-    """Return the target named by slugs; the set defaults to the subtask's default set."""
+    """Return the target named by slugs; the set defaults to the subtask's default set.
+
+    One query finds the task, subtask and set with the set's current reference files (every
+    upload resolves its target); only a name that matches nothing takes the slower path that
+    says which part is unknown.
+    """
+    rows = session.execute(
+        select(Task, Subtask, EvalSet, GoldFile)
+        .join(Subtask, Subtask.task_id == Task.id)
+        .join(EvalSet, EvalSet.subtask_id == Subtask.id)
+        .outerjoin(
+            GoldFile, (GoldFile.eval_set_id == EvalSet.id) & GoldFile.active_key.is_not(None)
+        )
+        .where(
+            Task.slug == task_slug,
+            Subtask.slug == subtask_slug,
+            EvalSet.slug == (set_slug or Subtask.default_set),
+        )
+    ).all()
+    if not rows:
+        _refuse_unknown(session, task_slug, subtask_slug, set_slug)
+    task, subtask, eval_set, _ = rows[0]
+    files = {g.role: g for *_, g in rows if g is not None}
+    definition = definition_of(task)
+    sd = definition.subtask(subtask.slug)
+    if sd is None:
+        raise NotFound(f"Subtask {subtask_slug!r} is not in the task definition.")
+    return Target(
+        task,
+        subtask,
+        eval_set,
+        definition,
+        sd,
+        get_family(definition.family),
+        frozenset(files),
+        files,
+    )
+
+
+def _refuse_unknown(
+    session: Session, task_slug: str, subtask_slug: str, set_slug: str | None
+) -> NoReturn:
+    """Raise NotFound naming the part of a task/subtask/set name that matches nothing."""
     task = session.scalar(select(Task).where(Task.slug == task_slug))
     if task is None:
         raise NotFound(f"No task {task_slug!r}.")
@@ -139,18 +184,8 @@ def resolve(
     if subtask is None:
         raise NotFound(f"Task {task_slug!r} has no subtask {subtask_slug!r}.")
     wanted = set_slug or subtask.default_set
-    eval_set = next((s for s in subtask.eval_sets if s.slug == wanted), None)
-    if eval_set is None:
-        known = ", ".join(s.slug for s in subtask.eval_sets)
-        raise NotFound(
-            f"Subtask {subtask_slug!r} has no evaluation set {wanted!r} (known: {known})."
-        )
-    definition = definition_of(task)
-    sd = definition.subtask(subtask.slug)
-    if sd is None:
-        raise NotFound(f"Subtask {subtask_slug!r} is not in the task definition.")
-    loaded = frozenset(current_files(session, eval_set))
-    return Target(task, subtask, eval_set, definition, sd, get_family(definition.family), loaded)
+    known = ", ".join(s.slug for s in subtask.eval_sets)
+    raise NotFound(f"Subtask {subtask_slug!r} has no evaluation set {wanted!r} (known: {known}).")
 
 
 def current_files(session: Session, eval_set: EvalSet) -> dict[str, GoldFile]:
@@ -189,10 +224,19 @@ _cache = _GoldCache()
 
 
 def load_gold(
-    session: Session, store: FileStore, target: Target, max_decompressed: int = 1 << 30
+    session: Session,
+    store: FileStore,
+    target: Target,
+    max_decompressed: int = 1 << 30,
+    *,
+    fresh: bool = True,
 ) -> tuple[Any, dict[str, GoldFile]]:
-    """Return the parsed gold of a target's set and the file rows it came from."""
-    files = current_files(session, target.eval_set)
+    """Return the parsed gold of a target's set and the file rows it came from.
+
+    With ``fresh=False`` the files read when the target was resolved are used, saving a query
+    where nothing in the request can have changed them (an upload); the default reads again.
+    """
+    files = dict(target.files) if not fresh else current_files(session, target.eval_set)
     if "gold" not in files and target.family.file_roles.get("gold"):
         raise NotFound(f"Set {target.eval_set.slug!r} has no gold file yet.")
     key = (

@@ -6,12 +6,12 @@ import hashlib
 import io
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -100,26 +100,33 @@ def primary_gold(gold_files: Mapping[str, GoldFile]) -> GoldFile:
     return gold_files["gold"] if "gold" in gold_files else gold_files[sorted(gold_files)[0]]
 
 
-def score_rows(
+def score_values(
     results: Mapping[str, MeasureResult], gold_files: Mapping[str, GoldFile]
-) -> list[Score]:
-    """Return score rows, each pointing at the gold file version that produced it."""
+) -> list[dict[str, Any]]:
+    """Return the columns of score rows, each pointing at the gold file version behind it."""
     rows = []
     for m, r in results.items():
         role = r.gold_role or ""
         gold = gold_files[role] if role in gold_files else primary_gold(gold_files)
         rows.append(
-            Score(
-                measure=m,
-                value=r.raw,
-                official=r.official,
-                gold_file_id=gold.id,
-                gold_sha256=gold.sha256,
-                scorer_version=SCORER_VERSION,
-                flags=list(r.flags),
-            )
+            {
+                "measure": m,
+                "value": r.raw,
+                "official": r.official,
+                "gold_file_id": gold.id,
+                "gold_sha256": gold.sha256,
+                "scorer_version": SCORER_VERSION,
+                "flags": list(r.flags),
+            }
         )
     return rows
+
+
+def score_rows(
+    results: Mapping[str, MeasureResult], gold_files: Mapping[str, GoldFile]
+) -> list[Score]:
+    """Return score rows, each pointing at the gold file version that produced it."""
+    return [Score(**values) for values in score_values(results, gold_files)]
 
 
 def gold_versions(gold_files: Mapping[str, GoldFile]) -> dict[str, dict[str, Any]]:
@@ -147,7 +154,9 @@ def check_and_score(
 ) -> tuple[Any, dict[str, MeasureResult], list[Issue], dict[str, Any], dict[str, GoldFile]]:
     """Validate and score an upload without storing anything; raise RunRejected on errors."""
     target = sub.target
-    gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+    gold, gold_files = load_gold(
+        session, store, target, settings.max_decompressed_bytes, fresh=False
+    )
     verdict = target.family.validate(
         sub.upload.files,
         gold,
@@ -236,11 +245,11 @@ def submit_run(
             report=report,
             submitted_by_id=user.id if user is not None else None,
             submitted_via=sub.via,
-            phase_id=admission.phase.id if admission.phase is not None else None,
+            # The object, not its id: the response reads run.phase without another query.
+            phase=admission.phase,
             late=admission.late,
             corrected=admission.corrected,
             created_at=now,
-            scores=score_rows(results, gold_files),
         )
 
     def audit(run: Run) -> None:
@@ -261,34 +270,41 @@ def submit_run(
                 sha256=run.file_sha256,
             )
 
-    return place_run(session, active_key(target.eval_set.id, team.id, sub.slot), make, audit)
+    key = active_key(target.eval_set.id, team.id, sub.slot)
+    return place_run(session, key, make, audit, score_values(results, gold_files))
 
 
 def place_run(
-    session: Session, key: str, make: Callable[[], Run], before_commit: Callable[[Run], None]
+    session: Session,
+    key: str,
+    make: Callable[[], Run],
+    before_commit: Callable[[Run], None],
+    scores: Sequence[Mapping[str, Any]],
 ) -> Run:
-    """Insert a new active run under ``key``, marking the slot's previous run replaced.
+    """Insert a new active run under ``key`` with its scores, marking the slot's previous run replaced.
 
     The unique ``active_key`` column makes the database refuse a second active run; when a
     concurrent upload wins the race we retry, so its run becomes the one replaced. SQLite
     reports a write after a stale read as "database is locked"; that is retried the same way.
+    Statements are few and plain (every upload of a deadline burst runs them): one UPDATE
+    frees the slot, the score rows go in one INSERT, and ``run.scores`` loads when read.
     """
     for attempt in range(_SLOT_RETRIES):
         try:
-            previous = session.scalar(select(Run).where(Run.active_key == key))
-            if previous is not None:
-                previous.status = "replaced"
-                previous.active_key = None
-                previous.replaced_at = utcnow()
-                # Free the slot before the new row claims it.
-                session.flush()
+            previous = session.execute(
+                update(Run)
+                .where(Run.active_key == key)
+                .values(status="replaced", active_key=None, replaced_at=utcnow())
+                .returning(Run.id)
+            ).scalar_one_or_none()
             run = make()
             run.status = "active"
             run.active_key = key
             session.add(run)
             session.flush()
+            session.execute(insert(Score), [{**values, "run_id": run.id} for values in scores])
             if previous is not None:
-                previous.replaced_by_id = run.id
+                session.execute(update(Run).where(Run.id == previous).values(replaced_by_id=run.id))
             bump(session, run.eval_set_id)
             before_commit(run)
             session.commit()

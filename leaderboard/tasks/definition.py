@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import tomllib
 from dataclasses import dataclass, field
@@ -315,12 +316,25 @@ def parse_definition(
     )
 
 
+#: Parsed stored definitions by hash: every request resolves its task, and parsing is not free.
+_STORED: dict[str, TaskDefinition] = {}
+_STORED_MAX = 64
+
+
 def stored_definition(raw: dict[str, Any], sha256: str) -> TaskDefinition:
     """Rebuild a definition stored in the database (its files live in the file store)."""
     from leaderboard.tasks.families import get_family
 
+    cached = _STORED.get(sha256)
+    if cached is not None and cached.raw == raw:
+        return cached
     family = get_family(str(raw.get("family", "")))
-    return parse_definition(raw, None, family.file_roles, sha256)
+    # A private copy: the cached definition must not change with the caller's dict.
+    definition = parse_definition(copy.deepcopy(raw), None, family.file_roles, sha256)
+    if len(_STORED) >= _STORED_MAX:
+        _STORED.clear()
+    _STORED[sha256] = definition
+    return definition
 
 
 def load_definition_file(path: Path) -> TaskDefinition:

@@ -87,8 +87,11 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
         description=request.form.get("description", ""),
         via="api",
     )
+    # Asked before the upload, inside its transaction: asking after the commit would open
+    # another transaction (three more round trips) on every upload.
+    hidden = hiding_phase(db(), target.eval_set, user)
     run = submit_run(db(), store(), settings(), sub, user=user, now=now())
-    body = run_json(run, show_scores=hiding_phase(db(), run.eval_set, user) is None)
+    body = run_json(run, show_scores=hidden is None)
     phase = run.phase
     body["phase"] = phase.name if phase is not None else None
     body["quota_remaining"] = remaining_quota(db(), phase, run.team, now()) if run.team else None

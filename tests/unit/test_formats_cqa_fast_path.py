@@ -63,6 +63,15 @@ CASES = {
     "space": run_text(lambda i, r: r.__setitem__(4, r[4] + " ") if i == 5 else None),
     "nbsp": run_text(lambda i, r: r.__setitem__(3, r[3] + "\u00a0") if i == 5 else None),
     "dot only": run_text(lambda i, r: r.__setitem__(3, ".") if i == 5 else None),
+    "empty score": run_text(lambda i, r: r.__setitem__(3, "") if i == 5 else None),
+    "exponent without digits": run_text(lambda i, r: r.__setitem__(3, "1e") if i == 5 else None),
+    "signed ranks": run_text(lambda i, r: r.__setitem__(2, "+1" if i % 2 else "-2")),
+    "empty rank": run_text(lambda i, r: r.__setitem__(2, "") if i == 5 else None),
+    # 6 fields on one line and 4 on the next: the field count of the whole file is right.
+    "fields shifted between lines": run_text(
+        lambda i, r: r.append("x") if i == 5 else (r.__delitem__(2) if i == 6 else None)
+    ),
+    "form feed": run_text(lambda i, r: r.__setitem__(3, r[3] + "\f") if i == 5 else None),
 }
 
 
@@ -75,7 +84,31 @@ def test_fast_and_slow_paths_agree(name: str, monkeypatch: pytest.MonkeyPatch) -
 def test_the_fast_path_takes_clean_files_and_leaves_others() -> None:
     lines = CASES["clean"].split(b"\n")[:-1]
     assert cqa._clean_rows(lines, GOLD) is not None
-    for name in ("bad label", "nan", "overflow", "underscore", "float rank", "space", "dot only"):
+    fast = cqa._clean_rows(lines, GOLD)
+    assert fast is not None
+    rows, scores, labels = fast
+    assert rows.tolist() == list(range(len(GOLD)))
+    first = lines[0].decode().split("\t")
+    assert scores[0] == float(first[3]) and labels[0] == (first[4] == "true")
+    shuffled_lines = CASES["shuffled"].split(b"\n")[:-1]
+    fast = cqa._clean_rows(shuffled_lines, GOLD)
+    assert fast is not None
+    assert sorted(fast[0].tolist()) == list(range(len(GOLD))) != fast[0].tolist()
+    refused = (
+        "bad label",
+        "nan",
+        "overflow",
+        "underscore",
+        "float rank",
+        "space",
+        "dot only",
+        "empty score",
+        "exponent without digits",
+        "empty rank",
+        "fields shifted between lines",
+        "form feed",
+    )
+    for name in refused:
         assert cqa._clean_rows(CASES[name].split(b"\n")[:-1], GOLD) is None, name
     assert cqa._clean_rows(lines[:-1], GOLD) is None  # a line missing
     assert cqa._clean_rows([*lines[:-1], lines[0]], GOLD) is None  # a duplicate pair

@@ -1,0 +1,149 @@
+"""The upload path's lookups: one-query resolve, cached definitions, few statements per upload."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import event, select, update
+from sqlalchemy.orm import Session
+
+from leaderboard.models import GoldFile, Run
+from leaderboard.services.catalog import load_gold, resolve
+from leaderboard.services.errors import NotFound
+from leaderboard.storage import FileStore
+from leaderboard.tasks import definition as definition_module
+from leaderboard.tasks.definition import stored_definition
+from tests.runs import api_post, make_participant, oracle_run, token_for
+
+TASK = "semeval2016-task3"
+URL = f"/api/v1/tasks/{TASK}/A/runs"
+
+
+def test_resolve_finds_the_default_set_with_its_current_files(session: Session) -> None:
+    target = resolve(session, TASK, "A")
+    assert target.eval_set.slug == target.subtask.default_set == "test"
+    assert target.task.slug == TASK and target.subtask.slug == "A"
+    gold = session.scalars(
+        select(GoldFile).where(
+            GoldFile.eval_set_id == target.eval_set.id, GoldFile.active_key.is_not(None)
+        )
+    ).all()
+    assert {g.role: g.id for g in gold} == {r: g.id for r, g in target.files.items()}
+    assert "gold" in target.files and target.loaded == frozenset(target.files)
+
+
+def test_resolve_takes_a_named_set(session: Session) -> None:
+    target = resolve(session, TASK, "A", "dev")
+    assert target.eval_set.slug == "dev" and target.files["gold"].eval_set_id == target.eval_set.id
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (("nope", "A", None), "No task 'nope'."),
+        ((TASK, "Z", None), f"Task '{TASK}' has no subtask 'Z'."),
+        ((TASK, "A", "train"), "Subtask 'A' has no evaluation set 'train' (known: "),
+    ],
+)
+def test_resolve_names_the_unknown_part(
+    session: Session, names: tuple[str, str, str | None], message: str
+) -> None:
+    with pytest.raises(NotFound) as caught:
+        resolve(session, *names)
+    assert str(caught.value).startswith(message)
+
+
+def test_a_set_without_current_files_resolves_with_none(session: Session) -> None:
+    target = resolve(session, TASK, "A")
+    session.execute(
+        update(GoldFile).where(GoldFile.eval_set_id == target.eval_set.id).values(active_key=None)
+    )
+    session.flush()
+    bare = resolve(session, TASK, "A")
+    assert bare.eval_set.id == target.eval_set.id
+    assert bare.files == {} and bare.loaded == frozenset()
+    session.rollback()
+
+
+def test_an_upload_reads_the_files_of_its_resolve_other_readers_read_again(
+    app: Flask, session: Session
+) -> None:
+    store = FileStore(app.extensions["leaderboard"]["settings"].storage_dir)
+    target = resolve(session, TASK, "A")
+    session.execute(
+        update(GoldFile).where(GoldFile.eval_set_id == target.eval_set.id).values(active_key=None)
+    )
+    session.flush()
+    _gold, files = load_gold(session, store, target, fresh=False)
+    assert files.keys() == target.files.keys()
+    with pytest.raises(NotFound, match="has no gold file yet"):
+        load_gold(session, store, target)
+    session.rollback()
+
+
+def test_stored_definitions_are_parsed_once_per_content(session: Session) -> None:
+    target = resolve(session, TASK, "A")
+    raw, sha = target.task.definition, target.task.definition_sha256
+    first = stored_definition(raw, sha)
+    assert stored_definition(dict(raw), sha) is first
+    changed = {**raw, "title": "Another title"}
+    other = stored_definition(changed, sha)
+    assert other is not first and other.title == "Another title"
+    assert stored_definition(raw, sha).title == first.title
+
+
+def test_the_cache_keeps_its_own_copy_of_a_definition(session: Session) -> None:
+    definition_module._STORED.clear()
+    target = resolve(session, TASK, "A")
+    raw = {**target.task.definition}
+    parsed = stored_definition(raw, target.task.definition_sha256)
+    raw["title"] = "changed by the caller"
+    assert parsed.raw["title"] != "changed by the caller"
+    assert stored_definition(raw, target.task.definition_sha256).title == "changed by the caller"
+
+
+@contextmanager
+def statements(app: Flask) -> Iterator[list[str]]:
+    """Collect the SQL statements the app's engine executes meanwhile."""
+    engine = app.extensions["leaderboard"]["engine"]
+    seen: list[str] = []
+
+    def listen(_conn: Any, _cursor: Any, sql: str, *_args: Any) -> None:
+        seen.append(" ".join(sql.split())[:110])
+
+    event.listen(engine, "before_cursor_execute", listen)
+    try:
+        yield seen
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
+
+
+def test_an_api_upload_takes_few_statements(app: Flask, client: FlaskClient) -> None:
+    make_participant(app, "Team Q", "q@example.org")
+    token = token_for(app, "q@example.org")
+    run = oracle_run()
+    assert api_post(client, token, URL, {"file": run}, slot="primary").status_code == 201
+    with statements(app) as seen:
+        response = api_post(client, token, URL, {"file": run}, slot="primary")
+    assert response.status_code == 201, response.get_json()
+    # SQLite inserts the score rows one by one (PostgreSQL in one statement): count them once.
+    grouped = [sql for k, sql in enumerate(seen) if k == 0 or sql != seen[k - 1]]
+    # token+user+team, target+gold files, phases, previous run, UPDATE previous, INSERT run,
+    # INSERT scores, UPDATE replaced_by, UPDATE revision, hidden phase.
+    assert len(grouped) <= 10, "\n".join(grouped)
+    assert [sql.split(" (")[0] for sql in grouped if sql.startswith("INSERT")] == [
+        "INSERT INTO runs",
+        "INSERT INTO scores",
+    ]
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        runs = s.scalars(select(Run).where(Run.kind == "run")).all()
+        assert sorted(r.status for r in runs) == ["active", "replaced"]
+        replaced = next(r for r in runs if r.status == "replaced")
+        active = next(r for r in runs if r.status == "active")
+        assert replaced.replaced_by_id == active.id
+        assert response.get_json()["id"] == active.id

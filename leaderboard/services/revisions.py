@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import text, update
+from typing import cast
+
+from sqlalchemy import Table, text, update
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.util import identity_key
 
 from leaderboard.models import EvalSet
 
@@ -11,13 +14,16 @@ from leaderboard.models import EvalSet
 def bump(session: Session, *eval_set_ids: int) -> None:
     """Advance the revision of sets inside the caller's transaction (caches keyed by it expire)."""
     ids = sorted(set(eval_set_ids))
-    if ids:
-        session.execute(
-            update(EvalSet)
-            .where(EvalSet.id.in_(ids))
-            .values(revision=EvalSet.revision + 1)
-            .execution_options(synchronize_session=False)
-        )
+    if not ids:
+        return
+    # A table-level statement (every upload runs it); sets this session holds are expired.
+    sets = cast(Table, EvalSet.__table__)
+    where = sets.c.id == ids[0] if len(ids) == 1 else sets.c.id.in_(ids)
+    session.execute(update(sets).where(where).values(revision=sets.c.revision + 1))
+    for set_id in ids:
+        loaded = session.identity_map.get(identity_key(EvalSet, set_id))
+        if loaded is not None:
+            session.expire(loaded, ["revision"])
 
 
 # A prepared text query: this runs on every cached page view, where building an ORM statement

@@ -9,11 +9,13 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import IO, Any
+from typing import IO, Any, cast
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Table, insert, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
+from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.util import identity_key
 
 from leaderboard.config import Settings
 from leaderboard.formats.issues import Issue, summarise
@@ -37,6 +39,7 @@ from leaderboard.tasks.families.base import MeasureResult
 MAX_NAME = 100
 MAX_DESCRIPTION = 5000
 _SLOT_RETRIES = 60
+_RUNS = cast(Table, Run.__table__)
 
 
 @dataclass(frozen=True)
@@ -287,24 +290,33 @@ def place_run(
     concurrent upload wins the race we retry, so its run becomes the one replaced. SQLite
     reports a write after a stale read as "database is locked"; that is retried the same way.
     Statements are few and plain (every upload of a deadline burst runs them): one UPDATE
-    frees the slot, the score rows go in one INSERT, and ``run.scores`` loads when read.
+    frees the slot and the score rows go in one INSERT that returns them as ``run.scores``.
     """
     for attempt in range(_SLOT_RETRIES):
         try:
+            # Table-level statements: the ORM's bookkeeping would cost more than the UPDATE.
             previous = session.execute(
-                update(Run)
-                .where(Run.active_key == key)
+                update(_RUNS)
+                .where(_RUNS.c.active_key == key)
                 .values(status="replaced", active_key=None, replaced_at=utcnow())
-                .returning(Run.id)
+                .returning(_RUNS.c.id)
             ).scalar_one_or_none()
+            if previous is not None:
+                _expire_loaded(session, previous)
             run = make()
             run.status = "active"
             run.active_key = key
             session.add(run)
             session.flush()
-            session.execute(insert(Score), [{**values, "run_id": run.id} for values in scores])
+            rows = session.scalars(
+                insert(Score).returning(Score, sort_by_parameter_order=True),
+                [{**values, "run_id": run.id} for values in scores],
+            ).all()
+            set_committed_value(run, "scores", list(rows))
             if previous is not None:
-                session.execute(update(Run).where(Run.id == previous).values(replaced_by_id=run.id))
+                session.execute(
+                    update(_RUNS).where(_RUNS.c.id == previous).values(replaced_by_id=run.id)
+                )
             bump(session, run.eval_set_id)
             before_commit(run)
             session.commit()
@@ -319,6 +331,13 @@ def place_run(
             session.rollback()
             raise
     raise Conflict("Another upload into this slot happened at the same moment; please try again.")
+
+
+def _expire_loaded(session: Session, run_id: int) -> None:
+    """Make a run this session already holds reload, after a table-level UPDATE changed it."""
+    loaded = session.identity_map.get(identity_key(Run, run_id))
+    if loaded is not None:
+        session.expire(loaded)
 
 
 def current_scores(run: Run) -> dict[str, Score]:

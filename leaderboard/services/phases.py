@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import select, update
+from sqlalchemy import event, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -41,10 +41,29 @@ class PhaseChange:
     total_quota: int | None = None
 
 
+_MEMO = "leaderboard.phases"
+
+
 def phases_of(session: Session, subtask: Subtask) -> list[Phase]:
-    """Return a subtask's phases in time order."""
-    rows = session.scalars(select(Phase).where(Phase.subtask_id == subtask.id)).all()
-    return sorted(rows, key=lambda p: (p.starts_at is not None, p.starts_at or p.created_at, p.id))
+    """Return a subtask's phases in time order.
+
+    An upload asks twice (may it be accepted, are its scores hidden); the answer is kept until
+    the session next flushes or ends its transaction, so the second asking costs no query.
+    """
+    memo: dict[int, list[Phase]] = session.info.setdefault(_MEMO, {})
+    if subtask.id not in memo:
+        rows = session.scalars(select(Phase).where(Phase.subtask_id == subtask.id)).all()
+        memo[subtask.id] = sorted(
+            rows, key=lambda p: (p.starts_at is not None, p.starts_at or p.created_at, p.id)
+        )
+    return list(memo[subtask.id])
+
+
+@event.listens_for(Session, "after_flush")
+@event.listens_for(Session, "after_transaction_end")
+def _forget_phases(session: Session, *_args: object) -> None:
+    """Drop the remembered phases whenever what the session sees may have changed."""
+    session.info.pop(_MEMO, None)
 
 
 def upsert_phase(
@@ -274,6 +293,11 @@ def claim_quota(session: Session, phase: Phase | None, team: Team, now: datetime
 
 def hidden_phase(session: Session, eval_set: EvalSet) -> Phase | None:
     """Return a phase hiding this set's results from participants and the public, if any."""
-    return session.scalar(
-        select(Phase).where(Phase.eval_set_id == eval_set.id, Phase.results_hidden.is_(True))
+    return next(
+        (
+            p
+            for p in phases_of(session, eval_set.subtask)
+            if p.eval_set_id == eval_set.id and p.results_hidden
+        ),
+        None,
     )

@@ -134,8 +134,8 @@ def test_an_api_upload_takes_few_statements(app: Flask, client: FlaskClient) -> 
     # SQLite inserts the score rows one by one (PostgreSQL in one statement): count them once.
     grouped = [sql for k, sql in enumerate(seen) if k == 0 or sql != seen[k - 1]]
     # token+user+team, target+gold files, phases, previous run, UPDATE previous, INSERT run,
-    # INSERT scores, UPDATE replaced_by, UPDATE revision, hidden phase.
-    assert len(grouped) <= 10, "\n".join(grouped)
+    # INSERT scores, UPDATE replaced_by, UPDATE revision (the phases answer both questions).
+    assert len(grouped) <= 9, "\n".join(grouped)
     assert [sql.split(" (")[0] for sql in grouped if sql.startswith("INSERT")] == [
         "INSERT INTO runs",
         "INSERT INTO scores",
@@ -147,3 +147,36 @@ def test_an_api_upload_takes_few_statements(app: Flask, client: FlaskClient) -> 
         active = next(r for r in runs if r.status == "active")
         assert replaced.replaced_by_id == active.id
         assert response.get_json()["id"] == active.id
+
+
+def test_phases_are_asked_once_per_transaction(app: Flask, session: Session) -> None:
+    from leaderboard.models import Phase
+    from leaderboard.services.phases import hidden_phase, phases_of
+
+    target = resolve(session, TASK, "A")
+    session.add(
+        Phase(
+            subtask_id=target.subtask.id,
+            name="test",
+            eval_set_id=target.eval_set.id,
+            results_hidden=True,
+        )
+    )
+    session.commit()
+    target = resolve(session, TASK, "A")
+    with statements(app) as seen:
+        assert [p.name for p in phases_of(session, target.subtask)] == ["test"]
+        hidden = hidden_phase(session, target.eval_set)
+        assert hidden is not None and hidden.name == "test"
+    assert len(seen) == 1, seen
+    hidden.results_hidden = False
+    session.flush()  # a flush may change phases: they are asked again
+    with statements(app) as seen:
+        assert hidden_phase(session, target.eval_set) is None
+    assert len(seen) == 1, seen
+    session.rollback()  # so does the end of a transaction
+    target = resolve(session, TASK, "A")
+    with statements(app) as seen:
+        assert hidden_phase(session, target.eval_set) is not None
+        assert hidden_phase(session, target.eval_set) is not None
+    assert len(seen) == 1, seen

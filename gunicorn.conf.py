@@ -13,11 +13,14 @@ def _env(name: str, default: str) -> str:
 
 
 bind = _env("bind", "0.0.0.0:8000")
-# One process per core with a few threads each: measured best on the results page (bench/).
+# One single-threaded (sync) process per core. Uploads are CPU-bound (parse, check, score):
+# threads of one process share one interpreter lock, so a deadline burst on threaded workers
+# finishes every upload late (p95 about 0.8 s against about 0.45 s here, bench/README.md),
+# while cached result pages are served as well either way. A sync worker is held for the
+# whole request, body included: in production put a buffering proxy in front (nginx buffers
+# request bodies by default), or set GUNICORN_THREADS=4 for threaded workers.
 workers = int(_env("workers", str(multiprocessing.cpu_count())))
-# Threaded workers keep connections alive (readers load a page and its stylesheet) and let a
-# worker serve pages while another thread waits on a slow upload.
-threads = int(_env("threads", "4"))
+threads = int(_env("threads", "1"))
 # Scoring a large TREC run takes seconds; uploads over slow links take longer.
 timeout = int(_env("timeout", "300"))
 graceful_timeout = int(_env("graceful_timeout", "60"))

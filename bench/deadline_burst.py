@@ -1,14 +1,18 @@
 """50 teams upload a 7,000-line CQA run at the same moment, through gunicorn on PostgreSQL.
 
 A fresh PostgreSQL database gets the presets, a test phase of SemEval-2016 Task 3 subtask C
-closing in an hour, and 50 teams with one participant and API token each. Each team's run is
+closing in an hour, and 50 teams per round with one participant and API token each. Each team's run is
 a valid subtask C test run (all 7,000 gold pairs, its own random scores). Gunicorn serves the
-app with several sync workers; 50 threads wait at a barrier and then each POSTs its team's run
-to the API. Printed: how many uploads succeeded (201), p50/p95/max latency, the workers' CPU
-time and peak RSS, and a check that the database holds exactly one active primary run per
-team. Target: all succeed, p95 < 500 ms.
+app as gunicorn.conf.py does (one sync worker per core); 50 threads wait at a barrier and then
+each POSTs its team's run to the API. The burst is fired in several rounds, each by 50 other
+teams, because a shared 2-core machine runs some rounds markedly slower than others. Printed
+per round: how many uploads succeeded (201), p50/p95/max latency and the CPU time of the
+workers, PostgreSQL and the load generator; then the workers' peak RSS and a check that the
+database holds exactly one active primary run per team. Target: all succeed, p95 < 500 ms
+(the median of the rounds' p95).
 
-    .venv/bin/python -m bench.deadline_burst [--teams 50] [--workers 5] [--server URL]
+    .venv/bin/python -m bench.deadline_burst [--teams 50] [--rounds 3] [--workers N]
+                                             [--threads 1] [--server URL]
 
 The server defaults to $LEADERBOARD_BENCH_PG, else postgres@127.0.0.1:5432 (trust auth).
 """
@@ -206,13 +210,61 @@ def active_primary_runs(database_url: str) -> int:
     return int(count)
 
 
+@dataclass(frozen=True)
+class Round:
+    """One burst's outcome and what it cost."""
+
+    results: list[Upload]
+    worker_cpu: float
+    postgres_cpu: float
+    client_cpu: float
+
+    @property
+    def ok(self) -> int:
+        """Return how many uploads got HTTP 201."""
+        return sum(r.status == 201 for r in self.results)
+
+    def latencies(self) -> list[float]:
+        """Return the latencies in milliseconds."""
+        return [r.seconds * 1000 for r in self.results]
+
+
+def fire(base: str, workers: list[int], tokens: list[str], runs: list[bytes]) -> Round:
+    """Fire one burst and measure the CPU time it cost the workers, PostgreSQL and us."""
+    cpu_before, pg_before = sum(map(cpu_seconds, workers)), postgres_cpu()
+    client_before = time.process_time()
+    results = burst(base, tokens, runs)
+    return Round(
+        results,
+        sum(map(cpu_seconds, workers)) - cpu_before,
+        postgres_cpu() - pg_before,
+        time.process_time() - client_before,
+    )
+
+
+def report(k: int, r: Round) -> None:
+    """Print one round's figures."""
+    ms = r.latencies()
+    n = len(r.results)
+    print(
+        f"round {k}: {r.ok} of {n} succeeded; p50 {median(ms):.0f} ms, p95"
+        f" {percentile(ms, 95):.0f} ms, max {max(ms):.0f} ms; CPU: workers {r.worker_cpu:.2f} s"
+        f" ({r.worker_cpu / n * 1000:.0f} ms per upload), PostgreSQL {r.postgres_cpu:.2f} s,"
+        f" load generator {r.client_cpu:.2f} s"
+    )
+    for u in r.results:
+        if u.status != 201:
+            print(f"  HTTP {u.status}: {u.body[:200]}")
+
+
 def main() -> None:
-    """Set up the database and teams, serve, fire the burst, print the figures."""
+    """Set up the database and teams, serve, fire the bursts, print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--teams", type=int, default=50)
-    # The defaults are those of gunicorn.conf.py: one worker per core with 4 threads each.
+    parser.add_argument("--rounds", type=int, default=3, help="bursts, each by its own teams")
+    # The defaults are those of gunicorn.conf.py: one sync worker per core.
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--server", default=os.environ.get("LEADERBOARD_BENCH_PG", SERVER))
     args = parser.parse_args()
     name = f"lb_bench_burst_{secrets.token_hex(4)}"
@@ -222,16 +274,17 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="lb-bench-burst-") as tmp:
             instance = Instance(Path(tmp), database_url)
             instance.init()
-            *tokens, warm_token = prepare(instance, args.teams)
+            *tokens, warm_token = prepare(instance, args.teams * args.rounds)
             rng = random.Random(5)
-            runs = [team_run(rng) for _ in tokens]
+            runs = [team_run(rng) for _ in range(args.teams)]
             lines = runs[0].count(b"\n")
+            kind = "sync workers" if args.threads == 1 else f"workers × {args.threads} threads"
             print(
-                f"{len(tokens)} teams, each uploading a {lines:,}-line run"
-                f" ({len(runs[0]) / 1e3:.0f} kB) to {TASK} {SUBTASK};"
-                f" gunicorn: {args.workers} workers × {args.threads} threads;"
-                f" database: PostgreSQL ({name})"
+                f"{args.rounds} rounds of {args.teams} teams, each team uploading a"
+                f" {lines:,}-line run ({len(runs[0]) / 1e3:.0f} kB) to {TASK} {SUBTASK} at"
+                f" once; gunicorn: {args.workers} {kind}; database: PostgreSQL ({name})"
             )
+            rounds = []
             with gunicorn(instance.env, workers=args.workers, threads=args.threads) as (
                 base,
                 server,
@@ -243,43 +296,25 @@ def main() -> None:
                     warm = burst(base, [warm_token] * n, runs[:n], WARM)
                     assert all(w.status == 201 for w in warm), [w.body[:200] for w in warm]
                 workers = worker_pids(server.pid)
-                cpu_before = sum(map(cpu_seconds, workers))
-                pg_before = postgres_cpu()
-                client_before = time.process_time()
-                results = burst(base, tokens, runs)
-                client_cpu = time.process_time() - client_before
-                pg_cpu = postgres_cpu() - pg_before
-                server_cpu = sum(map(cpu_seconds, workers)) - cpu_before
+                for k in range(args.rounds):
+                    team_tokens = tokens[k * args.teams : (k + 1) * args.teams]
+                    rounds.append(fire(base, workers, team_tokens, runs))
+                    report(k + 1, rounds[-1])
                 worker_peak = max(map(peak_rss_mb, workers))
-            ok = [r for r in results if r.status == 201]
-            seconds = [r.seconds * 1000 for r in results]
-            print(f"succeeded: {len(ok)} of {len(results)} (HTTP 201)")
-            for r in results:
-                if r.status != 201:
-                    print(f"  HTTP {r.status}: {r.body[:200]}")
-            p95 = percentile(seconds, 95)
-            print(
-                f"latency: p50 {median(seconds):.0f} ms, p95 {p95:.0f} ms,"
-                f" max {max(seconds):.0f} ms"
-            )
-            if ok:
-                scores = json.loads(ok[0].body).get("scores") or json.loads(ok[0].body)
-                print(f"first response: {json.dumps(scores)[:160]}")
-            print(
-                f"gunicorn workers' CPU time for the burst: {server_cpu:.2f} s"
-                f" ({server_cpu / len(results) * 1000:.0f} ms per upload);"
-                f" largest worker peak RSS: {worker_peak:.0f} MB"
-            )
-            if pg_cpu:
-                print(
-                    f"PostgreSQL's CPU time for the burst: {pg_cpu:.2f} s;"
-                    f" the load generator's (this process): {client_cpu:.2f} s"
-                )
+            first = next((u for u in rounds[0].results if u.status == 201), None)
+            if first is not None:
+                print(f"a response's scores: {json.dumps(json.loads(first.body)['scores'])[:150]}")
+            print(f"largest worker peak RSS: {worker_peak:.0f} MB")
             active = active_primary_runs(database_url)
-            print(f"active primary runs in the database: {active} (expected {len(ok)})")
+            succeeded = sum(r.ok for r in rounds)
+            print(f"active primary runs in the database: {active} (expected {succeeded})")
+            p95s = sorted(percentile(r.latencies(), 95) for r in rounds)
+            p95 = median(p95s)
+            everyone = succeeded == args.teams * args.rounds
             print(
-                f"targets: all succeed {'met' if len(ok) == len(results) else 'MISSED'},"
-                f" p95 {'met' if p95 < 500 else 'MISSED'} ({p95:.0f} ms, target < 500 ms)"
+                f"targets: all succeed {'met' if everyone else 'MISSED'};"
+                f" p95 (median of the rounds' {', '.join(f'{x:.0f}' for x in p95s)} ms)"
+                f" {p95:.0f} ms {'met' if p95 < 500 else 'MISSED'} (target < 500 ms)"
             )
     finally:
         database(args.server, name, create=False)

@@ -145,15 +145,17 @@ def user_for_token(session: Session, token: str) -> User | None:
     """Return the active user owning an unrevoked token, or None."""
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
-    # One query for the token, its user and the user's team: every API request asks.
-    row = session.scalar(
-        select(ApiToken)
-        .where(ApiToken.token_sha256 == _digest(token))
-        .options(joinedload(ApiToken.user).joinedload(User.team))
+    # One query for the user and the user's team: every API request asks.
+    return session.scalar(
+        select(User)
+        .join(ApiToken, ApiToken.user_id == User.id)
+        .where(
+            ApiToken.token_sha256 == _digest(token),
+            ApiToken.revoked_at.is_(None),
+            User.is_active.is_(True),
+        )
+        .options(joinedload(User.team))
     )
-    if row is None or row.revoked_at is not None or not row.user.is_active:
-        return None
-    return row.user
 
 
 def revoke_tokens(session: Session, email: str, *, actor: str = "cli") -> int:

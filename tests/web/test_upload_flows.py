@@ -255,6 +255,23 @@ def test_revoked_token_no_longer_works(app: Flask, client: FlaskClient, runner) 
     )
 
 
+def test_a_deactivated_users_token_no_longer_works(app: Flask, client: FlaskClient) -> None:
+    from sqlalchemy import update
+
+    from leaderboard.models import User
+
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    table = "/api/v1/tasks/semeval2016-task3/A/table"
+    headers = {"Authorization": f"Bearer {token}"}
+    assert client.get(table, headers=headers).status_code == 200
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        s.execute(update(User).where(User.email == "alice@example.org").values(is_active=False))
+        s.commit()
+    assert client.get(table, headers=headers).status_code == 401
+    assert client.get(table, headers={"Authorization": f"Bearer {token}x"}).status_code == 401
+
+
 def test_api_ignores_session_cookies(alice: FlaskClient) -> None:
     """A logged-in browser cannot drive the API without a token (no CSRF hole)."""
     resp = alice.post(

@@ -7,8 +7,10 @@ folder, a copy of that page's HTML (same size); a load generator (wrk if install
 thread pool) hits each in turn. Printed: requests per second of both, their ratio, p50/p99
 latency. Target: the page at least half the static throughput, p99 under 50 ms.
 
-    .venv/bin/python -m bench.results_page [--teams 300] [--workers 5] [--connections 10]
-        [--seconds 10]
+    .venv/bin/python -m bench.results_page [--teams 300] [--workers N] [--threads 1]
+        [--connections 10] [--seconds 10]
+
+Workers and threads default to gunicorn.conf.py's: one sync worker per core.
 """
 
 from __future__ import annotations
@@ -197,7 +199,7 @@ def main() -> None:
     parser.add_argument(
         "--threads",
         type=int,
-        default=4,
+        default=1,
         help="threads per worker (gthread, with keep-alive; 1 = sync workers, a new connection per request)",
     )
     parser.add_argument("--connections", type=int, default=10)

@@ -284,7 +284,7 @@ def place_run(
     before_commit: Callable[[Run], None],
     scores: Sequence[Mapping[str, Any]],
 ) -> Run:
-    """Insert a new active run under ``key`` with its scores, marking the slot's previous run replaced.
+    """Insert a new active run and its scores under ``key``; mark the slot's previous run replaced.
 
     The unique ``active_key`` column makes the database refuse a second active run; when a
     concurrent upload wins the race we retry, so its run becomes the one replaced. SQLite
@@ -308,10 +308,14 @@ def place_run(
             run.active_key = key
             session.add(run)
             session.flush()
-            rows = session.scalars(
-                insert(Score).returning(Score, sort_by_parameter_order=True),
-                [{**values, "run_id": run.id} for values in scores],
-            ).all()
+            rows = (
+                session.scalars(
+                    insert(Score).returning(Score, sort_by_parameter_order=True),
+                    [{**values, "run_id": run.id} for values in scores],
+                ).all()
+                if scores
+                else []
+            )
             set_committed_value(run, "scores", list(rows))
             if previous is not None:
                 session.execute(

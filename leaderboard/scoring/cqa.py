@@ -47,12 +47,25 @@ def _top_relevance(
     """Return a (questions × TOP_K) bool matrix: gold label at each rank of the system ranking."""
     rows = gold_labels.size
     question = _question_of_rows(question_starts, rows)
+    starts = np.asarray(question_starts, dtype=np.int64)
+    sizes = np.diff(np.append(starts, rows))
+    width = int(sizes.max())
+    position = np.arange(rows) - starts[question]
+    matrix = np.zeros((starts.size, TOP_K), dtype=bool)
+    if starts.size * width <= 4 * rows:
+        # Questions of similar size: sort each row of a questions × width matrix, a stable sort
+        # on score descending (ties keep gold order); NaN pads sort last (scores are never NaN).
+        keys = np.full((starts.size, width), np.nan)
+        keys[question, position] = -scores
+        ranked = np.argsort(keys, axis=1, kind="stable")[:, :TOP_K]
+        k = ranked.shape[1]
+        real = np.arange(k)[None, :] < sizes[:, None]
+        matrix[:, :k] = real & gold_labels[np.minimum(starts[:, None] + ranked, rows - 1)]
+        return matrix
     # lexsort is stable: by question, then by score descending; ties keep gold order.
     order = np.lexsort((-scores, question))
-    rank = np.arange(rows) - np.asarray(question_starts, dtype=np.int64)[question]
-    top = rank < TOP_K
-    matrix = np.zeros((question_starts.size, TOP_K), dtype=bool)
-    matrix[question[top], rank[top]] = gold_labels[order][top]
+    top = position < TOP_K
+    matrix[question[top], position[top]] = gold_labels[order][top]
     return matrix
 
 

@@ -27,7 +27,7 @@ def run_text(transform=None) -> bytes:  # type: ignore[no-untyped-def]
 def both(data: bytes, monkeypatch: pytest.MonkeyPatch) -> tuple[cqa.CqaVerdict, cqa.CqaVerdict]:
     fast = cqa.validate_strict(data, GOLD, where="subtask A (test)")
     with monkeypatch.context() as m:
-        m.setattr(cqa, "_clean_rows", lambda lines, gold: None)
+        m.setattr(cqa, "_clean_rows", lambda joined, gold: None)
         slow = cqa.validate_strict(data, GOLD, where="subtask A (test)")
     return fast, slow
 
@@ -72,6 +72,21 @@ CASES = {
         lambda i, r: r.append("x") if i == 5 else (r.__delitem__(2) if i == 6 else None)
     ),
     "form feed": run_text(lambda i, r: r.__setitem__(3, r[3] + "\f") if i == 5 else None),
+    "trailing blank lines": run_text() + b"\n\n",
+    "trailing blank line with a space": run_text() + b" \n",
+    "no final line break": run_text()[:-1],
+    "windows line endings": run_text().replace(b"\n", b"\r\n"),
+    "byte-order mark": b"\xef\xbb\xbf" + run_text(),
+    "a line over 4096 bytes": run_text(
+        lambda i, r: r.__setitem__(3, "0." + "1" * 4100) if i == 7 else None
+    ),
+    "a line of exactly 4096 bytes": run_text(
+        lambda i, r: (
+            r.__setitem__(3, "0." + "1" * (4096 - len("\t".join(r)) + len(r[3]) - 2))
+            if i == 7
+            else None
+        )
+    ),
 }
 
 
@@ -83,15 +98,14 @@ def test_fast_and_slow_paths_agree(name: str, monkeypatch: pytest.MonkeyPatch) -
 
 def test_the_fast_path_takes_clean_files_and_leaves_others() -> None:
     lines = CASES["clean"].split(b"\n")[:-1]
-    assert cqa._clean_rows(lines, GOLD) is not None
-    fast = cqa._clean_rows(lines, GOLD)
+    fast = cqa._clean_rows(b"\n".join(lines), GOLD)
     assert fast is not None
     rows, scores, labels = fast
     assert rows.tolist() == list(range(len(GOLD)))
     first = lines[0].decode().split("\t")
     assert scores[0] == float(first[3]) and labels[0] == (first[4] == "true")
     shuffled_lines = CASES["shuffled"].split(b"\n")[:-1]
-    fast = cqa._clean_rows(shuffled_lines, GOLD)
+    fast = cqa._clean_rows(b"\n".join(shuffled_lines), GOLD)
     assert fast is not None
     assert sorted(fast[0].tolist()) == list(range(len(GOLD))) != fast[0].tolist()
     refused = (
@@ -109,6 +123,11 @@ def test_the_fast_path_takes_clean_files_and_leaves_others() -> None:
         "form feed",
     )
     for name in refused:
-        assert cqa._clean_rows(CASES[name].split(b"\n")[:-1], GOLD) is None, name
-    assert cqa._clean_rows(lines[:-1], GOLD) is None  # a line missing
-    assert cqa._clean_rows([*lines[:-1], lines[0]], GOLD) is None  # a duplicate pair
+        assert cqa._clean_rows(CASES[name][:-1], GOLD) is None, name
+    assert cqa._clean_rows(b"\n".join(lines[:-1]), GOLD) is None  # a line missing
+    assert cqa._clean_rows(b"\n".join([*lines[:-1], lines[0]]), GOLD) is None  # a duplicate pair
+    assert cqa._clean_rows(b"\n".join([*lines, b""]), GOLD) is None  # a trailing blank line
+    longest = CASES["a line of exactly 4096 bytes"][:-1]
+    assert max(map(len, longest.split(b"\n"))) == cqa.MAX_LINE_BYTES
+    assert cqa._clean_rows(longest, GOLD) is not None
+    assert cqa._clean_rows(CASES["a line over 4096 bytes"][:-1], GOLD) is None

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from leaderboard.scoring.cqa import CQA_MEASURES, CqaScores, official, score_cqa
 
@@ -160,3 +162,35 @@ def test_rejects_malformed_input(
 ) -> None:
     with pytest.raises(ValueError):
         _score(starts, labels, scores, predicted)
+
+
+def _reference_top_relevance(starts: np.ndarray, labels: np.ndarray, scores: np.ndarray):  # type: ignore[no-untyped-def]
+    """The ranking written plainly: per question, a stable sort on score descending."""
+    rows = labels.size
+    ends = np.append(starts[1:], rows)
+    matrix = np.zeros((starts.size, 10), dtype=bool)
+    for q, (a, b) in enumerate(zip(starts, ends, strict=True)):
+        ranked = sorted(range(a, b), key=lambda i: -scores[i])  # sorted() is stable
+        for r, i in enumerate(ranked[:10]):
+            matrix[q, r] = labels[i]
+    return matrix
+
+
+@given(
+    sizes=st.lists(st.integers(1, 30), min_size=1, max_size=25),
+    skew=st.booleans(),
+    data=st.data(),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_ranking_is_a_stable_sort_on_score_descending(sizes, skew, data) -> None:  # type: ignore[no-untyped-def]
+    from leaderboard.scoring.cqa import _top_relevance
+
+    if skew:  # one long question among short ones takes the other sorting path
+        sizes = [*sizes, 40 * len(sizes) + 50]
+    rows = sum(sizes)
+    starts = np.cumsum([0, *sizes[:-1]]).astype(np.int64)
+    values = st.sampled_from([0.0, -0.0, 0.5, 1.0, -1.0, float("inf"), float("-inf"), 1e-300])
+    scores = np.array(data.draw(st.lists(values, min_size=rows, max_size=rows)), dtype=np.float64)
+    labels = np.array(data.draw(st.lists(st.booleans(), min_size=rows, max_size=rows)))
+    expected = _reference_top_relevance(starts, labels, scores)
+    assert (_top_relevance(starts, labels, scores) == expected).all()

@@ -7,7 +7,7 @@ import secrets
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
@@ -145,17 +145,20 @@ def user_for_token(session: Session, token: str) -> User | None:
     """Return the active user owning an unrevoked token, or None."""
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
-    # One query for the user and the user's team: every API request asks.
-    return session.scalar(
-        select(User)
-        .join(ApiToken, ApiToken.user_id == User.id)
-        .where(
-            ApiToken.token_sha256 == _digest(token),
-            ApiToken.revoked_at.is_(None),
-            User.is_active.is_(True),
-        )
-        .options(joinedload(User.team))
+    return session.scalar(_TOKEN_USER, {"token_sha256": _digest(token)})
+
+
+# One prebuilt query for the user and the user's team: every API request asks.
+_TOKEN_USER = (
+    select(User)
+    .join(ApiToken, ApiToken.user_id == User.id)
+    .where(
+        ApiToken.token_sha256 == bindparam("token_sha256"),
+        ApiToken.revoked_at.is_(None),
+        User.is_active.is_(True),
     )
+    .options(joinedload(User.team))
+)
 
 
 def revoke_tokens(session: Session, email: str, *, actor: str = "cli") -> int:

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from sqlalchemy import select
+from sqlalchemy import String, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import EvalSet, GoldFile, Subtask, Task
@@ -140,19 +140,8 @@ def resolve(
     upload resolves its target); only a name that matches nothing takes the slower path that
     says which part is unknown.
     """
-    rows = session.execute(
-        select(Task, Subtask, EvalSet, GoldFile)
-        .join(Subtask, Subtask.task_id == Task.id)
-        .join(EvalSet, EvalSet.subtask_id == Subtask.id)
-        .outerjoin(
-            GoldFile, (GoldFile.eval_set_id == EvalSet.id) & GoldFile.active_key.is_not(None)
-        )
-        .where(
-            Task.slug == task_slug,
-            Subtask.slug == subtask_slug,
-            EvalSet.slug == (set_slug or Subtask.default_set),
-        )
-    ).all()
+    names = {"task": task_slug, "subtask": subtask_slug, "set": set_slug or None}
+    rows = session.execute(_TARGET, names).all()
     if not rows:
         _refuse_unknown(session, task_slug, subtask_slug, set_slug)
     task, subtask, eval_set, _ = rows[0]
@@ -171,6 +160,20 @@ def resolve(
         frozenset(files),
         files,
     )
+
+
+# Built once: every upload and page resolves its target.
+_TARGET = (
+    select(Task, Subtask, EvalSet, GoldFile)
+    .join(Subtask, Subtask.task_id == Task.id)
+    .join(EvalSet, EvalSet.subtask_id == Subtask.id)
+    .outerjoin(GoldFile, (GoldFile.eval_set_id == EvalSet.id) & GoldFile.active_key.is_not(None))
+    .where(
+        Task.slug == bindparam("task"),
+        Subtask.slug == bindparam("subtask"),
+        EvalSet.slug == func.coalesce(bindparam("set", type_=String), Subtask.default_set),
+    )
+)
 
 
 def _refuse_unknown(

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import event, select, update
+from sqlalchemy import bindparam, event, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -42,6 +42,7 @@ class PhaseChange:
 
 
 _MEMO = "leaderboard.phases"
+_PHASES = select(Phase).where(Phase.subtask_id == bindparam("subtask_id"))
 
 
 def phases_of(session: Session, subtask: Subtask) -> list[Phase]:
@@ -52,7 +53,7 @@ def phases_of(session: Session, subtask: Subtask) -> list[Phase]:
     """
     memo: dict[int, list[Phase]] = session.info.setdefault(_MEMO, {})
     if subtask.id not in memo:
-        rows = session.scalars(select(Phase).where(Phase.subtask_id == subtask.id)).all()
+        rows = session.scalars(_PHASES, {"subtask_id": subtask.id}).all()
         memo[subtask.id] = sorted(
             rows, key=lambda p: (p.starts_at is not None, p.starts_at or p.created_at, p.id)
         )

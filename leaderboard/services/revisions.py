@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import Table, text, update
+from sqlalchemy import Table, bindparam, text, update
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.util import identity_key
 
 from leaderboard.models import EvalSet
+
+# A table-level statement built once (every upload runs it); sets the session holds are expired.
+_SETS = cast(Table, EvalSet.__table__)
+_BUMP = update(_SETS).where(_SETS.c.id == bindparam("set_id")).values(revision=_SETS.c.revision + 1)
 
 
 def bump(session: Session, *eval_set_ids: int) -> None:
@@ -16,10 +20,7 @@ def bump(session: Session, *eval_set_ids: int) -> None:
     ids = sorted(set(eval_set_ids))
     if not ids:
         return
-    # A table-level statement (every upload runs it); sets this session holds are expired.
-    sets = cast(Table, EvalSet.__table__)
-    where = sets.c.id == ids[0] if len(ids) == 1 else sets.c.id.in_(ids)
-    session.execute(update(sets).where(where).values(revision=sets.c.revision + 1))
+    session.execute(_BUMP, [{"set_id": i} for i in ids])
     for set_id in ids:
         loaded = session.identity_map.get(identity_key(EvalSet, set_id))
         if loaded is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import IO, Any, cast
 
-from sqlalchemy import Table, insert, select, update
+from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
@@ -39,7 +39,21 @@ from leaderboard.tasks.families.base import MeasureResult
 MAX_NAME = 100
 MAX_DESCRIPTION = 5000
 _SLOT_RETRIES = 60
+# Table-level statements, built once: every upload runs them, and the ORM's bookkeeping
+# would cost more than the statements themselves.
 _RUNS = cast(Table, Run.__table__)
+_FREE_SLOT = (
+    update(_RUNS)
+    .where(_RUNS.c.active_key == bindparam("slot_key"))
+    .values(status="replaced", active_key=None, replaced_at=bindparam("at"))
+    .returning(_RUNS.c.id)
+)
+_REPLACED_BY = (
+    update(_RUNS)
+    .where(_RUNS.c.id == bindparam("old_id"))
+    .values(replaced_by_id=bindparam("new_id"))
+)
+_ADD_SCORES = insert(Score).returning(Score, sort_by_parameter_order=True)
 
 
 @dataclass(frozen=True)
@@ -294,12 +308,8 @@ def place_run(
     """
     for attempt in range(_SLOT_RETRIES):
         try:
-            # Table-level statements: the ORM's bookkeeping would cost more than the UPDATE.
             previous = session.execute(
-                update(_RUNS)
-                .where(_RUNS.c.active_key == key)
-                .values(status="replaced", active_key=None, replaced_at=utcnow())
-                .returning(_RUNS.c.id)
+                _FREE_SLOT, {"slot_key": key, "at": utcnow()}
             ).scalar_one_or_none()
             if previous is not None:
                 _expire_loaded(session, previous)
@@ -310,17 +320,14 @@ def place_run(
             session.flush()
             rows = (
                 session.scalars(
-                    insert(Score).returning(Score, sort_by_parameter_order=True),
-                    [{**values, "run_id": run.id} for values in scores],
+                    _ADD_SCORES, [{**values, "run_id": run.id} for values in scores]
                 ).all()
                 if scores
                 else []
             )
             set_committed_value(run, "scores", list(rows))
             if previous is not None:
-                session.execute(
-                    update(_RUNS).where(_RUNS.c.id == previous).values(replaced_by_id=run.id)
-                )
+                session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
             bump(session, run.eval_set_id)
             before_commit(run)
             session.commit()

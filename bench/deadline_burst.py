@@ -24,9 +24,9 @@ import json
 import os
 import random
 import secrets
+import selectors
 import socket
 import tempfile
-import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -132,55 +132,70 @@ def prepare(instance: Instance, teams: int) -> list[str]:
 def burst(
     url: str, tokens: list[str], runs: list[bytes], slots: tuple[str, ...] = ("primary",)
 ) -> list[Upload]:
-    """POST every run at once (threads released by a barrier); return the outcomes.
+    """POST every run at once and return the outcomes, in upload order.
 
-    Upload k goes with token k into slot k modulo the slots given.
+    Upload k goes with token k into slot k modulo the slots given. The load generator shares
+    the server's cores, so it spends as little CPU as it can: whole requests are built first,
+    then one thread opens every connection at the same moment and drives them all with a
+    selector (non-blocking sends and reads, no thread per upload).
     """
     parts = urlsplit(url)
     path = f"/api/v1/tasks/{TASK}/{SUBTASK}/runs"
-    bodies = [
-        multipart(
+    requests = []
+    for k, run in enumerate(runs[: len(tokens)]):
+        body, content_type = multipart(
             {"slot": slots[k % len(slots)], "name": f"burst-{k}", "description": "burst"},
             f"subtask_{SUBTASK}_primary.txt",
             run,
         )
-        for k, run in enumerate(runs)
-    ]
-    # Whole requests built beforehand, sent on a plain socket: the load generator shares the
-    # server's two cores, so it should spend as little CPU as it can.
-    requests = [
-        (
+        head = (
             f"POST {path} HTTP/1.1\r\nHost: {parts.netloc}\r\n"
             f"Authorization: Bearer {tokens[k]}\r\nContent-Type: {content_type}\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-        ).encode()
-        + body
-        for k, (body, content_type) in enumerate(bodies)
-    ]
-    barrier = threading.Barrier(len(tokens))
-    results: list[Upload | None] = [None] * len(tokens)
-
-    def upload(k: int) -> None:
-        barrier.wait()
-        start = time.perf_counter()
+        )
+        requests.append(memoryview(head.encode() + body))
+    selector = selectors.DefaultSelector()
+    sent = [0] * len(requests)
+    received: list[list[bytes]] = [[] for _ in requests]
+    done: dict[int, float] = {}
+    errors: dict[int, str] = {}
+    start = time.perf_counter()
+    for k in range(len(requests)):
+        conn = socket.socket()
+        conn.setblocking(False)
+        conn.connect_ex((parts.hostname or "127.0.0.1", parts.port or 80))
+        selector.register(conn, selectors.EVENT_WRITE, k)
+    while len(done) < len(requests):
+        for key, events in selector.select(timeout=300):
+            conn, k = key.fileobj, key.data
+            assert isinstance(conn, socket.socket)
+            try:
+                if events & selectors.EVENT_WRITE:
+                    sent[k] += conn.send(requests[k][sent[k] :])
+                    if sent[k] == len(requests[k]):
+                        selector.modify(conn, selectors.EVENT_READ, k)
+                    continue
+                chunk = conn.recv(65536)
+                if chunk:
+                    received[k].append(chunk)
+                    continue
+            except BlockingIOError:
+                continue
+            except OSError as exc:
+                errors[k] = repr(exc)
+            done[k] = time.perf_counter() - start
+            selector.unregister(conn)
+            conn.close()
+    selector.close()
+    results = []
+    for k in range(len(requests)):
+        head, _, text = b"".join(received[k]).partition(b"\r\n\r\n")
         try:
-            with socket.create_connection((parts.hostname, parts.port), timeout=300) as conn:
-                conn.sendall(requests[k])
-                response = b"".join(iter(lambda: conn.recv(65536), b""))
-            head, _, text = response.partition(b"\r\n\r\n")
             status = int(head.split(b" ", 2)[1])
-            results[k] = Upload(
-                status, time.perf_counter() - start, text.decode("utf-8", "replace")
-            )
-        except (OSError, ValueError, IndexError) as exc:
-            results[k] = Upload(0, time.perf_counter() - start, repr(exc))
-
-    threads = [threading.Thread(target=upload, args=(k,)) for k in range(len(tokens))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return [r for r in results if r is not None]
+        except (IndexError, ValueError):
+            status, text = 0, errors.get(k, "no HTTP response").encode()
+        results.append(Upload(status, done[k], text.decode("utf-8", "replace")))
+    return results
 
 
 def postgres_cpu() -> float:

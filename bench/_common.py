@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -26,6 +27,16 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def random_cqa_run(gold: Path, rng: random.Random) -> bytes:
+    """Return a valid CQA run: every gold pair, a random score and the label it implies."""
+    out = []
+    for line in gold.read_text().splitlines():
+        q, c, *_ = line.split("\t")
+        score = rng.random()
+        out.append(f"{q}\t{c}\t0\t{score:.6f}\t{'true' if score > 0.5 else 'false'}")
+    return ("\n".join(out) + "\n").encode()
 
 
 def percentile(values: Sequence[float], p: float) -> float:

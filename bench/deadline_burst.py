@@ -43,6 +43,7 @@ from bench._common import (
     median,
     peak_rss_mb,
     percentile,
+    random_cqa_run,
     worker_pids,
 )
 
@@ -63,16 +64,6 @@ class Upload:
     status: int
     seconds: float
     body: str
-
-
-def team_run(rng: random.Random) -> bytes:
-    """Return a valid subtask C run: every gold pair with a random score and label."""
-    out = []
-    for line in GOLD_C.read_text().splitlines():
-        q, c, *_ = line.split("\t")
-        score = rng.random()
-        out.append(f"{q}\t{c}\t0\t{score:.6f}\t{'true' if score > 0.5 else 'false'}")
-    return ("\n".join(out) + "\n").encode()
 
 
 def multipart(fields: dict[str, str], filename: str, content: bytes) -> tuple[bytes, str]:
@@ -296,7 +287,7 @@ def main() -> None:
             instance.init()
             *tokens, warm_token = prepare(instance, args.teams * args.rounds)
             rng = random.Random(5)
-            runs = [team_run(rng) for _ in range(args.teams)]
+            runs = [random_cqa_run(GOLD_C, rng) for _ in range(args.teams)]
             lines = runs[0].count(b"\n")
             kind = "sync workers" if args.threads == 1 else f"workers × {args.threads} threads"
             print(

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from bench._common import REPO, Instance, gunicorn, median, percentile
+from bench._common import REPO, Instance, gunicorn, median, percentile, random_cqa_run
 
 TASK, SUBTASK = "semeval2016-task3", "B"
 GOLD_B = (
@@ -68,16 +68,6 @@ class Load:
         return self.requests / self.seconds if self.seconds else 0.0
 
 
-def random_run(rng: random.Random) -> bytes:
-    """Return a subtask B run with random scores and labels for every gold pair."""
-    out = []
-    for line in GOLD_B.read_text().splitlines():
-        q, c, *_ = line.split("\t")
-        score = rng.random()
-        out.append(f"{q}\t{c}\t0\t{score:.6f}\t{'true' if score > 0.5 else 'false'}")
-    return ("\n".join(out) + "\n").encode()
-
-
 def populate(instance: Instance, teams: int, seed: int = 3) -> int:
     """Create the teams and their runs through the services; return the number of runs."""
     from leaderboard.services import accounts
@@ -97,7 +87,9 @@ def populate(instance: Instance, teams: int, seed: int = 3) -> int:
                 sub = Submission(
                     target=target,
                     slot=slot,
-                    upload=Upload.from_bytes({"file": random_run(rng)}, {"file": "run.txt"}),
+                    upload=Upload.from_bytes(
+                        {"file": random_cqa_run(GOLD_B, rng)}, {"file": "run.txt"}
+                    ),
                     name=f"sys-{t}-{slot}",
                     description="synthetic benchmark run",
                     via="cli",

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.util import identity_key
 
 
 def make_engine(url: str) -> Engine:
@@ -44,3 +46,12 @@ def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+def expire_loaded(
+    session: Session, model: type[Any], ident: int, attributes: Iterable[str] | None = None
+) -> None:
+    """Make a row the session already holds reload, after a table-level statement changed it."""
+    loaded = session.identity_map.get(identity_key(model, ident))
+    if loaded is not None:
+        session.expire(loaded, attributes)

@@ -6,8 +6,8 @@ from typing import cast
 
 from sqlalchemy import Table, bindparam, text, update
 from sqlalchemy.orm import Session
-from sqlalchemy.orm.util import identity_key
 
+from leaderboard.db import expire_loaded
 from leaderboard.models import EvalSet
 
 # A table-level statement built once (every upload runs it); sets the session holds are expired.
@@ -22,9 +22,7 @@ def bump(session: Session, *eval_set_ids: int) -> None:
         return
     session.execute(_BUMP, [{"set_id": i} for i in ids])
     for set_id in ids:
-        loaded = session.identity_map.get(identity_key(EvalSet, set_id))
-        if loaded is not None:
-            session.expire(loaded, ["revision"])
+        expire_loaded(session, EvalSet, set_id, ["revision"])
 
 
 # A prepared text query: this runs on every cached page view, where building an ORM statement

@@ -15,9 +15,9 @@ from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
-from sqlalchemy.orm.util import identity_key
 
 from leaderboard.config import Settings
+from leaderboard.db import expire_loaded
 from leaderboard.formats.issues import Issue, summarise
 from leaderboard.models import GoldFile, Run, Score, Team, User, utcnow
 from leaderboard.scoring import SCORER_VERSION
@@ -312,7 +312,7 @@ def place_run(
                 _FREE_SLOT, {"slot_key": key, "at": utcnow()}
             ).scalar_one_or_none()
             if previous is not None:
-                _expire_loaded(session, previous)
+                expire_loaded(session, Run, previous)
             run = make()
             run.status = "active"
             run.active_key = key
@@ -342,13 +342,6 @@ def place_run(
             session.rollback()
             raise
     raise Conflict("Another upload into this slot happened at the same moment; please try again.")
-
-
-def _expire_loaded(session: Session, run_id: int) -> None:
-    """Make a run this session already holds reload, after a table-level UPDATE changed it."""
-    loaded = session.identity_map.get(identity_key(Run, run_id))
-    if loaded is not None:
-        session.expire(loaded)
 
 
 def current_scores(run: Run) -> dict[str, Score]:

@@ -19,7 +19,7 @@ import click
 from leaderboard.clock import parse_instant
 from leaderboard.config import Settings, load_settings
 from leaderboard.formats.cqa_score import parse_all_scores
-from leaderboard.formats.issues import Issue, summarise
+from leaderboard.formats.issues import Issue, shown, summarise
 from leaderboard.services.errors import DomainError, NotFound, RunRejected
 from leaderboard.storage import FileStore
 from leaderboard.tables import exports
@@ -130,7 +130,7 @@ def _find_definition(task: str, definition: str | None) -> TaskDefinition:
         d = load_definition_file(path)
         if d.slug == task:
             return d
-    raise NotFound(f"No bundled task {task!r}; give its definition file with --definition.")
+    raise NotFound(f"No bundled task {shown(task)}; give its definition file with --definition.")
 
 
 def _issue_json(issues: list[Issue]) -> list[dict[str, object]]:
@@ -171,11 +171,11 @@ def score_cmd(
         return
     sd = d.subtask(subtask)
     if sd is None:
-        _fail(f"Task {task!r} has no subtask {subtask!r}.", 2)
+        _fail(f"Task {shown(task)} has no subtask {shown(subtask)}.", 2)
         return
     setdef = sd.set(set_slug or sd.default_set)
     if setdef is None:
-        _fail(f"Subtask {subtask!r} has no set {set_slug!r}.", 2)
+        _fail(f"Subtask {shown(subtask)} has no set {shown(set_slug)}.", 2)
         return
     family = get_family(d.family)
     ctx = Context(d, sd, setdef.slug, settings.max_decompressed_bytes)
@@ -194,13 +194,19 @@ def score_cmd(
                     {
                         "measures": {},
                         "warnings": _issue_json(verdict.warnings),
-                        "issues": _issue_json(verdict.errors),
+                        "issues": _issue_json(
+                            summarise(
+                                verdict.errors,
+                                len(verdict.errors),
+                                unlisted=verdict.more_errors,
+                            )
+                        ),
                     },
                     ensure_ascii=False,
                 )
             )
         else:
-            for issue in summarise(verdict.errors):
+            for issue in summarise(verdict.errors, unlisted=verdict.more_errors):
                 click.echo(f"error: {issue.message}")
             for w in verdict.warnings:
                 click.echo(f"warning: {w.message}")
@@ -225,8 +231,8 @@ def score_cmd(
     for s in specs:
         if s.key in results:
             r = results[s.key]
-            shown = format(float(r.official) * s.scale, f".{s.display_decimals}f")
-            click.echo(f"{s.label:<{width}}  {shown:>8}   ({r.official})")
+            display = format(float(r.official) * s.scale, f".{s.display_decimals}f")
+            click.echo(f"{s.label:<{width}}  {display:>8}   ({r.official})")
 
 
 @leaderboard_group.command("create-team")
@@ -284,7 +290,39 @@ def set_password_cmd(email: str, password: str) -> None:
         except DomainError as exc:
             _fail(exc.message)
             return
-        click.echo("Password set.")
+        click.echo("Password set; every session of the user has ended.")
+
+
+@leaderboard_group.command("disable-user")
+@click.argument("email")
+@with_appcontext
+def disable_user_cmd(email: str) -> None:
+    """Disable an account: it cannot log in, its sessions end and its API tokens stop working."""
+    from leaderboard.services import accounts
+
+    with _session() as session:
+        try:
+            accounts.disable_user(session, email, actor=_actor())
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        click.echo(f"Disabled {email.strip().lower()}; every session of the user has ended.")
+
+
+@leaderboard_group.command("enable-user")
+@click.argument("email")
+@with_appcontext
+def enable_user_cmd(email: str) -> None:
+    """Let a disabled account log in again (its old sessions stay ended)."""
+    from leaderboard.services import accounts
+
+    with _session() as session:
+        try:
+            accounts.enable_user(session, email, actor=_actor())
+        except DomainError as exc:
+            _fail(exc.message)
+            return
+        click.echo(f"Enabled {email.strip().lower()}.")
 
 
 @leaderboard_group.command("token")
@@ -320,15 +358,10 @@ def _import_one(
     resort: bool,
 ) -> bool:
     """Import one file; print its report; return whether it was stored."""
-    from leaderboard.services import accounts
     from leaderboard.services.catalog import resolve
     from leaderboard.services.runs import Submission, Upload, submit_run
 
     target = resolve(session, task, subtask, set_slug)
-    try:
-        team = accounts.find_team(session, team_name)
-    except NotFound:
-        team = accounts.create_team(session, team_name, actor=_actor())
     try:
         inputs = target.family.inputs_from_path(
             path, target.context(_settings().max_decompressed_bytes)
@@ -348,7 +381,7 @@ def _import_one(
     )
     label = f"{team_name}/{path.name}"
     try:
-        run = submit_run(session, _store(), _settings(), sub, user=None, team=team, now=_now())
+        run = submit_run(session, _store(), _settings(), sub, user=None, team=team_name, now=_now())
     except RunRejected as exc:
         click.echo(f"REJECTED {label}: {exc.message}")
         for issue in exc.issues:

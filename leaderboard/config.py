@@ -22,6 +22,14 @@ class Settings:
     max_upload_bytes: int
     max_decompressed_bytes: int
     display_timezone: str
+    #: How long a log-in lasts, from the moment of log-in.
+    session_hours: float = 12.0
+    #: The public address of the site (``https://…``); empty when not set.
+    site_url: str = ""
+    #: Whether cookies carry ``Secure`` (sent over HTTPS only).
+    secure_cookies: bool = False
+    #: How many reverse proxies in front of the app set ``X-Forwarded-*`` (0: ignore them).
+    trusted_proxies: int = 0
 
 
 def _persisted_secret(instance_dir: Path) -> str:
@@ -39,6 +47,26 @@ def _persisted_secret(instance_dir: Path) -> str:
     with os.fdopen(fd, "w") as fh:
         fh.write(key)
     return key
+
+
+def _flag(value: object, name: str) -> bool | None:
+    """Read an on/off setting; None when it is not set."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name} must be 1 or 0, not {value!r}")
+
+
+def _pick(o: dict[str, object], key: str, env_name: str) -> object:
+    """Return an override (even a false one) or else the environment's value."""
+    value = o.get(key)
+    return value if value is not None else os.environ.get(env_name)
 
 
 def load_settings(overrides: dict[str, object] | None = None) -> Settings:
@@ -64,6 +92,18 @@ def load_settings(overrides: dict[str, object] | None = None) -> Settings:
         str(o.get("max_decompressed_mb") or env.get("LEADERBOARD_MAX_DECOMPRESSED_MB") or 1024)
     )
     tz = str(o.get("display_timezone") or env.get("LEADERBOARD_TIMEZONE") or "UTC")
+    hours_text = _pick(o, "session_hours", "LEADERBOARD_SESSION_HOURS")
+    hours = float(str(hours_text)) if hours_text not in (None, "") else 12.0
+    if not 0 < hours <= 24 * 366:
+        raise ValueError("LEADERBOARD_SESSION_HOURS must be more than 0 and at most a year")
+    site_url = str(_pick(o, "site_url", "LEADERBOARD_SITE_URL") or "").strip()
+    secure = _flag(
+        _pick(o, "secure_cookies", "LEADERBOARD_SECURE_COOKIES"), "LEADERBOARD_SECURE_COOKIES"
+    )
+    proxies_text = _pick(o, "trusted_proxies", "LEADERBOARD_TRUSTED_PROXIES")
+    proxies = int(str(proxies_text)) if proxies_text not in (None, "") else 0
+    if proxies < 0:
+        raise ValueError("LEADERBOARD_TRUSTED_PROXIES must be 0 or more")
     return Settings(
         instance_dir=instance_dir,
         database_url=database_url,
@@ -72,4 +112,9 @@ def load_settings(overrides: dict[str, object] | None = None) -> Settings:
         max_upload_bytes=int(mb * 1024 * 1024),
         max_decompressed_bytes=int(dmb * 1024 * 1024),
         display_timezone=tz,
+        session_hours=hours,
+        site_url=site_url,
+        # An https site sends its cookies over https only unless told otherwise.
+        secure_cookies=site_url.lower().startswith("https://") if secure is None else secure,
+        trusted_proxies=proxies,
     )

@@ -218,6 +218,9 @@ class User(Base):
     team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="SET NULL"))
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Stored in each log-in session and compared on every request: bumping it (log-out, new
+    # password, disabling) ends every session of the user at once, wherever the cookie is.
+    session_generation: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     team: Mapped[Team | None] = relationship(back_populates="members")
 
@@ -319,15 +322,19 @@ class Score(Base):
     run: Mapped[Run] = relationship(back_populates="scores")
 
 
-class LoginFailure(Base):
-    """A failed log-in; counted over a window to slow down password guessing on every worker."""
+class LoginCounter(Base):
+    """Log-in attempts in one window, for an account, an address, or an account from an address."""
 
-    __tablename__ = "login_failures"
+    # Each attempt takes a slot with a conditional UPDATE before its password is checked, so the
+    # count and the decision are one atomic step on every worker and host.
+    __tablename__ = "login_counters"
+    __table_args__ = (UniqueConstraint("scope", "key"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    email: Mapped[str] = mapped_column(String(320), index=True)
-    remote: Mapped[str] = mapped_column(String(64), index=True)
-    at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+    scope: Mapped[str] = mapped_column(String(16))  # "pair", "account" or "address"
+    key: Mapped[str] = mapped_column(String(400))
+    count: Mapped[int] = mapped_column(Integer, default=0)
+    window_start: Mapped[datetime] = mapped_column(index=True)
 
 
 class AuditEvent(Base):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import zlib
+import io
 
-GZIP_MAGIC = b"\x1f\x8b"
+from leaderboard.formats.bounded import GZIP_MAGIC, BoundedReader, InputBound, InputRefused
+
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
 _TAR_MAGIC_OFFSET = 257
-# Feed the decompressor in slices so one call never holds much more than `limit` of output.
-_INPUT_SLICE = 64 * 1024
 
 
 class DecompressionError(ValueError):
@@ -26,47 +25,10 @@ def maybe_gunzip(data: bytes, *, limit: int) -> bytes:
         return data
     if limit < 0:
         raise ValueError("limit must not be negative")
-    out = bytearray()
-    rest = memoryview(data)
-    while True:
-        rest = _inflate_member(rest, out, limit)
-        # Trailing zero padding after the last member is tolerated, as gzip itself does.
-        if not bytes(rest).strip(b"\x00"):
-            return bytes(out)
-        if bytes(rest[:2]) != GZIP_MAGIC:
-            raise DecompressionError(
-                "The file looks like gzip but has unexpected data after the compressed stream."
-            )
-
-
-def _inflate_member(data: memoryview, out: bytearray, limit: int) -> memoryview:
-    """Append one gzip member of ``data`` to ``out`` within ``limit``; return the bytes after it."""
-    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    position = 0
-    pending = b""
-    while not inflater.eof:
-        if not pending:
-            if position >= len(data):
-                raise DecompressionError(
-                    "The file looks like gzip but could not be decompressed (truncated stream)."
-                )
-            pending = bytes(data[position : position + _INPUT_SLICE])
-            position += len(pending)
-        try:
-            # max_length > 0 always: we stop as soon as out exceeds limit.
-            chunk = inflater.decompress(pending, limit + 1 - len(out))
-        except zlib.error as exc:
-            raise DecompressionError(
-                f"The file looks like gzip but could not be decompressed ({exc})."
-            ) from exc
-        out += chunk
-        if len(out) > limit:
-            raise DecompressionError(
-                f"The file is larger than {limit:,} bytes when decompressed; upload a smaller file."
-            )
-        pending = inflater.unconsumed_tail
-    tail = inflater.unused_data
-    return memoryview(tail + bytes(data[position:]))
+    try:
+        return BoundedReader(io.BytesIO(data), InputBound(max_bytes=limit)).readall()
+    except InputRefused as exc:
+        raise DecompressionError(exc.message) from None
 
 
 def is_zip_or_tar(data: bytes) -> bool:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from leaderboard.formats.issues import Issue, quote
+from leaderboard.formats.issues import Issue, IssueLog, quote
 from leaderboard.scoring.cqa import CqaScores, score_cqa
 
 #: Longest accepted line of an upload, in bytes (strict mode).
@@ -97,6 +97,8 @@ class CqaVerdict:
     warnings: list[Issue]
     tolerances: tuple[str, ...] = ()
     truncation: Truncation | None = None
+    #: Errors found beyond those kept in ``errors`` (a validation keeps a bounded number).
+    more_errors: int = 0
 
     @property
     def ok(self) -> bool:
@@ -214,10 +216,12 @@ def validate_strict(data: bytes, gold: CqaGold, *, where: str) -> CqaVerdict:
     checker = _StrictChecker(gold, where)
     for number in range(1, used + 1):
         checker.check_line(number, lines[number - 1])
-    errors = checker.file_errors(used) + checker.errors
+    errors = checker.file_errors(used) + checker.errors.kept
     warnings.extend(checker.format_warnings())
     if errors:
-        return _refused(errors, warnings)
+        return CqaVerdict(
+            run=None, errors=errors, warnings=warnings, more_errors=checker.errors.dropped
+        )
     run, order_warnings = checker.build_run()
     return CqaVerdict(run=run, errors=[], warnings=warnings + order_warnings)
 
@@ -299,7 +303,7 @@ class _StrictChecker:
         self.gold = gold
         self.where = where
         self.known_questions = frozenset(gold.questions)
-        self.errors: list[Issue] = []
+        self.errors = IssueLog()
         self.rows: list[int] = []
         self.scores: list[float] = []
         self.predicted: list[bool] = []

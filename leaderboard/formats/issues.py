@@ -11,6 +11,8 @@ Severity = Literal["error", "warning"]
 MAX_LISTED_ERRORS = 25
 #: How many characters of offending text a message may quote.
 MAX_QUOTED = 80
+#: How many errors a validator keeps in memory; beyond them, errors are only counted.
+MAX_KEPT_ERRORS = 1_000
 
 
 @dataclass(frozen=True)
@@ -31,10 +33,53 @@ def quote(text: str) -> str:
     return text if len(text) <= MAX_QUOTED else text[: MAX_QUOTED - 1] + "…"
 
 
-def summarise(errors: list[Issue], limit: int = MAX_LISTED_ERRORS) -> list[Issue]:
-    """Return at most ``limit`` errors, plus one closing "… and N more errors" line."""
-    if len(errors) <= limit:
+class IssueLog:
+    """The errors of one validation: the first ``keep`` kept in order, the rest only counted."""
+
+    def __init__(self, keep: int = MAX_KEPT_ERRORS) -> None:
+        self.kept: list[Issue] = []
+        self.dropped = 0
+        self.keep = keep
+
+    def append(self, issue: Issue) -> None:
+        """Keep ``issue`` while there is room, else count it."""
+        if len(self.kept) < self.keep:
+            self.kept.append(issue)
+        else:
+            self.dropped += 1
+
+    def __len__(self) -> int:
+        """Return how many errors were found, kept or not."""
+        return len(self.kept) + self.dropped
+
+
+def summarise(
+    errors: list[Issue], limit: int = MAX_LISTED_ERRORS, *, unlisted: int = 0
+) -> list[Issue]:
+    """Return at most ``limit`` errors, plus one closing "… and N more errors" line.
+
+    ``unlisted`` counts errors found but not kept in ``errors``; they join the closing count.
+    """
+    if len(errors) <= limit and not unlisted:
         return list(errors)
-    rest = len(errors) - limit
+    shown = min(limit, len(errors))
+    rest = len(errors) - shown + unlisted
     noun = "error" if rest == 1 else "errors"
-    return [*errors[:limit], Issue(None, f"… and {rest:,} more {noun}.")]
+    return [*errors[:shown], Issue(None, f"… and {rest:,} more {noun}.")]
+
+
+def shown(value: object) -> str:
+    """Return ``value`` as repr shows it (strings quoted), cut to the quotable length."""
+    if not isinstance(value, str):
+        return quote(repr(value))
+    text = value
+    quoted = repr(text[:MAX_QUOTED])
+    if len(text) <= MAX_QUOTED and len(quoted) <= MAX_QUOTED + 2:
+        return quoted
+    # Escapes make the repr longer than the text: drop whole characters, never half an escape.
+    cut = text[: MAX_QUOTED - 1]
+    quoted = repr(cut)
+    while len(quoted) > MAX_QUOTED + 1:
+        cut = cut[:-1]
+        quoted = repr(cut)
+    return quoted[:-1] + "…" + quoted[-1]

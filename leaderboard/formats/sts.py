@@ -124,15 +124,15 @@ def validate_file(data: bytes, spec: StsSetSpec) -> StsFileVerdict:
     slug = spec.slug
     warnings: list[Issue] = []
     try:
-        data = maybe_gunzip(data, limit=_max_inflated(spec))
+        data = maybe_gunzip(data, limit=max_file_bytes(spec))
     except DecompressionError as exc:
         return StsFileVerdict(None, [Issue(None, f"{slug}: {_lower_first(str(exc))}")], warnings)
     if not data:
         return StsFileVerdict(None, [Issue(None, f"{slug}: the file is empty.")], warnings)
-    if len(data) > _max_inflated(spec):
+    if len(data) > max_file_bytes(spec):
         # Refuse before splitting: no valid file of this set comes near this size.
         too_large = (
-            f"{slug}: the file is larger than {_max_inflated(spec):,} bytes; a run file has one "
+            f"{slug}: the file is larger than {max_file_bytes(spec):,} bytes; a run file has one "
             f"short score per line, {spec.lines:,} lines."
         )
         return StsFileVerdict(None, [Issue(None, too_large)], warnings)
@@ -231,7 +231,7 @@ def parse_lenient_file(
     slug = spec.slug
     _check_gold_fits(gold, spec)
     try:
-        data = maybe_gunzip(data, limit=_max_inflated(spec))
+        data = maybe_gunzip(data, limit=max_file_bytes(spec))
     except DecompressionError as exc:
         return None, [Issue(None, f"{slug}: {_lower_first(str(exc))}")], []
     lines = data.replace(b"\r\n", b"\n").split(b"\n")
@@ -578,8 +578,8 @@ def _parse_mapping(data: bytes, slug: str) -> list[int]:
     return indices
 
 
-def _max_inflated(spec: StsSetSpec) -> int:
-    """Return the size no run file of this set may exceed (gzip-inflated or not)."""
+def max_file_bytes(spec: StsSetSpec) -> int:
+    """Return the size no run file of this set may exceed (gzip-inflated or not): 4 KiB a line."""
     return spec.lines * (MAX_LINE_BYTES + 2) + (1 << 20)
 
 

@@ -283,15 +283,23 @@ def _repeated(keys: NDArray[Any]) -> NDArray[np.intp]:
     return np.flatnonzero(values[at] == keys)
 
 
-def find_duplicates(query_index: NDArray[Any], docids: NDArray[Any]) -> list[tuple[int, int]]:
-    """Return (position, first position) for every line repeating an earlier (query, id) pair."""
+def find_duplicates(
+    query_index: NDArray[Any], docids: NDArray[Any], *, limit: int | None = None
+) -> list[tuple[int, int]]:
+    """Return (position, first position) for lines repeating an earlier (query, id) pair.
+
+    With ``limit``, only the first ``limit`` repeats (by position) are returned: a file of
+    one line repeated a million times costs no more than one with ``limit`` repeats.
+    """
     first: dict[tuple[int, bytes], int] = {}
-    repeats = []
+    repeats: list[tuple[int, int]] = []
     # Equal hashes are candidates only; the dictionary compares the pairs themselves.
     for position in _repeated(pair_hash(query_index, docids)).tolist():
         earlier = first.setdefault((int(query_index[position]), bytes(docids[position])), position)
         if earlier != position:
             repeats.append((position, earlier))
+            if limit is not None and len(repeats) >= limit:
+                break
     return repeats
 
 
@@ -526,14 +534,32 @@ class _StrictValidator:
                     self.seen_data = True
                     self.error(None, f"The file is {kind}; upload a plain-text or .gz run file.")
                     raise _TooManyErrors
-        if self._feed_vector(padded, size):
-            return
-        blob = padded[:size].tobytes()
-        lines = blob.split(b"\n")
-        if lines[-1] == b"":
-            lines.pop()
-        if lines and not self._feed_fast(blob, lines):
-            self._feed_slow(blob)
+        if not self._feed_vector(padded, size):
+            blob = padded[:size].tobytes()
+            lines = blob.split(b"\n")
+            if lines[-1] == b"":
+                lines.pop()
+            if lines and not self._feed_fast(blob, lines):
+                self._feed_slow(blob)
+        self._check_depth()
+
+    def _check_depth(self) -> None:
+        """Stop at once when a query has far more lines than allowed: the file is no run.
+
+        Up to twice the limit, the whole file is read and the exact count reported.
+        """
+        cap = 2 * self.settings.max_per_query
+        over = np.flatnonzero(self.query_lines > cap)
+        if len(over):
+            self.errors.append(
+                Issue(
+                    None,
+                    f"Query '{quote(self.queries[over[0]])}' has more than {cap:,} lines by line"
+                    f" {self.line_no:,}; at most {self.settings.max_per_query:,} are allowed."
+                    " Checking stopped there.",
+                )
+            )
+            raise _TooManyErrors
 
     def _feed_vector(self, padded: NDArray[np.uint8], size: int) -> bool:
         """Accept a chunk of lines without any error using array operations alone.
@@ -854,7 +880,7 @@ class _StrictValidator:
                 f"Query '{quote(self.queries[q])}' has {counts[q]:,} lines;"
                 f" at most {settings.max_per_query:,} are allowed.",
             )
-        for position, earlier in find_duplicates(query_index, docids):
+        for position, earlier in find_duplicates(query_index, docids, limit=MAX_COLLECTED_ERRORS):
             line = int(lines[position])
             self.error(
                 line,
@@ -1210,7 +1236,7 @@ class _LenientParser:
         lines, query_index, docids, doubles = self.columns.arrays()
         with np.errstate(over="ignore"):
             scores = doubles.astype(np.float32)
-        for position, earlier in find_duplicates(query_index, docids):
+        for position, earlier in find_duplicates(query_index, docids, limit=MAX_COLLECTED_ERRORS):
             line = int(lines[position])
             self.error(
                 line,

@@ -7,10 +7,12 @@ import secrets
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
+from leaderboard.db import expire_loaded
+from leaderboard.formats.issues import shown
 from leaderboard.models import ApiToken, Team, User, utcnow
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, InvalidInput, NotFound
@@ -37,7 +39,7 @@ def create_team(session: Session, name: str, *, actor: str = "cli") -> Team:
     """Create a team with a unique name."""
     name = _clean_name(name, "team name")
     if session.scalar(select(Team).where(Team.name == name)) is not None:
-        raise Conflict(f"A team named {name!r} already exists.")
+        raise Conflict(f"A team named {shown(name)} already exists.")
     team = Team(name=name)
     session.add(team)
     record(session, actor, "create-team", team=name)
@@ -45,7 +47,22 @@ def create_team(session: Session, name: str, *, actor: str = "cli") -> Team:
         session.commit()
     except IntegrityError:
         session.rollback()
-        raise Conflict(f"A team named {name!r} already exists.") from None
+        raise Conflict(f"A team named {shown(name)} already exists.") from None
+    return team
+
+
+def team_for_import(session: Session, name: str, *, actor: str) -> Team:
+    """Return the team with this name, adding it (flushed, not committed) if there is none.
+
+    The caller's transaction decides: a refused import rolls the new team back with the run.
+    """
+    name = _clean_name(name, "team name")
+    team = session.scalar(select(Team).where(Team.name == name))
+    if team is None:
+        team = Team(name=name)
+        session.add(team)
+        record(session, actor, "create-team", team=name)
+        session.flush()
     return team
 
 
@@ -53,7 +70,7 @@ def find_team(session: Session, name: str) -> Team:
     """Return the team with this name or raise NotFound."""
     team = session.scalar(select(Team).where(Team.name == name))
     if team is None:
-        raise NotFound(f"No team named {name!r}.")
+        raise NotFound(f"No team named {shown(name)}.")
     return team
 
 
@@ -69,14 +86,14 @@ def create_user(
     """Create a user; participants must belong to a team."""
     email = _clean_name(email, "e-mail address", 320).lower()
     if "@" not in email:
-        raise InvalidInput(f"{email!r} is not an e-mail address.")
+        raise InvalidInput(f"{shown(email)} is not an e-mail address.")
     if role not in ROLES:
         raise InvalidInput(f"Role must be one of {', '.join(ROLES)}.")
     team_obj = find_team(session, team) if team else None
     if role == "participant" and team_obj is None:
         raise InvalidInput("A participant must belong to a team (--team NAME).")
     if session.scalar(select(User).where(User.email == email)) is not None:
-        raise Conflict(f"A user with e-mail {email!r} already exists.")
+        raise Conflict(f"A user with e-mail {shown(email)} already exists.")
     user = User(
         email=email,
         role=role,
@@ -89,7 +106,7 @@ def create_user(
         session.commit()
     except IntegrityError:
         session.rollback()
-        raise Conflict(f"A user with e-mail {email!r} already exists.") from None
+        raise Conflict(f"A user with e-mail {shown(email)} already exists.") from None
     return user
 
 
@@ -97,7 +114,7 @@ def find_user(session: Session, email: str) -> User:
     """Return the user with this e-mail address or raise NotFound."""
     user = session.scalar(select(User).where(User.email == email.strip().lower()))
     if user is None:
-        raise NotFound(f"No user with e-mail {email!r}.")
+        raise NotFound(f"No user with e-mail {shown(email)}.")
     return user
 
 
@@ -107,13 +124,53 @@ def set_password(session: Session, email: str, password: str, *, actor: str = "c
         raise InvalidInput("A password needs at least 8 characters.")
     user = find_user(session, email)
     user.password_hash = _hasher.hash(password)
+    _bump_generation(session, user.id)
     record(session, actor, "set-password", email=user.email)
+    session.commit()
+
+
+def _bump_generation(session: Session, user_id: int) -> None:
+    """End every session of a user (in the caller's transaction)."""
+    # Relative to the stored value, so two concurrent bumps both count.
+    session.execute(
+        update(User)
+        .where(User.id == user_id)
+        .values(session_generation=User.session_generation + 1)
+        .execution_options(synchronize_session=False)
+    )
+    expire_loaded(session, User, user_id, ["session_generation"])
+
+
+def end_sessions(session: Session, user_id: int) -> None:
+    """End every session of a user at once, in every browser (log-out does this)."""
+    _bump_generation(session, user_id)
+    session.commit()
+
+
+def disable_user(session: Session, email: str, *, actor: str = "cli") -> None:
+    """Disable an account: no log-in, every session ended, its API tokens refused."""
+    user = find_user(session, email)
+    user.is_active = False
+    _bump_generation(session, user.id)
+    record(session, actor, "disable-user", email=user.email)
+    session.commit()
+
+
+def enable_user(session: Session, email: str, *, actor: str = "cli") -> None:
+    """Let a disabled account log in again (its old sessions stay ended)."""
+    user = find_user(session, email)
+    user.is_active = True
+    record(session, actor, "enable-user", email=user.email)
     session.commit()
 
 
 def authenticate(session: Session, email: str, password: str) -> User | None:
     """Return the active user with this e-mail and password, or None."""
-    user = session.scalar(select(User).where(User.email == email.strip().lower()))
+    email = email.strip().lower()
+    # No account has a control character (PostgreSQL would refuse a NUL in the query), but the
+    # dummy hash is still checked so that the answer takes as long.
+    unusable = any(ord(c) < 32 or ord(c) == 127 for c in email)
+    user = None if unusable else session.scalar(select(User).where(User.email == email))
     stored = user.password_hash if user is not None and user.password_hash else _DUMMY_HASH
     try:
         _hasher.verify(stored, password)

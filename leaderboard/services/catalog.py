@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 from sqlalchemy import String, bindparam, func, select
 from sqlalchemy.orm import Session
 
+from leaderboard.formats.issues import shown
 from leaderboard.models import EvalSet, GoldFile, Subtask, Task
 from leaderboard.services.audit import record
 from leaderboard.services.errors import NotFound
@@ -149,7 +150,7 @@ def resolve(
     definition = definition_of(task)
     sd = definition.subtask(subtask.slug)
     if sd is None:
-        raise NotFound(f"Subtask {subtask_slug!r} is not in the task definition.")
+        raise NotFound(f"Subtask {shown(subtask_slug)} is not in the task definition.")
     return Target(
         task,
         subtask,
@@ -182,13 +183,15 @@ def _refuse_unknown(
     """Raise NotFound naming the part of a task/subtask/set name that matches nothing."""
     task = session.scalar(select(Task).where(Task.slug == task_slug))
     if task is None:
-        raise NotFound(f"No task {task_slug!r}.")
+        raise NotFound(f"No task {shown(task_slug)}.")
     subtask = next((s for s in task.subtasks if s.slug == subtask_slug), None)
     if subtask is None:
-        raise NotFound(f"Task {task_slug!r} has no subtask {subtask_slug!r}.")
+        raise NotFound(f"Task {shown(task_slug)} has no subtask {shown(subtask_slug)}.")
     wanted = set_slug or subtask.default_set
     known = ", ".join(s.slug for s in subtask.eval_sets)
-    raise NotFound(f"Subtask {subtask_slug!r} has no evaluation set {wanted!r} (known: {known}).")
+    raise NotFound(
+        f"Subtask {shown(subtask_slug)} has no evaluation set {shown(wanted)} (known: {known})."
+    )
 
 
 def current_files(session: Session, eval_set: EvalSet) -> dict[str, GoldFile]:

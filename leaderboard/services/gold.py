@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.config import Settings
+from leaderboard.formats.issues import shown
 from leaderboard.models import GoldFile, Run
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, current_files, load_gold, resolve
@@ -57,7 +58,7 @@ def gold_target(
         known = [str(v["slug"]) for v in ctx.set.options.get("variants", [])]
         if variant not in known:
             raise InvalidInput(
-                f"Unknown qrels variant {variant!r}; this set has {', '.join(known) or 'none'}."
+                f"Unknown qrels variant {shown(variant)}; this set has {', '.join(known) or 'none'}."
             )
         return target, f"qrels:{variant}"
     if part is not None:

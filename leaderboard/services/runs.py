@@ -18,9 +18,10 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from leaderboard.config import Settings
 from leaderboard.db import expire_loaded
-from leaderboard.formats.issues import Issue, summarise
+from leaderboard.formats.issues import Issue, shown, summarise
 from leaderboard.models import GoldFile, Run, Score, Team, User, utcnow
 from leaderboard.scoring import SCORER_VERSION
+from leaderboard.services.accounts import team_for_import
 from leaderboard.services.audit import record
 from leaderboard.services.catalog import Target, load_gold
 from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound, RunRejected
@@ -183,10 +184,10 @@ def check_and_score(
     )
     if not verdict.ok:
         errors = verdict.errors or [Issue(None, "The run could not be read.")]
-        n = len(errors)
+        n = len(errors) + verdict.more_errors
         raise RunRejected(
             f"The run was rejected: {n:,} error{'s' if n != 1 else ''}.",
-            summarise(errors),
+            summarise(errors, unlisted=verdict.more_errors),
             verdict.warnings,
         )
     results = target.family.score(verdict.parsed, gold)
@@ -201,21 +202,22 @@ def submit_run(
     sub: Submission,
     *,
     user: User | None,
-    team: Team | None = None,
+    team: Team | str | None = None,
     now: datetime | None = None,
 ) -> Run:
     """Validate, store, score and slot a run; replace the slot's previous run, keeping it.
 
-    Participants submit for their own team; organizers may import for any team (``team``)
-    and alone may use the lenient mode. The slot swap is guarded by a unique column, so
-    concurrent uploads into one slot can never leave two active runs.
+    Participants submit for their own team; organizers may import for any team (``team``,
+    or its name: a team that does not exist yet is created with the run, and not at all when
+    the run is refused) and alone may use the lenient mode. The slot swap is guarded by a
+    unique column, so concurrent uploads into one slot can never leave two active runs.
     """
     target = sub.target
     rules = target.definition.runs
     if user is not None and user.role == "participant":
         if user.team is None:
             raise Forbidden("Your account is not in a team; ask the organizers to add you to one.")
-        if team is not None and team.id != user.team.id:
+        if team is not None and (isinstance(team, str) or team.id != user.team.id):
             raise Forbidden("You can only submit runs for your own team.")
         if sub.lenient:
             raise Forbidden("Only organizers may use the lenient (legacy) import.")
@@ -224,13 +226,14 @@ def submit_run(
         raise InvalidInput("A run must belong to a team.")
     if sub.slot not in rules.slots:
         raise Conflict(
-            f"Unknown run slot {sub.slot!r}; this task has the slots {', '.join(rules.slots)}."
+            f"Unknown run slot {shown(sub.slot)}; this task has the slots {', '.join(rules.slots)}."
         )
     name = _clean_text(sub.name, "run name", MAX_NAME) or sub.slot
     description = _clean_text(sub.description, "description", MAX_DESCRIPTION)
     now = now or utcnow()
     participant = user is not None and user.role == "participant"
     if participant:
+        assert isinstance(team, Team)
         admission = admit(session, target, team, sub.slot, now, settings.display_timezone)
         check_quota(session, admission.phase, team, now)
     else:
@@ -238,7 +241,10 @@ def submit_run(
 
     _parsed, results, warnings, report, gold_files = check_and_score(session, store, settings, sub)
     if participant:
+        assert isinstance(team, Team)
         prepare_quota(session, admission.phase, team, now)
+    actor = user.email if user is not None else "cli"
+    owner = team if isinstance(team, Team) else None
 
     stored = store_inputs(store, sub.upload)
     report["gold_files"] = gold_versions(gold_files)
@@ -250,7 +256,7 @@ def submit_run(
         return Run(
             subtask_id=target.subtask.id,
             eval_set_id=target.eval_set.id,
-            team_id=team.id,
+            team_id=owner_of().id,
             kind="run",
             slot=sub.slot,
             name=name,
@@ -271,29 +277,39 @@ def submit_run(
 
     def audit(run: Run) -> None:
         if participant:
-            claim_quota(session, admission.phase, team, now)
+            claim_quota(session, admission.phase, owner_of(), now)
         if user is None or user.is_organizer:
             record(
                 session,
-                user.email if user is not None else "cli",
+                actor,
                 "import-run",
                 at=now,
                 task=target.task.slug,
                 subtask=target.subtask.slug,
-                team=team.name,
+                team=owner_of().name,
                 slot=sub.slot,
                 set=target.eval_set.slug,
                 lenient=sub.lenient,
                 sha256=run.file_sha256,
             )
 
-    key = active_key(target.eval_set.id, team.id, sub.slot)
-    return place_run(session, key, make, audit, score_values(results, gold_files))
+    def owner_of() -> Team:
+        assert owner is not None
+        return owner
+
+    def slot_key() -> str:
+        nonlocal owner
+        if isinstance(team, str):
+            # Found or added in this attempt's transaction, which a retry starts over.
+            owner = team_for_import(session, team, actor=actor)
+        return active_key(target.eval_set.id, owner_of().id, sub.slot)
+
+    return place_run(session, slot_key, make, audit, score_values(results, gold_files))
 
 
 def place_run(
     session: Session,
-    key: str,
+    key: str | Callable[[], str],
     make: Callable[[], Run],
     before_commit: Callable[[Run], None],
     scores: Sequence[Mapping[str, Any]],
@@ -308,14 +324,15 @@ def place_run(
     """
     for attempt in range(_SLOT_RETRIES):
         try:
+            slot_key = key() if callable(key) else key
             previous = session.execute(
-                _FREE_SLOT, {"slot_key": key, "at": utcnow()}
+                _FREE_SLOT, {"slot_key": slot_key, "at": utcnow()}
             ).scalar_one_or_none()
             if previous is not None:
                 expire_loaded(session, Run, previous)
             run = make()
             run.status = "active"
-            run.active_key = key
+            run.active_key = slot_key
             session.add(run)
             session.flush()
             rows = (
@@ -354,12 +371,12 @@ def visible_run(session: Session, user: User, run_id: int) -> Run:
     if not 0 < run_id < 2**31:  # no run has such an id; SQLite cannot even compare past 2**63
         raise NotFound(f"No run {run_id}.")
     run = session.get(Run, run_id)
-    if run is None:
-        raise NotFound(f"No run {run_id}.")
-    if user.is_organizer:
+    if run is not None and user.is_organizer:
         return run
-    if run.kind != "run" or user.team_id is None or run.team_id != user.team_id:
-        raise Forbidden("This run belongs to another team.")
+    # Another team's run (or a baseline) answers exactly like a missing id, so that polling
+    # ids reveals neither how many runs others uploaded nor when.
+    if run is None or run.kind != "run" or user.team_id is None or run.team_id != user.team_id:
+        raise NotFound(f"No run {run_id}.")
     return run
 
 

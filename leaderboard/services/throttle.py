@@ -1,17 +1,32 @@
-"""Limit failed log-ins per account and per address; the counts live in the shared database."""
+"""Limit log-in attempts with counters in the shared database, claimed before the password check."""
+
+# Three limits, each counted in a window that starts at the first counted attempt:
+# - an account from one address ("pair"): the lockout, which never blocks the owner elsewhere;
+# - an account from all addresses ("account"): a much higher cap against distributed guessing;
+# - an address over all accounts ("address"): against one address trying many accounts.
+# An attempt takes a slot in all three with conditional UPDATEs (count < limit) in one
+# transaction and commits before the password is verified, so parallel requests on any number
+# of workers and hosts cannot exceed a limit; a successful log-in gives its slots back.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import case, delete, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from leaderboard.models import LoginFailure
+from leaderboard.models import LoginCounter
 
 WINDOW = timedelta(minutes=15)
-PER_ACCOUNT = 5
+PER_PAIR = 5
+PER_ACCOUNT = 100
 PER_ADDRESS = 30
+#: Tries at a claim when a counter row vanished in between or the database gave up on a lock.
+_TRIES = 5
 
 
 class TooManyAttempts(Exception):
@@ -22,31 +37,116 @@ class TooManyAttempts(Exception):
         self.retry_after = retry_after
 
 
-def check_allowed(session: Session, email: str, remote: str, now: datetime) -> None:
-    """Raise TooManyAttempts when the account or the address failed too often recently."""
-    since = now - WINDOW
-    for column, value, limit in (
-        (LoginFailure.email, email.strip().lower(), PER_ACCOUNT),
-        (LoginFailure.remote, remote, PER_ADDRESS),
-    ):
-        count, oldest = session.execute(
-            select(func.count(), func.min(LoginFailure.at)).where(
-                column == value, LoginFailure.at >= since
+@dataclass(frozen=True)
+class Attempt:
+    """The counters one log-in attempt claimed a slot in."""
+
+    keys: tuple[tuple[str, str, int], ...]  # (scope, key, limit), in locking order
+
+    @classmethod
+    def of(cls, email: str, remote: str) -> Attempt:
+        """Return the counters of a log-in as ``email`` from ``remote``."""
+        # PostgreSQL refuses NUL in text; such an address counts under a stand-in character.
+        account = email.strip().lower().replace("\x00", "\ufffd")[:320]
+        address = remote.replace("\x00", "\ufffd")[:64]
+        # The address comes first and has no spaces, so the pair key cannot be ambiguous.
+        return cls(
+            (
+                ("pair", f"{address} {account}", PER_PAIR),
+                ("account", account, PER_ACCOUNT),
+                ("address", address, PER_ADDRESS),
             )
-        ).one()
-        if count >= limit:
-            oldest_at = oldest if oldest.tzinfo else oldest.replace(tzinfo=now.tzinfo)
-            raise TooManyAttempts(max(1, int((oldest_at + WINDOW - now).total_seconds())))
+        )
 
 
-def record_failure(session: Session, email: str, remote: str, now: datetime) -> None:
-    """Count one failed log-in (and forget failures older than the window)."""
-    session.execute(delete(LoginFailure).where(LoginFailure.at < now - WINDOW))
-    session.add(LoginFailure(email=email.strip().lower()[:320], remote=remote[:64], at=now))
+def claim_attempt(session: Session, email: str, remote: str, now: datetime) -> Attempt:
+    """Count one log-in attempt before its password is checked; raise TooManyAttempts when over."""
+    # Known and unknown accounts are counted alike, so the answer tells nothing about either.
+    attempt = Attempt.of(email, remote)
+    _forget_expired(session, now)
+    for _ in range(_TRIES):
+        try:
+            _ensure_rows(session, attempt, now)
+            refused = _claim(session, attempt, now)
+        except OperationalError:
+            session.rollback()  # SQLite busy past its timeout, or a PostgreSQL deadlock: again
+            continue
+        if refused is None:
+            return attempt
+        if refused > 0:
+            raise TooManyAttempts(refused)
+        # A counter row was removed between the two steps (expired rows are cleared): again.
+    raise TooManyAttempts(1)
+
+
+def attempt_succeeded(session: Session, attempt: Attempt) -> None:
+    """Forget the account's failures from this address and give back the attempt's slots."""
+    pair = attempt.keys[0]
+    session.execute(
+        delete(LoginCounter).where(LoginCounter.scope == pair[0], LoginCounter.key == pair[1])
+    )
+    for scope, key, _limit in attempt.keys[1:]:
+        session.execute(
+            update(LoginCounter)
+            .where(LoginCounter.scope == scope, LoginCounter.key == key, LoginCounter.count > 0)
+            .values(count=LoginCounter.count - 1)
+            .execution_options(synchronize_session=False)
+        )
     session.commit()
 
 
-def clear_failures(session: Session, email: str) -> None:
-    """Forget an account's failures after it logged in."""
-    session.execute(delete(LoginFailure).where(LoginFailure.email == email.strip().lower()))
+def _ensure_rows(session: Session, attempt: Attempt, now: datetime) -> None:
+    """Create the attempt's missing counters, committed on their own before any is claimed."""
+    rows = [{"scope": s, "key": k, "count": 0, "window_start": now} for s, k, _ in attempt.keys]
+    if session.get_bind().dialect.name == "postgresql":
+        pg = pg_insert(LoginCounter).values(rows)
+        session.execute(pg.on_conflict_do_nothing(index_elements=["scope", "key"]))
+    else:
+        lite = sqlite_insert(LoginCounter).values(rows)
+        session.execute(lite.on_conflict_do_nothing(index_elements=["scope", "key"]))
     session.commit()
+
+
+def _claim(session: Session, attempt: Attempt, now: datetime) -> int | None:
+    """Claim a slot in every counter: None if done, else the seconds to wait (0: a row vanished)."""
+    # Nothing is kept unless every counter had room.
+    # A window starting far ahead (a rehearsal clock moved back) is over too; a little ahead is
+    # normal, as parallel requests read the clock in one order and reach the database in another.
+    expired = (LoginCounter.window_start <= now - WINDOW) | (
+        LoginCounter.window_start > now + WINDOW
+    )
+    # Rows are always taken in the same order (pair, account, address), so no deadlock.
+    for scope, key, limit in attempt.keys:
+        this = (LoginCounter.scope == scope, LoginCounter.key == key)
+        claimed = session.execute(
+            update(LoginCounter)
+            .where(*this, expired | (LoginCounter.count < limit))
+            .values(
+                count=case((expired, 1), else_=LoginCounter.count + 1),
+                window_start=case((expired, now), else_=LoginCounter.window_start),
+            )
+            .execution_options(synchronize_session=False)
+        )
+        if claimed.rowcount == 1:  # type: ignore[attr-defined]
+            continue
+        started = session.scalar(select(LoginCounter.window_start).where(*this))
+        session.rollback()
+        if started is None:
+            return 0
+        return max(1, int((started + WINDOW - now).total_seconds()))
+    session.commit()
+    return None
+
+
+def _forget_expired(session: Session, now: datetime) -> None:
+    """Delete counters whose window ended, skipping rows another attempt holds."""
+    stale = (
+        select(LoginCounter.id)
+        .where(LoginCounter.window_start <= now - WINDOW)
+        .with_for_update(skip_locked=True)
+    )
+    try:
+        session.execute(delete(LoginCounter).where(LoginCounter.id.in_(stale)))
+        session.commit()
+    except OperationalError:
+        session.rollback()  # housekeeping only; the next attempt tries again

@@ -148,12 +148,19 @@ _NUMBER = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\n")
 
 
-def csv_safe(field: str, *, text: bool = False) -> str:
-    """Return ``field`` with a leading apostrophe if a spreadsheet could read it as a formula.
+_NO_BIDI = str.maketrans(dict.fromkeys(map(ord, _BIDI_CONTROLS)))
 
-    Numbers (e.g. -0.01234) stay as they are, except in user ``text``: a team named "+1" or
-    "-1" must not turn into a number either.
+
+def csv_safe(field: str, *, text: bool = False) -> str:
+    """Return ``field`` without bidi controls, and quoted if it could be read as a formula.
+
+    Bidi embeddings, overrides and isolates are dropped as in the other plain-text exports (an
+    unbalanced U+202E reverses the rest of the line). A leading apostrophe neutralises what a
+    spreadsheet would read as a formula; numbers (e.g. -0.01234) stay as they are, except in
+    user ``text``: a team named "+1" or "-1" must not turn into a number either.
     """
+    # Dropped first, so that a control cannot hide a formula's "=" from the check below.
+    field = field.translate(_NO_BIDI)
     if not text and _NUMBER.fullmatch(field):
         return field
     return "'" + field if field.startswith(_FORMULA_STARTS) else field

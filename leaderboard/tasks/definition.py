@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from leaderboard.formats.issues import quote, shown
+
 SLUG_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 KNOWN_TOP_KEYS = {
     "slug",
@@ -112,13 +114,13 @@ def _require(d: dict[str, Any], key: str, typ: type, where: str) -> Any:
         raise DefinitionError(f"{where}{key}", "is required")
     value = d[key]
     if not isinstance(value, typ):
-        raise DefinitionError(f"{where}{key}", f"must be a {typ.__name__}, got {value!r}")
+        raise DefinitionError(f"{where}{key}", f"must be a {typ.__name__}, got {shown(value)}")
     return value
 
 
 def _slug(value: str, key: str) -> str:
     if not value or not set(value) <= SLUG_CHARS or len(value) > 64:
-        raise DefinitionError(key, f"{value!r} is not a valid slug (letters, digits, - _ .)")
+        raise DefinitionError(key, f"{shown(value)} is not a valid slug (letters, digits, - _ .)")
     return value
 
 
@@ -138,7 +140,7 @@ def _file(value: Any, base_dir: Path | None, key: str) -> str:
     if not isinstance(value, str) or not value:
         raise DefinitionError(key, "must be a file path")
     if base_dir is not None and not (base_dir / value).resolve().is_file():
-        raise DefinitionError(key, f"file not found: {value}")
+        raise DefinitionError(key, f"file not found: {quote(value)}")
     return value
 
 
@@ -176,7 +178,7 @@ def parse_definition(
     """
     unknown = set(raw) - KNOWN_TOP_KEYS
     if unknown:
-        raise DefinitionError(sorted(unknown)[0], "unknown key")
+        raise DefinitionError(quote(sorted(unknown)[0]), "unknown key")
     slug = _slug(_require(raw, "slug", str, ""), "slug")
     title = _require(raw, "title", str, "")
     family = _require(raw, "family", str, "")
@@ -188,7 +190,8 @@ def parse_definition(
     official = _require(raw, "official_measure", str, "")
     if official not in measures:
         raise DefinitionError(
-            "official_measure", f"{official!r} is not among the measures {list(measures)}"
+            "official_measure",
+            f"{shown(official)} is not among the measures {quote(str(list(measures)))}",
         )
     runs_raw = raw.get("runs", {})
     if not isinstance(runs_raw, dict):
@@ -206,11 +209,12 @@ def parse_definition(
     for s in ranked:
         if s not in slots:
             raise DefinitionError(
-                "runs.ranked_slots", f"{s!r} is not one of runs.slots {list(slots)}"
+                "runs.ranked_slots",
+                f"{shown(s)} is not one of runs.slots {quote(str(list(slots)))}",
             )
     extra_run_keys = set(runs_raw) - {"slots", "ranked_slots"}
     if extra_run_keys:
-        raise DefinitionError(f"runs.{sorted(extra_run_keys)[0]}", "unknown key")
+        raise DefinitionError(f"runs.{quote(sorted(extra_run_keys)[0])}", "unknown key")
     baselines_raw = raw.get("baselines", {})
     if not isinstance(baselines_raw, dict):
         raise DefinitionError("baselines", "must be a table")
@@ -254,14 +258,16 @@ def parse_definition(
             raise DefinitionError(f"{where}sets", "two sets share a slug")
         default_set = str(st.get("default_set", sets[0].slug))
         if default_set not in {s.slug for s in sets}:
-            raise DefinitionError(f"{where}default_set", f"{default_set!r} is not one of its sets")
+            raise DefinitionError(
+                f"{where}default_set", f"{shown(default_set)} is not one of its sets"
+            )
         footnotes = _str_list(st.get("footnotes", []), f"{where}footnotes")
         st_measures = _str_list(st.get("measures", list(measures)), f"{where}measures")
         st_official = str(st.get("official_measure", official if official in st_measures else ""))
         if st_official not in st_measures:
             raise DefinitionError(
                 f"{where}official_measure",
-                f"{st_official!r} is not among the measures {list(st_measures)}",
+                f"{shown(st_official)} is not among the measures {quote(str(list(st_measures)))}",
             )
         st_options = {
             k: v

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from flask import Flask
+from werkzeug.middleware.proxy_fix import ProxyFix
 
 from leaderboard.clock import clock_from_environment
 from leaderboard.config import REPO_ROOT, load_settings
@@ -27,13 +28,20 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         MAX_CONTENT_LENGTH=settings.max_upload_bytes,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        SESSION_COOKIE_SECURE=bool((overrides or {}).get("secure_cookies", False)),
+        SESSION_COOKIE_SECURE=settings.secure_cookies,
         REMEMBER_COOKIE_HTTPONLY=True,
         REMEMBER_COOKIE_SAMESITE="Lax",
+        REMEMBER_COOKIE_SECURE=settings.secure_cookies,
         WTF_CSRF_TIME_LIMIT=None,
         TESTING=bool((overrides or {}).get("testing", False)),
         WTF_CSRF_ENABLED=bool((overrides or {}).get("csrf", True)),
     )
+    if settings.trusted_proxies > 0:
+        # Only as many X-Forwarded-* entries as there are proxies of ours are believed; the
+        # rest were written by the client.
+        n = settings.trusted_proxies
+        proxied = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)
+        app.wsgi_app = proxied  # type: ignore[method-assign]
     engine = make_engine(settings.database_url)
     app.extensions["leaderboard"] = {
         "settings": settings,

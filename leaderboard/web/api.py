@@ -9,6 +9,7 @@ from typing import Any
 from flask import Blueprint, g, jsonify, request
 from flask.typing import ResponseReturnValue
 
+from leaderboard.formats.issues import shown
 from leaderboard.models import User
 from leaderboard.services.accounts import user_for_token
 from leaderboard.services.catalog import resolve
@@ -121,5 +122,5 @@ def table(task: str, subtask: str) -> ResponseReturnValue:
     if view == "official" and snapshot is not None:
         return jsonify(snapshot.table)
     if view not in ("official", "live"):
-        raise InvalidInput(f"Unknown view {view!r}; use official or live.")
+        raise InvalidInput(f"Unknown view {shown(view)}; use official or live.")
     return jsonify(table_to_dict(live_table(db(), store(), target)))

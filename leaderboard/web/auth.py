@@ -6,16 +6,12 @@ from urllib.parse import urlsplit
 
 from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from flask_login import current_user, login_required, login_user, logout_user
+from flask_login import current_user, login_required
 
 from leaderboard.services.accounts import authenticate
-from leaderboard.services.throttle import (
-    TooManyAttempts,
-    check_allowed,
-    clear_failures,
-    record_failure,
-)
+from leaderboard.services.throttle import TooManyAttempts, attempt_succeeded, claim_attempt
 from leaderboard.web.context import db, now
+from leaderboard.web.extensions import end_session, start_session
 from leaderboard.web.forms import LoginForm
 
 bp = Blueprint("auth", __name__)
@@ -41,7 +37,8 @@ def login() -> ResponseReturnValue:
         email = form.email.data or ""
         remote = request.remote_addr or "unknown"
         try:
-            check_allowed(db(), email, remote, now())
+            # Counted before the password is checked, so parallel guesses cannot slip past.
+            attempt = claim_attempt(db(), email, remote, now())
         except TooManyAttempts as exc:
             minutes = -(-exc.retry_after // 60)
             flash(f"Too many failed log-ins; try again in {minutes} minute(s).", "error")
@@ -50,10 +47,9 @@ def login() -> ResponseReturnValue:
             return resp
         user = authenticate(db(), email, form.password.data or "")
         if user is not None:
-            clear_failures(db(), email)
-            login_user(user)
+            attempt_succeeded(db(), attempt)
+            start_session(user)
             return redirect(_safe_next(request.args.get("next")))
-        record_failure(db(), email, remote, now())
         flash("Wrong e-mail address or password.", "error")
         return render_template("auth/login.html", form=form), 401
     status = 400 if request.method == "POST" else 200
@@ -63,6 +59,6 @@ def login() -> ResponseReturnValue:
 @bp.route("/logout", methods=["POST"])
 @login_required
 def logout() -> ResponseReturnValue:
-    """Log the current user out."""
-    logout_user()
+    """Log the current user out, ending every session of theirs."""
+    end_session(current_user)
     return redirect(url_for("public.home"))

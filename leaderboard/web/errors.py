@@ -8,6 +8,8 @@ from flask import Blueprint, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
+from werkzeug.formparser import MultiPartParser
+from werkzeug.sansio.multipart import MultipartDecoder
 
 from leaderboard.services.errors import DomainError, RunRejected
 
@@ -46,13 +48,49 @@ def csrf_error(exc: CSRFError) -> ResponseReturnValue:
     )
 
 
+def _megabytes(n: int) -> str:
+    return f"{round(n / (1024 * 1024), 2):,g} MB"
+
+
+def _form_limit_hit(exc: BaseException) -> str | None:
+    """Name the multipart limit werkzeug enforced ("parts" or "memory"), if it was one."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    if tb is None:
+        return None
+    # werkzeug raises the same bare 413 for every limit; where it raised it tells them apart.
+    owner = tb.tb_frame.f_locals.get("self")
+    where = tb.tb_frame.f_code.co_name
+    if isinstance(owner, MultipartDecoder):
+        return "parts" if where == "next_event" else "memory"
+    if isinstance(owner, MultiPartParser):
+        return "memory"
+    return None
+
+
 @bp.app_errorhandler(413)
 def too_large(exc: HTTPException) -> ResponseReturnValue:
-    """Refuse an upload over the size limit."""
-    from leaderboard.web.context import settings
-
-    mb = settings().max_upload_bytes / (1024 * 1024)
-    return _respond(413, f"The upload is larger than the limit of {mb:,.0f} MB.")
+    """Refuse a request over one of the size limits, naming the limit it exceeded."""
+    limit = request.max_content_length
+    length = request.content_length
+    over = limit is not None and length is not None and length > limit
+    cause = None if over else _form_limit_hit(exc)
+    if cause == "parts":
+        return _respond(
+            413,
+            f"The form has more than {request.max_form_parts or 0:,} parts; "
+            "send each file in its own field and only the fields the form asks for.",
+        )
+    if cause == "memory":
+        return _respond(
+            413,
+            "A form field other than a file is larger than the limit of "
+            f"{request.max_form_memory_size or 0:,} bytes; send large content as a file.",
+        )
+    if limit is None:
+        return _respond(413, "The request is too large.")
+    return _respond(413, f"The upload is larger than the limit of {_megabytes(limit)}.")
 
 
 @bp.app_errorhandler(HTTPException)

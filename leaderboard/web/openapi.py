@@ -128,8 +128,7 @@ def openapi_document() -> dict[str, Any]:
                             },
                         },
                         "401": _err("No valid token"),
-                        "403": _err("Another team's run"),
-                        "404": _err("No such run"),
+                        "404": _err("No such run, or not one of the caller's team"),
                     },
                 }
             },

@@ -12,11 +12,11 @@ from flask_login import current_user, login_required
 from sqlalchemy import or_, select
 
 from leaderboard.clock import parse_instant
+from leaderboard.formats.issues import shown
 from leaderboard.models import AuditEvent, GoldFile, Team, User
-from leaderboard.services import accounts
 from leaderboard.services.baselines import add_baselines
 from leaderboard.services.catalog import Target, list_tasks, resolve
-from leaderboard.services.errors import DomainError, InvalidInput, NotFound, RunRejected
+from leaderboard.services.errors import DomainError, InvalidInput, RunRejected
 from leaderboard.services.freeze import freeze, frozen_of, verify
 from leaderboard.services.gold import gold_target, rescore_set, set_gold
 from leaderboard.services.listing import LISTING_FORMATS, run_listing
@@ -162,7 +162,7 @@ def _int_or_none(value: str | None, what: str) -> int | None:
     try:
         return int(value)
     except ValueError:
-        raise InvalidInput(f"{what} must be a whole number, not {value!r}.") from None
+        raise InvalidInput(f"{what} must be a whole number, not {shown(value)}.") from None
 
 
 def _bool_or_none(value: str | None) -> bool | None:
@@ -228,11 +228,6 @@ def import_run(task: str, subtask: str) -> ResponseReturnValue:
     if not form.validate_on_submit():
         return _page(base, import_form=form), 400
     target = resolve(db(), task, subtask, form.eval_set.data)
-    team_name = (form.team.data or "").strip()
-    try:
-        team = accounts.find_team(db(), team_name)
-    except NotFound:
-        team = accounts.create_team(db(), team_name, actor=_actor())
     sub = Submission(
         target=target,
         slot=form.slot.data or "",
@@ -244,12 +239,14 @@ def import_run(task: str, subtask: str) -> ResponseReturnValue:
         options={"resort": form.mode.data == "resort"},
     )
     try:
-        run = submit_run(db(), store(), settings(), sub, user=_user(), team=team, now=now())
+        run = submit_run(
+            db(), store(), settings(), sub, user=_user(), team=form.team.data or "", now=now()
+        )
     except RunRejected as exc:
         return _page(
             base, import_form=form, import_error=exc.message, import_issues=exc.issues
         ), 422
-    flash(f"Imported run {run.id} for {team.name} ({run.slot}).", "info")
+    flash(f"Imported run {run.id} for {run.team.name if run.team else ''} ({run.slot}).", "info")
     return _back(task, subtask)
 
 

@@ -8,6 +8,7 @@ from flask_login import current_user
 from markupsafe import Markup
 from sqlalchemy import exists, select
 
+from leaderboard.formats.issues import shown
 from leaderboard.models import FrozenTable, Run, User
 from leaderboard.services import revisions
 from leaderboard.services.catalog import Target, definition_of, list_tasks, resolve
@@ -38,7 +39,7 @@ def chosen_view(snapshot: FrozenTable | None) -> str:
     """Return the requested view: the official table once frozen, else the live one."""
     view = request.args.get("view") or ("official" if snapshot is not None else "live")
     if view not in VIEWS:
-        raise InvalidInput(f"Unknown view {view!r}; use official or live.")
+        raise InvalidInput(f"Unknown view {shown(view)}; use official or live.")
     return view
 
 

@@ -150,6 +150,8 @@ def live_server(chromium: Browser, tmp_path: Path, template_instance: Path) -> I
         LEADERBOARD_STORAGE_DIR=str(settings["storage_dir"]),
         LEADERBOARD_SECRET_KEY="browser-test-secret",
         LEADERBOARD_CLOCK_FILE=str(clock_file),
+        # Log-ins last so long by the server's clock, which the tests move by weeks.
+        LEADERBOARD_SESSION_HOURS=str(24 * 366),
     )
     port = _free_port()
     log_file = tmp_path / "gunicorn.log"

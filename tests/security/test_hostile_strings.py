@@ -212,14 +212,21 @@ def check_page(html: str, shown: tuple[str, ...] = ()) -> PageScan:
     return page
 
 
+#: Explicit bidi embeddings, overrides and isolates; no plain-text export may keep one.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+CSV_FORMS = {RLO: "evil فريق"}  # bidi controls dropped, as in the Markdown and LaTeX exports
+
+
 def check_csv(text: str, names: tuple[str, ...]) -> list[str]:
-    """Assert no CSV cell can start a formula (numbers excepted); return the cells."""
+    """Assert no CSV cell can start a formula (numbers excepted) or holds a bidi control."""
+    assert not BIDI_CONTROLS & set(text), "a bidi control in a CSV export"
     cells = [cell for row in csv.reader(io.StringIO(text)) for cell in row]
     for cell in cells:
         if cell.startswith(FORMULA_STARTS):
             assert NUMBER.fullmatch(cell), f"formula-like CSV cell {cell!r}"
     for name in names:
-        shown = "'" + name if name.startswith(FORMULA_STARTS) else name
+        plain = CSV_FORMS.get(name, name)
+        shown = "'" + plain if plain.startswith(FORMULA_STARTS) else plain
         assert any(cell.startswith(shown) for cell in cells), f"{shown!r} missing from the CSV"
     return cells
 

@@ -260,6 +260,31 @@ def test_csv_hostile_names() -> None:
     assert all(len(row) == len(sts_rows[0]) for row in sts_rows)
 
 
+BIDI_CONTROLS = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def test_csv_drops_bidi_controls() -> None:
+    assert csv_safe(f"abc{RLO}def", text=True) == "abcdef"
+    assert csv_safe(f"\u2067{BIDI_CONTROLS}فريق\u2069") == "فريق"
+    # Left-to-right and right-to-left marks are no embeddings: they stay.
+    assert csv_safe("a\u200fb\u200e") == "a\u200fb\u200e"
+
+
+def test_csv_bidi_control_cannot_hide_a_formula() -> None:
+    assert csv_safe(f"{RLO}=cmd|' /C calc'!A0", text=True) == "'=cmd|' /C calc'!A0"
+    assert csv_safe("\u2066-1+1\u2069") == "'-1+1"
+    assert csv_safe("\u2066-0.5\u2069") == "-0.5"  # a number once the isolate is gone
+
+
+def test_csv_hostile_names_lose_their_bidi_controls() -> None:
+    for table in hostile_tables():
+        text = to_csv(table)
+        assert not set(text) & set(BIDI_CONTROLS), table.style
+        cells = [cell for row in read_csv(text) for cell in row]
+        assert any(cell.startswith("abcdef") for cell in cells), table.style
+        assert any("فريق" in cell for cell in cells), table.style
+
+
 # -------------------------------------------------------------------------------------- Markdown
 
 UNESCAPED_PIPE = re.compile(r"(?<!\\)\|")

@@ -173,18 +173,18 @@ def test_replacing_a_run_keeps_it_in_history_and_out_of_the_table(
     assert table["rows"][0]["cells"]["MAP"]["display"] == "96.33"
 
 
-def test_another_teams_run_is_forbidden(app: Flask, client: FlaskClient) -> None:
+def test_another_teams_run_is_not_found(app: Flask, client: FlaskClient) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     make_participant(app, "Borealis", "bob@example.org")
     login(client, "alice@example.org", "correct horse battery")
     run_url = form_upload(client, oracle_run()).headers["Location"].split("?")[0]
     client.post("/logout", data={"csrf_token": csrf_from(client.get("/").get_data(as_text=True))})
     login(client, "bob@example.org", "correct horse battery")
-    assert client.get(run_url).status_code == 403
+    assert client.get(run_url).status_code == 404
     run_id = int(run_url.rsplit("/", 1)[1])
     bob = token_for(app, "bob@example.org")
     resp = client.get(f"/api/v1/runs/{run_id}", headers={"Authorization": f"Bearer {bob}"})
-    assert resp.status_code == 403
+    assert resp.status_code == 404
     assert "scores" not in resp.get_json()
 
 

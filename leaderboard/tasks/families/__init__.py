@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from leaderboard.formats.issues import shown
 from leaderboard.tasks.definition import DefinitionError
 from leaderboard.tasks.families.base import Family
 
@@ -17,5 +18,5 @@ def get_family(name: str) -> Family:
         return families[name]
     except KeyError:
         raise DefinitionError(
-            "family", f"unknown family {name!r}; known: {sorted(families)}"
+            "family", f"unknown family {shown(name)}; known: {sorted(families)}"
         ) from None

@@ -7,8 +7,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, cast
 
+from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused
 from leaderboard.formats.compression import is_zip_or_tar
 from leaderboard.formats.issues import Issue
 from leaderboard.tables.model import MeasureSpec
@@ -65,6 +66,8 @@ class Verdict:
     parsed: Any = None
     tolerances: tuple[str, ...] = ()
     report: dict[str, Any] = field(default_factory=dict)
+    #: Errors found beyond those listed in ``errors`` (validators keep a bounded number).
+    more_errors: int = 0
 
     @property
     def ok(self) -> bool:
@@ -146,6 +149,9 @@ class Family(ABC):
         return {k: io.BytesIO(v) for k, v in files.items()}
 
     @abstractmethod
+    def input_bounds(self, gold: Any, ctx: Context) -> dict[str, InputBound]:
+        """Return, per upload field, the most a run of this set can hold (from the gold)."""
+
     def validate(
         self,
         inputs: RunInputs,
@@ -155,7 +161,34 @@ class Family(ABC):
         lenient: bool,
         options: Mapping[str, Any],
     ) -> Verdict:
-        """Validate an upload (strict for participants, lenient for organizer imports)."""
+        """Validate an upload read within the set's bounds, decompressed as a stream.
+
+        Every field is read through a BoundedReader: a file larger than its task can need is
+        refused while it is read, before it is unpacked or split in full, whichever family
+        reads it and however (upload, import, re-score, verify, offline scoring).
+        """
+        bounds = self.input_bounds(gold, ctx)
+        fallback = InputBound(max_bytes=ctx.max_decompressed)
+        bounded = {
+            name: cast(IO[bytes], BoundedReader(stream, bounds.get(name, fallback)))
+            for name, stream in inputs.items()
+        }
+        try:
+            return self.validate_inputs(bounded, gold, ctx, lenient=lenient, options=options)
+        except InputRefused as exc:
+            return Verdict([Issue(None, exc.message)], [])
+
+    @abstractmethod
+    def validate_inputs(
+        self,
+        inputs: RunInputs,
+        gold: Any,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict:
+        """Validate bounded, decompressed inputs (strict for participants, lenient for imports)."""
 
     @abstractmethod
     def score(self, parsed: Any, gold: Any) -> dict[str, MeasureResult]:

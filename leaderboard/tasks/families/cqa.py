@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from leaderboard.formats import cqa as fmt
-from leaderboard.formats.compression import DecompressionError, maybe_gunzip
-from leaderboard.formats.issues import Issue
+from leaderboard.formats.bounded import InputBound
+from leaderboard.formats.issues import shown
 from leaderboard.scoring.cqa import CQA_MEASURES, official
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
@@ -28,6 +28,8 @@ from leaderboard.tasks.families.base import (
 #: Measures reported as fractions and shown x100; MRR is already on a x100 scale.
 _PERCENT = {"MAP", "AvgRec", "P", "R", "F1", "Acc"}
 RECIPES = ("ir", "random", "true", "false")
+#: The average line length a run may have; real runs average about 40 bytes a line.
+AVERAGE_LINE_BYTES = 1024
 _BASELINES = {
     "ir": (1, "Baseline 1 (IR)", ("MAP", "AvgRec", "MRR")),
     "random": (2, "Baseline 2 (random)", CQA_MEASURES),
@@ -47,23 +49,24 @@ class CqaFamily(Family):
         for m in {m for st in definition.subtasks for m in st.measures}:
             if m not in CQA_MEASURES:
                 raise DefinitionError(
-                    "measures", f"unknown measure {m!r} for family cqa; known: {list(CQA_MEASURES)}"
+                    "measures",
+                    f"unknown measure {shown(m)} for family cqa; known: {list(CQA_MEASURES)}",
                 )
         for r in definition.baseline_recipes:
             if r not in RECIPES:
                 raise DefinitionError(
-                    "baselines.recipes", f"unknown recipe {r!r}; known: {list(RECIPES)}"
+                    "baselines.recipes", f"unknown recipe {shown(r)}; known: {list(RECIPES)}"
                 )
         if definition.table_style not in ("", "semeval-cqa"):
             raise DefinitionError(
                 "table_style",
-                f"family cqa uses table style 'semeval-cqa', not {definition.table_style!r}",
+                f"family cqa uses table style 'semeval-cqa', not {shown(definition.table_style)}",
             )
         for i, st in enumerate(definition.subtasks):
             recipe = st.options.get("random_recipe", "uniform")
             if recipe not in ("uniform", "rank-top"):
                 raise DefinitionError(
-                    f"subtasks[{i}].random_recipe", f"unknown random recipe {recipe!r}"
+                    f"subtasks[{i}].random_recipe", f"unknown random recipe {shown(recipe)}"
                 )
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
@@ -88,7 +91,19 @@ class CqaFamily(Family):
         """Parse the set's relevancy file."""
         return fmt.parse_gold(files["gold"])
 
-    def validate(
+    def input_bounds(self, gold: fmt.CqaGold, ctx: Context) -> dict[str, InputBound]:
+        """Bound a run by the gold: one line per candidate, room for twice as many lines."""
+        lines = len(gold)
+        max_lines = 2 * lines + 100
+        return {
+            "file": InputBound(
+                max_bytes=min(max_lines * AVERAGE_LINE_BYTES, ctx.max_decompressed),
+                max_lines=max_lines,
+                reason=f"a run for {ctx.where} has one line per candidate, {lines:,} lines",
+            )
+        }
+
+    def validate_inputs(
         self,
         inputs: RunInputs,
         gold: fmt.CqaGold,
@@ -101,10 +116,7 @@ class CqaFamily(Family):
         stream, problems = single_file(inputs)
         if stream is None:
             return Verdict(problems, [])
-        try:
-            data = maybe_gunzip(read_all(stream), limit=ctx.max_decompressed)
-        except DecompressionError as exc:
-            return Verdict([Issue(None, str(exc))], [])
+        data = read_all(stream)
         if lenient:
             v = fmt.parse_lenient(data, gold, resort=bool(options.get("resort")))
         else:
@@ -122,7 +134,12 @@ class CqaFamily(Family):
         if v.tolerances:
             report["tolerances"] = list(v.tolerances)
         return Verdict(
-            list(v.errors), list(v.warnings), v.run if v.ok else None, tuple(v.tolerances), report
+            list(v.errors),
+            list(v.warnings),
+            v.run if v.ok else None,
+            tuple(v.tolerances),
+            report,
+            more_errors=v.more_errors,
         )
 
     def score(self, parsed: fmt.CqaRun, gold: fmt.CqaGold) -> dict[str, MeasureResult]:
@@ -141,8 +158,8 @@ class CqaFamily(Family):
         """Build IR, random (shipped file or seeded), all-true and all-false baselines."""
         out: list[BaselineRun] = []
         for recipe in ctx.definition.baseline_recipes:
-            order, label, shown = _BASELINES[recipe]
-            shown = tuple(m for m in shown if m in ctx.subtask.measures)
+            order, label, columns = _BASELINES[recipe]
+            columns = tuple(m for m in columns if m in ctx.subtask.measures)
             if recipe == "random":
                 shipped = files.get("random_baseline")
                 if shipped is not None:
@@ -162,7 +179,7 @@ class CqaFamily(Family):
                     "true": "Every label 'true'.",
                     "false": "Every label 'false'.",
                 }[recipe]
-            out.append(BaselineRun(recipe, label, order, shown, {"file": content}, description))
+            out.append(BaselineRun(recipe, label, order, columns, {"file": content}, description))
         return out
 
 

@@ -11,7 +11,8 @@ import numpy as np
 
 from leaderboard.formats import sts as fmt
 from leaderboard.formats.archive import ArchiveError, ArchiveLimits, match_members, read_archive
-from leaderboard.formats.issues import Issue
+from leaderboard.formats.bounded import InputBound
+from leaderboard.formats.issues import Issue, shown
 from leaderboard.formats.sts_baseline import baseline_scores, render_scores
 from leaderboard.scoring.correlation import official
 from leaderboard.tables.model import MeasureSpec
@@ -30,6 +31,8 @@ from leaderboard.tasks.families.base import (
 RECIPES = ("cosine-bow",)
 #: Upload field for a whole run sent as one .zip or .tar.gz.
 ARCHIVE_FIELD = "archive"
+#: What an archive may hold beyond the run files themselves (headers, a README).
+ARCHIVE_SLACK = 4 << 20
 
 
 @dataclass(frozen=True)
@@ -67,12 +70,13 @@ class StsFamily(Family):
         """Require parts with line counts and gold files, and measures = overall + part slugs."""
         if definition.table_style not in ("", "sts"):
             raise DefinitionError(
-                "table_style", f"family sts uses table style 'sts', not {definition.table_style!r}"
+                "table_style",
+                f"family sts uses table style 'sts', not {shown(definition.table_style)}",
             )
         for r in definition.baseline_recipes:
             if r not in RECIPES:
                 raise DefinitionError(
-                    "baselines.recipes", f"unknown recipe {r!r}; known: {list(RECIPES)}"
+                    "baselines.recipes", f"unknown recipe {shown(r)}; known: {list(RECIPES)}"
                 )
         for i, st in enumerate(definition.subtasks):
             where = f"subtasks[{i}]"
@@ -97,7 +101,7 @@ class StsFamily(Family):
                         raise DefinitionError(f"{pkey}.gold", "is required (a file path)")
                     if part["slug"] not in st.measures:
                         raise DefinitionError(
-                            f"{where}.measures", f"must list the part {part['slug']!r}"
+                            f"{where}.measures", f"must list the part {shown(part['slug'])}"
                         )
                     if (
                         "cosine-bow" in definition.baseline_recipes
@@ -163,8 +167,28 @@ class StsFamily(Family):
             raise RunPathError(" ".join(errors))
         return self.memory_inputs(matched)
 
+    def input_bounds(self, gold: StsGoldBundle, ctx: Context) -> dict[str, InputBound]:
+        """Bound each part's file by its line count, and an archive by all parts together."""
+        bounds = {
+            spec.slug: InputBound(
+                max_bytes=min(fmt.max_file_bytes(spec), ctx.max_decompressed),
+                max_lines=2 * spec.lines + 100,
+                reason=f"a run file for {spec.slug} has one score per line, {spec.lines:,} lines",
+                label=f"{spec.slug}: the file",
+            )
+            for spec in gold.specs
+        }
+        total = sum(b.max_bytes for b in bounds.values())
+        bounds[ARCHIVE_FIELD] = InputBound(
+            # Room for every part, tar headers and a few ignored files such as a README.
+            max_bytes=min(total + ARCHIVE_SLACK, ctx.max_decompressed),
+            reason=f"it would hold more than the {len(bounds)} run files of {ctx.where} need",
+            label="The archive",
+        )
+        return bounds
+
     def _expand(
-        self, inputs: RunInputs, ctx: Context
+        self, inputs: RunInputs, gold: StsGoldBundle, ctx: Context
     ) -> tuple[dict[str, bytes], list[Issue], list[Issue]]:
         """Return the files by part: form fields as given, or an archive's members by name."""
         fields = self.run_fields(ctx)
@@ -181,7 +205,11 @@ class StsFamily(Family):
             if files:
                 errors.append(Issue(None, "Send either one archive or one file per set, not both."))
                 return {}, errors, warnings
-            limits = ArchiveLimits(max_total_bytes=ctx.max_decompressed)
+            bounds = self.input_bounds(gold, ctx)
+            limits = ArchiveLimits(
+                max_member_bytes=max(b.max_bytes for k, b in bounds.items() if k in fields),
+                max_total_bytes=bounds[ARCHIVE_FIELD].max_bytes,
+            )
             try:
                 members = read_archive(read_all(inputs[ARCHIVE_FIELD]), limits=limits)
             except ArchiveError as exc:
@@ -192,7 +220,7 @@ class StsFamily(Family):
             files = matched
         return files, errors, warnings
 
-    def validate(
+    def validate_inputs(
         self,
         inputs: RunInputs,
         gold: StsGoldBundle,
@@ -202,7 +230,7 @@ class StsFamily(Family):
         options: Mapping[str, Any],
     ) -> Verdict:
         """Validate every part's file; one error anywhere rejects the whole run."""
-        files, errors, warnings = self._expand(inputs, ctx)
+        files, errors, warnings = self._expand(inputs, gold, ctx)
         if errors:
             return Verdict(errors, warnings)
         if not lenient:

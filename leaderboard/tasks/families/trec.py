@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import gzip
-import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import IO, Any
+from typing import Any
 
 from leaderboard.formats import trec as fmt
-from leaderboard.formats.issues import Issue
+from leaderboard.formats.bounded import InputBound
+from leaderboard.formats.issues import shown
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
@@ -23,11 +22,8 @@ from leaderboard.tasks.families.base import (
 )
 
 MEASURES = ("MAP", "R-Prec", "MRR")
-GZIP_MAGIC = b"\x1f\x8b"
-
-
-class _TooLarge(Exception):
-    """The decompressed stream passed the configured cap."""
+#: The average line length a run may have; real runs average about 100 bytes a line.
+AVERAGE_LINE_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -54,42 +50,6 @@ def trec_settings(definition: TaskDefinition) -> fmt.TrecSettings:
     return fmt.TrecSettings(**definition.format)
 
 
-class _CappedReader:
-    """A (possibly gzipped) stream read in blocks, refusing more than ``limit`` bytes of content."""
-
-    def __init__(self, stream: IO[bytes], limit: int) -> None:
-        stream.seek(0)
-        head = stream.read(2)
-        stream.seek(0)
-        self._source: IO[bytes] = stream
-        if head == GZIP_MAGIC:
-            self._source = gzip.GzipFile(fileobj=stream, mode="rb")  # type: ignore[assignment]
-        self._limit = limit
-        self._total = 0
-
-    def read(self, size: int = -1) -> bytes:
-        """Return the next block; raise _TooLarge once the cap is passed."""
-        block = self._source.read(size)
-        self._total += len(block)
-        if self._total > self._limit:
-            raise _TooLarge
-        return block
-
-    def readinto(self, buffer: memoryview) -> int:
-        """Fill ``buffer`` with the next bytes (no intermediate copy); raise _TooLarge likewise."""
-        readinto = getattr(self._source, "readinto", None)
-        if readinto is None:
-            block = self._source.read(len(buffer))
-            buffer[: len(block)] = block
-            count = len(block)
-        else:
-            count = int(readinto(buffer) or 0)
-        self._total += count
-        if self._total > self._limit:
-            raise _TooLarge
-        return count
-
-
 class TrecFamily(Family):
     """TREC run files; MAP, R-Prec and MRR per qrels variant with trec_eval 9.0.8 semantics."""
 
@@ -101,7 +61,7 @@ class TrecFamily(Family):
         if definition.table_style not in ("", "trec"):
             raise DefinitionError(
                 "table_style",
-                f"family trec uses table style 'trec', not {definition.table_style!r}",
+                f"family trec uses table style 'trec', not {shown(definition.table_style)}",
             )
         if definition.baseline_recipes:
             raise DefinitionError("baselines.recipes", "the trec family has no generated baselines")
@@ -129,7 +89,7 @@ class TrecFamily(Family):
                 if measure not in MEASURES:
                     raise DefinitionError(
                         f"subtasks[{i}].measures",
-                        f"unknown measure {m!r}; use <variant>/{'|'.join(MEASURES)}",
+                        f"unknown measure {shown(m)}; use <variant>/{'|'.join(MEASURES)}",
                     )
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
@@ -176,7 +136,23 @@ class TrecFamily(Family):
             qrels[slug] = parsed
         return TrecGold(topics, qrels, thresholds, settings)
 
-    def validate(
+    def input_bounds(self, gold: TrecGold, ctx: Context) -> dict[str, InputBound]:
+        """Bound a run by its topics and depth: at most ``max_per_query`` lines per topic."""
+        topics = len(gold.topics)
+        depth = gold.settings.max_per_query
+        max_lines = topics * depth + 1000
+        return {
+            "file": InputBound(
+                max_bytes=min(max_lines * AVERAGE_LINE_BYTES, ctx.max_decompressed),
+                max_lines=max_lines,
+                reason=(
+                    f"a run for {ctx.where} ranks at most {depth:,} results "
+                    f"for each of {topics:,} topics"
+                ),
+            )
+        }
+
+    def validate_inputs(
         self,
         inputs: RunInputs,
         gold: TrecGold,
@@ -189,29 +165,18 @@ class TrecFamily(Family):
         stream, problems = single_file(inputs)
         if stream is None:
             return Verdict(problems, [])
-        lines = _CappedReader(stream, ctx.max_decompressed)
-        try:
-            if lenient:
-                run, errors, tolerated = fmt.parse_lenient(lines)
-                info: dict[str, Any] = {"tolerances": tolerated} if tolerated else {}
-                if run is not None:
-                    info["run_tag"] = run.tag
-                return Verdict(errors, [], run if not errors else None, tuple(tolerated), info)
-            run, errors, warnings = fmt.validate_run(
-                lines,
-                topics=gold.topics,
-                settings=gold.settings,
-                form_run_name=options.get("run_name"),
-            )
-        except _TooLarge:
-            mb = ctx.max_decompressed / (1024 * 1024)
-            return Verdict(
-                [Issue(None, f"The file is larger than {mb:,.0f} MB when decompressed.")], []
-            )
-        except (OSError, EOFError, zlib.error):
-            return Verdict(
-                [Issue(None, "The file looks gzip-compressed but could not be decompressed.")], []
-            )
+        if lenient:
+            run, errors, tolerated = fmt.parse_lenient(stream)
+            info: dict[str, Any] = {"tolerances": tolerated} if tolerated else {}
+            if run is not None:
+                info["run_tag"] = run.tag
+            return Verdict(errors, [], run if not errors else None, tuple(tolerated), info)
+        run, errors, warnings = fmt.validate_run(
+            stream,
+            topics=gold.topics,
+            settings=gold.settings,
+            form_run_name=options.get("run_name"),
+        )
         return Verdict(errors, warnings, run, (), {"run_tag": run.tag} if run is not None else {})
 
     def score(self, parsed: fmt.TrecRun, gold: TrecGold) -> dict[str, MeasureResult]:

@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -84,14 +84,49 @@ def database_url(app: Flask) -> str:
     return str(app.extensions["leaderboard"]["settings"].database_url)
 
 
+def app_on_copy(template: Path, root: Path, **settings: object) -> Flask:
+    """Return an app on a fresh copy of the template instance in ``root``, with extra settings.
+
+    ``settings`` are create_app overrides, e.g. ``clock=FixedClock(...)`` for a controlled time.
+    """
+    instance = root / "instance"
+    shutil.copytree(template, instance)
+    return create_app({**app_overrides(instance), **settings})
+
+
+def dispose(app: Flask) -> None:
+    """Close a test app's database connections."""
+    app.extensions["leaderboard"]["engine"].dispose()
+
+
+#: ``make_app(**settings)`` returns a new app on a fresh copy of the template.
+AppFactory = Callable[..., Flask]
+
+
+@pytest.fixture
+def make_app(tmp_path: Path, template_instance: Path) -> Iterator[AppFactory]:
+    """Return a factory of apps on fresh copies of the template, with extra settings each.
+
+    The one way tests build an app with a controlled clock: ``make_app(clock=FixedClock(t))``.
+    """
+    made: list[Flask] = []
+
+    def factory(**settings: object) -> Flask:
+        application = app_on_copy(template_instance, tmp_path / f"app{len(made)}", **settings)
+        made.append(application)
+        return application
+
+    yield factory
+    for application in made:
+        dispose(application)
+
+
 @pytest.fixture
 def app(tmp_path: Path, template_instance: Path) -> Iterator[Flask]:
     """Return an app on a fresh copy of the template database and storage."""
-    instance = tmp_path / "instance"
-    shutil.copytree(template_instance, instance)
-    application = create_app(app_overrides(instance))
+    application = app_on_copy(template_instance, tmp_path)
     yield application
-    application.extensions["leaderboard"]["engine"].dispose()
+    dispose(application)
 
 
 @pytest.fixture

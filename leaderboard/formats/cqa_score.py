@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-CQA_SCORE_ORDER = ("MAP", "AvgRec", "MRR", "P", "R", "F1", "Acc")
+from leaderboard.scoring.cqa import CQA_MEASURES
+
+#: The official scorer prints the seven measures in the registry's order.
+CQA_SCORE_ORDER = CQA_MEASURES
 
 
 def parse_all_scores(text: str) -> dict[str, str] | None:

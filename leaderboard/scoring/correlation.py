@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 
 import numpy as np
+
+from leaderboard.scoring.registry import Measure, MeasureRegistry
 
 
 def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
@@ -61,6 +64,19 @@ def weighted_overall(per_set: Mapping[str, float], weights: Mapping[str, int]) -
     return math.fsum(weights[s] * per_set[s] for s in per_set) / total
 
 
+#: Pearson's r over the scored pairs: shown and ranked officially to 5 decimals, printf-style.
+PEARSON = Measure(
+    "Pearson", "Pearson", "correlation", 5, 5, notes="Pearson correlation over the scored pairs"
+)
+#: STS columns are the overall measure and the evaluation parts, each a Pearson correlation.
+MEASURES = MeasureRegistry(
+    "sts",
+    [],
+    patterns=[(re.compile(r"[A-Za-z0-9_.-]{1,64}"), lambda m: PEARSON.renamed(m.group(0)))],
+    forms=("the overall measure", "the slug of each evaluation part"),
+)
+
+
 def official(value: float) -> str:
     """Return ``value`` as shown and ranked officially: 5 decimals, printf-style."""
-    return format(value, ".5f")
+    return PEARSON.official(value)

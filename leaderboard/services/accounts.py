@@ -66,6 +66,11 @@ def team_for_import(session: Session, name: str, *, actor: str) -> Team:
     return team
 
 
+def list_teams(session: Session) -> list[Team]:
+    """Return every team by name."""
+    return list(session.scalars(select(Team).order_by(Team.name)))
+
+
 def find_team(session: Session, name: str) -> Team:
     """Return the team with this name or raise NotFound."""
     team = session.scalar(select(Team).where(Team.name == name))

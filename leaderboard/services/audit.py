@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, utcnow
@@ -58,4 +59,26 @@ def record_for(
         at=at,
         set=target.eval_set.slug,
         **details,
+    )
+
+
+def latest_events(session: Session, limit: int = 100) -> list[AuditEvent]:
+    """Return the newest audit events, newest first."""
+    return list(session.scalars(select(AuditEvent).order_by(AuditEvent.id.desc()).limit(limit)))
+
+
+def events_of_subtask(
+    session: Session, task: str, subtask: str, limit: int = 200
+) -> list[AuditEvent]:
+    """Return the newest events of a subtask and the site-wide ones, newest first."""
+    return list(
+        session.scalars(
+            select(AuditEvent)
+            .where(
+                or_(AuditEvent.task_slug.is_(None), AuditEvent.task_slug == task),
+                or_(AuditEvent.subtask_slug.is_(None), AuditEvent.subtask_slug == subtask),
+            )
+            .order_by(AuditEvent.id.desc())
+            .limit(limit)
+        )
     )

@@ -1,14 +1,19 @@
-"""Compute and store a set's baseline rows from its gold data (or the shipped official files)."""
+"""Store a set's baseline rows: generated from its gold data, shipped, or imported from a file."""
 
 from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
-from leaderboard.models import Run
+from leaderboard.formats.issues import Issue, shown, summarise
+from leaderboard.models import GoldFile, Run
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, load_gold
-from leaderboard.services.errors import RunRejected
+from leaderboard.services.errors import InvalidInput, RunRejected
 from leaderboard.services.runs import (
     Upload,
     active_key,
@@ -18,6 +23,11 @@ from leaderboard.services.runs import (
     store_inputs,
 )
 from leaderboard.storage import FileStore
+from leaderboard.tasks.families.base import MeasureResult
+
+MAX_LABEL = 100
+#: Imported baselines come after the generated ones (whose order is 1 to 4 at most).
+IMPORTED_ORDER = 100
 
 
 def add_baselines(
@@ -31,44 +41,105 @@ def add_baselines(
     for b in target.family.baselines(gold, contents, ctx):
         # Baseline files come from the organizers' side: read them as the official scorer did.
         upload = Upload.from_bytes(b.files, {k: f"baseline_{b.role}_{k}.txt" for k in b.files})
-        verdict = target.family.validate(upload.files, gold, ctx, lenient=True, options={})
-        if not verdict.ok:
-            raise RunRejected(f"Baseline {b.label!r} could not be read.", verdict.errors)
-        results = target.family.score(verdict.parsed, gold)
-        stored = store_inputs(store, upload)
-        sha_all = manifest_sha(stored)
-
-        def make(b=b, stored=stored, sha_all=sha_all, results=results) -> Run:
-            return Run(
-                subtask_id=target.subtask.id,
-                eval_set_id=target.eval_set.id,
-                team_id=None,
-                kind="baseline",
-                slot=b.role,
-                name=b.role,
-                label=b.label,
-                description=b.description,
-                lenient=True,
-                file_sha256=sha_all,
-                files=stored,
-                report={"shown": list(b.shown), "order": b.order},
-                submitted_via="cli" if actor == "cli" else "web",
+        evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=True, options={})
+        if evaluation.results is None:
+            raise RunRejected(
+                f"Baseline {shown(b.label)} could not be read.", evaluation.verdict.errors
             )
-
-        run = place_run(
-            session,
-            active_key(target.eval_set.id, None, b.role),
-            make,
-            lambda _r: None,
-            score_values(results, gold_files),
-        )
-        placed.append(run)
-    record_for(
-        session,
-        actor,
-        "add-baselines",
-        target,
-        roles=[r.slot for r in placed],
-    )
+        report = {"shown": list(b.shown), "order": b.order}
+        placed.append(
+            _place(session, store, target, upload, b.role, b.label, b.description, report,
+                   evaluation.results, gold_files, actor, lenient=True)
+        )  # fmt: skip
+    record_for(session, actor, "add-baselines", target, roles=[r.slot for r in placed])
     session.commit()
     return placed
+
+
+def import_baseline(
+    session: Session,
+    store: FileStore,
+    settings: Settings,
+    target: Target,
+    upload: Upload,
+    *,
+    label: str,
+    lenient: bool = False,
+    description: str = "",
+    actor: str,
+) -> Run:
+    """Validate, score and store a run file as a baseline row labelled ``label`` (no team).
+
+    A baseline imported again under the same label replaces the earlier one.
+    """
+    label = label.strip()
+    if not label or len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
+        raise InvalidInput(
+            f"A baseline label is 1 to {MAX_LABEL} printable characters, not {shown(label)}."
+        )
+    gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+    ctx = target.context(settings.max_decompressed_bytes)
+    evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=lenient, options={})
+    if evaluation.results is None:
+        errors = evaluation.verdict.errors or [Issue(None, "The run could not be read.")]
+        n = len(errors) + evaluation.verdict.more_errors
+        raise RunRejected(
+            f"The baseline was rejected: {n:,} error{'s' if n != 1 else ''}.",
+            summarise(errors, unlisted=evaluation.verdict.more_errors),
+            evaluation.verdict.warnings,
+        )
+    role = "import-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:48] or "baseline")
+    report: dict[str, Any] = {
+        "shown": list(evaluation.results),
+        "order": IMPORTED_ORDER,
+        **evaluation.verdict.report,
+    }
+    run = _place(session, store, target, upload, role, label, description, report,
+                 evaluation.results, gold_files, actor, lenient=lenient)  # fmt: skip
+    record_for(session, actor, "import-baseline", target, label=label, sha256=run.file_sha256)
+    session.commit()
+    return run
+
+
+def _place(
+    session: Session,
+    store: FileStore,
+    target: Target,
+    upload: Upload,
+    role: str,
+    label: str,
+    description: str,
+    report: Mapping[str, Any],
+    results: Mapping[str, MeasureResult],
+    gold_files: Mapping[str, GoldFile],
+    actor: str,
+    *,
+    lenient: bool,
+) -> Run:
+    """Store a scored baseline in the slot of its role, replacing the role's previous row."""
+    stored = store_inputs(store, upload)
+
+    def make() -> Run:
+        return Run(
+            subtask_id=target.subtask.id,
+            eval_set_id=target.eval_set.id,
+            team_id=None,
+            kind="baseline",
+            slot=role,
+            name=role,
+            label=label,
+            description=description,
+            # Re-scoring and verify read the file the way it was accepted.
+            lenient=lenient,
+            file_sha256=manifest_sha(stored),
+            files=stored,
+            report=dict(report),
+            submitted_via="cli" if actor == "cli" else "web",
+        )
+
+    rows: Sequence[Mapping[str, Any]] = score_values(results, gold_files)
+    return place_run(session, active_key(target.eval_set.id, None, role), make, _no_op, rows)
+
+
+def _no_op(_run: Run) -> None:
+    """Do nothing before the commit (baselines use no quota)."""

@@ -17,15 +17,10 @@ from leaderboard.services.audit import record
 from leaderboard.services.errors import NotFound
 from leaderboard.services.revisions import bump
 from leaderboard.storage import FileStore
-from leaderboard.tasks.definition import (
-    SubtaskDef,
-    TaskDefinition,
-    load_definition_file,
-    preset_paths,
-    stored_definition,
-)
+from leaderboard.tasks.definition import SubtaskDef, TaskDefinition, preset_paths
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family
+from leaderboard.tasks.loading import load_definition_file, stored_definition
 
 
 @dataclass(frozen=True)
@@ -42,8 +37,10 @@ class Target:
     #: The set's current reference files when the target was resolved, by role.
     files: Mapping[str, GoldFile] = field(default_factory=dict)
 
-    def context(self, max_decompressed: int = 1 << 30) -> Context:
-        """Return the family context for uploads into this target."""
+    def context(self, max_decompressed: int = 1 << 30, *, set_slug: str | None = None) -> Context:
+        """Return the family context for uploads into this target (or another set of it)."""
+        if set_slug is not None and set_slug != self.eval_set.slug:
+            return Context(self.definition, self.subtask_def, set_slug, max_decompressed)
         return Context(
             self.definition, self.subtask_def, self.eval_set.slug, max_decompressed, self.loaded
         )
@@ -245,9 +242,13 @@ def load_gold(
     files = dict(target.files) if not fresh else current_files(session, target.eval_set)
     if "gold" not in files and target.family.file_roles.get("gold"):
         raise NotFound(f"Set {target.eval_set.slug!r} has no gold file yet.")
+    # Parsed gold depends on the definition (e.g. a TREC variant's threshold) and the set's
+    # options as much as on the files: all of them are part of the key.
     key = (
         target.definition.family,
+        target.definition.sha256,
         target.subtask.slug,
+        target.eval_set.slug,
         tuple(sorted((r, g.sha256) for r, g in files.items())),
     )
     gold = _cache.get(key)
@@ -256,3 +257,17 @@ def load_gold(
         gold = target.family.load_gold(contents, target.context(max_decompressed))
         _cache.put(key, gold)
     return gold, files
+
+
+def upload_fields_by_subtask(session: Session) -> dict[str, list[tuple[str, str]]]:
+    """Return, per hosted "task/subtask", the upload fields of its default set."""
+    out: dict[str, list[tuple[str, str]]] = {}
+    for task in list_tasks(session):
+        definition = definition_of(task)
+        family = get_family(definition.family)
+        for sub in definition.subtasks:
+            ctx = Context(definition, sub, sub.default_set)
+            out[f"{task.slug}/{sub.slug}"] = [
+                (f.name, f.description) for f in family.upload_fields(ctx)
+            ]
+    return out

@@ -255,19 +255,19 @@ def verify(session: Session, store: FileStore, settings: Settings, target: Targe
             streams[name] = data
         if len(streams) != len(item["files"]):
             continue
-        verdict = target.family.validate(
+        evaluation = target.family.evaluate(
             target.family.memory_inputs(streams),
             gold,
             ctx,
             lenient=item["lenient"],
             options=item["options"],
         )
-        if not verdict.ok:
-            report.differences.append(
-                f"{label}: the stored run no longer validates: {verdict.errors[0].message}"
-            )
+        results = evaluation.results
+        if results is None:
+            errors = evaluation.verdict.errors
+            first = errors[0].message if errors else "the run could not be read"
+            report.differences.append(f"{label}: the stored run no longer validates: {first}")
             continue
-        results = target.family.score(verdict.parsed, gold)
         values = {}
         for measure, old in rec["values"].items():
             new = results.get(measure)

@@ -33,8 +33,9 @@ def gold_target(
 ) -> tuple[Target, str]:
     """Resolve ``--set``/``--variant`` to a target set and the role of the file to replace.
 
-    ``--set`` names an evaluation set (``test``) or, for multi-part sets, a part (``headlines``);
-    ``--variant`` names a qrels variant (``manual``).
+    ``--set`` names an evaluation set (``test``) or a part of a multi-part set (``headlines``);
+    ``--variant`` names a variant of the set's reference files (TREC qrels, ``manual``). The
+    family says which reference files a set has (its gold slots).
     """
     try:
         target = resolve(session, task, subtask, set_or_part)
@@ -45,30 +46,53 @@ def gold_target(
             (
                 s.slug
                 for s in base.subtask_def.sets
-                for p in s.options.get("parts", [])
-                if p["slug"] == set_or_part
+                for slot in base.family.gold_slots(base.context(set_slug=s.slug))
+                if slot.part is not None and slot.part == set_or_part
             ),
             None,
         )
         if owner is None:
             raise
         target, part = resolve(session, task, subtask, owner), set_or_part
-    ctx = target.context()
+    slots = target.family.gold_slots(target.context())
     if variant is not None:
-        known = [str(v["slug"]) for v in ctx.set.options.get("variants", [])]
-        if variant not in known:
+        known = [s.variant for s in slots if s.variant is not None]
+        found = [s for s in slots if s.variant == variant]
+        if not found:
             raise InvalidInput(
-                f"Unknown qrels variant {shown(variant)}; this set has {', '.join(known) or 'none'}."
+                f"Unknown variant {shown(variant)}; this set has {', '.join(known) or 'none'}."
             )
-        return target, f"qrels:{variant}"
+        return target, found[0].role
     if part is not None:
-        return target, f"gold:{part}"
-    if "gold" in target.family.file_roles:
-        return target, "gold"
-    parts = [str(p["slug"]) for p in ctx.set.options.get("parts", [])]
+        return target, next(s.role for s in slots if s.part == part)
+    single = [s for s in slots if s.part is None and s.variant is None]
+    if single:
+        return target, single[0].role
+    parts = [s.part for s in slots if s.part is not None]
     if parts:
         raise InvalidInput(f"Name the part whose gold to replace with --set ({', '.join(parts)}).")
-    raise InvalidInput("Name the qrels variant with --variant.")
+    variants = [s.variant for s in slots if s.variant is not None]
+    raise InvalidInput(f"Name the variant with --variant ({', '.join(variants)}).")
+
+
+def gold_target_by_role(
+    session: Session, task: str, subtask: str, set_slug: str, role: str
+) -> tuple[Target, str]:
+    """Return the target set and role an organizer chose from the set's gold slots."""
+    target = resolve(session, task, subtask, set_slug)
+    if role not in {s.role for s in target.family.gold_slots(target.context())}:
+        raise InvalidInput(f"Set {shown(set_slug)} has no reference file {shown(role)}.")
+    return target, role
+
+
+def gold_choices(base: Target) -> list[tuple[str, str]]:
+    """Return the reference files an organizer may replace, as ("set|role", label) pairs."""
+    out = []
+    for es in base.subtask.eval_sets:
+        ctx = base.context(set_slug=es.slug)
+        for slot in base.family.gold_slots(ctx):
+            out.append((f"{es.slug}|{slot.role}", f"{es.slug}: {slot.label}"))
+    return out
 
 
 def set_gold(
@@ -165,7 +189,7 @@ def rescore_set(
     for run in runs:
         inputs = _inputs(store, run)
         try:
-            verdict = target.family.validate(
+            evaluation = target.family.evaluate(
                 inputs,
                 gold,
                 ctx,
@@ -175,11 +199,11 @@ def rescore_set(
         finally:
             for stream in inputs.values():
                 stream.close()
-        if not verdict.ok:
-            report.failed[run.id] = [i.message for i in verdict.errors[:5]]
+        results = evaluation.results
+        if results is None:
+            report.failed[run.id] = [i.message for i in evaluation.verdict.errors[:5]]
             run.report = {**run.report, "rescore_error": report.failed[run.id]}
             continue
-        results = target.family.score(verdict.parsed, gold)
         for s in run.scores:
             s.current = False
         run.scores.extend(score_rows(results, gold_files))
@@ -200,3 +224,15 @@ def rescore_set(
     )
     session.commit()
     return report
+
+
+def gold_history(session: Session, target: Target) -> list[GoldFile]:
+    """Return every version of every reference file of the target's subtask, by set and role."""
+    set_ids = [s.id for s in target.subtask.eval_sets]
+    return list(
+        session.scalars(
+            select(GoldFile)
+            .where(GoldFile.eval_set_id.in_(set_ids))
+            .order_by(GoldFile.eval_set_id, GoldFile.role, GoldFile.version)
+        )
+    )

@@ -175,14 +175,15 @@ def check_and_score(
     gold, gold_files = load_gold(
         session, store, target, settings.max_decompressed_bytes, fresh=False
     )
-    verdict = target.family.validate(
+    evaluation = target.family.evaluate(
         sub.upload.files,
         gold,
         target.context(settings.max_decompressed_bytes),
         lenient=sub.lenient,
         options={"run_name": sub.name or None, **sub.options},
     )
-    if not verdict.ok:
+    verdict = evaluation.verdict
+    if evaluation.results is None:
         errors = verdict.errors or [Issue(None, "The run could not be read.")]
         n = len(errors) + verdict.more_errors
         raise RunRejected(
@@ -190,9 +191,8 @@ def check_and_score(
             summarise(errors, unlisted=verdict.more_errors),
             verdict.warnings,
         )
-    results = target.family.score(verdict.parsed, gold)
     report = dict(verdict.report)
-    return verdict.parsed, results, verdict.warnings, report, gold_files
+    return verdict.parsed, evaluation.results, verdict.warnings, report, gold_files
 
 
 def submit_run(

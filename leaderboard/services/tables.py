@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import exists, select
 from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.models import Run
@@ -43,6 +43,15 @@ def _runs(session: Session, target: Target, *conditions: Any) -> list[Run]:
             )
             .options(selectinload(Run.scores), selectinload(Run.team))
             .order_by(Run.id)
+        )
+    )
+
+
+def has_active_runs(session: Session, target: Target) -> bool:
+    """Return whether the target's set has any active run or baseline."""
+    return bool(
+        session.scalar(
+            select(exists().where(Run.eval_set_id == target.eval_set.id, Run.status == "active"))
         )
     )
 
@@ -118,6 +127,7 @@ def table_inputs(
         "note_texts": {marker: text for marker, text in FLAG_NOTES.values()},
         "truncation_notes": truncation_notes,
         "include_late": include_late,
+        **target.family.style_options(target.context()),
         **target.definition.table,
     }
     if target.loaded:

@@ -9,6 +9,8 @@ from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
 from typing import Literal
 
+from leaderboard.scoring.registry import Measure
+
 Kind = Literal["run", "baseline"]
 RankMarker = Literal["", "*", "†"]
 
@@ -40,15 +42,34 @@ NO_OPTIONS: Mapping[str, object] = MappingProxyType({})
 
 @dataclass(frozen=True)
 class MeasureSpec:
-    """One measure column of a table, with its display and tie precision."""
+    """One measure column of a table: its registry entry as a column (factor, decimals, direction).
+
+    ``scale`` multiplies a stored value into the shown one; ties and ranks compare the stored
+    official strings, which the registry rounds.
+    """
 
     key: str
     label: str
     group: str | None = None
     official: bool = False
-    scale: int = 1
-    stored_decimals: int = 4
+    scale: float = 1
     display_decimals: int = 2
+    lower_is_better: bool = False
+
+    @classmethod
+    def of(
+        cls, measure: Measure, *, official: bool = False, group: str | None = None
+    ) -> MeasureSpec:
+        """Return the column of a registry entry."""
+        return cls(
+            key=measure.key,
+            label=measure.label,
+            group=group,
+            official=official,
+            scale=measure.factor,
+            display_decimals=measure.decimals,
+            lower_is_better=measure.lower_is_better,
+        )
 
 
 @dataclass(frozen=True)
@@ -261,6 +282,16 @@ def official_decimal(value: Value) -> Decimal:
     if not parsed.is_finite():
         raise ValueError(f"official value {value.official!r} is not finite")
     return parsed
+
+
+def rank_value(value: Value, measure: MeasureSpec) -> Decimal:
+    """Return the stored official value as ranks compare it: negated when lower is better.
+
+    Every ranking, subindex, bold best and sort order reads this, so a lower-is-better measure
+    ranks ascending everywhere while the ranking code counts "strictly higher" values alone.
+    """
+    stored = official_decimal(value)
+    return -stored if measure.lower_is_better else stored
 
 
 def display_string(value: Value, measure: MeasureSpec) -> str:

@@ -1,4 +1,4 @@
-"""Standard competition ranking (1, 1, 3) on stored official values; higher is better."""
+"""Standard competition ranking (1, 1, 3) on stored official values, in each measure's direction."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from decimal import Decimal
 
-from leaderboard.tables.model import Entry, official_decimal
+from leaderboard.tables.model import Entry, MeasureSpec, rank_value
 
 
 def competition_ranks(values: Sequence[Decimal]) -> list[int]:
@@ -38,17 +38,21 @@ class RankField:
         return self._ordered[-1] if self._ordered else None
 
 
-def rank_field(entries: Sequence[Entry], key: str) -> RankField:
-    """Return the stored official values of measure ``key`` among ``entries`` as a rank field."""
-    return RankField([official_decimal(e.values[key]) for e in entries if key in e.values])
+def rank_field(entries: Sequence[Entry], measure: MeasureSpec) -> RankField:
+    """Return the rank values (see ``rank_value``) of a measure among ``entries`` as a field."""
+    key = measure.key
+    return RankField([rank_value(e.values[key], measure) for e in entries if key in e.values])
 
 
-def team_best(entries: Sequence[Entry], key: str) -> tuple[dict[str, Decimal], RankField]:
-    """Return each team's best stored value of ``key`` among ``entries``, and their rank field."""
+def team_best(
+    entries: Sequence[Entry], measure: MeasureSpec
+) -> tuple[dict[str, Decimal], RankField]:
+    """Return each team's best rank value of a measure among ``entries``, and their field."""
+    key = measure.key
     best: dict[str, Decimal] = {}
     for entry in entries:
         if key in entry.values:
-            stored = official_decimal(entry.values[key])
+            stored = rank_value(entry.values[key], measure)
             name = entry.team or ""
             best[name] = max(stored, best.get(name, stored))
     return best, RankField(list(best.values()))

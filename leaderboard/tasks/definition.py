@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from leaderboard.formats.issues import quote, shown
@@ -130,12 +129,6 @@ def _str_list(value: Any, key: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-#: Set keys holding a list of named groups (STS evaluation parts, TREC qrels variants) whose
-#: file keys become roles "<key>:<group slug>", e.g. ``gold:headlines`` or ``qrels:automatic``.
-GROUP_KEYS = ("parts", "variants")
-GROUP_FILE_KEYS = ("gold", "input", "mapping", "qrels")
-
-
 def _file(value: Any, base_dir: Path | None, key: str) -> str:
     if not isinstance(value, str) or not value:
         raise DefinitionError(key, "must be a file path")
@@ -145,9 +138,12 @@ def _file(value: Any, base_dir: Path | None, key: str) -> str:
 
 
 def _groups(
-    value: Any, base_dir: Path | None, key: str, files: dict[str, str]
+    value: Any, base_dir: Path | None, key: str, files: dict[str, str], file_keys: tuple[str, ...]
 ) -> list[dict[str, Any]]:
-    """Check a list of named groups; record their files in ``files``; return their options."""
+    """Check a list of named groups; record their files in ``files``; return their options.
+
+    A group's file key ``k`` becomes the role ``k:<group slug>``, e.g. ``gold:headlines``.
+    """
     if not isinstance(value, list) or not value:
         raise DefinitionError(key, "must be a non-empty list of tables")
     out: list[dict[str, Any]] = []
@@ -158,7 +154,7 @@ def _groups(
         slug = _slug(_require(group, "slug", str, f"{gwhere}."), f"{gwhere}.slug")
         opts = {}
         for gk, gv in group.items():
-            if gk in GROUP_FILE_KEYS:
+            if gk in file_keys:
                 files[f"{gk}:{slug}"] = _file(gv, base_dir, f"{gwhere}.{gk}")
             else:
                 opts[gk] = gv
@@ -170,11 +166,17 @@ def _groups(
 
 
 def parse_definition(
-    raw: dict[str, Any], base_dir: Path | None, file_roles: dict[str, bool], sha256: str = ""
+    raw: dict[str, Any],
+    base_dir: Path | None,
+    file_roles: Mapping[str, bool],
+    sha256: str = "",
+    group_keys: Mapping[str, tuple[str, ...]] = MappingProxyType({}),
 ) -> TaskDefinition:
-    """Check a definition's structure; ``file_roles`` maps a set's file keys to "required".
+    """Check a definition's structure with its family's keys.
 
-    With ``base_dir`` None (a definition already stored in the database) files are not checked.
+    ``file_roles`` maps a set's file keys to "required"; ``group_keys`` maps set keys holding
+    named groups (e.g. STS parts) to the file keys a group may name. With ``base_dir`` None (a
+    definition already stored in the database) files are not checked.
     """
     unknown = set(raw) - KNOWN_TOP_KEYS
     if unknown:
@@ -244,8 +246,10 @@ def parse_definition(
                     continue
                 if key in file_roles:
                     files[key] = _file(value, base_dir, f"{swhere}{key}")
-                elif key in GROUP_KEYS:
-                    options[key] = _groups(value, base_dir, f"{swhere}{key}", files)
+                elif key in group_keys:
+                    options[key] = _groups(
+                        value, base_dir, f"{swhere}{key}", files, group_keys[key]
+                    )
                 else:
                     options[key] = value
             for role, required in file_roles.items():
@@ -322,42 +326,11 @@ def parse_definition(
     )
 
 
-#: Parsed stored definitions by hash: every request resolves its task, and parsing is not free.
-_STORED: dict[str, TaskDefinition] = {}
-_STORED_MAX = 64
-
-
-def stored_definition(raw: dict[str, Any], sha256: str) -> TaskDefinition:
-    """Rebuild a definition stored in the database (its files live in the file store)."""
-    from leaderboard.tasks.families import get_family
-
-    cached = _STORED.get(sha256)
-    if cached is not None and cached.raw == raw:
-        return cached
-    family = get_family(str(raw.get("family", "")))
-    # A private copy: the cached definition must not change with the caller's dict.
-    definition = parse_definition(copy.deepcopy(raw), None, family.file_roles, sha256)
-    if len(_STORED) >= _STORED_MAX:
-        _STORED.clear()
-    _STORED[sha256] = definition
-    return definition
-
-
 def load_definition_file(path: Path) -> TaskDefinition:
-    """Read, parse and check a task definition file, including its family's rules."""
-    from leaderboard.tasks.families import get_family
+    """Read a definition file (TEMPORARY shim while the CLI moves to tasks.loading)."""
+    from leaderboard.tasks.loading import load_definition_file as load
 
-    data = Path(path).read_bytes()
-    try:
-        raw = tomllib.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise DefinitionError("(file)", f"not a valid TOML file: {exc}") from exc
-    family = get_family(str(_require(raw, "family", str, "")))
-    definition = parse_definition(
-        raw, Path(path).resolve().parent, family.file_roles, hashlib.sha256(data).hexdigest()
-    )
-    family.check_definition(definition)
-    return definition
+    return load(path)
 
 
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"

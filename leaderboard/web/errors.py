@@ -53,7 +53,7 @@ def _megabytes(n: int) -> str:
 
 
 def _form_limit_hit(exc: BaseException) -> str | None:
-    """Name the multipart limit werkzeug enforced ("parts" or "memory"), if it was one."""
+    """Name the multipart limit werkzeug enforced ("count" or "memory"), if it was one."""
     tb = exc.__traceback__
     while tb is not None and tb.tb_next is not None:
         tb = tb.tb_next
@@ -63,7 +63,7 @@ def _form_limit_hit(exc: BaseException) -> str | None:
     owner = tb.tb_frame.f_locals.get("self")
     where = tb.tb_frame.f_code.co_name
     if isinstance(owner, MultipartDecoder):
-        return "parts" if where == "next_event" else "memory"
+        return "count" if where == "next_event" else "memory"
     if isinstance(owner, MultiPartParser):
         return "memory"
     return None
@@ -76,7 +76,7 @@ def too_large(exc: HTTPException) -> ResponseReturnValue:
     length = request.content_length
     over = limit is not None and length is not None and length > limit
     cause = None if over else _form_limit_hit(exc)
-    if cause == "parts":
+    if cause == "count":
         return _respond(
             413,
             f"The form has more than {request.max_form_parts or 0:,} parts; "

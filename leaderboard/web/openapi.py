@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 _ERROR = {
@@ -55,8 +56,41 @@ def _err(description: str) -> dict[str, Any]:
     }
 
 
-def openapi_document() -> dict[str, Any]:
-    """Return the OpenAPI document."""
+def _upload_schema(fields: Mapping[str, Sequence[tuple[str, str]]]) -> dict[str, Any]:
+    """Return the multipart schema of an upload: the common fields and every task's files."""
+    files: dict[str, str] = {"file": "The run file, plain text or gzip (single-file tasks)."}
+    for name, description in (f for per_subtask in fields.values() for f in per_subtask):
+        files.setdefault(name, description)
+    properties: dict[str, Any] = {
+        name: {"type": "string", "format": "binary", "description": text}
+        for name, text in files.items()
+    }
+    properties.update(
+        {
+            "slot": {"type": "string"},
+            "name": {"type": "string"},
+            "description": {"type": "string"},
+            "set": {"type": "string"},
+        }
+    )
+    listed = "; ".join(
+        f"{where}: {', '.join(name for name, _ in per_subtask)}"
+        for where, per_subtask in sorted(fields.items())
+    )
+    return {
+        "type": "object",
+        "required": ["slot"],
+        "properties": properties,
+        "description": "The run's files go in the fields its task's family names"
+        + (f" ({listed})." if listed else "."),
+        "x-upload-fields": {k: [name for name, _ in v] for k, v in fields.items()},
+    }
+
+
+def openapi_document(
+    upload_fields: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+) -> dict[str, Any]:
+    """Return the document; ``upload_fields`` maps "task/subtask" to its (field, description)."""
     task_params = [
         {"name": "task", "in": "path", "required": True, "schema": {"type": "string"}},
         {"name": "subtask", "in": "path", "required": True, "schema": {"type": "string"}},
@@ -78,17 +112,7 @@ def openapi_document() -> dict[str, Any]:
                         "required": True,
                         "content": {
                             "multipart/form-data": {
-                                "schema": {
-                                    "type": "object",
-                                    "required": ["slot"],
-                                    "properties": {
-                                        "file": {"type": "string", "format": "binary"},
-                                        "slot": {"type": "string"},
-                                        "name": {"type": "string"},
-                                        "description": {"type": "string"},
-                                        "set": {"type": "string"},
-                                    },
-                                }
+                                "schema": _upload_schema(upload_fields or {}),
                             }
                         },
                     },

@@ -9,16 +9,23 @@ from typing import Any
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
-from sqlalchemy import or_, select
 
 from leaderboard.clock import parse_instant
 from leaderboard.formats.issues import shown
-from leaderboard.models import AuditEvent, GoldFile, Team, User
+from leaderboard.models import User
+from leaderboard.services.accounts import list_teams
+from leaderboard.services.audit import events_of_subtask, latest_events
 from leaderboard.services.baselines import add_baselines
 from leaderboard.services.catalog import Target, list_tasks, resolve
 from leaderboard.services.errors import DomainError, InvalidInput, RunRejected
 from leaderboard.services.freeze import freeze, frozen_of, verify
-from leaderboard.services.gold import gold_target, rescore_set, set_gold
+from leaderboard.services.gold import (
+    gold_choices,
+    gold_history,
+    gold_target_by_role,
+    rescore_set,
+    set_gold,
+)
 from leaderboard.services.listing import LISTING_FORMATS, run_listing
 from leaderboard.services.phases import PhaseChange, phases_of, upsert_phase
 from leaderboard.services.runs import Submission, submit_run
@@ -62,35 +69,13 @@ def _user() -> User:
 def dashboard() -> ResponseReturnValue:
     """Show tasks, teams and the latest audit events."""
     session = db()
-    teams = session.scalars(select(Team).order_by(Team.name)).all()
-    events = session.scalars(select(AuditEvent).order_by(AuditEvent.id.desc()).limit(100)).all()
     return render_template(
         "organizer/dashboard.html",
         tasks=list_tasks(session),
-        teams=teams,
-        events=events,
+        teams=list_teams(session),
+        events=latest_events(session),
         form=ConfirmForm(),
     )
-
-
-def _gold_choices(target: Target) -> list[tuple[str, str]]:
-    """Return the reference files an organizer may replace, as (set|role, label) pairs."""
-    out = []
-    for es in target.subtask.eval_sets:
-        t = resolve(db(), target.task.slug, target.subtask.slug, es.slug)
-        setdef = t.context().set
-        if "gold" in t.family.file_roles:
-            out.append((f"{es.slug}|gold", f"{es.slug}: gold"))
-        for part in setdef.options.get("parts", []):
-            out.append((f"{part['slug']}|part", f"{es.slug}: gold of {part['slug']}"))
-        for variant in setdef.options.get("variants", []):
-            out.append(
-                (
-                    f"{es.slug}|{variant['slug']}",
-                    f"{es.slug}: qrels {variant['slug']} (relevant ≥ {variant['threshold']})",
-                )
-            )
-    return out
 
 
 def _page(target: Target, **extra: Any) -> str:
@@ -102,22 +87,9 @@ def _page(target: Target, **extra: Any) -> str:
     import_form.eval_set.choices = options(sets)
     import_form.slot.choices = options([(s, s) for s in target.definition.runs.slots])
     gold_form = GoldForm()
-    gold_form.target.choices = options(_gold_choices(target))
-    set_ids = [s.id for s in target.subtask.eval_sets]
-    gold_files = session.scalars(
-        select(GoldFile)
-        .where(GoldFile.eval_set_id.in_(set_ids))
-        .order_by(GoldFile.eval_set_id, GoldFile.role, GoldFile.version)
-    ).all()
-    events = session.scalars(
-        select(AuditEvent)
-        .where(
-            or_(AuditEvent.task_slug.is_(None), AuditEvent.task_slug == target.task.slug),
-            or_(AuditEvent.subtask_slug.is_(None), AuditEvent.subtask_slug == target.subtask.slug),
-        )
-        .order_by(AuditEvent.id.desc())
-        .limit(200)
-    ).all()
+    gold_form.target.choices = options(gold_choices(target))
+    gold_files = gold_history(session, target)
+    events = events_of_subtask(session, target.task.slug, target.subtask.slug)
     frozen = {
         s.slug: frozen_of(session, resolve(session, target.task.slug, target.subtask.slug, s.slug))
         for s in target.subtask.eval_sets
@@ -256,15 +228,14 @@ def gold(task: str, subtask: str) -> ResponseReturnValue:
     """Add or replace a reference file and re-score every run of its set."""
     base = resolve(db(), task, subtask)
     form = GoldForm()
-    form.target.choices = options(_gold_choices(base))
+    form.target.choices = options(gold_choices(base))
     if not form.validate_on_submit():
         abort(400, "Choose the file to replace.")
     upload = request.files.get("file")
     if upload is None or not upload.filename:
         raise InvalidInput("Choose the new reference file.")
-    where, _, kind = (form.target.data or "").partition("|")
-    set_or_part, variant = (where, None) if kind in ("gold", "part") else (where, kind)
-    target, role = gold_target(db(), task, subtask, set_or_part, variant)
+    set_slug, _, role = (form.target.data or "").partition("|")
+    target, role = gold_target_by_role(db(), task, subtask, set_slug, role)
     gold_file, report = set_gold(
         db(),
         store(),

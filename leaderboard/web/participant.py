@@ -46,6 +46,7 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
         "quota": remaining_quota(db(), phase, user.team, now()),
         "now": now(),
         "upload_fields": upload_fields(target),
+        "upload_hint": target.family.upload_hint(target.context()),
         "issues": None,
         "warnings": None,
         "error": None,

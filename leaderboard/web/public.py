@@ -6,15 +6,14 @@ from flask import Blueprint, Response, abort, make_response, render_template, re
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 from markupsafe import Markup
-from sqlalchemy import exists, select
 
 from leaderboard.formats.issues import shown
-from leaderboard.models import FrozenTable, Run, User
+from leaderboard.models import FrozenTable, User
 from leaderboard.services import revisions
 from leaderboard.services.catalog import Target, definition_of, list_tasks, resolve
 from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.freeze import RENDERERS, frozen_of
-from leaderboard.services.tables import live_table
+from leaderboard.services.tables import has_active_runs, live_table
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.web import pagecache
 from leaderboard.web.context import db, store
@@ -113,9 +112,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     view = chosen_view(snapshot)
     hidden = hiding_phase(db(), target.eval_set, viewer())
     table_html = None
-    empty = not db().scalar(
-        select(exists().where(Run.eval_set_id == target.eval_set.id, Run.status == "active"))
-    )
+    empty = not has_active_runs(db(), target)
     if hidden is None:
         # Rendered (and escaped) by our own table template, now or at freeze time.
         table_html = Markup(rendered(target, view, "html", snapshot))

@@ -9,22 +9,13 @@ from flask import request
 from leaderboard.services.catalog import Target
 from leaderboard.services.errors import InvalidInput
 from leaderboard.services.runs import Upload
-from leaderboard.tasks.families.sts import ARCHIVE_FIELD
 from leaderboard.web.context import settings
 
 
 def upload_fields(target: Target) -> list[tuple[str, str]]:
     """Return the file fields of a run upload as (name, label) pairs."""
     ctx = target.context(settings().max_decompressed_bytes)
-    fields = target.family.run_fields(ctx)
-    if not target.family.multi_file:
-        return [(fields[0], "Run file (plain text or .gz)")]
-    labels = {
-        str(p["slug"]): str(p.get("label", p["slug"])) for p in ctx.set.options.get("parts", [])
-    }
-    out = [(f, f"Output for {labels.get(f, f)} (plain text or .gz)") for f in fields]
-    out.append((ARCHIVE_FIELD, "Or all outputs in one .zip or .tar.gz"))
-    return out
+    return [(f.name, f.label) for f in target.family.upload_fields(ctx)]
 
 
 def _size(stream: IO[bytes]) -> int:

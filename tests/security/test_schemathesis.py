@@ -8,9 +8,8 @@ or those of the participant's run, another team's run and a baseline.
 
 from __future__ import annotations
 
-import io
 import os
-import shutil
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,20 +20,30 @@ from flask import Flask
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from leaderboard.web import create_app
 from leaderboard.web.openapi import openapi_document
-from tests.conftest import app_overrides
-from tests.runs import constant_run, make_participant, oracle_run, token_for
+from tests.conftest import app_on_copy
+from tests.runs import api_post, constant_run, make_participant, oracle_run, token_for
 
 EXAMPLES = 200 if os.environ.get("CI") == "true" else 60
 TARGETS = [("semeval2016-task3", "A"), ("semeval2016-task1", "en"), ("trec-car-2017", "passage")]
-#: A slot of each target, and the field its whole run goes in (STS: an archive of all parts).
+#: A slot of each target.
 SLOTS = {
     "semeval2016-task3": "contrastive1",
     "semeval2016-task1": "run1",
     "trec-car-2017": "primary",
 }
-FIELDS = {"semeval2016-task3": "file", "semeval2016-task1": "archive", "trec-car-2017": "file"}
+#: The ways a whole run of each target is sent: its file fields (STS: one file per part of the
+#: English test set, or one archive holding them all).
+FIELDS = {
+    "semeval2016-task3": [("file",)],
+    "semeval2016-task1": [
+        ("answer-answer", "headlines", "plagiarism", "postediting", "question-question"),
+        ("archive",),
+    ],
+    "trec-car-2017": [("file",)],
+}
+FILE_FIELDS = {name for shapes in FIELDS.values() for shape in shapes for name in shape}
+UPLOAD = ("POST", "/api/v1/tasks/{task}/{subtask}/runs")
 
 
 @dataclass(frozen=True)
@@ -47,21 +56,15 @@ class Api:
 
 
 def _upload(app: Flask, token: str, data: bytes, slot: str) -> int:
-    resp = app.test_client().post(
-        "/api/v1/tasks/semeval2016-task3/A/runs",
-        data={"slot": slot, "file": (io.BytesIO(data), "run.txt")},
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    path = "/api/v1/tasks/semeval2016-task3/A/runs"
+    resp = api_post(app.test_client(), token, path, {"file": data}, slot=slot)
     assert resp.status_code == 201, resp.get_json()
     return int(resp.get_json()["id"])
 
 
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[Api]:
-    instance = tmp_path_factory.mktemp("schemathesis") / "instance"
-    shutil.copytree(template_instance, instance)
-    app = create_app(app_overrides(instance))
+    app = app_on_copy(template_instance, tmp_path_factory.mktemp("schemathesis"))
     make_participant(app, "Aurora", "alice@example.org")
     make_participant(app, "Borealis", "bob@example.org")
     alice = token_for(app, "alice@example.org")
@@ -109,6 +112,7 @@ def test_no_generated_request_gets_a_server_error(
         target=st.sampled_from([*TARGETS, None]),
         run=st.sampled_from([0, 1, 2, None]),
         plausible=st.sampled_from([True, False]),
+        shape=st.sampled_from([0, 1]),
         content=st.binary(min_size=1, max_size=200),
     )
     def check(
@@ -116,16 +120,22 @@ def test_no_generated_request_gets_a_server_error(
         target: tuple[str, str] | None,
         run: int | None,
         plausible: bool,
+        shape: int,
         content: bytes,
     ) -> None:
         params = dict(case.path_parameters or {})
+        fields: tuple[str, ...] = ()
         if target is not None and "task" in params:
             params.update(task=target[0], subtask=target[1])
             if plausible and isinstance(case.body, dict):
-                # A real slot and no set: the generated file reaches the task's validator.
-                body = {k: v for k, v in case.body.items() if k not in ("set", "file")}
+                # A real slot, no set and the task's own file fields: the generated files reach
+                # the task's validator.
+                shapes = FIELDS[target[0]]
+                fields = shapes[shape % len(shapes)]
+                body = {k: v for k, v in case.body.items() if k != "set" and k not in FILE_FIELDS}
                 body["slot"] = SLOTS[target[0]]
-                body["file"] = case.body.get("file") or content
+                for name in fields:
+                    body[name] = case.body.get(name) or content
                 case.body = body
         if run is not None and "id" in params:
             params["id"] = api.run_ids[run]
@@ -134,6 +144,19 @@ def test_no_generated_request_gets_a_server_error(
         event(f"{response.status_code}")
         assert response.status_code < 500, (case.method, case.formatted_path, response.text[:500])
         assert response.headers["content-type"] == ["application/json"], response.headers
-        assert isinstance(response.json(), dict)
+        body = response.json()
+        assert isinstance(body, dict)
+        # Validated: accepted, or rejected with the validator's issues (a missing field is a 400).
+        if fields and (response.status_code == 201 or "issues" in body):
+            validated[(target, fields)] += 1
 
+    validated: Counter[tuple[tuple[str, str] | None, tuple[str, ...]]] = Counter()
     check()
+    if (method, path) == UPLOAD:
+        # Every way of sending every target's run was fuzzed through to its validator.
+        expected = {(t, fields) for t in TARGETS for fields in FIELDS[t[0]]}
+        assert {k for k, n in validated.items() if n} == expected, validated
+
+
+def test_the_upload_is_among_the_fuzzed_operations() -> None:
+    assert UPLOAD in OPERATIONS

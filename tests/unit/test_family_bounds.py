@@ -8,10 +8,11 @@ from typing import IO, Any
 import pytest
 
 from leaderboard.formats.trec import TrecSettings
-from leaderboard.tasks.definition import PRESETS_DIR, load_definition_file
+from leaderboard.tasks.definition import PRESETS_DIR
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family, Verdict
 from leaderboard.tasks.families.trec import TrecGold
+from leaderboard.tasks.loading import load_definition_file
 from tests.runs import gold_lines
 from tests.unit.test_formats_bounded import CountingStream
 

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 
 from leaderboard.tables import Entry, MeasureSpec, Table, Value, build_table
 from leaderboard.tables.exports import to_markdown
+from leaderboard.tasks.families.cqa import SCALE_NOTE
 
 # ------------------------------------------------------------------------------------ helpers
 
@@ -131,7 +132,11 @@ def cqa_table(options: Mapping[str, object] | None = None) -> Table:
         set="test",
         entries=cqa_entries(),
         measures=CQA_MEASURES,
-        options=options or {"footnotes": ["Baseline 1 ranks comments in chronological order."]},
+        options=options
+        or {
+            "footnotes": ["Baseline 1 ranks comments in chronological order."],
+            "measure_note": SCALE_NOTE,
+        },
     )
 
 
@@ -209,8 +214,8 @@ STS_SUMMARY_MOCK = """
 
 STS_SETS = ("answer-answer", "headlines", "plagiarism", "postediting", "question-question")
 STS_MEASURES = (
-    MeasureSpec("ALL", "ALL", official=True, stored_decimals=5, display_decimals=5),
-    *(MeasureSpec(s, s, stored_decimals=5, display_decimals=5) for s in STS_SETS),
+    MeasureSpec("ALL", "ALL", official=True, display_decimals=5),
+    *(MeasureSpec(s, s, display_decimals=5) for s in STS_SETS),
 )
 
 
@@ -294,9 +299,9 @@ ES_EN_MOCK = """
 
 def test_sts_es_en_mock() -> None:
     measures = (
-        MeasureSpec("Mean", "Mean", official=True, stored_decimals=5, display_decimals=5),
-        MeasureSpec("news", "News", stored_decimals=5, display_decimals=5),
-        MeasureSpec("multisource", "Multi-source", stored_decimals=5, display_decimals=5),
+        MeasureSpec("Mean", "Mean", official=True, display_decimals=5),
+        MeasureSpec("news", "News", display_decimals=5),
+        MeasureSpec("multisource", "Multi-source", display_decimals=5),
     )
 
     def run(team: str, name: str, mean: str, news: str, multi: str) -> Entry:
@@ -338,7 +343,6 @@ TREC_MEASURES = tuple(
         label,
         group=group,
         official=(variant, label) == ("automatic", "MAP"),
-        stored_decimals=4,
         display_decimals=4,
     )
     for variant, group in TREC_VARIANTS

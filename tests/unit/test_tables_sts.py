@@ -6,8 +6,8 @@ from leaderboard.tables import Entry, MeasureSpec, Table, Value, build_table
 from tests.unit.test_tables_mocks import sts_entries, sts_entry, sts_table
 
 MEASURES = (
-    MeasureSpec("ALL", "ALL", official=True, stored_decimals=5, display_decimals=5),
-    MeasureSpec("a", "set-a", stored_decimals=5, display_decimals=5),
+    MeasureSpec("ALL", "ALL", official=True, display_decimals=5),
+    MeasureSpec("a", "set-a", display_decimals=5),
 )
 
 

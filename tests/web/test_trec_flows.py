@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import shutil
 import zipfile
 from pathlib import Path
 
@@ -115,6 +116,36 @@ def test_qrels_variants_add_column_groups(
     assert cells["manual/MAP"]["display"] == "0.0000"  # but not under manual (>= 1)
     html = client.get("/tasks/trec-car-2017/passage").get_data(as_text=True)
     assert 'colspan="3"' in html
+
+
+def test_a_changed_threshold_is_used_for_the_next_upload(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    # Parses the gold with the shipped threshold (relevant at grade >= 1) and keeps it cached.
+    resp = upload(client, token, oracle())
+    assert resp.status_code == 201, resp.get_json()
+    assert resp.get_json()["official"]["automatic/MAP"] == "1.0000"
+    # The same task and qrels file, but the automatic variant now counts grade >= 2 relevant.
+    folder = tmp_path / "trec"
+    shutil.copytree(PRESET, folder)
+    definition = folder / "task.toml"
+    old = 'slug = "automatic", label = "Automatic", threshold = 1,'
+    text = definition.read_text()
+    assert old in text
+    definition.write_text(text.replace(old, old.replace("threshold = 1", "threshold = 2")))
+    result = runner.invoke(args=["leaderboard", "add-task", str(definition)])
+    assert result.exit_code == 0, result.output
+    # Every automatic judgment has grade 1: nothing is relevant any more, every measure is 0.
+    assert {line.split()[3] for line in QRELS.read_text().splitlines()} == {"1"}
+    resp = upload(client, token, oracle(), slot="contrastive1")
+    assert resp.status_code == 201, resp.get_json()
+    assert resp.get_json()["official"] == {
+        "automatic/MAP": "0.0000",
+        "automatic/R-Prec": "0.0000",
+        "automatic/MRR": "0.0000",
+    }
 
 
 def test_qrels_with_a_bad_grade_is_refused(runner: FlaskCliRunner, tmp_path: Path) -> None:

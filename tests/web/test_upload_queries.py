@@ -16,8 +16,8 @@ from leaderboard.models import GoldFile, Run
 from leaderboard.services.catalog import load_gold, resolve
 from leaderboard.services.errors import NotFound
 from leaderboard.storage import FileStore
-from leaderboard.tasks import definition as definition_module
-from leaderboard.tasks.definition import stored_definition
+from leaderboard.tasks import loading as definition_module
+from leaderboard.tasks.loading import stored_definition
 from tests.runs import api_post, make_participant, oracle_run, token_for
 
 TASK = "semeval2016-task3"

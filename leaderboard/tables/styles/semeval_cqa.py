@@ -18,10 +18,10 @@ from leaderboard.tables.model import (
     columns_of,
     make_cell,
     marker_footnotes,
-    official_decimal,
     opt_bool,
     opt_str,
     opt_strings,
+    rank_value,
     team_key,
     the_official_measure,
 )
@@ -29,13 +29,8 @@ from leaderboard.tables.ranking import RankField, rank_field
 
 STYLE = "semeval-cqa"
 SLOT_ORDER = {"primary": 0, "contrastive1": 1, "contrastive2": 2}
-STANDARD_LABELS = frozenset({"MAP", "AvgRec", "MRR", "P", "R", "F1", "Acc"})
 
 RANKS_NOTE = "Ranks (subscripts) are among primary runs only; ties share a rank."
-SCALE_NOTE = (
-    "MAP, AvgRec, P, R, F1, Acc ×100; MRR is ×100 by definition; "
-    "MAP, AvgRec and MRR use the top 10 of each question."
-)
 LATE_NOTE = (
     "* late or corrected run, ranked as if submitted on time without displacing on-time runs"
 )
@@ -58,11 +53,11 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
 
     runs = [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
     primaries = [e for e in runs if e.slot == "primary" and not e.off_time]
-    fields = {m.key: rank_field(primaries, m.key) for m in specs}
+    fields = {m.key: rank_field(primaries, m) for m in specs}
 
     def order(entry: Entry) -> tuple[object, ...]:
         value = entry.values.get(main.key)
-        by_value = (0, -official_decimal(value)) if value is not None else (1, Decimal(0))
+        by_value = (0, -rank_value(value, main)) if value is not None else (1, Decimal(0))
         slot = SLOT_ORDER.get(entry.slot or "", len(SLOT_ORDER))
         return (*by_value, entry.off_time, team_key(entry.team), slot, entry.run)
 
@@ -92,9 +87,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
 
 
 def _scale_note(specs: tuple[MeasureSpec, ...]) -> str:
-    """Return the spec's scale footnote for the standard measures, else a derived one."""
-    if {m.label for m in specs} == STANDARD_LABELS:
-        return SCALE_NOTE
+    """Return a footnote naming the columns shown x100 (a family may give its own note)."""
     scaled = [m.label for m in specs if m.scale != 1]
     return f"{', '.join(scaled)} ×100." if scaled else "Values as stored."
 
@@ -114,7 +107,7 @@ def _run_row(
         if value is None:
             cells[m.key] = None
             continue
-        sub = fields[m.key].rank(official_decimal(value)) if ranked else None
+        sub = fields[m.key].rank(rank_value(value, m)) if ranked else None
         cells[m.key] = make_cell(value, m, rank=sub)
     main_value = entry.values.get(main.key)
     rank: int | None = None
@@ -122,7 +115,7 @@ def _run_row(
     if primary and main_value is not None:
         # On-time primaries are members of the field, so this is their competition rank; a late
         # primary gets the rank it would have had, and the on-time ranks stay as they are.
-        rank = fields[main.key].rank(official_decimal(main_value))
+        rank = fields[main.key].rank(rank_value(main_value, main))
         marker = LATE_MARKER if entry.off_time else ""
     label = entry.label or f"{entry.team or ''}-{entry.slot or entry.run}"
     submission_marker = (LATE_MARKER if entry.off_time else "") + "".join(entry.markers)

@@ -22,9 +22,9 @@ from leaderboard.tables.model import (
     columns_of,
     make_cell,
     marker_footnotes,
-    official_decimal,
     opt_str,
     opt_strings,
+    rank_value,
     team_key,
     the_official_measure,
 )
@@ -54,20 +54,20 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     main = the_official_measure(specs)
     participants = [e for e in entries if e.kind == "run"]
     on_time = [e for e in participants if not e.off_time]
-    field = rank_field(on_time, main.key)
+    field = rank_field(on_time, main)
 
-    best_of_team, team_field = team_best(on_time, main.key)
+    best_of_team, team_field = team_best(on_time, main)
 
     def order(entry: Entry) -> tuple[object, ...]:
         value = entry.values.get(main.key)
-        by_value = (0, -official_decimal(value)) if value is not None else (1, Decimal(0))
+        by_value = (0, -rank_value(value, main)) if value is not None else (1, Decimal(0))
         group = 2 if entry.kind == "baseline" else int(entry.off_time)
         return (*by_value, group, team_key(entry.team), entry.run)
 
     rows: list[Row] = []
     for entry in sorted(entries, key=order):
         value = entry.values.get(main.key)
-        rank = field.rank(official_decimal(value)) if value is not None else None
+        rank = field.rank(rank_value(value, main)) if value is not None else None
         team_rank: int | None = None
         name = entry.team or ""
         # The first on-time row of a team in display order holds its best value.
@@ -148,7 +148,8 @@ def summary(
 ) -> SimpleTable:
     """Return the Best | Median | Δ table (Task 1 spec 8.2) from unrounded values.
 
-    Best = max over all participant runs (marked "*" if only a late or corrected run reaches it);
+    Best = max over all participant runs, min for a lower-is-better measure (marked "*" if only
+    a late or corrected run reaches it);
     Median = median over on-time runs (mean of the two middle values for an even count);
     Δ = Best − Median; shown to the measure's display decimals.
     """
@@ -159,7 +160,8 @@ def summary(
             (e.values[m.key].raw * m.scale, e.off_time) for e in participants if m.key in e.values
         ]
         timely = [raw for raw, off_time in scored if not off_time]
-        best = max((raw for raw, _ in scored), default=None)
+        pick = min if m.lower_is_better else max
+        best = pick((raw for raw, _ in scored), default=None)
         median = float(np.median(timely)) if timely else None
         fmt = f".{m.display_decimals}f"
         best_text = MISSING

@@ -19,11 +19,11 @@ from leaderboard.tables.model import (
     columns_of,
     make_cell,
     marker_footnotes,
-    official_decimal,
     opt_bool,
     opt_mapping,
     opt_str,
     opt_strings,
+    rank_value,
     team_key,
 )
 from leaderboard.tables.ranking import rank_field, team_best
@@ -65,14 +65,14 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     runs = [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
     timely = [e for e in runs if not e.off_time]
     primaries = [e for e in timely if e.slot == "primary"]
-    fields = {m.key: rank_field(primaries, m.key) for m in specs}
-    best = {m.key: rank_field(timely, m.key).best() for m in specs}
+    fields = {m.key: rank_field(primaries, m) for m in specs}
+    best = {m.key: rank_field(timely, m).best() for m in specs}
 
-    best_of_team, team_field = team_best(primaries, sort_measure.key)
+    best_of_team, team_field = team_best(primaries, sort_measure)
 
     def order(entry: Entry) -> tuple[object, ...]:
         value = entry.values.get(sort_measure.key)
-        by_value = (0, -official_decimal(value)) if value is not None else (1, Decimal(0))
+        by_value = (0, -rank_value(value, sort_measure)) if value is not None else (1, Decimal(0))
         return (*by_value, entry.off_time, team_key(entry.team), entry.run)
 
     rows: list[Row] = []
@@ -85,15 +85,17 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
             if value is None:
                 cells[m.key] = None
                 continue
-            stored = official_decimal(value)
+            stored = rank_value(value, m)
             rank = fields[m.key].rank(stored) if ranked else None
             bold = not entry.off_time and stored == best[m.key]
             cells[m.key] = make_cell(value, m, rank=rank, bold=bold)
         sort_value = entry.values.get(sort_measure.key)
-        rank_value = official_decimal(sort_value) if primary and sort_value is not None else None
-        rank = fields[sort_measure.key].rank(rank_value) if rank_value is not None else None
+        sort_key = (
+            rank_value(sort_value, sort_measure) if primary and sort_value is not None else None
+        )
+        rank = fields[sort_measure.key].rank(sort_key) if sort_key is not None else None
         team_rank = None
-        if ranked and rank_value is not None and best_of_team.get(entry.team or "") == rank_value:
+        if ranked and sort_key is not None and best_of_team.get(entry.team or "") == sort_key:
             # The first primary of the team in display order holds its best value.
             team_rank = team_field.rank(best_of_team.pop(entry.team or ""))
         rows.append(_run_row(entry, cells, rank, team_rank))

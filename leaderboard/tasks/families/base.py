@@ -76,6 +76,20 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class Evaluation:
+    """A run validated and, when accepted, scored: what every caller of the pipeline reads."""
+
+    verdict: Verdict
+    #: The scores by measure key; None when the run was rejected.
+    results: dict[str, MeasureResult] | None
+
+    @property
+    def ok(self) -> bool:
+        """Return whether the run was accepted and scored."""
+        return self.results is not None
+
+
+@dataclass(frozen=True)
 class BaselineRun:
     """A generated or shipped baseline: its role, label, shown measures and file contents."""
 
@@ -112,14 +126,61 @@ class Context:
         return f"subtask {self.subtask.slug} ({self.set_slug})"
 
 
+@dataclass(frozen=True)
+class UploadField:
+    """One multipart field of a run upload, as forms, the API and its document show it."""
+
+    name: str
+    label: str
+    #: Says what the field holds in the API document.
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class GoldSlot:
+    """A reference file of a set that an organizer may add or replace.
+
+    ``part`` names it for ``set-gold --set PART`` (a multi-part set), ``variant`` for
+    ``--variant NAME``; a slot with neither is the set's one gold file.
+    """
+
+    role: str
+    label: str
+    part: str | None = None
+    variant: str | None = None
+
+
 class Family(ABC):
-    """A family of tasks sharing a run format, measures and table style."""
+    """A family of tasks sharing a run format, measures and table styles."""
 
     name: str
     #: File keys a set may name in the definition, mapped to whether they are required.
     file_roles: dict[str, bool]
+    #: Set keys holding lists of named groups, with the file keys a group may name; a group's
+    #: file becomes the role "<file key>:<group slug>" (e.g. ``gold:headlines``).
+    group_keys: Mapping[str, tuple[str, ...]] = {}
+    #: The table styles a definition of this family may choose; the first is the default.
+    table_styles: tuple[str, ...] = ()
     #: Whether a run is several files (one per evaluation part) rather than one.
     multi_file: bool = False
+
+    def table_style(self, definition: TaskDefinition) -> str:
+        """Return the style the definition chose, or the family's default."""
+        return definition.table_style or self.table_styles[0]
+
+    def upload_fields(self, ctx: Context) -> list[UploadField]:
+        """Return the multipart fields of a run upload (a single file by default)."""
+        return [
+            UploadField("file", "Run file (plain text or .gz)", "The run file, plain text or gzip.")
+        ]
+
+    def upload_hint(self, ctx: Context) -> str:
+        """Return a sentence the upload form shows under its title (e.g. a file-name habit)."""
+        return ""
+
+    def gold_slots(self, ctx: Context) -> list[GoldSlot]:
+        """Return the reference files of the set an organizer may add or replace."""
+        return [GoldSlot("gold", "gold")] if "gold" in self.file_roles else []
 
     @abstractmethod
     def check_definition(self, definition: TaskDefinition) -> None:
@@ -178,6 +239,22 @@ class Family(ABC):
         except InputRefused as exc:
             return Verdict([Issue(None, exc.message)], [])
 
+    def evaluate(
+        self,
+        inputs: RunInputs,
+        gold: Any,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Evaluation:
+        """Validate a run within its bounds, then score it if accepted.
+
+        The one pipeline of uploads, imports, re-scoring, verify, baselines and offline scoring.
+        """
+        verdict = self.validate(inputs, gold, ctx, lenient=lenient, options=options)
+        return Evaluation(verdict, self.score(verdict.parsed, gold) if verdict.ok else None)
+
     @abstractmethod
     def validate_inputs(
         self,
@@ -197,6 +274,10 @@ class Family(ABC):
     def describe_gold(self, gold: Any, role: str) -> list[str]:
         """Return report lines for the organizer about one loaded reference file."""
         return []
+
+    def style_options(self, ctx: Context) -> dict[str, Any]:
+        """Return table-style options that follow from the definition (e.g. a scale note)."""
+        return {}
 
     def table_options(self, gold: Any) -> dict[str, Any]:
         """Return table-style options that depend on the gold (e.g. query counts)."""

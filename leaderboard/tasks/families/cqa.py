@@ -11,7 +11,8 @@ import numpy as np
 from leaderboard.formats import cqa as fmt
 from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import shown
-from leaderboard.scoring.cqa import CQA_MEASURES, official
+from leaderboard.scoring.cqa import CQA_MEASURES, MEASURES
+from leaderboard.scoring.registry import UnknownMeasure
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
 from leaderboard.tasks.families.base import (
@@ -25,9 +26,12 @@ from leaderboard.tasks.families.base import (
     single_file,
 )
 
-#: Measures reported as fractions and shown x100; MRR is already on a x100 scale.
-_PERCENT = {"MAP", "AvgRec", "P", "R", "F1", "Acc"}
 RECIPES = ("ir", "random", "true", "false")
+#: The 2016 overview paper's note on the scale of its seven measures.
+SCALE_NOTE = (
+    "MAP, AvgRec, P, R, F1, Acc ×100; MRR is ×100 by definition; "
+    "MAP, AvgRec and MRR use the top 10 of each question."
+)
 #: The average line length a run may have; real runs average about 40 bytes a line.
 AVERAGE_LINE_BYTES = 1024
 _BASELINES = {
@@ -43,25 +47,20 @@ class CqaFamily(Family):
 
     name = "cqa"
     file_roles = {"gold": True, "random_baseline": False}
+    table_styles = ("semeval-cqa",)
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Raise DefinitionError for unknown measures, recipes or a wrong table style."""
         for m in {m for st in definition.subtasks for m in st.measures}:
-            if m not in CQA_MEASURES:
-                raise DefinitionError(
-                    "measures",
-                    f"unknown measure {shown(m)} for family cqa; known: {list(CQA_MEASURES)}",
-                )
+            try:
+                MEASURES.get(m)
+            except UnknownMeasure as exc:
+                raise DefinitionError("measures", str(exc)) from None
         for r in definition.baseline_recipes:
             if r not in RECIPES:
                 raise DefinitionError(
                     "baselines.recipes", f"unknown recipe {shown(r)}; known: {list(RECIPES)}"
                 )
-        if definition.table_style not in ("", "semeval-cqa"):
-            raise DefinitionError(
-                "table_style",
-                f"family cqa uses table style 'semeval-cqa', not {shown(definition.table_style)}",
-            )
         for i, st in enumerate(definition.subtasks):
             recipe = st.options.get("random_recipe", "uniform")
             if recipe not in ("uniform", "rank-top"):
@@ -70,22 +69,25 @@ class CqaFamily(Family):
                 )
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
-        """Return the CQA columns: fractions shown x100 with 2 decimals, MRR as is."""
+        """Return the CQA columns as the registry describes them."""
         return [
-            MeasureSpec(
-                key=m,
-                label=m,
-                official=m == ctx.subtask.official_measure,
-                scale=100 if m in _PERCENT else 1,
-                stored_decimals=4,
-                display_decimals=2,
-            )
+            MeasureSpec.of(MEASURES.get(m), official=m == ctx.subtask.official_measure)
             for m in ctx.subtask.measures
         ]
+
+    def style_options(self, ctx: Context) -> dict[str, Any]:
+        """Return the overview paper's scale note when the table has the seven 2016 measures."""
+        if set(ctx.subtask.measures) == set(CQA_MEASURES):
+            return {"measure_note": SCALE_NOTE}
+        return {}
 
     def run_fields(self, ctx: Context) -> list[str]:
         """Return the single upload field."""
         return ["file"]
+
+    def upload_hint(self, ctx: Context) -> str:
+        """Return the 2016 habit of naming run files."""
+        return f"Recommended file name: subtask_{ctx.subtask.slug}_<slot>.txt."
 
     def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> fmt.CqaGold:
         """Parse the set's relevancy file."""
@@ -147,7 +149,9 @@ class CqaFamily(Family):
         result = fmt.score_run(gold, parsed)
         return {
             m: MeasureResult(
-                raw=v, official=official(v), flags=result.flags if m == "AvgRec" else ()
+                raw=v,
+                official=MEASURES.get(m).official(v),
+                flags=result.flags if m == "AvgRec" else (),
             )
             for m, v in result.values.items()
         }

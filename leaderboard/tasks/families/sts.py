@@ -14,16 +14,18 @@ from leaderboard.formats.archive import ArchiveError, ArchiveLimits, match_membe
 from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import Issue, shown
 from leaderboard.formats.sts_baseline import baseline_scores, render_scores
-from leaderboard.scoring.correlation import official
+from leaderboard.scoring.correlation import MEASURES, official
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
     BaselineRun,
     Context,
     Family,
+    GoldSlot,
     MeasureResult,
     RunInputs,
     RunPathError,
+    UploadField,
     Verdict,
     read_all,
 )
@@ -64,15 +66,12 @@ class StsFamily(Family):
 
     name = "sts"
     file_roles: dict[str, bool] = {}
+    group_keys = {"parts": ("gold", "input", "mapping")}
+    table_styles = ("sts",)
     multi_file = True
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Require parts with line counts and gold files, and measures = overall + part slugs."""
-        if definition.table_style not in ("", "sts"):
-            raise DefinitionError(
-                "table_style",
-                f"family sts uses table style 'sts', not {shown(definition.table_style)}",
-            )
         for r in definition.baseline_recipes:
             if r not in RECIPES:
                 raise DefinitionError(
@@ -115,31 +114,45 @@ class StsFamily(Family):
                         raise DefinitionError(f"{pkey}.weight", "must be a positive integer")
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
-        """Return the overall column, then one column per part of the set (5 decimals)."""
+        """Return the overall column, then one column per part of the set (Pearson, 5 decimals)."""
         overall = ctx.subtask.official_measure
-        specs = [
-            MeasureSpec(
-                key=overall,
-                label=str(ctx.subtask.options.get("overall_label", overall)),
-                official=True,
-                stored_decimals=5,
-                display_decimals=5,
-            )
-        ]
+        label = str(ctx.subtask.options.get("overall_label", overall))
+        specs = [MeasureSpec.of(MEASURES.get(overall).renamed(overall, label), official=True)]
         for part in _parts(ctx):
-            specs.append(
-                MeasureSpec(
-                    key=str(part["slug"]),
-                    label=str(part.get("label", part["slug"])),
-                    stored_decimals=5,
-                    display_decimals=5,
-                )
-            )
+            slug = str(part["slug"])
+            measure = MEASURES.get(slug).renamed(slug, str(part.get("label", slug)))
+            specs.append(MeasureSpec.of(measure))
         return specs
 
     def run_fields(self, ctx: Context) -> list[str]:
         """Return one upload field per part (or one archive field holding them all)."""
         return [str(p["slug"]) for p in _parts(ctx)]
+
+    def upload_fields(self, ctx: Context) -> list[UploadField]:
+        """Return one field per part, then the archive field that may hold them all instead."""
+        fields = [
+            UploadField(
+                str(p["slug"]),
+                f"Output for {p.get('label', p['slug'])} (plain text or .gz)",
+                f"The output for the part {p['slug']}, plain text or gzip.",
+            )
+            for p in _parts(ctx)
+        ]
+        fields.append(
+            UploadField(
+                ARCHIVE_FIELD,
+                "Or all outputs in one .zip or .tar.gz",
+                "All parts' outputs in one .zip, .tar or .tar.gz, each named after its part.",
+            )
+        )
+        return fields
+
+    def gold_slots(self, ctx: Context) -> list[GoldSlot]:
+        """Return the gold file of each part (chosen with ``--set PART``)."""
+        return [
+            GoldSlot(f"gold:{p['slug']}", f"gold of {p['slug']}", part=str(p["slug"]))
+            for p in _parts(ctx)
+        ]
 
     def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> StsGoldBundle:
         """Parse every part's gold (with its mapping, if any) and fix the weights."""

@@ -9,12 +9,14 @@ from typing import Any
 from leaderboard.formats import trec as fmt
 from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import shown
+from leaderboard.scoring.registry import Measure, MeasureRegistry
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
     BaselineRun,
     Context,
     Family,
+    GoldSlot,
     MeasureResult,
     RunInputs,
     Verdict,
@@ -22,6 +24,7 @@ from leaderboard.tasks.families.base import (
 )
 
 MEASURES = ("MAP", "R-Prec", "MRR")
+_REGISTRY = MeasureRegistry("trec", [Measure(m, m, "fraction", 4, 4) for m in MEASURES])
 #: The average line length a run may have; real runs average about 100 bytes a line.
 AVERAGE_LINE_BYTES = 1024
 
@@ -55,14 +58,11 @@ class TrecFamily(Family):
 
     name = "trec"
     file_roles = {"topics": True}
+    group_keys = {"variants": ("qrels",)}
+    table_styles = ("trec",)
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Require variants with thresholds, known measures and valid format settings."""
-        if definition.table_style not in ("", "trec"):
-            raise DefinitionError(
-                "table_style",
-                f"family trec uses table style 'trec', not {shown(definition.table_style)}",
-            )
         if definition.baseline_recipes:
             raise DefinitionError("baselines.recipes", "the trec family has no generated baselines")
         trec_settings(definition)
@@ -102,13 +102,10 @@ class TrecFamily(Family):
             for m in MEASURES:
                 key = f"{slug}/{m}"
                 specs.append(
-                    MeasureSpec(
-                        key=key,
-                        label=m,
-                        group=str(v.get("label", slug.title())),
+                    MeasureSpec.of(
+                        _REGISTRY.get(m).renamed(key),
                         official=key == ctx.subtask.official_measure,
-                        stored_decimals=4,
-                        display_decimals=4,
+                        group=str(v.get("label", slug.title())),
                     )
                 )
         return specs
@@ -116,6 +113,17 @@ class TrecFamily(Family):
     def run_fields(self, ctx: Context) -> list[str]:
         """Return the single upload field."""
         return ["file"]
+
+    def gold_slots(self, ctx: Context) -> list[GoldSlot]:
+        """Return one qrels file per variant of the set."""
+        return [
+            GoldSlot(
+                f"qrels:{v['slug']}",
+                f"qrels {v['slug']} (relevant ≥ {v['threshold']})",
+                variant=str(v["slug"]),
+            )
+            for v in variants(ctx)
+        ]
 
     def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> TrecGold:
         """Parse the topic list and every loaded qrels variant."""
@@ -186,7 +194,8 @@ class TrecFamily(Family):
             values = fmt.score_run(parsed, qrels, gold.thresholds[slug])
             for m in MEASURES:
                 v = values[m]
-                out[f"{slug}/{m}"] = MeasureResult(v, format(v, ".4f"), gold_role=f"qrels:{slug}")
+                official = _REGISTRY.get(m).official(v)
+                out[f"{slug}/{m}"] = MeasureResult(v, official, gold_role=f"qrels:{slug}")
         return out
 
     def describe_gold(self, gold: TrecGold, role: str) -> list[str]:

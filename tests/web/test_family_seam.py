@@ -1,0 +1,124 @@
+"""The family seam: upload fields, gold slots, hints and styles come from the family alone."""
+
+from __future__ import annotations
+
+import io
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+
+from tests.conftest import csrf_from, login
+from tests.runs import make_organizer, make_participant
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _organizer(app: Flask) -> FlaskClient:
+    make_organizer(app, "org@example.org")
+    client = app.test_client()
+    login(client, "org@example.org", "organizer password")
+    return client
+
+
+def _options(html: str) -> dict[str, str]:
+    return dict(re.findall(r'<option value="([^"]*)">([^<]*)</option>', html))
+
+
+def test_gold_choices_come_from_each_familys_gold_slots(app: Flask) -> None:
+    org = _organizer(app)
+    cqa = _options(org.get("/organizer/tasks/semeval2016-task3/A").get_data(as_text=True))
+    assert cqa["test|gold"] == "test: gold" and cqa["dev|gold"] == "dev: gold"
+    sts = _options(org.get("/organizer/tasks/semeval2016-task1/en").get_data(as_text=True))
+    assert sts["test|gold:headlines"] == "test: gold of headlines"
+    trec = _options(org.get("/organizer/tasks/trec-car-2017/passage").get_data(as_text=True))
+    assert trec["test|qrels:manual"] == "test: qrels manual (relevant ≥ 1)"
+
+
+def test_a_gold_role_the_set_does_not_have_is_refused(app: Flask) -> None:
+    org = _organizer(app)
+    page = "/organizer/tasks/trec-car-2017/passage"
+    token = csrf_from(org.get(page).get_data(as_text=True))
+    resp = org.post(
+        page + "/gold",
+        data={
+            "csrf_token": token,
+            "target": "test|gold:headlines",
+            "file": (io.BytesIO(b"q 0 d 1\n"), "x.qrels"),
+        },
+        content_type="multipart/form-data",
+    )
+    assert resp.status_code == 400  # not one of the form's choices
+
+
+def test_set_gold_names_the_variants_of_the_set(runner: FlaskCliRunner, tmp_path: Path) -> None:
+    qrels = tmp_path / "q.txt"
+    qrels.write_text("x 0 y 1\n")
+    result = runner.invoke(
+        args=["leaderboard", "set-gold", "trec-car-2017", "passage", str(qrels), "--variant", "x"]
+    )
+    assert result.exit_code != 0
+    assert "Unknown variant 'x'; this set has automatic, lenient, manual." in result.output
+    result = runner.invoke(args=["leaderboard", "set-gold", "semeval2016-task1", "en", str(qrels)])
+    assert result.exit_code != 0
+    assert "Name the part whose gold to replace with --set (answer-answer, headlines" in (
+        result.output
+    )
+
+
+def test_upload_form_shows_the_familys_fields_and_hint(app: Flask) -> None:
+    make_participant(app, "Alpha", "a@example.org")
+    client = app.test_client()
+    login(client, "a@example.org", "correct horse battery")
+    cqa = client.get("/tasks/semeval2016-task3/B/submit").get_data(as_text=True)
+    assert "Recommended file name: subtask_B_&lt;slot&gt;.txt." in cqa
+    sts = client.get("/tasks/semeval2016-task1/en/submit").get_data(as_text=True)
+    assert "Recommended file name" not in sts
+    assert 'name="headlines"' in sts and 'name="archive"' in sts
+    assert "Output for question-question (plain text or .gz)" in sts
+
+
+def test_openapi_document_lists_every_hosted_subtasks_upload_fields(client: FlaskClient) -> None:
+    doc = client.get("/api/openapi.json").get_json()
+    schema = doc["paths"]["/api/v1/tasks/{task}/{subtask}/runs"]["post"]["requestBody"]["content"][
+        "multipart/form-data"
+    ]["schema"]
+    fields = schema["x-upload-fields"]
+    assert fields["semeval2016-task3/A"] == ["file"]
+    assert fields["semeval2016-task1/en"] == [
+        "answer-answer", "headlines", "plagiarism", "postediting", "question-question", "archive",
+    ]  # fmt: skip
+    assert fields["semeval2016-task1/es-en"][-1] == "archive"
+    assert schema["properties"]["headlines"]["format"] == "binary"
+    assert schema["properties"]["archive"]["format"] == "binary"
+
+
+def test_no_module_outside_the_families_names_a_familys_options() -> None:
+    # The options of STS parts, TREC variants and the STS archive field belong to their families.
+    names = re.compile(r"""["'](parts|variants|archive)["']|ARCHIVE_FIELD|== ?["']cqa["']""")
+    offenders = []
+    for path in sorted((REPO / "leaderboard").rglob("*.py")):
+        relative = path.relative_to(REPO).as_posix()
+        if relative.startswith(("leaderboard/tasks/families/", "leaderboard/formats/")):
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if names.search(line):
+                offenders.append(f"{relative}:{number}: {line.strip()}")
+    for path in sorted((REPO / "templates").rglob("*.html")):
+        if "family ==" in path.read_text():
+            offenders.append(str(path.relative_to(REPO)))
+    assert offenders == []
+
+
+def test_definitions_do_not_import_the_families() -> None:
+    code = (
+        "import sys, leaderboard.tasks.definition as d; "
+        "print(sorted(m for m in sys.modules if m.startswith('leaderboard.tasks.families')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout
+    assert out.strip() == "[]"

@@ -1,0 +1,72 @@
+"""A run file stored as a baseline row under a label, in any family."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from leaderboard.models import Run
+from leaderboard.services.baselines import import_baseline
+from leaderboard.services.catalog import resolve
+from leaderboard.services.errors import InvalidInput, RunRejected
+from leaderboard.services.runs import Upload
+from leaderboard.services.tables import live_table
+from tests.runs import oracle_run
+
+
+def _import(app: Flask, session: Session, task: str, subtask: str, files: dict[str, bytes], **kw):  # type: ignore[no-untyped-def]
+    ext = app.extensions["leaderboard"]
+    target = resolve(session, task, subtask)
+    return import_baseline(
+        session, ext["store"], ext["settings"], target, Upload.from_bytes(files), actor="test", **kw
+    )
+
+
+def test_a_cqa_run_file_becomes_a_labelled_baseline_row(app: Flask, session: Session) -> None:
+    run = _import(app, session, "semeval2016-task3", "A", {"file": oracle_run()}, label="Oracle")
+    assert (run.kind, run.team_id, run.label) == ("baseline", None, "Oracle")
+    target = resolve(session, "semeval2016-task3", "A")
+    table = live_table(session, app.extensions["leaderboard"]["store"], target)
+    (row,) = [r for r in table.rows if r.label == "Oracle"]
+    assert row.kind == "baseline" and row.rank is None
+    # The oracle ranks every relevant candidate first; MAP counts each question's top 10 only,
+    # so questions with more relevant candidates keep it at 96.33 (as the 2016 scorer says).
+    cell = row.cells["MAP"]
+    assert cell is not None and cell.display == "96.33"
+
+
+def test_importing_the_same_label_again_replaces_the_row(app: Flask, session: Session) -> None:
+    first = _import(app, session, "semeval2016-task3", "A", {"file": oracle_run()}, label="Oracle")
+    second = _import(app, session, "semeval2016-task3", "A", {"file": oracle_run()}, label="Oracle")
+    active = session.scalars(
+        select(Run).where(Run.kind == "baseline", Run.status == "active", Run.label == "Oracle")
+    ).all()
+    assert [r.id for r in active] == [second.id] and first.id != second.id
+
+
+def test_an_sts_baseline_is_ranked_as_if_and_marked(app: Flask, session: Session) -> None:
+    from leaderboard.tasks.definition import PRESETS_DIR
+
+    english = PRESETS_DIR / "semeval2016-task1" / "english"
+    files = {
+        part: (english / f"STS2016.gs.{part}.txt").read_bytes().replace(b"\n\n", b"\n2.5\n")
+        for part in ("answer-answer", "headlines", "plagiarism", "postediting", "question-question")
+    }
+    run = _import(app, session, "semeval2016-task1", "en", files, label="Gold copy", lenient=True)
+    assert run.kind == "baseline"
+    table = live_table(
+        session, app.extensions["leaderboard"]["store"], resolve(session, "semeval2016-task1", "en")
+    )
+    (row,) = [r for r in table.rows if r.label == "Gold copy"]
+    assert row.rank_marker == "†"
+
+
+def test_a_refused_file_or_label_stores_nothing(app: Flask, session: Session) -> None:
+    before = session.scalars(select(Run)).all()
+    with pytest.raises(RunRejected, match="The baseline was rejected"):
+        _import(app, session, "semeval2016-task3", "A", {"file": b"Q1\tQ1_C1\n"}, label="Bad")
+    with pytest.raises(InvalidInput, match="A baseline label is 1 to 100 printable characters"):
+        _import(app, session, "semeval2016-task3", "A", {"file": oracle_run()}, label=" ")
+    assert session.scalars(select(Run)).all() == before

@@ -176,14 +176,17 @@ def parse_gold(data: bytes) -> CqaGold:
 
 
 # --------------------------------------------------------------------------------------------
-# Strict validation (spec section 4)
+# Strict validation of participant uploads: every error at once, no gold label revealed
 
 
 def validate_strict(data: bytes, gold: CqaGold, *, where: str) -> CqaVerdict:
-    """Validate an upload against every rule of spec section 4 and return its verdict.
+    """Validate an upload strictly, collecting every error and warning, and return its verdict.
 
     ``where`` (e.g. "subtask D (test)") names the phase in messages. ``data`` is the decompressed
     file content. A valid run is re-sorted into gold order (with a warning if it was not in it).
+    Any error rejects the file; warnings (BOM, CRLF or CR, blank lines at the end, spaces as
+    separators, non-integer ranks, lines out of gold order, questions with all scores equal)
+    do not.
     """
     if not data.strip():
         return _refused([Issue(None, "The file is empty.")])
@@ -236,9 +239,8 @@ def _clean_rows(joined: bytes, gold: CqaGold) -> tuple[np.ndarray, np.ndarray, n
 
     ``joined`` is the text without its final line break. A fast path over the whole text, in
     C-level bytes and array operations: it accepts a file only if the line-by-line checker
-    would accept it without errors or format warnings (rows 1-19; trailing blank lines, too,
-    send it there), so the verdicts are identical. Any doubt (a space, a signed rank, an odd
-    score) returns None.
+    would accept it with no error and no warning about blank lines, separators or ranks, so
+    the verdicts are identical. Any doubt (a space, a signed rank, an odd score) returns None.
     """
     n = len(gold)
     if not joined or joined.count(b"\n") != n - 1:
@@ -373,7 +375,11 @@ class _StrictChecker:
         return None
 
     def _check_fields(self, number: int, fields: list[str]) -> None:
-        """Check rank, score, label and ids of a 5-field line (rows 7-12 and 19)."""
+        """Check the rank, score, label and ids of a 5-field line.
+
+        Rank: an integer, else a warning. Score: a finite decimal number. Label: 'true' or
+        'false'. Ids: a known (question, candidate) pair, given once.
+        """
         qid, cid, rank, score_text, label = fields
         ok = True
         if not _is_integer(rank):
@@ -423,7 +429,7 @@ class _StrictChecker:
                     return
 
     def file_errors(self, line_count: int) -> list[Issue]:
-        """Return the file-level errors: line count (row 14) and missing pairs (row 13)."""
+        """Return the file-level errors: a line count other than the gold's, missing gold pairs."""
         errors: list[Issue] = []
         total = len(self.gold)
         if line_count != total:
@@ -437,7 +443,7 @@ class _StrictChecker:
         return errors
 
     def format_warnings(self) -> list[Issue]:
-        """Return the warnings about separators (row 18) and ranks (row 19)."""
+        """Return the warnings about spaces as separators and non-integer ranks, each counted."""
         warnings: list[Issue] = []
         if self.spaced:
             text = _counted_lines(
@@ -459,7 +465,7 @@ class _StrictChecker:
         return warnings
 
     def build_run(self) -> tuple[CqaRun, list[Issue]]:
-        """Return the run re-sorted into gold order, with order (20) and tie (21) warnings."""
+        """Return the run re-sorted into gold order, with the order and equal-score warnings."""
         return _ordered_run(
             self.gold,
             np.array(self.rows, dtype=np.int64),
@@ -473,7 +479,8 @@ def _ordered_run(
 ) -> tuple[CqaRun, list[Issue]]:
     """Return a run whose line i gave gold row ``rows[i]``, re-sorted into gold order.
 
-    Also return the order (row 20) and tie (row 21) warnings.
+    Also return a warning if the lines were not in gold order, and one counting the questions
+    whose candidates all have the same score.
     """
     scores = np.empty(len(gold), dtype=np.float64)
     predicted = np.empty(len(gold), dtype=bool)
@@ -512,7 +519,7 @@ def _is_integer(text: str) -> bool:
 
 
 def _strict_score(text: str) -> float | str:
-    """Return the score as a float, or the tail of the error message (rows 7 and 8)."""
+    """Return the score as a float, or the error message's tail if not a finite decimal number."""
     try:
         value = float(text)
     except ValueError:
@@ -565,7 +572,7 @@ def _refused(errors: list[Issue], warnings: list[Issue] | None = None) -> CqaVer
 
 
 # --------------------------------------------------------------------------------------------
-# Lenient legacy import (spec section 5)
+# Lenient legacy import, organizers only: read a run exactly as the 2016 scorer did
 
 
 def parse_lenient(data: bytes, gold: CqaGold, *, resort: bool = False) -> CqaVerdict:
@@ -793,7 +800,7 @@ def score_run(gold: CqaGold, run: CqaRun) -> CqaScores:
 
 
 def baseline_run(gold: CqaGold, kind: str) -> CqaRun:
-    """Return a baseline run built from the gold file (spec section 7).
+    """Return a baseline run built from the gold file: IR order, all 'true' or all 'false'.
 
     ``ir``: score = gold column 4, every label false; ``true``/``false``: scores = gold column 4,
     every label true/false.

@@ -20,7 +20,7 @@ from leaderboard.scoring.correlation import pearson, weighted_overall
 
 MAX_LINE_BYTES = 4096
 BOM = b"\xef\xbb\xbf"
-#: Footnote for a set whose output is constant on the scored pairs only (spec 6.1).
+#: Footnote for a set whose output is constant on the scored pairs only; its r counts as 0.
 CONSTANT_ON_SCORED_NOTE = "system output constant on the scored pairs; counted as 0"
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -120,7 +120,13 @@ def parse_gold(data: bytes, *, slug: str, mapping: bytes | None = None) -> StsGo
 
 
 def validate_file(data: bytes, spec: StsSetSpec) -> StsFileVerdict:
-    """Check one participant file strictly (spec 4, rows 2-17) without looking at the gold."""
+    """Check one participant file strictly without looking at the gold.
+
+    Errors: an empty file, a wrong line count, a line over 4,096 bytes, not valid UTF-8 or not
+    printable ASCII, an inner blank line, anything but one finite decimal number on a line,
+    and all values equal. Warnings: a BOM, CRLF or CR line endings, blank lines at the
+    end, blanks around a value, values outside 0-5.
+    """
     slug = spec.slug
     warnings: list[Issue] = []
     try:
@@ -221,12 +227,14 @@ def validate_run(
 def parse_lenient_file(
     data: bytes, spec: StsSetSpec, gold: StsGold
 ) -> tuple[np.ndarray | None, list[Issue], list[str]]:
-    """Read a historical file the way the 2016 Perl scorer did (spec 5); organizers only.
+    """Read a historical file the way the 2016 Perl scorer did; organizers only.
 
     Returns ``(values, refusals, report)``: ``values`` has one entry per run line, NaN where
     the line is unscored, and is None when the file is refused; ``refusals`` are the errors
     that refuse it; ``report`` lists every coercion and ignored line. At a scored position the
     value is the Perl number prefix of the first whitespace-separated field (empty -> 0).
+    Refused: fewer lines than the gold, a non-finite value or a "#" line at a scored position,
+    and the same value at every scored position.
     """
     slug = spec.slug
     _check_gold_fits(gold, spec)
@@ -321,7 +329,11 @@ def score_run(
 
 
 class _LineScan:
-    """Per-line strict checks (rows 3-5 and 8-11) and the counts behind warnings 16-17."""
+    """Per-line strict checks, and the counts behind the blank-padding and 0-5 range warnings.
+
+    A line must be valid UTF-8, printable ASCII or TAB, at most 4,096 bytes, not blank, and
+    one finite decimal number (no second field, no "#" comment).
+    """
 
     def __init__(self, slug: str, size: int) -> None:
         self.slug = slug
@@ -391,7 +403,7 @@ class _LineScan:
         self.values[number - 1] = value
 
     def warnings(self) -> list[Issue]:
-        """Return warnings 16 (leading, trailing blanks) and 17 (values outside 0-5)."""
+        """Return the warnings about leading or trailing blanks and about values outside 0-5."""
         found: list[Issue] = []
         if self.leading:
             note = " Note: the 2016 scorer read such lines as 0."
@@ -455,7 +467,11 @@ class _LineScan:
 
 
 def _count_errors(spec: StsSetSpec, found: int) -> list[Issue]:
-    """Return the line-count error (rows 6 and 7), if any."""
+    """Return the error for a line count other than one per line of the set's input, if any.
+
+    A file of the filtered (scored-only) length, or with one extra line (the .ascii input's
+    empty last line), gets a hint.
+    """
     if found == spec.lines:
         return []
     if spec.filtered_lines is not None and found == spec.filtered_lines:

@@ -23,7 +23,7 @@ from leaderboard.tables.model import (
 
 
 def table_to_dict(table: Table) -> dict[str, Any]:
-    """Return the Table JSON of the spec (README "Table JSON"), plus a few extra keys."""
+    """Return the table as the public Table JSON (columns, rows, cells), plus a few extra keys."""
     return {
         "task": table.task,
         "subtask": table.subtask,

@@ -38,7 +38,7 @@ CELL_NOTE = "value flagged by the scorer (see the run's details)"
 
 
 def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
-    """Build the CQA table (Task 3 spec 8).
+    """Build the CQA table: on-time runs by MAP, primary runs ranked per measure, baselines last.
 
     Rows: on-time runs by official MAP string descending (ties: team, then primary < contrastive1
     < contrastive2), then baselines in ``baseline_order``. Rank of a value v among the on-time

@@ -42,7 +42,7 @@ CONSTANT_NOTE = "system output constant on the scored pairs; counted as 0"
 
 
 def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
-    """Build the STS main table (Task 1 spec 8.1) with the summary (8.2) in ``Table.extra``.
+    """Build the STS table of all runs, with the Best | Median | Δ summary in ``Table.extra``.
 
     Run Rank of an on-time run with overall value v among on-time values V: 1 + #{u in V : u > v}
     on the 5-decimal strings; late or corrected runs ("*") and baselines ("†") get the same
@@ -146,7 +146,7 @@ def summary(
     main: MeasureSpec,
     title: str = "Summary",
 ) -> SimpleTable:
-    """Return the Best | Median | Δ table (Task 1 spec 8.2) from unrounded values.
+    """Return the Best | Median | Δ table, overall measure first, from unrounded values.
 
     Best = max over all participant runs, min for a lower-is-better measure (marked "*" if only
     a late or corrected run reaches it);

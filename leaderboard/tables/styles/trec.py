@@ -29,7 +29,7 @@ from leaderboard.tables.model import (
 from leaderboard.tables.ranking import rank_field, team_best
 
 STYLE = "trec"
-#: Relevance threshold of each qrels variant (TREC CAR spec 6.2).
+#: Lowest qrels grade that counts as relevant, per variant (unjudged paragraphs: non-relevant).
 THRESHOLDS: Mapping[str, int] = {"automatic": 1, "lenient": 0, "manual": 1}
 RANKS_NOTE = "Ranks (subscripts) among primary runs only; ties share a rank."
 MISSING_QUERIES_NOTE = (
@@ -49,7 +49,7 @@ def variant_of(measure: MeasureSpec) -> str:
 
 
 def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
-    """Build the TREC CAR table (spec 8).
+    """Build the TREC CAR table: MAP, R-Prec and MRR per qrels variant, primary runs ranked.
 
     Rows: on-time runs by the sort variant's MAP string descending (ties: team, run tag), then
     baselines marked "†". Subindex of a primary value v among the primary values V of its

@@ -23,14 +23,10 @@ from leaderboard.formats.issues import Issue, shown, summarise
 from leaderboard.services.errors import DomainError, NotFound, RunRejected
 from leaderboard.storage import FileStore
 from leaderboard.tables import exports
-from leaderboard.tasks.definition import (
-    DefinitionError,
-    TaskDefinition,
-    load_definition_file,
-    preset_paths,
-)
+from leaderboard.tasks.definition import DefinitionError, TaskDefinition, preset_paths
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, RunPathError
+from leaderboard.tasks.loading import load_definition_file
 
 # Flask, SQLAlchemy and the services are imported by the commands that use them: `score` needs
 # none of them, and loading them would take longer than scoring a large run.
@@ -185,9 +181,10 @@ def score_cmd(
     except RunPathError as exc:
         _fail(str(exc), 1)
         return
-    verdict = family.validate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
+    evaluation = family.evaluate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
+    verdict, results = evaluation.verdict, evaluation.results
     specs = family.measure_specs(ctx)
-    if not verdict.ok:
+    if results is None:
         if as_json:
             click.echo(
                 json.dumps(
@@ -212,7 +209,6 @@ def score_cmd(
                 click.echo(f"warning: {w.message}")
             click.echo("The run was rejected.")
         sys.exit(1)
-    results = family.score(verdict.parsed, gold)
     if as_json:
         out = {
             "measures": {s.key: results[s.key].raw * s.scale for s in specs if s.key in results},

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
-from leaderboard.formats.issues import Issue, shown, summarise
+from leaderboard.formats.issues import shown
 from leaderboard.models import GoldFile, Run
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, load_gold
@@ -19,6 +19,7 @@ from leaderboard.services.runs import (
     active_key,
     manifest_sha,
     place_run,
+    rejection,
     score_values,
     store_inputs,
 )
@@ -81,13 +82,7 @@ def import_baseline(
     ctx = target.context(settings.max_decompressed_bytes)
     evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=lenient, options={})
     if evaluation.results is None:
-        errors = evaluation.verdict.errors or [Issue(None, "The run could not be read.")]
-        n = len(errors) + evaluation.verdict.more_errors
-        raise RunRejected(
-            f"The baseline was rejected: {n:,} error{'s' if n != 1 else ''}.",
-            summarise(errors, unlisted=evaluation.verdict.more_errors),
-            evaluation.verdict.warnings,
-        )
+        raise rejection(evaluation.verdict, "baseline")
     role = "import-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:48] or "baseline")
     report: dict[str, Any] = {
         "shown": list(evaluation.results),

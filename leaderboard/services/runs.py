@@ -35,7 +35,7 @@ from leaderboard.services.phases import (
 )
 from leaderboard.services.revisions import bump
 from leaderboard.storage import FileStore
-from leaderboard.tasks.families.base import MeasureResult
+from leaderboard.tasks.families.base import MeasureResult, Verdict
 
 MAX_NAME = 100
 MAX_DESCRIPTION = 5000
@@ -167,6 +167,17 @@ def store_inputs(store: FileStore, upload: Upload) -> dict[str, dict[str, Any]]:
     return stored
 
 
+def rejection(verdict: Verdict, what: str) -> RunRejected:
+    """Return the refusal of a rejected upload: its error count and the first errors listed."""
+    errors = verdict.errors or [Issue(None, "The run could not be read.")]
+    n = len(errors) + verdict.more_errors
+    return RunRejected(
+        f"The {what} was rejected: {n:,} error{'s' if n != 1 else ''}.",
+        summarise(errors, unlisted=verdict.more_errors),
+        verdict.warnings,
+    )
+
+
 def check_and_score(
     session: Session, store: FileStore, settings: Settings, sub: Submission
 ) -> tuple[Any, dict[str, MeasureResult], list[Issue], dict[str, Any], dict[str, GoldFile]]:
@@ -184,13 +195,7 @@ def check_and_score(
     )
     verdict = evaluation.verdict
     if evaluation.results is None:
-        errors = verdict.errors or [Issue(None, "The run could not be read.")]
-        n = len(errors) + verdict.more_errors
-        raise RunRejected(
-            f"The run was rejected: {n:,} error{'s' if n != 1 else ''}.",
-            summarise(errors, unlisted=verdict.more_errors),
-            verdict.warnings,
-        )
+        raise rejection(verdict, "run")
     report = dict(verdict.report)
     return verdict.parsed, evaluation.results, verdict.warnings, report, gold_files
 

@@ -326,13 +326,6 @@ def parse_definition(
     )
 
 
-def load_definition_file(path: Path) -> TaskDefinition:
-    """Read a definition file (TEMPORARY shim while the CLI moves to tasks.loading)."""
-    from leaderboard.tasks.loading import load_definition_file as load
-
-    return load(path)
-
-
 PRESETS_DIR = Path(__file__).resolve().parent / "presets"
 
 

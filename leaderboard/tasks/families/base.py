@@ -55,6 +55,9 @@ class MeasureResult:
     official: str
     flags: tuple[str, ...] = ()
     gold_role: str | None = None
+    #: The per-query (per-item) values the measure is the mean of, by query id; None when the
+    #: measure is not a mean of per-query values.
+    per_query: Mapping[str, float] | None = None
 
 
 @dataclass

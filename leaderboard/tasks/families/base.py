@@ -43,6 +43,18 @@ def single_file(inputs: RunInputs) -> tuple[IO[bytes] | None, list[Issue]]:
     return stream, []
 
 
+class ReferenceFileError(ValueError):
+    """A reference file (gold, qrels, topics, references) cannot be read: its role and the problem.
+
+    The message names the line (``Line 3: ...``) where there is one; callers add the file name.
+    """
+
+    def __init__(self, role: str, message: str) -> None:
+        super().__init__(message)
+        self.role = role
+        self.message = message
+
+
 class RunPathError(ValueError):
     """A run given as a path (file, folder or archive) cannot be read as this task's run."""
 

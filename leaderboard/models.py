@@ -317,6 +317,9 @@ class Score(Base):
     scorer_version: Mapped[str] = mapped_column(String(64))
     current: Mapped[bool] = mapped_column(Boolean, default=True)
     flags: Mapped[list[Any]] = mapped_column(default=list)
+    #: The per-query (per-item) values the measure is the mean of, by query id; deferred, since
+    #: tables read only ``value`` and ``official`` while analysis reads these.
+    per_query: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     run: Mapped[Run] = relationship(back_populates="scores")

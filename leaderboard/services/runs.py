@@ -135,6 +135,7 @@ def score_values(
                 "gold_sha256": gold.sha256,
                 "scorer_version": SCORER_VERSION,
                 "flags": list(r.flags),
+                "per_query": None if r.per_query is None else dict(r.per_query),
             }
         )
     return rows

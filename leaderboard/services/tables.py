@@ -112,7 +112,8 @@ def table_inputs(
     session: Session, store: FileStore, target: Target, runs: list[Run], *, include_late: bool
 ) -> TableInputs:
     """Return the entries and style options of a table over ``runs``."""
-    entries = [entry_for(r, target.subtask_def.measures) for r in runs]
+    columns = tuple(m.key for m in target.family.measure_specs(target.context()))
+    entries = [entry_for(r, columns) for r in runs]
     truncation_notes = {
         f"{r.team.name}-{r.slot}": r.report["truncation"]["note"]
         for r in runs

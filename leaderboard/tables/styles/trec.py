@@ -1,8 +1,8 @@
-"""The TREC CAR table: columns grouped per qrels variant, primary subindices, best values bold."""
+"""The TREC table: columns grouped per qrels variant, primary subindices, best values bold."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from decimal import Decimal
 
 from leaderboard.tables.model import (
@@ -29,12 +29,14 @@ from leaderboard.tables.model import (
 from leaderboard.tables.ranking import rank_field, team_best
 
 STYLE = "trec"
-#: Lowest qrels grade that counts as relevant, per variant (unjudged paragraphs: non-relevant).
-THRESHOLDS: Mapping[str, int] = {"automatic": 1, "lenient": 0, "manual": 1}
 RANKS_NOTE = "Ranks (subscripts) among primary runs only; ties share a rank."
 MISSING_QUERIES_NOTE = (
     "Queries for which a run returned nothing count as 0 "
     "(as trec_eval -c; trec_eval's default would skip them)."
+)
+SKIPPED_QUERIES_NOTE = (
+    "Queries for which a run returned nothing are left out of its averages "
+    "(trec_eval's default, without -c)."
 )
 BASELINE_NOTE = "† baseline, listed below the participant runs; never ranked or bold"
 LATE_NOTE = "* late run, ranked as if submitted on time without displacing on-time runs"
@@ -49,17 +51,19 @@ def variant_of(measure: MeasureSpec) -> str:
 
 
 def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
-    """Build the TREC CAR table: MAP, R-Prec and MRR per qrels variant, primary runs ranked.
+    """Build the TREC table: the listed measures per qrels variant, primary runs ranked.
 
-    Rows: on-time runs by the sort variant's MAP string descending (ties: team, run tag), then
-    baselines marked "†". Subindex of a primary value v among the primary values V of its
-    column: 1 + #{u in V : u > v} on the 4-decimal strings. Bold: value = max over on-time
-    participant runs of its column (all ties bold). Options: ``sort_variant`` (default
-    "automatic"), ``query_counts`` {variant: n_v}, ``thresholds``, ``include_late``.
+    Rows: on-time runs by the sort measure's official string, best first (ties: team, run
+    tag), then baselines marked "†". The sort measure is the official one, or with
+    ``sort_variant`` the same measure (else MAP) of that variant. Subindex of a primary value
+    v among the primary values V of its column: 1 + #{u in V : u better than v} on the official
+    strings. Bold: the best value of its column over on-time participant runs (all ties bold).
+    Options: ``sort_variant``, ``query_counts`` {variant: n_v}, ``thresholds`` {variant: grade},
+    ``doc_noun``, ``missing_topics`` ("zero" or "skip"), ``include_late``.
     """
     specs = _grouped(tuple(measures))
     columns = columns_of(specs)
-    sort_measure = _sort_measure(specs, opt_str(ctx.options, "sort_variant", "automatic"))
+    sort_measure = _sort_measure(specs, opt_str(ctx.options, "sort_variant", ""))
     include_late = opt_bool(ctx.options, "include_late")
 
     runs = [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
@@ -122,15 +126,26 @@ def _grouped(specs: tuple[MeasureSpec, ...]) -> tuple[MeasureSpec, ...]:
 
 
 def _sort_measure(specs: tuple[MeasureSpec, ...], variant: str) -> MeasureSpec:
-    """Return the MAP column of ``variant`` (else its official column), or raise ValueError."""
+    """Return the column rows are sorted by, or raise ValueError when there is none.
+
+    Without ``variant``: the official column (else the first). With it: that variant's column
+    of the official measure, else its MAP, else its official or first column.
+    """
+    if not specs:
+        raise ValueError("the table has no measure column")
+    official = next((m for m in specs if m.official), None)
+    if not variant:
+        return official or specs[0]
     of_variant = [m for m in specs if variant_of(m) == variant]
     for candidates in (
+        [m for m in of_variant if official is not None and m.label == official.label],
         [m for m in of_variant if m.label == "MAP"],
         [m for m in of_variant if m.official],
+        of_variant,
     ):
         if candidates:
             return candidates[0]
-    raise ValueError(f"sort variant {variant!r} has no MAP column")
+    raise ValueError(f"sort variant {variant!r} has no column")
 
 
 def _run_row(
@@ -181,20 +196,29 @@ def _footnotes(
     variants: dict[str, str] = {}
     for m in specs:
         variants.setdefault(variant_of(m), m.group or variant_of(m).capitalize())
-    thresholds = {**THRESHOLDS, **opt_mapping(ctx.options, "thresholds")}
-    relevant = "; ".join(f"{name} grade ≥ {thresholds.get(v, 1)}" for v, name in variants.items())
+    thresholds = opt_mapping(ctx.options, "thresholds")
+    relevant = "; ".join(
+        f"{name} grade ≥ {thresholds.get(v, 1)}".lstrip() for v, name in variants.items()
+    )
     counts = opt_mapping(ctx.options, "query_counts")
     known = {v: counts[v] for v in variants if isinstance(counts.get(v), int)}
-    if known and len(known) == len(variants) and len(set(known.values())) == 1:
+    if known and set(variants) == {""}:
+        n_text = f"all {next(iter(known.values())):,} queries of the qrels"
+    elif known and len(known) == len(variants) and len(set(known.values())) == 1:
         n_text = f"all {next(iter(known.values())):,} queries of each qrels variant"
     elif known:
         listed = ", ".join(f"{variants[v]} {n:,}" for v, n in known.items())
         n_text = f"all queries of each qrels variant ({listed})"
     else:
         n_text = "all queries of each qrels variant"
+    noun = opt_str(ctx.options, "doc_noun", "document")
+    if opt_str(ctx.options, "missing_topics", "zero") == "skip":
+        averages = f"Averages over the queries of each qrels variant a run answered. {SKIPPED_QUERIES_NOTE}"
+    else:
+        averages = f"Averages over {n_text}. {MISSING_QUERIES_NOTE}"
     notes = [
-        f"Relevant: {relevant}. Unjudged paragraphs are non-relevant.",
-        f"Averages over {n_text}. {MISSING_QUERIES_NOTE}",
+        f"Relevant: {relevant}. Unjudged {noun}s are non-relevant.",
+        averages,
         RANKS_NOTE,
     ]
     if any(row.kind == "baseline" for row in rows):

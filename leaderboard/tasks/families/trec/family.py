@@ -1,0 +1,298 @@
+"""The trec family: ranked lists scored per qrels variant with trec_eval's measures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from leaderboard.formats import trec as fmt
+from leaderboard.formats.bounded import InputBound
+from leaderboard.formats.issues import shown
+from leaderboard.scoring.registry import UnknownMeasure
+from leaderboard.scoring.trec_measures import TREC_REGISTRY, TrecMeasureKey
+from leaderboard.tables.model import MeasureSpec
+from leaderboard.tasks.definition import DefinitionError, TaskDefinition
+from leaderboard.tasks.families.base import (
+    BaselineRun,
+    Context,
+    Family,
+    GoldSlot,
+    MeasureResult,
+    ReferenceFileError,
+    RunInputs,
+    Verdict,
+    single_file,
+)
+from leaderboard.tasks.families.trec.scoring import score_variant
+from leaderboard.tasks.families.trec.variants import (
+    Variant,
+    canonical,
+    check_measures,
+    check_set,
+    missing_topics,
+    set_variants,
+    variant_measures,
+)
+
+#: The average line length a run may have; real runs average about 100 bytes a line.
+AVERAGE_LINE_BYTES = 1024
+#: How many problems of a reference file one refusal lists.
+LISTED_PROBLEMS = 5
+
+
+@dataclass(frozen=True)
+class TrecGold:
+    """A set's topics and loaded qrels variants, with the measures asked of each variant."""
+
+    topics: frozenset[str]
+    qrels: dict[str, fmt.Qrels]
+    thresholds: dict[str, int]
+    settings: fmt.TrecSettings
+    #: Per variant slug, the measures to compute and their table keys.
+    measures: dict[str, tuple[TrecMeasureKey, ...]] = field(default_factory=dict)
+    labels: dict[str, str] = field(default_factory=dict)
+    missing: str = "zero"
+
+    def variant(self, slug: str) -> Variant:
+        """Return the variant of a loaded qrels file."""
+        return Variant(slug, self.labels.get(slug, ""), self.thresholds[slug])
+
+
+def trec_settings(definition: TaskDefinition) -> fmt.TrecSettings:
+    """Build the run-format settings from the definition's ``[format]`` table."""
+    known = {f.name for f in fields(fmt.TrecSettings)}
+    unknown = sorted(set(definition.format) - known)
+    if unknown:
+        raise DefinitionError(f"format.{unknown[0]}", f"unknown setting; known: {sorted(known)}")
+    try:
+        return fmt.TrecSettings(**definition.format)
+    except (TypeError, ValueError) as exc:
+        raise DefinitionError("format", str(exc)) from None
+
+
+def read_topics(data: bytes) -> frozenset[str]:
+    """Return the topic ids of a topics file: each line's first field; ``#`` lines are comments.
+
+    A line may carry the query text after its id (e.g. ``qid<TAB>text``); it is not read.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ReferenceFileError("topics", f"the topics file is not UTF-8 text ({exc}).") from None
+    ids = set()
+    for line in text.splitlines():
+        first = line.split(None, 1)
+        if first and not first[0].startswith("#"):
+            ids.add(first[0])
+    if not ids:
+        raise ReferenceFileError("topics", "the topics file lists no topic.")
+    return frozenset(ids)
+
+
+class TrecFamily(Family):
+    """TREC run files scored per qrels variant with trec_eval 9.0.8 semantics."""
+
+    name = "trec"
+    file_roles = {"topics": False, "qrels": False}
+    group_keys = {"variants": ("qrels",)}
+    table_styles = ("trec",)
+
+    def check_definition(self, definition: TaskDefinition) -> None:
+        """Require qrels (one file or variants with thresholds), known measures and settings."""
+        if definition.baseline_recipes:
+            raise DefinitionError("baselines.recipes", "the trec family has no generated baselines")
+        trec_settings(definition)
+        try:
+            canonical(definition.official_measure)
+        except UnknownMeasure as exc:
+            raise DefinitionError("official_measure", str(exc)) from None
+        for i, st in enumerate(definition.subtasks):
+            slugs: set[str] = set()
+            for j, s in enumerate(st.sets):
+                where = f"subtasks[{i}].sets[{j}]"
+                variants = check_set(s, where, "qrels" in s.files)
+                check_measures(st, variants, f"subtasks[{i}]")
+                slugs.update(v.slug for v in variants)
+            sort_variant = definition.table.get("sort_variant")
+            if sort_variant is not None and sort_variant not in slugs:
+                raise DefinitionError(
+                    "table.sort_variant", f"{shown(sort_variant)} is not a variant of every set"
+                )
+
+    def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
+        """Return the listed measures per variant with loaded qrels (all variants if unknown)."""
+        official = canonical(ctx.subtask.official_measure)
+        specs = []
+        for v in set_variants(ctx.set):
+            if ctx.loaded is not None and v.role not in ctx.loaded:
+                continue
+            for m in variant_measures(ctx.subtask, v):
+                key = v.key(m.key)
+                specs.append(
+                    MeasureSpec.of(
+                        TREC_REGISTRY.get(m.key).renamed(key),
+                        official=key == official,
+                        group=v.label or None,
+                    )
+                )
+        return specs
+
+    def run_fields(self, ctx: Context) -> list[str]:
+        """Return the single upload field."""
+        return ["file"]
+
+    def gold_slots(self, ctx: Context) -> list[GoldSlot]:
+        """Return one qrels file per variant of the set."""
+        return [
+            GoldSlot(
+                v.role,
+                f"qrels {v.slug} (relevant ≥ {v.threshold})"
+                if v.slug
+                else f"qrels (relevant ≥ {v.threshold})",
+                variant=v.slug or None,
+            )
+            for v in set_variants(ctx.set)
+        ]
+
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> TrecGold:
+        """Parse the topics (or take them from the qrels) and every loaded qrels variant."""
+        settings = trec_settings(ctx.definition)
+        topics = read_topics(files["topics"]) if "topics" in files else None
+        qrels: dict[str, fmt.Qrels] = {}
+        thresholds: dict[str, int] = {}
+        measures: dict[str, tuple[TrecMeasureKey, ...]] = {}
+        labels: dict[str, str] = {}
+        for v in set_variants(ctx.set):
+            thresholds[v.slug] = v.threshold
+            labels[v.slug] = v.label
+            measures[v.slug] = tuple(variant_measures(ctx.subtask, v))
+            data = files.get(v.role)
+            if data is None:
+                continue
+            parsed, issues = fmt.parse_qrels(data, topics=topics, settings=settings)
+            if parsed is None:
+                errors = [i.message for i in issues if i.severity == "error"]
+                listed = " ".join(errors[:LISTED_PROBLEMS])
+                more = len(errors) - LISTED_PROBLEMS
+                if more > 0:
+                    listed += f" … and {more:,} more problems."
+                raise ReferenceFileError(v.role, listed)
+            qrels[v.slug] = parsed
+        if topics is None:
+            topics = frozenset(q for parsed in qrels.values() for q in parsed.queries)
+        return TrecGold(
+            topics,
+            qrels,
+            thresholds,
+            settings,
+            measures,
+            labels,
+            missing_topics(ctx.set),
+        )
+
+    def input_bounds(self, gold: TrecGold, ctx: Context) -> dict[str, InputBound]:
+        """Bound a run by its topics and depth: at most ``max_per_query`` lines per topic."""
+        topics = len(gold.topics)
+        depth = gold.settings.max_per_query
+        max_lines = topics * depth + 1000
+        return {
+            "file": InputBound(
+                max_bytes=min(max_lines * AVERAGE_LINE_BYTES, ctx.max_decompressed),
+                max_lines=max_lines,
+                reason=(
+                    f"a run for {ctx.where} ranks at most {depth:,} results "
+                    f"for each of {topics:,} topics"
+                ),
+            )
+        }
+
+    def validate_inputs(
+        self,
+        inputs: RunInputs,
+        gold: TrecGold,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict:
+        """Validate a run in one streaming pass (strict) or as trec_eval read it (lenient)."""
+        stream, problems = single_file(inputs)
+        if stream is None:
+            return Verdict(problems, [])
+        if lenient:
+            run, errors, tolerated = fmt.parse_lenient(stream)
+            info: dict[str, Any] = {"tolerances": tolerated} if tolerated else {}
+            if run is not None:
+                info["run_tag"] = run.tag
+            return Verdict(errors, [], run if not errors else None, tuple(tolerated), info)
+        run, errors, warnings = fmt.validate_run(
+            stream,
+            topics=gold.topics,
+            settings=gold.settings,
+            form_run_name=options.get("run_name"),
+        )
+        return Verdict(errors, warnings, run, (), {"run_tag": run.tag} if run is not None else {})
+
+    def score(self, parsed: fmt.TrecRun, gold: TrecGold) -> dict[str, MeasureResult]:
+        """Score against every loaded variant, keeping each measure's per-query values."""
+        out: dict[str, MeasureResult] = {}
+        for slug, qrels in gold.qrels.items():
+            variant = gold.variant(slug)
+            measures = gold.measures[slug]
+            scores = score_variant(
+                parsed, qrels, variant.threshold, measures, missing=gold.missing
+            )
+            for m in measures:
+                value = scores.evaluation.means[m.key]
+                out[variant.key(m.key)] = MeasureResult(
+                    value,
+                    TREC_REGISTRY.get(m.key).official(value),
+                    gold_role=variant.role,
+                    per_query=scores.per_query(m.key),
+                )
+        return out
+
+    def describe_gold(self, gold: TrecGold, role: str) -> list[str]:
+        """Report a qrels variant: counts, grade histogram, queries scoring 0 by construction."""
+        slug = role.partition(":")[2]
+        if slug not in gold.qrels:
+            return []
+        r = fmt.qrels_report(gold.qrels[slug], gold.thresholds[slug])
+        hist = ", ".join(f"{g}: {n:,}" for g, n in r["grade_histogram"].items())
+        name = f"{slug}: " if slug else ""
+        noun = gold.settings.doc_noun
+        lines = [
+            f"{name}{r['lines']:,} judgments for {r['queries']:,} queries; grades {hist}; relevant iff grade ≥ {r['threshold']}.",
+        ]
+        if r["queries_without_relevant"]:
+            n = len(r["queries_without_relevant"])
+            lines.append(
+                f"{n:,} queries have no {noun} at or above the threshold; they score 0 (first: {r['queries_without_relevant'][0]!r})."
+            )
+        if r["queries_all_negative"]:
+            n = len(r["queries_all_negative"])
+            lines.append(
+                f"Warning: {n:,} queries have only negative grades; trec_eval 9.0.8 fails on runs that retrieve for them, we score them 0."
+            )
+        return lines
+
+    def style_options(self, ctx: Context) -> dict[str, Any]:
+        """Return the document noun and the missing-topics rule the footnotes state."""
+        return {
+            "doc_noun": trec_settings(ctx.definition).doc_noun,
+            "missing_topics": missing_topics(ctx.set),
+        }
+
+    def table_options(self, gold: TrecGold) -> dict[str, Any]:
+        """Return the query counts and thresholds the table's footnotes state."""
+        return {
+            "query_counts": {slug: len(q.queries) for slug, q in gold.qrels.items()},
+            "thresholds": dict(gold.thresholds),
+        }
+
+    def baselines(
+        self, gold: TrecGold, files: Mapping[str, bytes], ctx: Context
+    ) -> list[BaselineRun]:
+        """Return no generated baseline: the server holds no corpus (organizers import one)."""
+        return []

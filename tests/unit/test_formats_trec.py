@@ -9,20 +9,22 @@ import zipfile
 import numpy as np
 import pytest
 
-from leaderboard.formats import trec
 from leaderboard.formats.issues import Issue
 from leaderboard.formats.trec import (
     Qrels,
     TrecRun,
     TrecSettings,
+    blocks,
     c_atof,
     parse_lenient,
     parse_qrels,
     qrels_report,
     score_run,
     score_run_detail,
+    strict,
     validate_run,
 )
+from leaderboard.formats.trec import lenient as lenient_module
 
 CAR = TrecSettings()
 T1 = "Aftertaste/Aftertaste%20processing%20in%20the%20cerebral%20cortex"
@@ -266,7 +268,7 @@ def test_row12_each_repeat_names_the_first_line() -> None:
 
 
 def test_row12_duplicates_found_despite_hash_collisions(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trec, "pair_hash", lambda q, d: np.zeros(len(q), dtype=np.uint64))
+    monkeypatch.setattr(strict, "pair_hash", lambda q, d: np.zeros(len(q), dtype=np.uint64))
     data = line(T1, pid(1)) + line(T1, pid(2)) + line(T2, pid(1)) + line(T1, pid(1))
     _, errors, _ = check(data)
     assert messages(errors) == [
@@ -338,7 +340,7 @@ def test_errors_sorted_by_line_with_file_level_last() -> None:
 
 
 def test_collection_stops_at_the_error_cap(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trec, "MAX_COLLECTED_ERRORS", 5)
+    monkeypatch.setattr(strict, "MAX_COLLECTED_ERRORS", 5)
     run, errors, _ = check("x\n" * 50)
     assert run is None
     assert [e.line for e in errors] == [1, 2, 3, 4, 5, None]
@@ -374,8 +376,8 @@ def test_small_chunks_give_identical_results(monkeypatch: pytest.MonkeyPatch) ->
     body[5] = body[5].replace("\n", "\r\n")
     data = "".join(body).encode()
     expected = check(data)
-    monkeypatch.setattr(trec, "_CHUNK_BYTES", 7)
-    monkeypatch.setattr(trec, "_BATCH_LINES", 3)
+    monkeypatch.setattr(blocks, "CHUNK_BYTES", 7)
+    monkeypatch.setattr(blocks, "BATCH_LINES", 3)
     assert check(data)[1:] == expected[1:]
     assert [e.line for e in expected[1]] == [41, 42, 43]
 
@@ -589,7 +591,7 @@ def test_lenient_bulk_and_line_by_line_agree(monkeypatch: pytest.MonkeyPatch) ->
     plain = "".join(f"q{i % 3} Q0 d{i} {i} {i / 7!r} t{i % 2}\r\n" for i in range(50))
     mixed = plain + "q1 Q0 x 1 0x10 t0 extra\n" + plain.replace("d", "e")
     bulk = lenient(mixed)
-    monkeypatch.setattr(trec, "_six_columns", lambda blob, lines: None)
+    monkeypatch.setattr(lenient_module, "six_columns", lambda blob, lines: None)
     by_line = lenient(mixed)
     assert bulk[1:] == by_line[1:]
     assert bulk[0] is not None and by_line[0] is not None

@@ -1,0 +1,59 @@
+"""Message text shared by the TREC readers, and the bounded error collection."""
+
+from __future__ import annotations
+
+from leaderboard.formats.issues import Issue, quote
+from leaderboard.formats.trec.records import PRINTABLE_TAB, TrecSettings
+
+#: Errors collected before validation stops reading (bounds memory on hostile files).
+MAX_COLLECTED_ERRORS = 10_000
+
+
+class TooManyErrors(Exception):
+    """Raised when a validator has collected MAX_COLLECTED_ERRORS errors."""
+
+
+def decoded(raw: bytes) -> str:
+    """Decode bytes for a message, escaping what is not UTF-8."""
+    return raw.decode("utf-8", "backslashreplace")
+
+
+def short_id(docid: bytes) -> str:
+    """Return an id cut to 8 characters and an ellipsis, as the duplicate message shows it."""
+    text = decoded(docid)
+    return text if len(text) <= 12 else text[:8] + "…"
+
+
+def plural(count: int, one: str, many: str) -> str:
+    """Return "1 thing" or "1,234 things"."""
+    return f"{count:,} {one if count == 1 else many}"
+
+
+def unknown_query_message(line: int, query: bytes, settings: TrecSettings) -> str:
+    """Return the unknown-query message, with the settings' hint where it applies."""
+    text = decoded(query)
+    message = f"Line {line}: unknown query id '{quote(text)}' (not a {settings.topic_set} topic)."
+    if settings.topic_hint and text.startswith(settings.topic_hint_prefix):
+        message += " " + settings.topic_hint
+    return message
+
+
+def char_error(line: int, content: bytes) -> str | None:
+    """Return the message for the first byte that is not printable ASCII or TAB, if any."""
+    if not content.translate(None, PRINTABLE_TAB):
+        return None
+    try:
+        text = content.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        column = len(content[: exc.start].decode("utf-8")) + 1
+        return f"Line {line}: not valid UTF-8 (byte 0x{content[exc.start]:02X} at column {column})."
+    for column, char in enumerate(text, 1):
+        if char != "\t" and not " " <= char <= "~":
+            hint = "; separate fields with spaces or TABs" if char.isspace() else ""
+            return f"Line {line}: unexpected character U+{ord(char):04X} at column {column}{hint}."
+    return None  # pragma: no cover - translate() found a byte that decoding did not
+
+
+def by_line(errors: list[Issue]) -> list[Issue]:
+    """Return errors ordered by line (stable), file-level errors last."""
+    return sorted(errors, key=lambda e: (e.line is None, e.line or 0))

@@ -87,16 +87,18 @@ def pair_hash(
     return out
 
 
-def match_pairs(
+def _candidates(
     query_index: NDArray[Any],
     docids: NDArray[Any],
     table_query: NDArray[Any],
     table_docids: NDArray[Any],
-) -> NDArray[np.bool_]:
-    """Return, per (query, id) line, whether the pair occurs in the table of pairs."""
-    found = np.zeros(len(query_index), dtype=bool)
-    if len(query_index) == 0 or len(table_query) == 0:
-        return found
+) -> tuple[NDArray[np.intp], NDArray[np.intp], NDArray[np.bool_], bool]:
+    """Find the lines whose pair hash occurs in the table.
+
+    Returns those lines, a table row with the same hash for each, whether that row holds the
+    same pair, and whether some hash is shared by several table rows (then an unconfirmed line
+    may still match another row).
+    """
     width = max(docids.dtype.itemsize, table_docids.dtype.itemsize)
     table_hash = pair_hash(table_query, table_docids, width)
     table_order = np.argsort(table_hash, kind="stable")
@@ -114,14 +116,54 @@ def match_pairs(
     confirmed = (np.asarray(table_query)[candidate] == np.asarray(query_index)[hit]) & (
         table_docids[candidate] == docids[hit]
     )
+    shared = bool((table_sorted[1:] == table_sorted[:-1]).any())
+    return hit, candidate, confirmed, shared
+
+
+def match_pairs(
+    query_index: NDArray[Any],
+    docids: NDArray[Any],
+    table_query: NDArray[Any],
+    table_docids: NDArray[Any],
+) -> NDArray[np.bool_]:
+    """Return, per (query, id) line, whether the pair occurs in the table of pairs."""
+    found = np.zeros(len(query_index), dtype=bool)
+    if len(query_index) == 0 or len(table_query) == 0:
+        return found
+    hit, candidate, confirmed, shared = _candidates(query_index, docids, table_query, table_docids)
     found[hit[confirmed]] = True
-    if (table_sorted[1:] == table_sorted[:-1]).any():
+    if shared and not confirmed.all():
         # A hash shared by different pairs: the first candidate may not be the matching one.
-        shared = set(table_sorted[1:][table_sorted[1:] == table_sorted[:-1]].tolist())
         pairs = set(zip(np.asarray(table_query).tolist(), table_docids.tolist(), strict=True))
         for i in hit[~confirmed].tolist():
-            if int(line_hash[i]) in shared:
-                found[i] = (int(query_index[i]), bytes(docids[i])) in pairs
+            found[i] = (int(query_index[i]), bytes(docids[i])) in pairs
+    return found
+
+
+def match_index(
+    query_index: NDArray[Any],
+    docids: NDArray[Any],
+    table_query: NDArray[Any],
+    table_docids: NDArray[Any],
+) -> NDArray[np.intp]:
+    """Return, per (query, id) line, the row of the same pair in the table, or -1.
+
+    A pair listed twice in the table matches one of its rows.
+    """
+    found = np.full(len(query_index), -1, dtype=np.intp)
+    if len(query_index) == 0 or len(table_query) == 0:
+        return found
+    hit, candidate, confirmed, shared = _candidates(query_index, docids, table_query, table_docids)
+    found[hit[confirmed]] = candidate[confirmed]
+    if shared and not confirmed.all():
+        # A hash shared by different pairs: the first candidate may not be the matching one.
+        rows: dict[tuple[int, bytes], int] = {}
+        for row, pair in enumerate(
+            zip(np.asarray(table_query).tolist(), table_docids.tolist(), strict=True)
+        ):
+            rows.setdefault(pair, row)
+        for i in hit[~confirmed].tolist():
+            found[i] = rows.get((int(query_index[i]), bytes(docids[i])), -1)
     return found
 
 

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from leaderboard.formats import trec
 from leaderboard.formats.issues import Issue
+from leaderboard.scoring.trec_measures import parse_trec_measure
 from leaderboard.tasks.families.trec import TrecFamily, TrecGold
 from tests.fuzz import FUZZ, check_finite, check_issues, fuzz_input, per_case
 
@@ -58,6 +59,17 @@ CASES = (
 )
 
 
+#: One measure of every kind, some with cutoffs beyond any fuzzed run's depth.
+FUZZ_MEASURES = tuple(
+    parse_trec_measure(m)
+    for m in (
+        "MAP", "MAP@3", "GMAP", "R-Prec", "MRR", "MRR@2", "P@1", "P@1000", "R@5", "nDCG",
+        "nDCG@10", "bpref", "Success@3", "iPrec@0.00", "iPrec@0.50", "iPrec@1.00",
+        "num_ret", "num_rel", "num_rel_ret",
+    )
+)  # fmt: skip
+
+
 def gold_of(case: Case, qrels: trec.Qrels) -> TrecGold:
     """Return the family's gold with ``qrels`` as two variants (thresholds 1 and 0)."""
     return TrecGold(
@@ -65,17 +77,23 @@ def gold_of(case: Case, qrels: trec.Qrels) -> TrecGold:
         {"automatic": qrels, "lenient": qrels},
         {"automatic": 1, "lenient": 0},
         case.settings,
+        measures={"automatic": FUZZ_MEASURES, "lenient": FUZZ_MEASURES},
     )
 
 
 def check_scored(run: trec.TrecRun, case: Case, qrels: trec.Qrels) -> None:
-    """Score a run with the family scorer: every measure finite and within 0..1."""
+    """Score a run with the family scorer: every measure finite, means within 0..1."""
     results = FAMILY.score(run, gold_of(case, qrels))
     assert set(results) == {
-        f"{v}/{m}" for v in ("automatic", "lenient") for m in ("MAP", "R-Prec", "MRR")
+        f"{v}/{m.key}" for v in ("automatic", "lenient") for m in FUZZ_MEASURES
     }
     check_finite({k: r.raw for k, r in results.items()})
-    assert all(0.0 <= r.raw <= 1.0 for r in results.values()), results
+    for key, r in results.items():
+        assert r.per_query is not None and set(r.per_query) <= set(qrels.queries), key
+        if key.rpartition("/")[2].startswith("num_"):
+            assert r.raw == sum(r.per_query.values()) and r.raw >= 0, (key, r)
+        else:
+            assert 0.0 <= r.raw <= 1.0, (key, r)
 
 
 def messages(issues: list[Issue]) -> list[tuple[int | None, str, str]]:

@@ -21,6 +21,14 @@ def auto(team: str | None, tag: str, slot: str | None, map_: str, rprec: str, mr
     return Entry(kind=kind, team=team, run=tag, slot=slot, values=values, **kw)  # type: ignore[arg-type]
 
 
+#: The options the TREC CAR preset's family and definition give its table.
+CAR_OPTIONS = {
+    "doc_noun": "paragraph",
+    "thresholds": {"automatic": 1, "lenient": 0, "manual": 1},
+    "sort_variant": "automatic",
+}
+
+
 def build(entries: list[Entry], **options: object) -> Table:
     return build_table(
         "trec",
@@ -29,7 +37,7 @@ def build(entries: list[Entry], **options: object) -> Table:
         set="test",
         entries=entries,
         measures=AUTOMATIC,
-        options=options,
+        options={**CAR_OPTIONS, **options},
     )
 
 

@@ -176,7 +176,7 @@ class TrecFamily(Family):
                 listed = " ".join(errors[:LISTED_PROBLEMS])
                 more = len(errors) - LISTED_PROBLEMS
                 if more > 0:
-                    listed += f" … and {more:,} more problems."
+                    listed += f" … and {more:,} more problem{'s' if more > 1 else ''}."
                 raise ReferenceFileError(v.role, listed)
             qrels[v.slug] = parsed
         if topics is None:

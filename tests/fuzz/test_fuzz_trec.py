@@ -152,6 +152,8 @@ _qrels = per_case(CASES, lambda c: st.tuples(fuzz_input(c.qrels_data), st.boolea
 @example((CASES[0], (CASES[0].qrels_data.replace(b" 1\n", b" -3\n", 1), True)))
 @example((CASES[0], (CASES[0].qrels_data.replace(b" 1\n", b" 99999999999999999999\n", 1), False)))
 @example((CASES[0], (b"\xef\xbb\xbf" + CASES[0].qrels_data.replace(b"\n", b"\r\n"), True)))
+@example((CASES[2], (b"# judged\n" + CASES[2].qrels_data.replace(b"\n", b"\n  #\xff\n", 1), True)))
+@example((CASES[2], (CASES[2].qrels_data.replace(b" 1\n", b" 99999999999999999999\n", 1), False)))
 def test_qrels_parser_gives_qrels_or_located_errors(drawn: tuple[Case, tuple[bytes, bool]]) -> None:
     case, (data, known_topics) = drawn
     topics = case.topics if known_topics else None

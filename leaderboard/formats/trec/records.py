@@ -13,7 +13,9 @@ from leaderboard.formats.trec.patterns import ANY_ID
 
 #: Longest accepted line, in bytes without the line ending.
 MAX_LINE_BYTES = 4096
+#: The UTF-8 byte-order mark some editors write at the start of a file.
 BOM = b"\xef\xbb\xbf"
+#: The bytes a line may hold: printable ASCII and TAB.
 PRINTABLE_TAB = bytes(range(0x20, 0x7F)) + b"\t"
 #: Grades are stored as 32-bit integers, whatever range a task allows.
 GRADE_MIN, GRADE_MAX = -(1 << 31), (1 << 31) - 1

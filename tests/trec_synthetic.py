@@ -53,7 +53,8 @@ def _peak_rss_mb() -> float:
 
 def benchmark(n_queries: int, per_query: int, with_pytrec: bool) -> None:
     """Generate a run file, then time strict validation + scoring of it in this process."""
-    from leaderboard.formats.trec import Qrels, TrecSettings, score_run, validate_run
+    from leaderboard.formats.trec import Qrels, score_run, validate_run
+    from tests.trec_car import CAR_SETTINGS
 
     topics = synthetic_topics(n_queries)
     with tempfile.TemporaryDirectory() as tmp:
@@ -72,7 +73,7 @@ def benchmark(n_queries: int, per_query: int, with_pytrec: bool) -> None:
         )
         start = time.perf_counter()
         with path.open("rb") as stream:
-            run, errors, _ = validate_run(stream, topics=frozenset(topics), settings=TrecSettings())
+            run, errors, _ = validate_run(stream, topics=frozenset(topics), settings=CAR_SETTINGS)
         validated = time.perf_counter()
         assert run is not None, errors[:3]
         scores = score_run(run, qrels, 1)

@@ -21,7 +21,6 @@ from hypothesis import strategies as st
 from leaderboard.formats.trec import (
     Qrels,
     TrecRun,
-    TrecSettings,
     parse_lenient,
     parse_qrels,
     qrels_report,
@@ -30,9 +29,10 @@ from leaderboard.formats.trec import (
     validate_run,
 )
 from tests.shared_data import shared_path
+from tests.trec_car import CAR_SETTINGS
 from tests.trec_synthetic import hex_id
 
-CAR = TrecSettings()
+CAR = CAR_SETTINGS
 TASK = "trec-car-2017"
 QRELS_V15 = "qrels.car17v1.5.benchmarkY1test.txt"
 TOPICS_V15 = "topics.car17v1.5.benchmarkY1test.txt"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +15,7 @@ from leaderboard.formats.issues import Issue
 from leaderboard.scoring.trec_measures import parse_trec_measure
 from leaderboard.tasks.families.trec import TrecFamily, TrecGold
 from tests.fuzz import FUZZ, check_finite, check_issues, fuzz_input, per_case
+from tests.trec_car import CAR_SETTINGS
 
 PRESET = Path(__file__).resolve().parents[2] / "leaderboard/tasks/presets/trec-car-2017"
 QRELS = PRESET / "qrels.car17v1.5.benchmarkY1test.txt"
@@ -52,10 +53,12 @@ def _case(first: int, count: int, settings: trec.TrecSettings) -> Case:
     return Case(frozenset(topics), settings, qrels_data, qrels, run)
 
 
-# The first topics of the preset (CAR defaults), and three others with a small per-query cap.
+# The first topics of the preset (its CAR settings), three others with a small per-query cap,
+# and three more under the generic settings.
 CASES = (
-    _case(0, 3, trec.TrecSettings()),
-    _case(40, 3, trec.TrecSettings(max_per_query=6)),
+    _case(0, 3, CAR_SETTINGS),
+    _case(40, 3, replace(CAR_SETTINGS, max_per_query=6)),
+    _case(80, 3, trec.TrecSettings(max_per_query=6)),
 )
 
 
@@ -167,6 +170,8 @@ _qrels = per_case(CASES, lambda c: st.tuples(fuzz_input(c.qrels_data), st.boolea
 @example((CASES[0], (CASES[0].qrels_data.replace(b" 1\n", b" -3\n", 1), True)))
 @example((CASES[0], (CASES[0].qrels_data.replace(b" 1\n", b" 99999999999999999999\n", 1), False)))
 @example((CASES[0], (b"\xef\xbb\xbf" + CASES[0].qrels_data.replace(b"\n", b"\r\n"), True)))
+@example((CASES[2], (b"# judged\n" + CASES[2].qrels_data.replace(b"\n", b"\n  #\xff\n", 1), True)))
+@example((CASES[2], (CASES[2].qrels_data.replace(b" 1\n", b" 99999999999999999999\n", 1), False)))
 def test_qrels_parser_gives_qrels_or_located_errors(drawn: tuple[Case, tuple[bytes, bool]]) -> None:
     case, (data, known_topics) = drawn
     topics = case.topics if known_topics else None
@@ -178,9 +183,9 @@ def test_qrels_parser_gives_qrels_or_located_errors(drawn: tuple[Case, tuple[byt
         assert errors
         return
     assert not errors and len(qrels) > 0
-    assert np.all(
-        (qrels.grades >= case.settings.min_grade) & (qrels.grades <= case.settings.max_grade)
-    )
+    low, high = case.settings.min_grade, case.settings.max_grade
+    assert low is None or np.all(qrels.grades >= low)
+    assert high is None or np.all(qrels.grades <= high)
     if topics is not None:
         assert set(qrels.queries) <= topics
     for threshold in (0, 1):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import zipfile
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -25,8 +26,9 @@ from leaderboard.formats.trec import (
     validate_run,
 )
 from leaderboard.formats.trec import lenient as lenient_module
+from tests.trec_car import CAR_SETTINGS
 
-CAR = TrecSettings()
+CAR = CAR_SETTINGS
 T1 = "Aftertaste/Aftertaste%20processing%20in%20the%20cerebral%20cortex"
 T2 = "Aftertaste/Distinguishing%20aftertaste%20and%20flavor"
 T3 = "Zebra/Stripes"
@@ -295,7 +297,7 @@ def test_row13_counts_lines_with_other_errors() -> None:
 
 
 def test_row13_limit_is_a_setting() -> None:
-    settings = TrecSettings(max_per_query=2)
+    settings = replace(CAR, max_per_query=2)
     data = "".join(lines_for(3)) + "".join(lines_for(2, q=T2))
     assert only_error(data, settings=settings) == (
         f"Query '{T1}' has 3 lines; at most 2 are allowed."
@@ -748,3 +750,156 @@ def test_qrels_dataclass_is_plain_arrays() -> None:
         grades=np.array([1, 1], dtype=np.int32),
     )
     assert qrels.grade_histogram() == {1: 2}
+
+
+# -- generic defaults (any TREC-style track) --------------------------------------------------
+
+GENERIC = TrecSettings()
+CAR_WORDS = ("CAR", "paragraph", "benchmarkY1test", "enwiki")
+
+
+def no_car_wording(issues: list[Issue]) -> bool:
+    return not any(word in issue.message for issue in issues for word in CAR_WORDS)
+
+
+def test_preset_states_every_car_rule() -> None:
+    car = replace(
+        GENERIC,
+        docid_pattern=r"[0-9a-f]{40}",
+        docid_hint="40 lowercase hexadecimal characters",
+        doc_noun="paragraph",
+        tag_pattern=r"[A-Za-z0-9_.-]{1,20}",
+        tag_hint="1–20 characters from A–Z, a–z, 0–9, '_', '.', '-'",
+        topic_set="benchmarkY1test",
+        topic_hint=(
+            "Ids with the 'enwiki:' prefix belong to the v2.0 release; this task uses v1.5 ids."
+        ),
+        topic_hint_prefix="enwiki:",
+        min_grade=-2,
+        max_grade=3,
+    )
+    assert car == CAR
+
+
+@pytest.mark.parametrize("array_path_only", [False, True])
+def test_generic_run_accepts_any_docid(
+    monkeypatch: pytest.MonkeyPatch, array_path_only: bool
+) -> None:
+    if array_path_only:
+        # The generic id pattern must not cost the array path: no per-field fallback needed.
+        monkeypatch.setattr(strict._StrictValidator, "_feed_fast", None)
+        monkeypatch.setattr(strict._StrictValidator, "_feed_slow", None)
+    ids = ["clueweb09-en0000-00-00000", "GX000-00-0000000", "doc#1:/a?b=c", "x"]
+    data = "".join(
+        line("301", f"{ids[i % 4]}.{i}", str(i + 1), f"{100 - i}.5", tag="run:1/x")
+        for i in range(300)
+    )
+    run, errors, warnings = check(data, topics=frozenset({"301"}), settings=GENERIC)
+    assert errors == [] and run is not None
+    assert run.docids.tolist()[:2] == [b"clueweb09-en0000-00-00000.0", b"GX000-00-0000000.1"]
+    assert no_car_wording(warnings)
+
+
+def test_generic_run_tag_pattern() -> None:
+    topics = frozenset({"301"})
+    assert check(line("301", tag="run:1/x"), topics, GENERIC)[1] == []
+    assert only_error(line("301", tag="t" * 65), topics=topics, settings=GENERIC) == (
+        f"Line 1: run tag '{'t' * 65}' must be 1–64 printable ASCII characters without white space."
+    )
+
+
+def test_generic_unknown_query_without_car_wording() -> None:
+    data = line("301", "d1") + line("enwiki:Zebra", "d2") + line("302", "d1", "1", "1.0")
+    _, errors, _ = check(data, topics=frozenset({"301"}), settings=GENERIC)
+    assert messages(errors) == [
+        "Line 2: unknown query id 'enwiki:Zebra' (not a topic of this set).",
+        "Line 3: unknown query id '302' (not a topic of this set).",
+    ]
+    qrels, issues = parse_qrels(
+        b"301 0 d1 1\n999 0 d1 1\n", topics=frozenset({"301"}), settings=GENERIC
+    )
+    assert qrels is None
+    assert messages(issues) == ["Line 2: unknown query id '999' (not a topic of this set)."]
+
+
+def test_generic_run_messages_without_car_wording() -> None:
+    data = (
+        line("301", "d1") + "301 Q0 d2 2 1.0\n" + line("301", "d1") + line("301", "d3", score="x")
+    )
+    _, errors, _ = check(data, topics=frozenset({"301", "302"}), settings=GENERIC)
+    assert messages(errors) == [
+        "Line 2: expected 6 fields (query id, Q0, document id, rank, score, run tag), found 5.",
+        "Line 3: document d1 already listed for query '301' on line 1.",
+        "Line 4: score 'x' is not a number.",
+    ]
+    assert no_car_wording(errors)
+
+
+def test_generic_qrels_accept_any_docid_and_integer_grade() -> None:
+    data = b"301 0 clueweb09-en0000-00-00000 4\n301 0 GX000-00-0000000 -1\n302 Q0 x 17\n"
+    for topics in (None, frozenset({"301", "302"})):
+        qrels, issues = parse_qrels(data, topics=topics, settings=GENERIC)
+        assert issues == [] and qrels is not None
+        assert qrels.grades.tolist() == [4, -1, 17]
+        assert qrels.docids.tolist()[0] == b"clueweb09-en0000-00-00000"
+
+
+def test_generic_qrels_grade_messages() -> None:
+    data = (
+        b"301 0 a 1.5\n301 0 b 99999999999999999999\n301 0 c -2147483649\n301 0 d 0002147483647\n"
+    )
+    qrels, issues = parse_qrels(data, topics=None, settings=GENERIC)
+    assert qrels is None
+    assert messages(issues) == [
+        "Line 1: grade '1.5' must be an integer.",
+        "Line 2: grade '99999999999999999999' is out of range; grades are 32-bit integers"
+        " (-2,147,483,648 to 2,147,483,647).",
+        "Line 3: grade '-2147483649' is out of range; grades are 32-bit integers"
+        " (-2,147,483,648 to 2,147,483,647).",
+    ]
+    one_sided = replace(GENERIC, min_grade=0)
+    _, issues = parse_qrels(b"301 0 a -1\n", topics=None, settings=one_sided)
+    assert messages(issues) == ["Line 1: grade '-1' must be an integer of at least 0."]
+    _, issues = parse_qrels(b"301 0 a 5\n", topics=None, settings=replace(GENERIC, max_grade=4))
+    assert messages(issues) == ["Line 1: grade '5' must be an integer of at most 4."]
+
+
+def test_car_preset_still_refuses_grade_4() -> None:
+    qrels, issues = parse_qrels(f"{T1} 0 {pid(1)} 4\n".encode(), topics=TOPICS, settings=CAR)
+    assert qrels is None
+    assert messages(issues) == ["Line 1: grade '4' must be an integer from -2 to 3."]
+
+
+def test_qrels_comment_lines_skipped_with_physical_line_numbers() -> None:
+    data = (
+        "# qrels of the test collection — judged in 2009\n"
+        "301 0 d1 1\n"
+        "   # a comment after blanks\n"
+        "\t#tab\n"
+        "302 0 d2 0\n"
+    )
+    for settings, topics in ((GENERIC, None), (GENERIC, frozenset({"301", "302"}))):
+        qrels, issues = parse_qrels(data.encode(), topics=topics, settings=settings)
+        assert issues == [] and qrels is not None
+        assert qrels.queries == ("301", "302") and len(qrels) == 2
+    bad = data + "# one more\n303 0 d3 x\n301 0 d1 2\n"
+    qrels, issues = parse_qrels(bad.encode(), topics=None, settings=GENERIC)
+    assert qrels is None
+    assert messages(issues) == [
+        "Line 7: grade 'x' must be an integer.",
+        "Line 8: document d1 is judged twice for query '301' (first on line 2).",
+    ]
+
+
+def test_qrels_comment_lines_with_crlf_and_only_comments() -> None:
+    data = f"#header\r\n{T1} 0 {pid(1)} 1\r\n# mid\r\n{T2} 0 {pid(2)} 4\r\n"
+    qrels, issues = parse_qrels(data.encode(), topics=TOPICS, settings=CAR)
+    assert qrels is None
+    assert messages(issues) == [
+        "Line 4: grade '4' must be an integer from -2 to 3.",
+        "Windows (CRLF) line endings were normalised.",
+    ]
+    assert parse_qrels(b"# nothing\n  # judged\n", topics=None, settings=GENERIC) == (
+        None,
+        [Issue(None, "The file has no judgments, only comment lines.")],
+    )

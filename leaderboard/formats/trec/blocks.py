@@ -13,7 +13,9 @@ from numpy.typing import NDArray
 from leaderboard.formats.trec.columns import VECTOR_MAX_FIELD
 from leaderboard.formats.trec.records import Readable, RunSource
 
+#: Lines joined into one chunk when the input is an iterable of lines.
 BATCH_LINES = 32_768
+#: Bytes read at a time from a stream; large enough that per-block costs vanish.
 CHUNK_BYTES = 1 << 22
 
 

@@ -242,3 +242,13 @@ def decimal_values(rows: NDArray[np.uint8]) -> NDArray[np.float64] | None:
 def as_strings(rows: NDArray[np.uint8]) -> NDArray[np.bytes_]:
     """Return the rows of a zero-padded byte matrix as an ``S`` array (no copy)."""
     return rows.view(f"S{rows.shape[1]}").reshape(len(rows))
+
+
+def grade_value(grade: bytes) -> int:
+    """Return an integer grade's value; beyond 10 digits, a value outside any 32-bit range.
+
+    int() refuses very long digit strings, and no grade that long can be stored anyway.
+    """
+    if len(grade.lstrip(b"+-").lstrip(b"0")) <= 10:
+        return int(grade)
+    return -(1 << 63) if grade.startswith(b"-") else 1 << 63

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from leaderboard.formats.issues import Issue, quote
-from leaderboard.formats.trec.records import PRINTABLE_TAB, TrecSettings
+from leaderboard.formats.trec.columns import INTEGER, grade_value
+from leaderboard.formats.trec.records import GRADE_MAX, GRADE_MIN, PRINTABLE_TAB, TrecSettings
 
 #: Errors collected before validation stops reading (bounds memory on hostile files).
 MAX_COLLECTED_ERRORS = 10_000
@@ -32,10 +33,34 @@ def plural(count: int, one: str, many: str) -> str:
 def unknown_query_message(line: int, query: bytes, settings: TrecSettings) -> str:
     """Return the unknown-query message, with the settings' hint where it applies."""
     text = decoded(query)
-    message = f"Line {line}: unknown query id '{quote(text)}' (not a {settings.topic_set} topic)."
+    which = f"a {settings.topic_set} topic" if settings.topic_set else "a topic of this set"
+    message = f"Line {line}: unknown query id '{quote(text)}' (not {which})."
     if settings.topic_hint and text.startswith(settings.topic_hint_prefix):
         message += " " + settings.topic_hint
     return message
+
+
+def grade_error(line: int, grade: bytes, settings: TrecSettings) -> str | None:
+    """Return the message for a grade that is not an integer in the settings' range, if any."""
+    low, high = settings.min_grade, settings.max_grade
+    if INTEGER.fullmatch(grade):
+        value = grade_value(grade)
+        if (low is None or value >= low) and (high is None or value <= high):
+            if GRADE_MIN <= value <= GRADE_MAX:
+                return None
+            return (
+                f"Line {line}: grade '{quote(decoded(grade))}' is out of range; grades are"
+                f" 32-bit integers ({GRADE_MIN:,} to {GRADE_MAX:,})."
+            )
+    if low is not None and high is not None:
+        rule = f"an integer from {low} to {high}"
+    elif low is not None:
+        rule = f"an integer of at least {low}"
+    elif high is not None:
+        rule = f"an integer of at most {high}"
+    else:
+        rule = "an integer"
+    return f"Line {line}: grade '{quote(decoded(grade))}' must be {rule}."
 
 
 def char_error(line: int, content: bytes) -> str | None:

@@ -6,6 +6,9 @@ import functools
 import re
 from collections.abc import Sequence
 
+#: Any non-empty id without white space. Fields split on white space always match it, so
+#: readers skip the check entirely for this pattern.
+ANY_ID = r"\S+"
 _SIMPLE_CLASS = re.compile(r"\[([^\]\\^]+)\]\{(\d+)(?:,(\d+))?\}")
 
 
@@ -35,7 +38,12 @@ def simple_class(pattern: str) -> tuple[bytes, int, int] | None:
 
 
 def all_full_match(items: Sequence[bytes], pattern: str) -> bool:
-    """Return whether every item fully matches the pattern (a translate() fast path if simple)."""
+    """Return whether every field fully matches the pattern (a translate() fast path if simple).
+
+    The items are fields split on white space: non-empty, without white space.
+    """
+    if pattern == ANY_ID:
+        return True
     simple = simple_class(pattern)
     if simple is None:
         return all(map(compiled(pattern).fullmatch, items))

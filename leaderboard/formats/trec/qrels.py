@@ -7,16 +7,24 @@ from typing import Any
 import numpy as np
 
 from leaderboard.formats.issues import Issue, quote
-from leaderboard.formats.trec.columns import INTEGER
+from leaderboard.formats.trec.columns import INTEGER, grade_value
 from leaderboard.formats.trec.messages import (
     char_error,
     decoded,
+    grade_error,
     plural,
     short_id,
     unknown_query_message,
 )
-from leaderboard.formats.trec.patterns import all_full_match, compiled
-from leaderboard.formats.trec.records import BOM, PRINTABLE_TAB, Qrels, TrecSettings
+from leaderboard.formats.trec.patterns import ANY_ID, all_full_match, compiled
+from leaderboard.formats.trec.records import (
+    BOM,
+    GRADE_MAX,
+    GRADE_MIN,
+    PRINTABLE_TAB,
+    Qrels,
+    TrecSettings,
+)
 
 
 def parse_qrels(
@@ -25,8 +33,10 @@ def parse_qrels(
     """Validate an organizer's qrels file (4 fields: query, iteration, id, integer grade).
 
     Checks every line: field count, query id among ``topics`` (unless None), id pattern,
-    integer grade in settings' range, no duplicate (query, id) pair. Returns (qrels or None,
-    issues); issues hold errors and warnings (severity "warning"), errors ordered by line.
+    integer grade in settings' range, no duplicate (query, id) pair. Lines whose first
+    non-blank character is ``#`` are comments, as trec_eval 10 reads them; line numbers count
+    them. Returns (qrels or None, issues); issues hold errors and warnings (severity
+    "warning"), errors ordered by line.
     """
     issues: list[Issue] = []
     if data.startswith(BOM):
@@ -55,11 +65,15 @@ def parse_qrels(
         )
     if any(line.endswith(b"\r") for line in raw_lines):
         issues.append(Issue(None, "Windows (CRLF) line endings were normalised.", "warning"))
-    fast = _qrels_fast(raw_lines, topics, settings)
+    judgments = [line for line in raw_lines if not _is_comment(line)] if b"#" in data else raw_lines
+    if not judgments:
+        return None, [Issue(None, "The file has no judgments, only comment lines.")]
+    fast = _qrels_fast(judgments, topics, settings)
     if fast is not None:
         return fast, issues
     errors: list[Issue] = []
-    docid_re = compiled(settings.docid_pattern)
+    # Split fields always match the generic pattern: no regex for it.
+    id_matches = None if settings.docid_pattern == ANY_ID else compiled(settings.docid_pattern)
     topic_bytes = None if topics is None else {t.encode() for t in topics}
     query_map: dict[bytes, int] = {}
     first_line: dict[tuple[bytes, bytes], int] = {}
@@ -69,6 +83,8 @@ def parse_qrels(
     noun = settings.doc_noun
     for line, content in enumerate(raw_lines, 1):
         content = content.rstrip(b"\r")
+        if _is_comment(content):
+            continue
         if not content.strip():
             errors.append(Issue(line, f"Line {line} is empty."))
             continue
@@ -91,7 +107,7 @@ def parse_qrels(
         if topic_bytes is not None and qid not in topic_bytes:
             errors.append(Issue(line, unknown_query_message(line, qid, settings)))
             ok = False
-        if not docid_re.fullmatch(docid):
+        if id_matches is not None and not id_matches.fullmatch(docid):
             errors.append(
                 Issue(
                     line,
@@ -100,17 +116,9 @@ def parse_qrels(
                 )
             )
             ok = False
-        if (
-            not INTEGER.fullmatch(grade)
-            or not settings.min_grade <= int(grade) <= settings.max_grade
-        ):
-            errors.append(
-                Issue(
-                    line,
-                    f"Line {line}: grade '{quote(decoded(grade))}' must be an integer from"
-                    f" {settings.min_grade} to {settings.max_grade}.",
-                )
-            )
+        message = grade_error(line, grade, settings)
+        if message is not None:
+            errors.append(Issue(line, message))
             ok = False
         if not ok:
             continue
@@ -157,8 +165,10 @@ def _qrels_fast(
         return None
     if not all(map(INTEGER.fullmatch, grades)):
         return None
-    values = list(map(int, grades))
-    if min(values) < settings.min_grade or max(values) > settings.max_grade:
+    values = list(map(grade_value, grades))
+    low = GRADE_MIN if settings.min_grade is None else max(settings.min_grade, GRADE_MIN)
+    high = GRADE_MAX if settings.max_grade is None else min(settings.max_grade, GRADE_MAX)
+    if min(values) < low or max(values) > high:
         return None
     if len(set(zip(qids, docids, strict=True))) != len(rows):
         return None
@@ -169,6 +179,11 @@ def _qrels_fast(
         docids=np.array(docids),
         grades=np.array(values, dtype=np.int32),
     )
+
+
+def _is_comment(line: bytes) -> bool:
+    """Return whether a qrels line is a comment: its first non-blank character is ``#``."""
+    return line.lstrip(b" \t").startswith(b"#")
 
 
 def qrels_report(qrels: Qrels, threshold: int) -> dict[str, Any]:

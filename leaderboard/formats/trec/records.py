@@ -9,10 +9,16 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from leaderboard.formats.trec.patterns import ANY_ID
+
 #: Longest accepted line, in bytes without the line ending.
 MAX_LINE_BYTES = 4096
+#: The UTF-8 byte-order mark some editors write at the start of a file.
 BOM = b"\xef\xbb\xbf"
+#: The bytes a line may hold: printable ASCII and TAB.
 PRINTABLE_TAB = bytes(range(0x20, 0x7F)) + b"\t"
+#: Grades are stored as 32-bit integers, whatever range a task allows.
+GRADE_MIN, GRADE_MAX = -(1 << 31), (1 << 31) - 1
 
 
 class Readable(Protocol):
@@ -27,22 +33,27 @@ RunSource = Iterable[bytes] | Readable
 
 @dataclass(frozen=True)
 class TrecSettings:
-    """What differs between tasks of the TREC family; defaults are TREC CAR 2017's."""
+    """What differs between tasks of the TREC family; the defaults suit any TREC-style track.
 
-    docid_pattern: str = r"[0-9a-f]{40}"
-    docid_hint: str = "40 lowercase hexadecimal characters"
-    doc_noun: str = "paragraph"
+    A track with stricter rules (TREC CAR's 40-hex paragraph ids, grades -2 to 3) states them
+    in its definition's ``[format]`` table.
+    """
+
+    docid_pattern: str = ANY_ID
+    docid_hint: str = "a non-empty id without white space"
+    doc_noun: str = "document"
     max_per_query: int = 1000
-    tag_pattern: str = r"[A-Za-z0-9_.-]{1,20}"
-    tag_hint: str = "1–20 characters from A–Z, a–z, 0–9, '_', '.', '-'"
-    topic_set: str = "benchmarkY1test"
-    topic_hint: str = (
-        "Ids with the 'enwiki:' prefix belong to the v2.0 release; this task uses v1.5 ids."
-    )
+    tag_pattern: str = r"[!-~]{1,64}"
+    tag_hint: str = "1–64 printable ASCII characters without white space"
+    #: The name of the topic set, shown when a query id is not one of its topics.
+    topic_set: str = ""
+    #: Added to the unknown-query message, e.g. to explain ids of another release.
+    topic_hint: str = ""
     #: The hint is added only for unknown ids starting with this prefix ("" = always).
-    topic_hint_prefix: str = "enwiki:"
-    min_grade: int = -2
-    max_grade: int = 3
+    topic_hint_prefix: str = ""
+    #: Lowest and highest accepted qrels grade; None leaves that side open.
+    min_grade: int | None = None
+    max_grade: int | None = None
 
 
 @dataclass(frozen=True, eq=False)

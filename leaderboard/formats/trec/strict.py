@@ -35,7 +35,7 @@ from leaderboard.formats.trec.messages import (
     short_id,
     unknown_query_message,
 )
-from leaderboard.formats.trec.patterns import all_full_match, compiled, simple_class
+from leaderboard.formats.trec.patterns import ANY_ID, all_full_match, compiled, simple_class
 from leaderboard.formats.trec.records import (
     BOM,
     MAX_LINE_BYTES,
@@ -194,13 +194,14 @@ class _StrictValidator:
         """Accept a chunk of lines without any error using array operations alone.
 
         Handles the common shape (printable ASCII, single space/TAB separators, LF endings,
-        a simple id pattern, digit ranks, plain decimal scores, one run tag) without a Python
+        the generic or a simple id pattern, digit ranks, plain decimal scores, one run tag) without a Python
         object per field. Returns False, having changed nothing, for any chunk it cannot
         accept whole; the per-field paths then report exactly what is wrong.
         """
         settings = self.settings
-        id_class = simple_class(settings.docid_pattern)
-        if id_class is None or self.pending_blank or not size:
+        any_id = settings.docid_pattern == ANY_ID
+        id_class = None if any_id else simple_class(settings.docid_pattern)
+        if (id_class is None and not any_id) or self.pending_blank or not size:
             return False
         data = padded[:size]
         if data.max() > 0x7E:
@@ -240,14 +241,18 @@ class _StrictValidator:
         sizes = np.diff(segment, append=n)
         query_index = np.repeat(np.array(known, dtype=np.int32), sizes)
 
-        allowed, low, high = id_class
-        if lengths[:, 2].min() < low or lengths[:, 2].max() > high:
-            return False
-        ids = field_rows(padded, starts[:, 2], lengths[:, 2], allowed[0])
-        if ids.tobytes().translate(None, allowed):
-            return False
-        if lengths[:, 2].min() < ids.shape[1]:
-            ids[np.arange(ids.shape[1]) >= lengths[:, 2, None]] = 0
+        if id_class is None:
+            # Every byte checked above is printable and no separator: the generic pattern holds.
+            ids = field_rows(padded, starts[:, 2], lengths[:, 2], 0)
+        else:
+            allowed, low, high = id_class
+            if lengths[:, 2].min() < low or lengths[:, 2].max() > high:
+                return False
+            ids = field_rows(padded, starts[:, 2], lengths[:, 2], allowed[0])
+            if ids.tobytes().translate(None, allowed):
+                return False
+            if lengths[:, 2].min() < ids.shape[1]:
+                ids[np.arange(ids.shape[1]) >= lengths[:, 2, None]] = 0
         if not digits_only(padded, starts[:, 3], lengths[:, 3]):
             return False
         values = fixed_point_values(padded, starts[:, 4], lengths[:, 4])

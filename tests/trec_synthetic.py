@@ -53,7 +53,8 @@ def _peak_rss_mb() -> float:
 
 def benchmark(n_queries: int, per_query: int, with_pytrec: bool) -> None:
     """Generate a run file, then time strict validation + scoring of it in this process."""
-    from leaderboard.formats.trec import Qrels, score_run, validate_run
+    from leaderboard.formats.trec import Qrels, validate_run
+    from leaderboard.tasks.families.trec.scoring import score_run
     from tests.trec_car import CAR_SETTINGS
 
     topics = synthetic_topics(n_queries)

@@ -142,7 +142,7 @@ def render(
 ) -> Table:
     """Build the table in the task's style."""
     return build_table(
-        target.definition.table_style,
+        target.family.table_style(target.definition),
         task=target.task.slug,
         subtask=target.subtask.slug,
         set=target.eval_set.slug,

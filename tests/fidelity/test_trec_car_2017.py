@@ -24,10 +24,9 @@ from leaderboard.formats.trec import (
     parse_lenient,
     parse_qrels,
     qrels_report,
-    score_run,
-    score_run_detail,
     validate_run,
 )
+from leaderboard.tasks.families.trec.scoring import score_run, score_variant
 from tests.shared_data import shared_path
 from tests.trec_car import CAR_SETTINGS
 from tests.trec_synthetic import hex_id
@@ -38,7 +37,7 @@ QRELS_V15 = "qrels.car17v1.5.benchmarkY1test.txt"
 TOPICS_V15 = "topics.car17v1.5.benchmarkY1test.txt"
 QRELS_V15_SHA256 = "2c406b53ec764a4145d05ae439834ff4dbf798b58d706c741576deada2dd67ad"
 MEASURES = {"MAP": "map", "R-Prec": "Rprec", "MRR": "recip_rank"}
-PER_QUERY = {"AP": "map", "R-Prec": "Rprec", "RR": "recip_rank"}
+PER_QUERY = MEASURES
 # Scores with many ties, -0.0 == 0.0, a float32 underflow to 0, values equal only as float32
 # (0.5000000001 ~ 0.5000000002; 3.0 ~ 3.0000001) and a near value that stays distinct.
 TIE_SCORES = (0.0, -0.0, 1e-46, 1.0, 2.5, 0.5000000001, 0.5000000002, 3.0, 3.0000001, 3.00000012)
@@ -148,7 +147,7 @@ def test_oracle_missing_topics_score_fraction(
     expected = (2125 - k) / 2125
     assert score_run(run, car_qrels, 1) == {"MAP": expected, "R-Prec": expected, "MRR": expected}
     # trec_eval 9.0.8's default (no -c) would still report 1.0: the documented difference.
-    assert score_run_detail(run, car_qrels, 1)["present_means"] == {
+    assert score_variant(run, car_qrels, 1, missing="skip").evaluation.means == {
         "MAP": 1.0,
         "R-Prec": 1.0,
         "MRR": 1.0,
@@ -258,11 +257,12 @@ def compare_with_pytrec(
         grades[q].append(g)
     all_negative = {q for q, gs in grades.items() if max(gs) < 0}
     reference = pytrec_per_query(qrels_rows, run_rows, threshold, all_negative)
-    ours = score_run_detail(run, qrels, threshold)
-    assert ours["n_queries"] == len(grades)
-    for i, query in enumerate(ours["queries"]):
+    scores = score_variant(run, qrels, threshold)
+    ours = scores.evaluation.means
+    assert len(scores.queries) == len(grades)
+    for i, query in enumerate(scores.queries):
         for ours_key, ref_key in PER_QUERY.items():
-            value = float(ours["per_query"][ours_key][i])
+            value = float(scores.evaluation.per_query[ours_key][i])
             if query in reference:
                 assert value == pytest.approx(reference[query][ref_key], abs=1e-9), (
                     query,

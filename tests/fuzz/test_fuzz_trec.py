@@ -87,9 +87,7 @@ def gold_of(case: Case, qrels: trec.Qrels) -> TrecGold:
 def check_scored(run: trec.TrecRun, case: Case, qrels: trec.Qrels) -> None:
     """Score a run with the family scorer: every measure finite, means within 0..1."""
     results = FAMILY.score(run, gold_of(case, qrels))
-    assert set(results) == {
-        f"{v}/{m.key}" for v in ("automatic", "lenient") for m in FUZZ_MEASURES
-    }
+    assert set(results) == {f"{v}/{m.key}" for v in ("automatic", "lenient") for m in FUZZ_MEASURES}
     check_finite({k: r.raw for k, r in results.items()})
     for key, r in results.items():
         assert r.per_query is not None and set(r.per_query) <= set(qrels.queries), key

@@ -20,12 +20,11 @@ from leaderboard.formats.trec import (
     parse_lenient,
     parse_qrels,
     qrels_report,
-    score_run,
-    score_run_detail,
     strict,
     validate_run,
 )
 from leaderboard.formats.trec import lenient as lenient_module
+from leaderboard.tasks.families.trec.scoring import score_run, score_variant
 from tests.trec_car import CAR_SETTINGS
 
 CAR = CAR_SETTINGS
@@ -647,10 +646,10 @@ def test_lenient_scores_like_trec_eval_default_and_c() -> None:
     assert qrels is not None and issues == []
     run, errors, _ = lenient(f"q1 Q0 {pid(1)} 1 0x10 t\nq9 Q0 {pid(1)} 1 1 t\n")
     assert run is not None and errors == []
-    detail = score_run_detail(run, qrels, 1)
-    assert detail["MAP"] == 0.5  # q2 missing counts 0
-    assert detail["present_means"]["MAP"] == 1.0  # trec_eval without -c
-    assert detail["ignored_queries"] == ["q9"]
+    detail = score_variant(run, qrels, 1)
+    assert detail.evaluation.means["MAP"] == 0.5  # q2 missing counts 0
+    assert score_variant(run, qrels, 1, missing="skip").evaluation.means["MAP"] == 1.0
+    assert detail.ignored_queries == ("q9",)
 
 
 # -- qrels ------------------------------------------------------------------------------------

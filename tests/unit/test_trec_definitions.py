@@ -62,9 +62,7 @@ def write(
     (tmp_path / "qrels.txt").write_text(qrels)
     listed = ", ".join(f'"{m}"' for m in measures)
     path = tmp_path / "task.toml"
-    path.write_text(
-        template.format(measures=listed, official=official or measures[0], extra=extra)
-    )
+    path.write_text(template.format(measures=listed, official=official or measures[0], extra=extra))
     return path
 
 

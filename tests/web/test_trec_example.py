@@ -102,7 +102,8 @@ def test_table_and_every_export(
     (row,) = [r for r in table["rows"] if r["kind"] == "run"]
     assert row["team"] == "Aurora" and row["rank"] == 1
     mean = sum(v["ndcg_cut_10"] for v in reference().values()) / 6
-    assert row["cells"]["nDCG@10"]["official"] == format(mean, ".4f")
+    assert row["cells"]["nDCG@10"]["display"] == format(mean, ".4f")
+    assert row["cells"]["nDCG@10"]["value"] == pytest.approx(mean, abs=1e-12)
     notes = " ".join(table["footnotes"])
     assert "Unjudged documents are non-relevant" in notes and "grade ≥ 1" in notes
     for ext in ("csv", "json", "md", "tex"):

@@ -15,7 +15,6 @@ from leaderboard.formats.trec.records import (
     TrecRun,
     TrecSettings,
 )
-from leaderboard.formats.trec.scoring import score_run, score_run_detail
 from leaderboard.formats.trec.strict import find_duplicates, validate_run
 
 __all__ = [
@@ -31,7 +30,5 @@ __all__ = [
     "parse_lenient",
     "parse_qrels",
     "qrels_report",
-    "score_run",
-    "score_run_detail",
     "validate_run",
 ]

@@ -240,9 +240,7 @@ class TrecFamily(Family):
         for slug, qrels in gold.qrels.items():
             variant = gold.variant(slug)
             measures = gold.measures[slug]
-            scores = score_variant(
-                parsed, qrels, variant.threshold, measures, missing=gold.missing
-            )
+            scores = score_variant(parsed, qrels, variant.threshold, measures, missing=gold.missing)
             for m in measures:
                 value = scores.evaluation.means[m.key]
                 out[variant.key(m.key)] = MeasureResult(

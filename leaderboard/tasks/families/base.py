@@ -142,6 +142,17 @@ class Context:
 
 
 @dataclass(frozen=True)
+class FolderRun:
+    """A run found in a folder of runs: its team, slot and file, and the team's description."""
+
+    team: str
+    slot: str
+    path: Path
+    #: None when the folder describes no system (the importer's default applies).
+    description: str | None = None
+
+
+@dataclass(frozen=True)
 class UploadField:
     """One multipart field of a run upload, as forms, the API and its document show it."""
 
@@ -218,6 +229,13 @@ class Family(ABC):
         if path.is_dir():
             raise RunPathError(f"{path} is a folder; a run of this task is one file.")
         return {self.run_fields(ctx)[0]: path.open("rb")}
+
+    def runs_in_folder(self, folder: Path, ctx: Context) -> list[FolderRun]:
+        """Return the subtask's runs in a folder laid out as the family's campaigns shipped them."""
+        raise RunPathError(
+            f"{folder.name} is a folder, and runs of task {ctx.definition.slug} are not imported "
+            "from folders; give one run with --team and --slot."
+        )
 
     @staticmethod
     def memory_inputs(files: Mapping[str, bytes]) -> dict[str, IO[bytes]]:

@@ -1,0 +1,126 @@
+"""``leaderboard score``: validate and score a run offline, with no database and no Flask."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from leaderboard.cli.common import fail
+from leaderboard.config import load_settings
+from leaderboard.formats.issues import Issue, shown, summarise
+from leaderboard.services.errors import DomainError, NotFound
+from leaderboard.tasks.definition import DefinitionError, TaskDefinition, preset_paths
+from leaderboard.tasks.families import get_family
+from leaderboard.tasks.families.base import Context, RunPathError
+from leaderboard.tasks.loading import load_definition_file
+
+
+def _find_definition(task: str, definition: str | None) -> TaskDefinition:
+    if definition:
+        return load_definition_file(Path(definition))
+    for path in preset_paths():
+        d = load_definition_file(path)
+        if d.slug == task:
+            return d
+    raise NotFound(f"No bundled task {shown(task)}; give its definition file with --definition.")
+
+
+def _issue_json(issues: list[Issue]) -> list[dict[str, object]]:
+    return [i.as_dict() for i in issues]
+
+
+@click.command("score")
+@click.argument("task")
+@click.argument("subtask")
+@click.argument("run", type=click.Path(exists=True, dir_okay=True))
+@click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
+@click.option("--lenient", is_flag=True, help="Read the run as the task's official scorer did.")
+@click.option("--resort", is_flag=True, help="Lenient mode: re-sort the run into gold order first.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print measures, warnings and issues as JSON."
+)
+@click.option(
+    "--definition",
+    type=click.Path(exists=True),
+    help="Task definition file (for non-bundled tasks).",
+)
+def score_cmd(
+    task: str,
+    subtask: str,
+    run: str,
+    set_slug: str | None,
+    lenient: bool,
+    resort: bool,
+    as_json: bool,
+    definition: str | None,
+) -> None:
+    """Validate and score a run offline, with no database; exit 0 when scored, 1 when rejected."""
+    settings = load_settings()
+    try:
+        d = _find_definition(task, definition)
+    except (DomainError, DefinitionError) as exc:
+        fail(str(exc), 2)
+    sd = d.subtask(subtask)
+    if sd is None:
+        fail(f"Task {shown(task)} has no subtask {shown(subtask)}.", 2)
+    setdef = sd.set(set_slug or sd.default_set)
+    if setdef is None:
+        fail(f"Subtask {shown(subtask)} has no set {shown(set_slug)}.", 2)
+    family = get_family(d.family)
+    ctx = Context(d, sd, setdef.slug, settings.max_decompressed_bytes)
+    gold = family.load_gold({r: d.file_path(p).read_bytes() for r, p in setdef.files.items()}, ctx)
+    try:
+        inputs = family.inputs_from_path(Path(run), ctx)
+    except RunPathError as exc:
+        fail(str(exc), 1)
+    evaluation = family.evaluate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
+    verdict, results = evaluation.verdict, evaluation.results
+    specs = family.measure_specs(ctx)
+    if results is None:
+        if as_json:
+            click.echo(
+                json.dumps(
+                    {
+                        "measures": {},
+                        "warnings": _issue_json(verdict.warnings),
+                        "issues": _issue_json(
+                            summarise(
+                                verdict.errors,
+                                len(verdict.errors),
+                                unlisted=verdict.more_errors,
+                            )
+                        ),
+                    },
+                    ensure_ascii=False,
+                )
+            )
+        else:
+            for issue in summarise(verdict.errors, unlisted=verdict.more_errors):
+                click.echo(f"error: {issue.message}")
+            for w in verdict.warnings:
+                click.echo(f"warning: {w.message}")
+            click.echo("The run was rejected.")
+        sys.exit(1)
+    if as_json:
+        out = {
+            "measures": {s.key: results[s.key].raw * s.scale for s in specs if s.key in results},
+            "official": {s.key: results[s.key].official for s in specs if s.key in results},
+            "warnings": _issue_json(verdict.warnings),
+            "issues": [],
+            "tolerances": list(verdict.tolerances),
+        }
+        click.echo(json.dumps(out, ensure_ascii=False))
+        return
+    for w in verdict.warnings:
+        click.echo(f"warning: {w.message}")
+    for t in verdict.tolerances:
+        click.echo(f"tolerated: {t}")
+    width = max(len(s.label) for s in specs)
+    for s in specs:
+        if s.key in results:
+            r = results[s.key]
+            display = format(float(r.official) * s.scale, f".{s.display_decimals}f")
+            click.echo(f"{s.label:<{width}}  {display:>8}   ({r.official})")

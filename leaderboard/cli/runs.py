@@ -112,6 +112,69 @@ def _compare_with_score_file(path: Path, official: dict[str, str]) -> None:
     )
 
 
+def _import_baseline(
+    session: Session,
+    task: str,
+    subtask: str,
+    set_slug: str | None,
+    label: str,
+    description: str,
+    path: Path,
+    lenient: bool,
+) -> bool:
+    """Import one run as a baseline row labelled ``label``; print its report; return if stored."""
+    from leaderboard.services.baselines import import_baseline
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.runs import Upload
+
+    settings = common.settings()
+    target = resolve(session, task, subtask, set_slug)
+    try:
+        inputs = target.family.inputs_from_path(
+            path, target.context(settings.max_decompressed_bytes)
+        )
+    except RunPathError as exc:
+        click.echo(f"REJECTED baseline {label!r} ({path.name}): {exc}")
+        return False
+    try:
+        run = import_baseline(
+            session,
+            common.store(),
+            settings,
+            target,
+            Upload(inputs, {k: path.name for k in inputs}),
+            label=label,
+            lenient=lenient,
+            description=description,
+            actor=common.actor(),
+        )
+    except RunRejected as exc:
+        click.echo(f"REJECTED baseline {label!r} ({path.name}): {exc.message}")
+        for issue in exc.issues:
+            click.echo(f"    {issue.message}")
+        return False
+    official = _official(run)
+    click.echo(
+        f"imported {path.name} as baseline {run.label!r} (run {run.id}): {_scores_line(official)}"
+    )
+    for w in run.warnings:
+        click.echo(f"    warning: {w}")
+    _compare_with_score_file(path, official)
+    return True
+
+
+def _check_baseline_usage(
+    paths: tuple[str, ...], team: str | None, slot: str | None, name: str | None, resort: bool
+) -> None:
+    """Raise a usage error for options that make no sense with --baseline."""
+    if team or slot or name:
+        raise click.UsageError("--baseline stores a row with no team: drop --team, --slot, --name.")
+    if len(paths) != 1:
+        raise click.UsageError(f"--baseline takes one run FILE, not {len(paths)}.")
+    if resort:
+        raise click.UsageError("--resort is for team runs; a baseline is read as it is.")
+
+
 @click.command("import-runs")
 @click.argument("task")
 @click.argument("subtask")
@@ -119,6 +182,7 @@ def _compare_with_score_file(path: Path, official: dict[str, str]) -> None:
 @click.option("--team", help="Team of a single run file (created if missing).")
 @click.option("--slot", help="Slot of a single run file, e.g. primary.")
 @click.option("--name", help="Run name (default: the slot).")
+@click.option("--baseline", help="Store the one FILE as a baseline row with this label (no team).")
 @click.option("--description", default="", help="System description.")
 @set_option
 @click.option("--lenient", is_flag=True, help="Accept what the official scorer tolerated.")
@@ -131,12 +195,13 @@ def import_runs_cmd(
     team: str | None,
     slot: str | None,
     name: str | None,
+    baseline: str | None,
     description: str,
     set_slug: str | None,
     lenient: bool,
     resort: bool,
 ) -> None:
-    """Import runs as an organizer: one FILE with --team/--slot, or folders of runs.
+    """Import runs as an organizer: one FILE with --team/--slot or --baseline, or folders.
 
     Folders are read as the task's family lays them out; in SemEval-2016 style a folder holds
     ``<TEAM>/subtask_<X>_<primary|contrastive1|contrastive2>.txt`` (the team is the folder name;
@@ -145,6 +210,19 @@ def import_runs_cmd(
     """
     from leaderboard.services.catalog import resolve
 
+    if baseline is not None:
+        _check_baseline_usage(paths, team, slot, name, resort)
+        with common.session() as session:
+            try:
+                stored = _import_baseline(
+                    session, task, subtask, set_slug, baseline, description, Path(paths[0]),
+                    lenient,
+                )  # fmt: skip
+            except DomainError as exc:
+                common.fail(exc.message)
+        if not stored:
+            sys.exit(1)
+        return
     failures = 0
     with common.session() as session:
         try:

@@ -32,19 +32,16 @@ def set_gold_cmd(
     from leaderboard.services.gold import gold_target, set_gold
 
     path = Path(file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        common.fail(f"{path}: cannot be read ({exc.strerror or exc})")
     settings, store = common.settings(), common.store()
     with common.session() as session:
         try:
             target, role = gold_target(session, task, subtask, set_slug, variant)
             gold_file, report = set_gold(
-                session,
-                store,
-                settings,
-                target,
-                role,
-                path.read_bytes(),
-                path.name,
-                actor=common.actor(),
+                session, store, settings, target, role, data, path.name, actor=common.actor()
             )
             refreshed = resolve(session, task, subtask, target.eval_set.slug)
             gold, _files = load_gold(session, store, refreshed, settings.max_decompressed_bytes)

@@ -9,23 +9,23 @@ from pathlib import Path
 import click
 
 from leaderboard.cli.common import fail
+from leaderboard.cli.references import Refused, load_set_gold, read_definition
 from leaderboard.config import load_settings
 from leaderboard.formats.issues import Issue, shown, summarise
-from leaderboard.services.errors import DomainError, NotFound
-from leaderboard.tasks.definition import DefinitionError, TaskDefinition, preset_paths
+from leaderboard.tasks.definition import TaskDefinition, preset_paths
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, RunPathError
-from leaderboard.tasks.loading import load_definition_file
 
 
 def _find_definition(task: str, definition: str | None) -> TaskDefinition:
+    """Return the definition given, or the bundled one of ``task``; raise Refused if none."""
     if definition:
-        return load_definition_file(Path(definition))
+        return read_definition(Path(definition))
     for path in preset_paths():
-        d = load_definition_file(path)
+        d = read_definition(path)
         if d.slug == task:
             return d
-    raise NotFound(f"No bundled task {shown(task)}; give its definition file with --definition.")
+    raise Refused(f"No bundled task {shown(task)}; give its definition file with --definition.")
 
 
 def _issue_json(issues: list[Issue]) -> list[dict[str, object]]:
@@ -61,17 +61,21 @@ def score_cmd(
     settings = load_settings()
     try:
         d = _find_definition(task, definition)
-    except (DomainError, DefinitionError) as exc:
-        fail(str(exc), 2)
-    sd = d.subtask(subtask)
-    if sd is None:
-        fail(f"Task {shown(task)} has no subtask {shown(subtask)}.", 2)
-    setdef = sd.set(set_slug or sd.default_set)
-    if setdef is None:
-        fail(f"Subtask {shown(subtask)} has no set {shown(set_slug)}.", 2)
+        sd = d.subtask(subtask)
+        if sd is None:
+            raise Refused(f"Task {shown(task)} has no subtask {shown(subtask)}.")
+        setdef = sd.set(set_slug or sd.default_set)
+        if setdef is None:
+            raise Refused(f"Subtask {shown(subtask)} has no set {shown(set_slug)}.")
+        gold = load_set_gold(d, sd, setdef, settings.max_decompressed_bytes)
+        if gold is None:
+            raise Refused(
+                f"Subtask {shown(subtask)} ({setdef.slug}) has no gold file to score with."
+            )
+    except Refused as exc:
+        fail(str(exc))
     family = get_family(d.family)
     ctx = Context(d, sd, setdef.slug, settings.max_decompressed_bytes)
-    gold = family.load_gold({r: d.file_path(p).read_bytes() for r, p in setdef.files.items()}, ctx)
     try:
         inputs = family.inputs_from_path(Path(run), ctx)
     except RunPathError as exc:

@@ -230,7 +230,7 @@ def import_runs_cmd(
                 path = Path(raw)
                 if path.is_file() or (team and slot):
                     if not team or not slot:
-                        common.fail("a single run file needs --team and --slot", 2)
+                        raise click.UsageError("a single run file needs --team and --slot")
                     failures += not _import_one(
                         session, task, subtask, set_slug, team, slot, name, description,
                         path, lenient, resort,

@@ -8,8 +8,7 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import with_appcontext
-from leaderboard.tasks.definition import DefinitionError
-from leaderboard.tasks.loading import load_definition_file
+from leaderboard.cli.references import Refused, check_reference_files, read_definition
 
 
 @click.command("init")
@@ -36,9 +35,11 @@ def add_task_cmd(definition: str) -> None:
     from leaderboard.services.catalog import install_definition
 
     try:
-        d = load_definition_file(Path(definition))
-    except DefinitionError as exc:
-        common.fail(f"the task definition was refused: {exc}", 2)
+        d = read_definition(Path(definition))
+        # Every reference file is parsed before anything is stored: a bad line refuses the task.
+        check_reference_files(d, common.settings().max_decompressed_bytes)
+    except Refused as exc:
+        common.fail(str(exc))
     with common.session() as session:
         install_definition(session, common.store(), d, actor=common.actor())
     subtasks = ", ".join(f"{s.slug} ({', '.join(x.slug for x in s.sets)})" for s in d.subtasks)

@@ -55,6 +55,21 @@ class ReferenceFileError(ValueError):
         self.message = message
 
 
+def reference_problem(exc: Exception) -> str:
+    """Return what ``load_gold`` found wrong in a reference file, with the line where known.
+
+    Families raise ReferenceFileError, or plain ValueError, KeyError or UnicodeDecodeError.
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        if isinstance(exc.object, bytes):
+            line = exc.object[: exc.start].count(b"\n") + 1
+            return f"Line {line}: not UTF-8 text (byte {exc.start:,})"
+        return f"not UTF-8 text (byte {exc.start:,})"
+    if isinstance(exc, KeyError):
+        return f"{exc.args[0] if exc.args else exc} is missing"
+    return str(exc)
+
+
 class RunPathError(ValueError):
     """A run given as a path (file, folder or archive) cannot be read as this task's run."""
 

@@ -103,3 +103,11 @@ def test_baseline_with_a_team_slot_or_several_files_is_a_usage_error(
     assert result.exit_code == 2, result.output
     assert "--baseline" in result.output
     assert _runs(app) == 0
+
+
+def test_a_folder_of_runs_is_refused_where_the_family_has_no_layout(
+    app: Flask, runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    result = _import(runner, "semeval2016-task1", "en", str(tmp_path))
+    assert result.exit_code == 1 and "not imported from folders" in result.output
+    assert isinstance(result.exception, SystemExit) and _runs(app) == 0

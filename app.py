@@ -1,5 +1,6 @@
-"""Development entry point: ``flask --app app run``."""
+"""Development entry point: ``flask --app app run``, and ``flask --app app leaderboard …``."""
 
+from leaderboard.cli import register
 from leaderboard.web import create_app
 
-app = create_app()
+app = register(create_app())

@@ -17,6 +17,7 @@ from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.pool import NullPool
 
+from leaderboard.cli import register
 from leaderboard.db import make_engine, make_sessionmaker
 from leaderboard.migrate import upgrade
 from leaderboard.services.catalog import install_presets
@@ -28,6 +29,19 @@ from leaderboard.web import create_app
 PG_URL = os.environ.get("LEADERBOARD_TEST_DATABASE_URL", "")
 _RUN_ID = f"lbtest_{os.getpid()}_{uuid.uuid4().hex[:6]}"
 _counter = itertools.count()
+
+
+class LeaderboardCliRunner(FlaskCliRunner):
+    """A CLI runner that reaches ``leaderboard …`` as ``flask --app app leaderboard …`` does."""
+
+    def __init__(self, app: Flask, **kwargs: object) -> None:
+        super().__init__(app, **kwargs)  # type: ignore[arg-type]
+        if "leaderboard" not in app.cli.commands:
+            register(app)
+
+
+# Every test app's ``test_cli_runner()``, however the test built the app.
+Flask.test_cli_runner_class = LeaderboardCliRunner
 
 
 def _pg_admin() -> Engine:

@@ -17,6 +17,7 @@ from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.revisions import bump
 from leaderboard.services.runs import gold_versions, score_rows
 from leaderboard.storage import FileStore
+from leaderboard.tasks.families.base import reference_problem
 
 
 @dataclass
@@ -117,7 +118,9 @@ def set_gold(
     try:
         target.family.load_gold(contents, ctx)
     except (ValueError, KeyError, UnicodeDecodeError) as exc:
-        raise InvalidInput(f"The new {role} file was refused: {exc}") from exc
+        raise InvalidInput(
+            f"{shown(filename)}: the new {role} file was refused: {reference_problem(exc)}"
+        ) from exc
     key, sha = store.put(data)
     previous = files.get(role)
     if previous is not None and previous.sha256 == sha:

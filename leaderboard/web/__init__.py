@@ -64,9 +64,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     pagecache.init_caches(app)
     csrf.exempt(api.bp)
 
-    from leaderboard.cli import leaderboard_group
     from leaderboard.web.filters import init_filters
 
     init_filters(app)
-    app.cli.add_command(leaderboard_group)
     return app

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -170,12 +173,12 @@ def test_unknown_task_is_a_clear_error(runner: FlaskCliRunner) -> None:
 
 def test_cli_option_choices_match_the_services() -> None:
     """The CLI spells some choices out to start fast; they must stay those of the services."""
-    from leaderboard import cli
+    from leaderboard.cli import accounts, tables
     from leaderboard.services.accounts import ROLES
     from leaderboard.services.listing import LISTING_FORMATS
 
-    assert tuple(cli.ROLES) == tuple(ROLES)
-    assert sorted(cli.LISTING_FORMAT_NAMES) == sorted(LISTING_FORMATS)
+    assert tuple(accounts.ROLES) == tuple(ROLES)
+    assert sorted(tables.LISTING_FORMAT_NAMES) == sorted(LISTING_FORMATS)
 
 
 def test_a_resorted_lenient_import_rescores_and_verifies(
@@ -220,3 +223,58 @@ def test_a_resorted_lenient_import_rescores_and_verifies(
     assert invoke(runner, "freeze", "semeval2016-task3", "A").exit_code == 0
     verified = invoke(runner, "verify", "semeval2016-task3", "A")
     assert verified.exit_code == 0, verified.output
+
+
+#: Every command name is a contract: scripts of organizers and participants call them.
+COMMANDS = [
+    "add-baselines",
+    "add-task",
+    "backup",
+    "create-team",
+    "create-user",
+    "disable-user",
+    "enable-user",
+    "freeze",
+    "import-runs",
+    "init",
+    "phase",
+    "rescore",
+    "runs",
+    "score",
+    "set-gold",
+    "set-password",
+    "table",
+    "token",
+    "verify",
+]
+
+
+def test_flask_reaches_the_commands_and_the_web_does_not_import_them(tmp_path: Path) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "LEADERBOARD_INSTANCE_DIR": str(tmp_path / "instance")}
+    for app in (["--app", "app"], []):  # without --app, flask finds wsgi.py
+        out = subprocess.run(
+            [sys.executable, "-m", "flask", *app, "leaderboard", "--help"],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert out.returncode == 0, out.stderr
+        listed = {line.split()[0] for line in out.stdout.split("Commands:")[1].splitlines()[1:]}
+        assert listed == set(COMMANDS), out.stdout
+    probe = "import sys; from leaderboard.web import create_app; create_app(); print(sorted(m for m in sys.modules if m.startswith('leaderboard.cli')))"
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_score_loads_no_web_database_or_service_module() -> None:
+    probe = (
+        "import sys; import leaderboard.cli; "
+        "print(sorted(m for m in ('flask', 'sqlalchemy', 'leaderboard.web', "
+        "'leaderboard.services.catalog') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -133,7 +133,7 @@ def test_wrong_definitions_are_refused_naming_the_key(
     assert edit[0] in text
     (folder / "task.toml").write_text(text.replace(edit[0], edit[1]))
     result = add_task(runner, folder / "task.toml")
-    assert result.exit_code == 2
+    assert result.exit_code == 1
     assert re.search(rf"refused: {re.escape(key)}: .*{re.escape(message)}", result.output), (
         result.output
     )
@@ -143,4 +143,4 @@ def test_a_definition_that_is_not_toml_is_refused(tmp_path: Path, runner: FlaskC
     bad = tmp_path / "task.toml"
     bad.write_text("slug = \n")
     result = add_task(runner, bad)
-    assert result.exit_code == 2 and "not a valid TOML file" in result.output
+    assert result.exit_code == 1 and "not a valid TOML file" in result.output

@@ -55,6 +55,21 @@ class ReferenceFileError(ValueError):
         self.message = message
 
 
+def reference_problem(exc: Exception) -> str:
+    """Return what ``load_gold`` found wrong in a reference file, with the line where known.
+
+    Families raise ReferenceFileError, or plain ValueError, KeyError or UnicodeDecodeError.
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        if isinstance(exc.object, bytes):
+            line = exc.object[: exc.start].count(b"\n") + 1
+            return f"Line {line}: not UTF-8 text (byte {exc.start:,})"
+        return f"not UTF-8 text (byte {exc.start:,})"
+    if isinstance(exc, KeyError):
+        return f"{exc.args[0] if exc.args else exc} is missing"
+    return str(exc)
+
+
 class RunPathError(ValueError):
     """A run given as a path (file, folder or archive) cannot be read as this task's run."""
 
@@ -142,6 +157,17 @@ class Context:
 
 
 @dataclass(frozen=True)
+class FolderRun:
+    """A run found in a folder of runs: its team, slot and file, and the team's description."""
+
+    team: str
+    slot: str
+    path: Path
+    #: None when the folder describes no system (the importer's default applies).
+    description: str | None = None
+
+
+@dataclass(frozen=True)
 class UploadField:
     """One multipart field of a run upload, as forms, the API and its document show it."""
 
@@ -218,6 +244,13 @@ class Family(ABC):
         if path.is_dir():
             raise RunPathError(f"{path} is a folder; a run of this task is one file.")
         return {self.run_fields(ctx)[0]: path.open("rb")}
+
+    def runs_in_folder(self, folder: Path, ctx: Context) -> list[FolderRun]:
+        """Return the subtask's runs in a folder laid out as the family's campaigns shipped them."""
+        raise RunPathError(
+            f"{folder.name} is a folder, and runs of task {ctx.definition.slug} are not imported "
+            "from folders; give one run with --team and --slot."
+        )
 
     @staticmethod
     def memory_inputs(files: Mapping[str, bytes]) -> dict[str, IO[bytes]]:

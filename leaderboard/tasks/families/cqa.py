@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -19,6 +21,7 @@ from leaderboard.tasks.families.base import (
     BaselineRun,
     Context,
     Family,
+    FolderRun,
     MeasureResult,
     RunInputs,
     Verdict,
@@ -40,6 +43,13 @@ _BASELINES = {
     "true": (3, "Baseline 3 (all 'true')", ("P", "R", "F1", "Acc")),
     "false": (4, "Baseline 4 (all 'false')", ("Acc",)),
 }
+
+#: A run file of the 2016 submissions archive, e.g. ``subtask_A_primary.txt``.
+_RUN_FILE = re.compile(
+    r"^subtask_(?P<subtask>[A-Za-z0-9]+)_(?P<slot>primary|contrastive1|contrastive2)\.txt$"
+)
+#: The longest system description taken from a team's README.txt.
+MAX_README = 5000
 
 
 class CqaFamily(Family):
@@ -88,6 +98,30 @@ class CqaFamily(Family):
     def upload_hint(self, ctx: Context) -> str:
         """Return the 2016 habit of naming run files."""
         return f"Recommended file name: subtask_{ctx.subtask.slug}_<slot>.txt."
+
+    def runs_in_folder(self, folder: Path, ctx: Context) -> list[FolderRun]:
+        """Return the subtask's runs in a folder laid out as the 2016 submissions archive.
+
+        The folder holds ``<TEAM>/subtask_<X>_<slot>.txt`` (the team is the folder name and
+        ``README.txt`` describes the system), or is itself one team's folder.
+        """
+        entries = sorted(folder.iterdir())
+        team_dirs = (
+            [folder]
+            if any(_RUN_FILE.match(p.name) for p in entries)
+            else [p for p in entries if p.is_dir()]
+        )
+        found: list[FolderRun] = []
+        for tdir in team_dirs:
+            readme = tdir / "README.txt"
+            description = (
+                readme.read_text(errors="replace")[:MAX_README] if readme.is_file() else None
+            )
+            for f in sorted(tdir.iterdir()):
+                m = _RUN_FILE.match(f.name)
+                if m is not None and m["subtask"] == ctx.subtask.slug:
+                    found.append(FolderRun(tdir.name, m["slot"], f, description))
+        return found
 
     def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> fmt.CqaGold:
         """Parse the set's relevancy file."""

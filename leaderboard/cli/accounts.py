@@ -1,0 +1,135 @@
+"""Accounts: teams, users, passwords and API tokens."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from leaderboard.cli import common
+from leaderboard.cli.common import with_appcontext
+from leaderboard.services.errors import DomainError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+#: accounts.ROLES, spelled out so that option parsing loads no service.
+ROLES = ("organizer", "participant")
+
+
+def _account_change(change: Callable[[Session], str]) -> None:
+    """Run ``change`` in a session and print its report; a refusal is an error (exit 1)."""
+    with common.session() as session:
+        try:
+            # The report is built inside the session: the rows it names expire at its end.
+            report = change(session)
+        except DomainError as exc:
+            common.fail(exc.message)
+    click.echo(report)
+
+
+@click.command("create-team")
+@click.argument("name")
+@with_appcontext
+def create_team_cmd(name: str) -> None:
+    """Create a team."""
+    from leaderboard.services import accounts
+
+    _account_change(
+        lambda s: f"Created team {accounts.create_team(s, name, actor=common.actor()).name!r}."
+    )
+
+
+@click.command("create-user")
+@click.argument("email")
+@click.option("--role", type=click.Choice(ROLES), required=True)
+@click.option("--team", help="The participant's team.")
+@click.option("--password", help="Password (default: a random one, printed once).")
+@with_appcontext
+def create_user_cmd(email: str, role: str, team: str | None, password: str | None) -> None:
+    """Create an organizer or a participant account."""
+    from leaderboard.services import accounts
+
+    generated = password is None
+    chosen = password or secrets.token_urlsafe(12)
+
+    def create(s: Session) -> str:
+        user = accounts.create_user(
+            s, email, role=role, team=team, password=chosen, actor=common.actor()
+        )
+        return f"Created {user.role} {user.email}" + (f" in team {team!r}." if team else ".")
+
+    _account_change(create)
+    if generated:
+        click.echo(f"Password: {chosen}")
+
+
+@click.command("set-password")
+@click.argument("email")
+@click.password_option()
+@with_appcontext
+def set_password_cmd(email: str, password: str) -> None:
+    """Set a user's password."""
+    from leaderboard.services import accounts
+
+    def change(s: Session) -> str:
+        accounts.set_password(s, email, password, actor=common.actor())
+        return "Password set; every session of the user has ended."
+
+    _account_change(change)
+
+
+@click.command("disable-user")
+@click.argument("email")
+@with_appcontext
+def disable_user_cmd(email: str) -> None:
+    """Disable an account: it cannot log in, its sessions end and its API tokens stop working."""
+    from leaderboard.services import accounts
+
+    def change(s: Session) -> str:
+        accounts.disable_user(s, email, actor=common.actor())
+        return f"Disabled {email.strip().lower()}; every session of the user has ended."
+
+    _account_change(change)
+
+
+@click.command("enable-user")
+@click.argument("email")
+@with_appcontext
+def enable_user_cmd(email: str) -> None:
+    """Let a disabled account log in again (its old sessions stay ended)."""
+    from leaderboard.services import accounts
+
+    def change(s: Session) -> str:
+        accounts.enable_user(s, email, actor=common.actor())
+        return f"Enabled {email.strip().lower()}."
+
+    _account_change(change)
+
+
+@click.command("token")
+@click.argument("email")
+@click.option("--revoke", is_flag=True, help="Revoke every token of this user instead.")
+@with_appcontext
+def token_cmd(email: str, revoke: bool) -> None:
+    """Print a new API token for a user (or revoke all of the user's tokens)."""
+    from leaderboard.services import accounts
+
+    def change(s: Session) -> str:
+        if revoke:
+            return f"Revoked {accounts.revoke_tokens(s, email, actor=common.actor())} token(s)."
+        return accounts.issue_token(s, email, actor=common.actor())
+
+    _account_change(change)
+
+
+COMMANDS = (
+    create_team_cmd,
+    create_user_cmd,
+    set_password_cmd,
+    disable_user_cmd,
+    enable_user_cmd,
+    token_cmd,
+)

@@ -1,0 +1,157 @@
+"""The campaign's course: phases and deadlines, freezing the official ranking, verifying it."""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+
+import click
+
+from leaderboard.cli import common
+from leaderboard.cli.common import set_option, with_appcontext
+from leaderboard.clock import parse_instant
+from leaderboard.services.errors import DomainError
+
+
+def _parse_time(value: str | None, option: str) -> datetime | None:
+    if value is None:
+        return None
+    try:
+        return parse_instant(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=option) from None
+
+
+@click.command("phase")
+@click.argument("task")
+@click.argument("subtask")
+@click.argument("name")
+@click.option(
+    "--set",
+    "set_slug",
+    help="Evaluation set the phase scores (default: the subtask's default set).",
+)
+@click.option("--start", help="Start, ISO 8601 with a zone, e.g. 2016-01-10T00:00:00Z.")
+@click.option("--end", help="Deadline, ISO 8601 with a zone, e.g. 2016-01-31T23:59:00-12:00.")
+@click.option(
+    "--late/--no-late", default=None, help="Accept late runs after the deadline (marked late)."
+)
+@click.option(
+    "--corrections/--no-corrections",
+    default=None,
+    help="Accept corrected runs after the deadline (marked corrected).",
+)
+@click.option(
+    "--results",
+    type=click.Choice(["hidden", "visible"]),
+    help="Hide results until released, or release them.",
+)
+@click.option("--daily-quota", type=int, help="Runs per team per UTC day (0: no quota).")
+@click.option("--total-quota", type=int, help="Runs per team in the phase (0: no quota).")
+@with_appcontext
+def phase_cmd(
+    task: str,
+    subtask: str,
+    name: str,
+    set_slug: str | None,
+    start: str | None,
+    end: str | None,
+    late: bool | None,
+    corrections: bool | None,
+    results: str | None,
+    daily_quota: int | None,
+    total_quota: int | None,
+) -> None:
+    """Create or update a phase; times are stored in UTC and shown with their zone."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.phases import PhaseChange, show_time, upsert_phase
+
+    change = PhaseChange(
+        set_slug=set_slug,
+        start=_parse_time(start, "--start"),
+        end=_parse_time(end, "--end"),
+        late=late,
+        corrections=corrections,
+        results=results,
+        daily_quota=daily_quota,
+        total_quota=total_quota,
+    )
+    zone = common.settings().display_timezone
+    with common.session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            phase = upsert_phase(
+                session, target, name, change, actor=common.actor(), now=common.now()
+            )
+        except DomainError as exc:
+            common.fail(exc.message)
+        window = " to ".join(
+            show_time(t, zone) if t else "open" for t in (phase.starts_at, phase.ends_at)
+        )
+        click.echo(
+            f"Phase {phase.name} of {task} {subtask} on the {phase.eval_set.slug} set: {window}; "
+            f"late runs {'accepted' if phase.late_allowed else 'refused'}; "
+            f"corrections {'accepted' if phase.corrections_allowed else 'refused'}; "
+            f"results {'hidden' if phase.results_hidden else 'visible'}; "
+            f"quota {phase.daily_quota or 'none'} per day, {phase.total_quota or 'none'} in total."
+        )
+
+
+@click.command("freeze")
+@click.argument("task")
+@click.argument("subtask")
+@set_option
+@with_appcontext
+def freeze_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+    """Freeze the official ranking: an immutable snapshot with the hashes to verify it."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.freeze import freeze
+
+    with common.session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            snapshot = freeze(
+                session,
+                common.store(),
+                common.settings(),
+                target,
+                actor=common.actor(),
+                now=common.now(),
+            )
+        except DomainError as exc:
+            common.fail(exc.message)
+        click.echo(
+            f"Frozen {task} {subtask} ({target.eval_set.slug}) at {snapshot.frozen_at.isoformat()}: "
+            f"{len(snapshot.manifest['runs'])} rows; snapshot SHA-256 {snapshot.manifest_sha256}."
+        )
+
+
+@click.command("verify")
+@click.argument("task")
+@click.argument("subtask")
+@set_option
+@with_appcontext
+def verify_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+    """Re-score the frozen runs from the stored files and gold; exit 1 on any difference."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.freeze import verify
+
+    with common.session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            report = verify(session, common.store(), common.settings(), target)
+        except DomainError as exc:
+            common.fail(exc.message)
+    for line in report.differences:
+        click.echo(f"DIFFERENCE: {line}")
+    if not report.ok:
+        click.echo(
+            f"The frozen table of {task} {subtask} could NOT be confirmed ({len(report.differences)} differences)."
+        )
+        sys.exit(1)
+    click.echo(
+        f"Verified: {report.checked_runs} frozen rows re-score to the snapshot; hashes match."
+    )
+
+
+COMMANDS = (phase_cmd, freeze_cmd, verify_cmd)

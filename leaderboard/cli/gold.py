@@ -1,0 +1,92 @@
+"""Gold data: add or replace reference files, and re-score runs against them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from leaderboard.cli import common
+from leaderboard.cli.common import with_appcontext
+from leaderboard.services.errors import DomainError
+
+if TYPE_CHECKING:
+    from leaderboard.services.gold import RescoreReport
+
+
+@click.command("set-gold")
+@click.argument("task")
+@click.argument("subtask")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--set", "set_slug", help="Evaluation set, or for multi-part sets the part (e.g. headlines)."
+)
+@click.option("--variant", help="Qrels variant, e.g. lenient or manual.")
+@with_appcontext
+def set_gold_cmd(
+    task: str, subtask: str, file: str, set_slug: str | None, variant: str | None
+) -> None:
+    """Add or replace a gold file (or qrels variant) and re-score every run against it."""
+    from leaderboard.services.catalog import load_gold, resolve
+    from leaderboard.services.gold import gold_target, set_gold
+
+    path = Path(file)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        common.fail(f"{path}: cannot be read ({exc.strerror or exc})")
+    settings, store = common.settings(), common.store()
+    with common.session() as session:
+        try:
+            target, role = gold_target(session, task, subtask, set_slug, variant)
+            gold_file, report = set_gold(
+                session, store, settings, target, role, data, path.name, actor=common.actor()
+            )
+            refreshed = resolve(session, task, subtask, target.eval_set.slug)
+            gold, _files = load_gold(session, store, refreshed, settings.max_decompressed_bytes)
+        except DomainError as exc:
+            common.fail(exc.message)
+        click.echo(
+            f"Stored {role} version {gold_file.version} of {task} {subtask} ({target.eval_set.slug}), SHA-256 {gold_file.sha256}."
+        )
+        for line in refreshed.family.describe_gold(gold, role):
+            click.echo(f"    {line}")
+        _echo_rescore(report)
+
+
+def _echo_rescore(report: RescoreReport) -> None:
+    click.echo(f"Re-scored {report.rescored} run(s).")
+    for run_id, messages in report.failed.items():
+        click.echo(
+            f"    run {run_id} could not be re-scored (its previous scores stay current): {' '.join(messages)}"
+        )
+
+
+@click.command("rescore")
+@click.argument("task")
+@click.argument("subtask")
+@click.option("--set", "set_slug", help="Evaluation set (default: every set of the subtask).")
+@with_appcontext
+def rescore_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+    """Re-score every run of the subtask against its current gold; old scores stay in history."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.gold import rescore_set
+
+    with common.session() as session:
+        try:
+            base = resolve(session, task, subtask, set_slug)
+            slugs = [set_slug] if set_slug else [s.slug for s in base.subtask.eval_sets]
+            for slug in slugs:
+                target = resolve(session, task, subtask, slug)
+                click.echo(f"{task} {subtask} ({slug}):")
+                _echo_rescore(
+                    rescore_set(
+                        session, common.store(), common.settings(), target, actor=common.actor()
+                    )
+                )
+        except DomainError as exc:
+            common.fail(exc.message)
+
+
+COMMANDS = (set_gold_cmd, rescore_cmd)

@@ -1,0 +1,153 @@
+"""``leaderboard score``: validate and score a run offline, with no database and no Flask."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from leaderboard.cli.common import fail
+from leaderboard.cli.references import Refused, load_set_gold, read_definition
+from leaderboard.config import load_settings
+from leaderboard.formats.issues import Issue, shown, summarise
+from leaderboard.tables.model import MeasureSpec
+from leaderboard.tasks.definition import TaskDefinition, preset_paths
+from leaderboard.tasks.families import get_family
+from leaderboard.tasks.families.base import Context, Evaluation, RunPathError
+
+
+def _find_definition(task: str, definition: str | None) -> TaskDefinition:
+    """Return the definition given, or the bundled one of ``task``; raise Refused if none."""
+    if definition:
+        return read_definition(Path(definition))
+    for path in preset_paths():
+        d = read_definition(path)
+        if d.slug == task:
+            return d
+    raise Refused(f"No bundled task {shown(task)}; give its definition file with --definition.")
+
+
+def _issue_json(issues: list[Issue]) -> list[dict[str, object]]:
+    return [i.as_dict() for i in issues]
+
+
+def score_json(
+    evaluation: Evaluation, specs: list[MeasureSpec], *, per_query: bool = False
+) -> dict[str, Any]:
+    """Return the ``--json`` report of an evaluation; with ``per_query``, the per-query values.
+
+    Values are in the scale of the table (as in "measures"); only measures that are means of
+    per-query values have them.
+    """
+    verdict, results = evaluation.verdict, evaluation.results
+    out: dict[str, Any]
+    if results is None:
+        errors = summarise(verdict.errors, len(verdict.errors), unlisted=verdict.more_errors)
+        out = {
+            "measures": {},
+            "warnings": _issue_json(verdict.warnings),
+            "issues": _issue_json(errors),
+        }
+    else:
+        shown_specs = [s for s in specs if s.key in results]
+        out = {
+            "measures": {s.key: results[s.key].raw * s.scale for s in shown_specs},
+            "official": {s.key: results[s.key].official for s in shown_specs},
+            "warnings": _issue_json(verdict.warnings),
+            "issues": [],
+            "tolerances": list(verdict.tolerances),
+        }
+    if per_query:
+        out["per_query"] = {
+            s.key: {q: v * s.scale for q, v in values.items()}
+            for s in specs
+            if results is not None
+            and s.key in results
+            and (values := results[s.key].per_query) is not None
+        }
+    return out
+
+
+@click.command("score")
+@click.argument("task")
+@click.argument("subtask")
+@click.argument("run", type=click.Path(exists=True, dir_okay=True))
+@click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
+@click.option("--lenient", is_flag=True, help="Read the run as the task's official scorer did.")
+@click.option("--resort", is_flag=True, help="Lenient mode: re-sort the run into gold order first.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print measures, warnings and issues as JSON."
+)
+@click.option(
+    "--per-query",
+    is_flag=True,
+    help="With --json: add each measure's value per query, where the measure is a mean of them.",
+)
+@click.option(
+    "--definition",
+    type=click.Path(exists=True),
+    help="Task definition file (for non-bundled tasks).",
+)
+def score_cmd(
+    task: str,
+    subtask: str,
+    run: str,
+    set_slug: str | None,
+    lenient: bool,
+    resort: bool,
+    as_json: bool,
+    per_query: bool,
+    definition: str | None,
+) -> None:
+    """Validate and score a run offline, with no database; exit 0 when scored, 1 when rejected."""
+    if per_query and not as_json:
+        raise click.UsageError("--per-query adds to the JSON report: give --json too.")
+    settings = load_settings()
+    try:
+        d = _find_definition(task, definition)
+        sd = d.subtask(subtask)
+        if sd is None:
+            raise Refused(f"Task {shown(task)} has no subtask {shown(subtask)}.")
+        setdef = sd.set(set_slug or sd.default_set)
+        if setdef is None:
+            raise Refused(f"Subtask {shown(subtask)} has no set {shown(set_slug)}.")
+        gold = load_set_gold(d, sd, setdef, settings.max_decompressed_bytes)
+        if gold is None:
+            raise Refused(
+                f"Subtask {shown(subtask)} ({setdef.slug}) has no gold file to score with."
+            )
+    except Refused as exc:
+        fail(str(exc))
+    family = get_family(d.family)
+    ctx = Context(d, sd, setdef.slug, settings.max_decompressed_bytes)
+    try:
+        inputs = family.inputs_from_path(Path(run), ctx)
+    except RunPathError as exc:
+        fail(str(exc), 1)
+    evaluation = family.evaluate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
+    verdict, results = evaluation.verdict, evaluation.results
+    specs = family.measure_specs(ctx)
+    if as_json:
+        report = score_json(evaluation, specs, per_query=per_query)
+        click.echo(json.dumps(report, ensure_ascii=False))
+        sys.exit(0 if results is not None else 1)
+    if results is None:
+        for issue in summarise(verdict.errors, unlisted=verdict.more_errors):
+            click.echo(f"error: {issue.message}")
+        for w in verdict.warnings:
+            click.echo(f"warning: {w.message}")
+        click.echo("The run was rejected.")
+        sys.exit(1)
+    for w in verdict.warnings:
+        click.echo(f"warning: {w.message}")
+    for t in verdict.tolerances:
+        click.echo(f"tolerated: {t}")
+    width = max(len(s.label) for s in specs)
+    for s in specs:
+        if s.key in results:
+            r = results[s.key]
+            display = format(float(r.official) * s.scale, f".{s.display_decimals}f")
+            click.echo(f"{s.label:<{width}}  {display:>8}   ({r.official})")

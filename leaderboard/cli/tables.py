@@ -1,0 +1,77 @@
+"""Tables for the overview paper: the ranking table and the listing of runs."""
+
+from __future__ import annotations
+
+import click
+
+from leaderboard.cli import common
+from leaderboard.cli.common import set_option, with_appcontext
+from leaderboard.services.errors import DomainError, NotFound
+from leaderboard.tables import exports
+
+#: The listing formats, spelled out so that option parsing loads no service.
+LISTING_FORMAT_NAMES = ("csv", "json", "latex", "md")
+FORMATS = {
+    "json": exports.to_json,
+    "csv": exports.to_csv,
+    "md": exports.to_markdown,
+    "latex": exports.to_latex,
+}
+
+
+@click.command("table")
+@click.argument("task")
+@click.argument("subtask")
+@set_option
+@click.option(
+    "--format", "fmt", type=click.Choice(sorted(FORMATS)), default="md", show_default=True
+)
+@click.option(
+    "--official", is_flag=True, help="Print the frozen official table, exactly as frozen."
+)
+@with_appcontext
+def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official: bool) -> None:
+    """Print the ranking table: live (late and corrected runs marked), or the frozen official one."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.freeze import frozen_of
+    from leaderboard.services.tables import live_table
+
+    with common.session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            if official:
+                snapshot = frozen_of(session, target)
+                if snapshot is None:
+                    raise NotFound(
+                        f"{task} {subtask} ({target.eval_set.slug}) has no frozen official table yet."
+                    )
+                text = snapshot.renders["tex" if fmt == "latex" else fmt]
+            else:
+                text = FORMATS[fmt](live_table(session, common.store(), target))
+        except DomainError as exc:
+            common.fail(exc.message)
+        click.echo(text, nl=not text.endswith("\n"))
+
+
+@click.command("runs")
+@click.argument("task")
+@click.argument("subtask")
+@set_option
+@click.option(
+    "--format", "fmt", type=click.Choice(LISTING_FORMAT_NAMES), default="md", show_default=True
+)
+@with_appcontext
+def runs_cmd(task: str, subtask: str, set_slug: str | None, fmt: str) -> None:
+    """Print the per-team run listing with the systems' descriptions (for the paper)."""
+    from leaderboard.services.catalog import resolve
+    from leaderboard.services.listing import LISTING_FORMATS, run_listing
+
+    with common.session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+        except DomainError as exc:
+            common.fail(exc.message)
+        click.echo(LISTING_FORMATS[fmt](run_listing(session, target)), nl=False)
+
+
+COMMANDS = (table_cmd, runs_cmd)

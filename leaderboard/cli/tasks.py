@@ -1,0 +1,49 @@
+"""Tasks: the database with the bundled presets, and new tasks from definition files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from leaderboard.cli import common
+from leaderboard.cli.common import with_appcontext
+from leaderboard.cli.references import Refused, check_reference_files, read_definition
+
+
+@click.command("init")
+@with_appcontext
+def init_cmd() -> None:
+    """Create or upgrade the database and load the bundled task presets (safe to run twice)."""
+    from leaderboard.migrate import upgrade
+    from leaderboard.services.catalog import install_presets
+
+    settings = common.settings()
+    settings.instance_dir.mkdir(parents=True, exist_ok=True)
+    settings.storage_dir.mkdir(parents=True, exist_ok=True)
+    upgrade(settings.database_url)
+    with common.session() as session:
+        slugs = install_presets(session, common.store(), actor=common.actor())
+    click.echo(f"Database ready; tasks: {', '.join(slugs)}")
+
+
+@click.command("add-task")
+@click.argument("definition", type=click.Path(exists=True, dir_okay=False))
+@with_appcontext
+def add_task_cmd(definition: str) -> None:
+    """Host a new task (or update one) from a task definition file and its gold files."""
+    from leaderboard.services.catalog import install_definition
+
+    try:
+        d = read_definition(Path(definition))
+        # Every reference file is parsed before anything is stored: a bad line refuses the task.
+        check_reference_files(d, common.settings().max_decompressed_bytes)
+    except Refused as exc:
+        common.fail(str(exc))
+    with common.session() as session:
+        install_definition(session, common.store(), d, actor=common.actor())
+    subtasks = ", ".join(f"{s.slug} ({', '.join(x.slug for x in s.sets)})" for s in d.subtasks)
+    click.echo(f"Task {d.slug} is ready: subtasks {subtasks}.")
+
+
+COMMANDS = (init_cmd, add_task_cmd)

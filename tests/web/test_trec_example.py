@@ -115,3 +115,29 @@ def test_table_and_every_export(
     latex = client.get("/tasks/example-adhoc/adhoc/results.tex").get_data(as_text=True)
     done = compile_latex(latex, tmp_path, "example-adhoc")
     assert done.returncode == 0, done.stdout[-2000:]
+
+
+def test_offline_score_prints_per_topic_values(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(
+        args=[
+            "leaderboard", "score", "example-adhoc", "adhoc", str(EXAMPLE / "run-valid.txt"),
+            "--definition", str(EXAMPLE / "task.toml"), "--json", "--per-query",
+        ]
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    per_topic = reference()
+    for key, name in MEASURES.items():
+        assert out["per_query"][key] == pytest.approx({q: v[name] for q, v in per_topic.items()})
+
+
+def test_offline_score_refuses_the_invalid_run_with_its_lines(runner: FlaskCliRunner) -> None:
+    result = runner.invoke(
+        args=[
+            "leaderboard", "score", "example-adhoc", "adhoc", str(EXAMPLE / "run-invalid.txt"),
+            "--definition", str(EXAMPLE / "task.toml"),
+        ]
+    )  # fmt: skip
+    assert result.exit_code == 1
+    assert "Line 8: score 'not-a-score' is not a number." in result.output
+    assert "Line 13: unknown query id '999' (not a topic of this set)." in result.output

@@ -315,12 +315,13 @@ class _Ranked:
         return self.over_r(self.count(self.rel_query, term))
 
     def iprec(self, level: float) -> NDArray[np.float64]:
-        """Return max{h(i)/i : h(i)/R_q >= level}, 0 if no relevant line reaches the level."""
-        recall = self.hits / self.safe_r[self.rel_query]
-        short = self.count(self.rel_query[recall < level])
-        reached = short < self.rel_retrieved
+        """Return max{h(i)/i : rel_i = 1, h(i) >= max(1, floor(level * R + 0.9))}, else 0."""
+        # trec_eval 9.0.8 turns the recall level into a number of relevant lines this way
+        # (computed in double, as here), so 2 of 3 relevant lines reach the level 0.70.
+        needed = np.maximum((level * self.n_relevant + 0.9).astype(np.int64), 1)
+        reached = needed <= self.rel_retrieved
         out = np.zeros(self.n)
-        out[reached] = self.suffix_max_precision[(self.rel_start + short)[reached]]
+        out[reached] = self.suffix_max_precision[(self.rel_start + needed - 1)[reached]]
         return out
 
     def measure(self, m: TrecMeasureKey, n_retrieved: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -400,7 +401,9 @@ def evaluate_trec(
         ndcg_cut_k   = the same with both sums over i <= k
         bpref        = (1/R) sum_{i : rel_i = 1} (1 if n_i = 0 else 1 - min(n_i, R) / min(N, R)),
                        n_i = judged lines at ranks < i with 0 <= grade < threshold
-        iprec_at_recall_r = max{h(i)/i : rel_i = 1, h(i)/R >= r}, 0 if the set is empty
+        iprec_at_recall_r = max{h(i)/i : rel_i = 1, h(i) >= max(1, floor(r R + 0.9))}, 0 if
+                       the set is empty (9.0.8's rounding: 2 of 3 relevant reach r = 0.70;
+                       trec_eval 10 changed it)
         num_ret = n, num_rel = R, num_rel_ret = h(n)
 
     Every ratio with R = 0 (or IDCG = 0) is 0. Means are over the evaluated queries: all
@@ -408,6 +411,8 @@ def evaluate_trec(
     its R still counts in num_rel, GMAP floors it at 0.00001), those with at least one line
     with ``missing="skip"`` (trec_eval's default). Counts are summed instead of averaged.
     Threshold <= 0 makes every non-negative judgment relevant (pytrec_eval refuses such levels).
+    A query judged only negatively scores 0 (but num_ret): trec_eval's nDCG has undefined
+    behaviour there (it reads the gain levels of an earlier query and may loop forever).
     """
     query = np.asarray(run_query)
     docids = np.asarray(run_docids)

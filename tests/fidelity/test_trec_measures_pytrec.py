@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import pytest
@@ -116,9 +117,10 @@ def generate(seed: int) -> Collection:
     return Collection(qrels, run, rng.choice([1, 2]))
 
 
-def as_arrays(
-    c: Collection,
-) -> tuple[list[str], tuple[np.ndarray, ...], tuple[np.ndarray, ...]]:
+Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def as_arrays(c: Collection) -> tuple[list[str], Arrays, Arrays]:
     """Return the qrels topics and the kernel's run and qrels arrays."""
     topics = sorted(c.qrels)
     index = {t: i for i, t in enumerate(topics)}
@@ -189,7 +191,8 @@ def test_agrees_with_pytrec_eval(seed: int) -> None:
         trusted, PYTREC_MEASURES, relevance_level=c.threshold
     ).evaluate(c.run)
     assert set(reference) == {t for t in trusted if t in c.run}
-    for missing in ("zero", "skip"):
+    modes: tuple[Literal["zero", "skip"], ...] = ("zero", "skip")
+    for missing in modes:
         result = evaluate_trec(
             *run, *qrels, len(topics), c.threshold, [*MEASURES, *MRR_CUTS], missing=missing
         )

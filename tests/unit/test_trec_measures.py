@@ -8,6 +8,7 @@ from typing import Literal
 import numpy as np
 import pytest
 
+from leaderboard.scoring.ranking import match_index
 from leaderboard.scoring.registry import UnknownMeasure
 from leaderboard.scoring.trec_measures import (
     TREC_REGISTRY,
@@ -251,6 +252,18 @@ def test_empty_inputs() -> None:
 def test_a_measure_named_twice_is_computed_once() -> None:
     got = score({0: RUN_0}, {0: QRELS_0}, 1, names=["map", "MAP", "ndcg_cut_3", "nDCG@3"])
     assert list(got.per_query) == ["MAP", "nDCG@3"]
+
+
+def test_match_index_finds_the_judgment_row() -> None:
+    table_query = np.array([0, 0, 1, 1, 1], dtype=np.int32)
+    table_ids = np.array([b"a", b"b", b"a", b"c", b"c"], dtype="S1")  # (1, c) twice
+    line_query = np.array([1, 0, 0, 1, 2, 1], dtype=np.int32)
+    line_ids = np.array([b"a", b"b", b"c", b"c", b"a", b"abc"], dtype="S3")
+    rows = match_index(line_query, line_ids, table_query, table_ids).tolist()
+    assert rows[:3] == [2, 1, -1]
+    assert rows[3] in (3, 4)
+    assert rows[4:] == [-1, -1]
+    assert match_index(line_query, line_ids, table_query[:0], table_ids[:0]).tolist() == [-1] * 6
 
 
 # -- names ---------------------------------------------------------------------------------------

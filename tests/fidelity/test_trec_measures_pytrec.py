@@ -239,6 +239,9 @@ def test_collections_cover_the_hard_cases() -> None:
                 seen.add("graded")
             if not relevant_count(judged, c.threshold) and t in c.run:
                 seen.add("nothing relevant")
+            gains = [judged.get(d, 0) for d in c.run.get(t, {})]
+            if not relevant_count(judged, c.threshold) and any(g > 0 for g in gains):
+                seen.add("nDCG gains but nothing relevant")
             if negative_only(judged) and t in c.run:
                 seen.add("judged only negatively")
             lines = c.run.get(t, {})
@@ -257,6 +260,7 @@ def test_collections_cover_the_hard_cases() -> None:
         "negative grade",
         "graded",
         "nothing relevant",
+        "nDCG gains but nothing relevant",
         "judged only negatively",
         "unjudged",
         "over 1000 lines",

@@ -174,8 +174,9 @@ TREC_REGISTRY = MeasureRegistry(
 class TrecEvaluation:
     """Per-query values and means of trec measures, by canonical key.
 
-    ``per_query[key][q]`` is query q's value (GMAP: its average precision); ``means[key]`` is
-    the mean over the evaluated queries (GMAP: their floored geometric mean; counts: their sum).
+    ``per_query[key][q]`` is query q's value (GMAP: its average precision; a query without lines
+    scores 0, num_rel still R); ``means[key]`` is the mean over the evaluated queries (GMAP:
+    their floored geometric mean; counts: their sum).
     """
 
     per_query: dict[str, NDArray[np.float64]]
@@ -219,37 +220,37 @@ class _Ranked:
 
     @cached_property
     def rel_query(self) -> NDArray[np.int64]:
-        """Query of each retrieved relevant line, by query then rank."""
+        """Return the query of each retrieved relevant line (lines by query, then rank)."""
         return self.judged_query[self.judged_relevant]
 
     @cached_property
     def rel_rank(self) -> NDArray[np.int64]:
-        """Rank of each retrieved relevant line."""
+        """Return the rank of each retrieved relevant line."""
         return self.judged_rank[self.judged_relevant]
 
     @cached_property
     def rel_retrieved(self) -> NDArray[np.int64]:
-        """Number of relevant lines per query."""
+        """Return the number of retrieved relevant lines per query."""
         return self.count(self.rel_query)
 
     @cached_property
     def rel_start(self) -> NDArray[np.int64]:
-        """Offset of each query's first relevant line among the relevant lines."""
+        """Return the offset of each query's first relevant line among the relevant lines."""
         return np.cumsum(self.rel_retrieved) - self.rel_retrieved
 
     @cached_property
     def hits(self) -> NDArray[np.int64]:
-        """h(i) at each relevant line: relevant lines of its query at ranks <= its rank."""
+        """Return h(i) at each relevant line: its query's relevant lines at ranks <= i."""
         return np.arange(1, len(self.rel_query) + 1) - self.rel_start[self.rel_query]
 
     @cached_property
     def precision(self) -> NDArray[np.float64]:
-        """h(i)/i at each relevant line."""
+        """Return h(i)/i at each relevant line."""
         return self.hits / self.rel_rank
 
     @cached_property
     def first_rank(self) -> NDArray[np.int64]:
-        """Rank of each query's first relevant line, 0 if none is retrieved."""
+        """Return the rank of each query's first relevant line, 0 if none is retrieved."""
         first = np.zeros(self.n, dtype=np.int64)
         found = self.rel_retrieved > 0
         first[found] = self.rel_rank[self.rel_start[found]]
@@ -261,7 +262,7 @@ class _Ranked:
 
     @cached_property
     def suffix_max_precision(self) -> NDArray[np.float64]:
-        """max_{j >= i} h(j)/j over the relevant lines j of each relevant line i's query."""
+        """Return max_{j >= i} h(j)/j over the relevant lines j of each relevant line i's query."""
         values, code = np.unique(self.precision, return_inverse=True)
         if len(values) == 0:
             return self.precision
@@ -282,7 +283,7 @@ class _Ranked:
 
     @cached_property
     def ideal_rank(self) -> NDArray[np.int64]:
-        """Rank of each positive judgment in its query's ideal ranking (gain descending)."""
+        """Return the rank of each positive judgment in its query's ideal ranking."""
         per_query = self.count(self.qrels_query)
         start = np.cumsum(per_query) - per_query
         return np.arange(1, len(self.qrels_query) + 1) - start[self.qrels_query]
@@ -315,12 +316,13 @@ class _Ranked:
         return self.over_r(self.count(self.rel_query, term))
 
     def iprec(self, level: float) -> NDArray[np.float64]:
-        """Return max{h(i)/i : h(i)/R_q >= level}, 0 if no relevant line reaches the level."""
-        recall = self.hits / self.safe_r[self.rel_query]
-        short = self.count(self.rel_query[recall < level])
-        reached = short < self.rel_retrieved
+        """Return max{h(i)/i : rel_i = 1, h(i) >= max(1, floor(level * R + 0.9))}, else 0."""
+        # trec_eval 9.0.8 turns the recall level into a number of relevant lines this way
+        # (computed in double, as here), so 2 of 3 relevant lines reach the level 0.70.
+        needed = np.maximum((level * self.n_relevant + 0.9).astype(np.int64), 1)
+        reached = needed <= self.rel_retrieved
         out = np.zeros(self.n)
-        out[reached] = self.suffix_max_precision[(self.rel_start + short)[reached]]
+        out[reached] = self.suffix_max_precision[(self.rel_start + needed - 1)[reached]]
         return out
 
     def measure(self, m: TrecMeasureKey, n_retrieved: NDArray[np.int64]) -> NDArray[np.float64]:
@@ -381,7 +383,7 @@ def evaluate_trec(
     index, ``S`` id, integer grade), as ``ranking.evaluate`` takes them. Query indices run over
     ``0..n_queries-1``; run lines with another index (-1: query not in the qrels) are ignored.
     Each query's lines are ranked by float32 score descending, ties by id descending (trec_eval's
-    order). Judgments with a negative grade count as unjudged for every measure, as trec_eval
+    order). Pairs are unique within the run and within the qrels, as the formats enforce. Judgments with a negative grade count as unjudged for every measure, as trec_eval
     treats them. For a query q with n lines: rel_i = 1 iff the line at rank i is judged with
     grade >= ``threshold``; R = number of such judgments; N = number of judgments with
     0 <= grade < threshold; h(i) = sum_{j<=i} rel_j; g_i = the grade at rank i if judged and
@@ -400,7 +402,9 @@ def evaluate_trec(
         ndcg_cut_k   = the same with both sums over i <= k
         bpref        = (1/R) sum_{i : rel_i = 1} (1 if n_i = 0 else 1 - min(n_i, R) / min(N, R)),
                        n_i = judged lines at ranks < i with 0 <= grade < threshold
-        iprec_at_recall_r = max{h(i)/i : rel_i = 1, h(i)/R >= r}, 0 if the set is empty
+        iprec_at_recall_r = max{h(i)/i : rel_i = 1, h(i) >= max(1, floor(r R + 0.9))}, 0 if
+                       the set is empty (9.0.8's rounding: 2 of 3 relevant reach r = 0.70;
+                       trec_eval 10 changed it)
         num_ret = n, num_rel = R, num_rel_ret = h(n)
 
     Every ratio with R = 0 (or IDCG = 0) is 0. Means are over the evaluated queries: all
@@ -408,7 +412,11 @@ def evaluate_trec(
     its R still counts in num_rel, GMAP floors it at 0.00001), those with at least one line
     with ``missing="skip"`` (trec_eval's default). Counts are summed instead of averaged.
     Threshold <= 0 makes every non-negative judgment relevant (pytrec_eval refuses such levels).
+    A query judged only negatively scores 0 (but num_ret): trec_eval's nDCG has undefined
+    behaviour there (it reads the gain levels of an earlier query and may loop forever).
     """
+    if missing not in ("zero", "skip"):
+        raise ValueError(f"missing must be 'zero' or 'skip', not {missing!r}")
     query = np.asarray(run_query)
     docids = np.asarray(run_docids)
     scores = np.asarray(run_scores)

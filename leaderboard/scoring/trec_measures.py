@@ -380,11 +380,11 @@ def evaluate_trec(
     """Score a run against one qrels variant with trec_eval 9.0.8's measures.
 
     Inputs are parallel arrays: run lines (query index, ``S`` id, score) and judgments (query
-    index, ``S`` id, integer grade), as ``ranking.evaluate`` takes them. Query indices run over
-    ``0..n_queries-1``; run lines with another index (-1: query not in the qrels) are ignored.
-    Each query's lines are ranked by float32 score descending, ties by id descending (trec_eval's
-    order). Pairs are unique within the run and within the qrels, as the formats enforce. Judgments with a negative grade count as unjudged for every measure, as trec_eval
-    treats them. For a query q with n lines: rel_i = 1 iff the line at rank i is judged with
+    index, ``S`` id, integer grade). Query indices run over ``0..n_queries-1``; run lines with
+    another index (-1: query not in the qrels) are ignored. Each query's lines are ranked by
+    float32 score descending, ties by id descending (trec_eval's order). Pairs are unique
+    within the run and within the qrels, as the formats enforce. Judgments with a negative
+    grade count as unjudged for every measure, as trec_eval treats them. For a query q with n lines: rel_i = 1 iff the line at rank i is judged with
     grade >= ``threshold``; R = number of such judgments; N = number of judgments with
     0 <= grade < threshold; h(i) = sum_{j<=i} rel_j; g_i = the grade at rank i if judged and
     positive, else 0 (nDCG's gains ignore the threshold); g*_i = the query's positive grades

@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from leaderboard.scoring import ranking
-from leaderboard.scoring.ranking import evaluate, float32_order_key, match_pairs, rank_order
+from leaderboard.scoring.ranking import float32_order_key, match_index, rank_order
+from leaderboard.scoring.trec_measures import evaluate_trec, parse_trec_measure
+
+MEASURES = [parse_trec_measure(m) for m in ("MAP", "R-Prec", "MRR", "num_rel", "num_ret")]
 
 A, B, C, D, E = (ch * 40 for ch in "abcde")
 X, Y, Z = (ch * 40 for ch in "xyz")
@@ -20,17 +23,32 @@ def score(
     n_queries: int,
     threshold: int = 1,
 ) -> dict[str, Any]:
-    """Evaluate lists of (query, id, score) and (query, id, grade)."""
-    return evaluate(
+    """Evaluate lists of (query, id, score) and (query, id, grade): means with and without -c."""
+    arrays = (
         np.array([q for q, _, _ in run], dtype=np.int32),
         np.array([d.encode() for _, d, _ in run], dtype="S40"),
         np.array([s for _, _, s in run], dtype=np.float64),
         np.array([q for q, _, _ in qrels], dtype=np.int32),
         np.array([d.encode() for _, d, _ in qrels], dtype="S40"),
         np.array([g for _, _, g in qrels], dtype=np.int32),
-        n_queries,
-        threshold,
     )
+    zero = evaluate_trec(*arrays, n_queries, threshold, MEASURES, missing="zero")
+    skip = evaluate_trec(*arrays, n_queries, threshold, MEASURES, missing="skip")
+    per = zero.per_query
+    means = ("MAP", "R-Prec", "MRR")
+    return {
+        **{m: zero.means[m] for m in means},
+        "per_query": {
+            "AP": per["MAP"],
+            "R-Prec": per["R-Prec"],
+            "RR": per["MRR"],
+            "relevant": per["num_rel"].astype(int),
+            "retrieved": per["num_ret"].astype(int),
+        },
+        "n_queries": n_queries,
+        "n_present": int(skip.evaluated.sum()),
+        "present_means": {m: skip.means[m] for m in means},
+    }
 
 
 # Query 0: relevant a, b, c; ranked a x b y z (c not retrieved).
@@ -168,14 +186,14 @@ def test_empty_inputs() -> None:
     assert score([], [], 0)["MAP"] == 0.0
 
 
-def test_match_pairs_across_id_widths() -> None:
-    found = match_pairs(
+def test_match_index_across_id_widths() -> None:
+    found = match_index(
         np.array([0, 0, 1], dtype=np.int32),
         np.array([b"abc", b"ab", b"abc"], dtype="S3"),
         np.array([0, 1], dtype=np.int32),
         np.array([b"abc", b"xyzxyzxyz"], dtype="S9"),
     )
-    assert found.tolist() == [True, False, False]
+    assert found.tolist() == [0, -1, -1]
 
 
 def test_ids_compared_bytewise_like_strcmp() -> None:

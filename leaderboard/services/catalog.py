@@ -271,3 +271,25 @@ def upload_fields_by_subtask(session: Session) -> dict[str, list[tuple[str, str]
                 (f.name, f.description) for f in family.upload_fields(ctx)
             ]
     return out
+
+
+def measures_by_subtask(session: Session) -> dict[str, list[dict[str, object]]]:
+    """Return, per hosted "task/subtask", its default set's measure columns from the registry."""
+    out: dict[str, list[dict[str, object]]] = {}
+    for task in list_tasks(session):
+        definition = definition_of(task)
+        family = get_family(definition.family)
+        for sub in definition.subtasks:
+            ctx = Context(definition, sub, sub.default_set)
+            out[f"{task.slug}/{sub.slug}"] = [
+                {
+                    "key": m.key,
+                    "label": m.label,
+                    "group": m.group,
+                    "official": m.official,
+                    "direction": "lower" if m.lower_is_better else "higher",
+                    "decimals": m.display_decimals,
+                }
+                for m in family.measure_specs(ctx)
+            ]
+    return out

@@ -12,7 +12,7 @@ from flask.typing import ResponseReturnValue
 from leaderboard.formats.issues import shown
 from leaderboard.models import User
 from leaderboard.services.accounts import user_for_token
-from leaderboard.services.catalog import resolve, upload_fields_by_subtask
+from leaderboard.services.catalog import measures_by_subtask, resolve, upload_fields_by_subtask
 from leaderboard.services.errors import DomainError, Forbidden, InvalidInput
 from leaderboard.services.freeze import frozen_of
 from leaderboard.services.phases import remaining_quota
@@ -61,7 +61,7 @@ def _user() -> User:
 @bp.route("/openapi.json")
 def openapi() -> ResponseReturnValue:
     """Return the OpenAPI document of this API."""
-    return jsonify(openapi_document(upload_fields_by_subtask(db())))
+    return jsonify(openapi_document(upload_fields_by_subtask(db()), measures_by_subtask(db())))
 
 
 @bp.route("/v1/tasks/<task>/<subtask>/runs", methods=["POST"])

@@ -89,8 +89,13 @@ def _upload_schema(fields: Mapping[str, Sequence[tuple[str, str]]]) -> dict[str,
 
 def openapi_document(
     upload_fields: Mapping[str, Sequence[tuple[str, str]]] | None = None,
+    measures: Mapping[str, Sequence[Mapping[str, object]]] | None = None,
 ) -> dict[str, Any]:
-    """Return the document; ``upload_fields`` maps "task/subtask" to its (field, description)."""
+    """Return the document.
+
+    ``upload_fields`` maps "task/subtask" to its (field, description); ``measures`` maps it to
+    its table's measure columns (key, label, group, official, direction, decimals).
+    """
     task_params = [
         {"name": "task", "in": "path", "required": True, "schema": {"type": "string"}},
         {"name": "subtask", "in": "path", "required": True, "schema": {"type": "string"}},
@@ -100,7 +105,16 @@ def openapi_document(
         "info": {"title": "Leaderboard API", "version": "1"},
         "components": {
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
-            "schemas": {"Error": _ERROR, "Run": _RUN, "Table": {"type": "object"}},
+            "schemas": {
+                "Error": _ERROR,
+                "Run": _RUN,
+                "Table": {
+                    "type": "object",
+                    "description": "Columns, rows and cells; each hosted subtask's measure "
+                    "columns are listed in x-measures (direction: which values rank first).",
+                    "x-measures": {k: list(v) for k, v in (measures or {}).items()},
+                },
+            },
         },
         "security": [{"bearer": []}],
         "paths": {

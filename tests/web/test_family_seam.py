@@ -122,3 +122,21 @@ def test_definitions_do_not_import_the_families() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_openapi_document_lists_every_hosted_subtasks_measures(client: FlaskClient) -> None:
+    doc = client.get("/api/openapi.json").get_json()
+    measures = doc["components"]["schemas"]["Table"]["x-measures"]
+    car = measures["trec-car-2017/passage"]
+    assert [m["key"] for m in car][:3] == ["automatic/MAP", "automatic/R-Prec", "automatic/MRR"]
+    assert car[0] == {
+        "key": "automatic/MAP",
+        "label": "MAP",
+        "group": "Automatic",
+        "official": True,
+        "direction": "higher",
+        "decimals": 4,
+    }
+    cqa = {m["key"]: m for m in measures["semeval2016-task3/A"]}
+    assert cqa["MAP"]["official"] and cqa["MAP"]["decimals"] == 2
+    assert not cqa["MRR"]["official"]

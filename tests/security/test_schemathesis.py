@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import schemathesis
@@ -32,17 +33,8 @@ SLOTS = {
     "semeval2016-task1": "run1",
     "trec-car-2017": "primary",
 }
-#: The ways a whole run of each target is sent: its file fields (STS: one file per part of the
-#: English test set, or one archive holding them all).
-FIELDS = {
-    "semeval2016-task3": [("file",)],
-    "semeval2016-task1": [
-        ("answer-answer", "headlines", "plagiarism", "postediting", "question-question"),
-        ("archive",),
-    ],
-    "trec-car-2017": [("file",)],
-}
-FILE_FIELDS = {name for shapes in FIELDS.values() for shape in shapes for name in shape}
+#: The field an STS run may send all its parts in at once, instead of one field per part.
+ARCHIVE = "archive"
 UPLOAD = ("POST", "/api/v1/tasks/{task}/{subtask}/runs")
 
 
@@ -84,6 +76,25 @@ def api_schema(api: Api) -> schemathesis.BaseSchema:
     return schemathesis.openapi.from_wsgi("/api/openapi.json", api.app)
 
 
+Shapes = dict[str, list[tuple[str, ...]]]
+
+
+def upload_shapes(schema: schemathesis.BaseSchema) -> Shapes:
+    """Return, per task of TARGETS, the ways of sending a whole run the served document lists.
+
+    The document's ``x-upload-fields`` names each subtask's file fields; a multi-part (STS) run
+    is sent either as one field per part or as the one archive field holding them all.
+    """
+    body = schema.raw_schema["paths"][UPLOAD[1]]["post"]["requestBody"]
+    listed = body["content"]["multipart/form-data"]["schema"]["x-upload-fields"]
+    shapes: Shapes = {}
+    for task, subtask in TARGETS:
+        names = listed[f"{task}/{subtask}"]
+        parts = tuple(n for n in names if n != ARCHIVE)
+        shapes[task] = [parts] + ([(ARCHIVE,)] if ARCHIVE in names and parts else [])
+    return shapes
+
+
 # Every operation the document lists (schemathesis' lazy pytest loader does not run on pytest 9,
 # so each operation's strategy is driven by Hypothesis here).
 OPERATIONS = [
@@ -98,6 +109,8 @@ def test_no_generated_request_gets_a_server_error(
     api: Api, api_schema: schemathesis.BaseSchema, method: str, path: str
 ) -> None:
     operation = api_schema[path][method]
+    shapes_of = upload_shapes(api_schema)
+    file_fields = {name for shapes in shapes_of.values() for shape in shapes for name in shape}
 
     @settings(
         max_examples=EXAMPLES,
@@ -130,9 +143,11 @@ def test_no_generated_request_gets_a_server_error(
             if plausible and isinstance(case.body, dict):
                 # A real slot, no set and the task's own file fields: the generated files reach
                 # the task's validator.
-                shapes = FIELDS[target[0]]
+                shapes = shapes_of[target[0]]
                 fields = shapes[shape % len(shapes)]
-                body = {k: v for k, v in case.body.items() if k != "set" and k not in FILE_FIELDS}
+                body: dict[str, Any] = {
+                    k: v for k, v in case.body.items() if k != "set" and k not in file_fields
+                }
                 body["slot"] = SLOTS[target[0]]
                 for name in fields:
                     body[name] = case.body.get(name) or content
@@ -154,9 +169,14 @@ def test_no_generated_request_gets_a_server_error(
     check()
     if (method, path) == UPLOAD:
         # Every way of sending every target's run was fuzzed through to its validator.
-        expected = {(t, fields) for t in TARGETS for fields in FIELDS[t[0]]}
+        expected = {(t, fields) for t in TARGETS for fields in shapes_of[t[0]]}
         assert {k for k, n in validated.items() if n} == expected, validated
 
 
 def test_the_upload_is_among_the_fuzzed_operations() -> None:
     assert UPLOAD in OPERATIONS
+
+
+def test_the_sts_parts_come_from_the_served_document(api_schema: schemathesis.BaseSchema) -> None:
+    parts = ("answer-answer", "headlines", "plagiarism", "postediting", "question-question")
+    assert upload_shapes(api_schema)["semeval2016-task1"] == [parts, (ARCHIVE,)]

@@ -35,6 +35,8 @@ class LiveServer:
     port: int = field(default_factory=free_port)
     process: subprocess.Popen[bytes] | None = None
     env: dict[str, str] = field(default_factory=dict)
+    #: The WSGI application gunicorn loads (a test may load a wrapper of the production app).
+    app: str = "wsgi:app"
 
     @classmethod
     def from_template(cls, template: Path, root: Path, workers: int = 3) -> LiveServer:
@@ -84,7 +86,7 @@ class LiveServer:
                 "--workers", str(self.workers),
                 "--timeout", "120",
                 "--bind", f"127.0.0.1:{self.port}",
-                "wsgi:app",
+                self.app,
             ],
             cwd=REPO,
             env=self.env,

@@ -29,7 +29,7 @@ from leaderboard.formats.trec import (
     score_run_detail,
     validate_run,
 )
-from tests.shared_data import shared_path
+from tests.shared_data import preset_path, shared_path
 from tests.trec_synthetic import hex_id
 
 CAR = TrecSettings()
@@ -47,17 +47,17 @@ QrelsRows = list[tuple[str, str, int]]
 RunRows = list[tuple[str, str, float]]
 
 
-# -- shared data --------------------------------------------------------------------------------
+# -- shipped data -------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def topics() -> frozenset[str]:
-    return frozenset(shared_path(TASK, TOPICS_V15).read_text().split())
+    return frozenset(preset_path(TASK, TOPICS_V15).read_text().split())
 
 
 @pytest.fixture(scope="module")
 def qrels_bytes() -> bytes:
-    return shared_path(TASK, QRELS_V15).read_bytes()
+    return preset_path(TASK, QRELS_V15).read_bytes()
 
 
 @pytest.fixture(scope="module")

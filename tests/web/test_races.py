@@ -30,9 +30,8 @@ def with_alice(
 
     ``app`` is the WSGI application gunicorn loads and ``env`` adds to the server's environment.
     """
-    live = LiveServer.from_template(template, root, workers=workers)
+    live = LiveServer.from_template(template, root, workers=workers, **env)
     live.app = app
-    live.env.update(env)
     live.cli("create-team", "Aurora")
     live.cli(
         "create-user",

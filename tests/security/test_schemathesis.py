@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from leaderboard.web.openapi import openapi_document
 from tests.conftest import app_on_copy
-from tests.runs import api_post, constant_run, make_participant, oracle_run, token_for
+from tests.runs import accepted, api_upload, constant_run, make_participant, oracle_run, token_for
 
 EXAMPLES = 200 if os.environ.get("CI") == "true" else 60
 TARGETS = [("semeval2016-task3", "A"), ("semeval2016-task1", "en"), ("trec-car-2017", "passage")]
@@ -47,21 +47,15 @@ class Api:
     run_ids: tuple[int, ...]
 
 
-def _upload(app: Flask, token: str, data: bytes, slot: str) -> int:
-    path = "/api/v1/tasks/semeval2016-task3/A/runs"
-    resp = api_post(app.test_client(), token, path, {"file": data}, slot=slot)
-    assert resp.status_code == 201, resp.get_json()
-    return int(resp.get_json()["id"])
-
-
 @pytest.fixture(scope="module")
 def api(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[Api]:
     app = app_on_copy(template_instance, tmp_path_factory.mktemp("schemathesis"))
     make_participant(app, "Aurora", "alice@example.org")
     make_participant(app, "Borealis", "bob@example.org")
     alice = token_for(app, "alice@example.org")
-    own = _upload(app, alice, oracle_run(), "primary")
-    other = _upload(app, token_for(app, "bob@example.org"), constant_run(), "primary")
+    own = int(accepted(api_upload(app.test_client(), alice, oracle_run()))["id"])
+    bob = token_for(app, "bob@example.org")
+    other = int(accepted(api_upload(app.test_client(), bob, constant_run()))["id"])
     added = app.test_cli_runner().invoke(
         args=["leaderboard", "add-baselines", "semeval2016-task3", "A"]
     )

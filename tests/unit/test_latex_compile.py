@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient
 
 from leaderboard.clock import FixedClock
 from leaderboard.web import create_app
 from tests.conftest import app_overrides, login
 from tests.runs import (
     GOLD_TEST_A,
-    api_post,
+    accepted,
+    api_upload,
     constant_run,
     make_organizer,
     make_participant,
@@ -51,14 +51,6 @@ PARTICIPANTS = {SPECIALS: "a@example.org", BRACES: "b@example.org", BRACKET: "c@
 
 def at(day: int) -> datetime:
     return datetime(2016, 1, day, 12, tzinfo=UTC)
-
-
-def _upload(
-    client: FlaskClient, token: str, path: str, files: dict[str, bytes], **form: str
-) -> dict[str, object]:
-    resp = api_post(client, token, path, files, **form)
-    assert resp.status_code == 201, resp.get_json()
-    return resp.get_json()
 
 
 def sts_output(slug: str, noise: float) -> bytes:
@@ -110,35 +102,43 @@ def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         "2016-01-10T00:00:00Z",
         "--late",
     )
-    _upload(
-        api,
-        tokens[SPECIALS],
-        cqa,
-        {"file": oracle_run()},
-        slot="primary",
-        name="oracle & co",
-        description=DESCRIPTION,
+    accepted(
+        api_upload(
+            api,
+            tokens[SPECIALS],
+            {"file": oracle_run()},
+            path=cqa,
+            slot="primary",
+            name="oracle & co",
+            description=DESCRIPTION,
+        )
     )
-    _upload(
-        api,
-        tokens[SPECIALS],
-        cqa,
-        {"file": constant_run()},
-        slot="contrastive1",
-        name="const_1",
-        description=DESCRIPTION,
+    accepted(
+        api_upload(
+            api,
+            tokens[SPECIALS],
+            {"file": constant_run()},
+            path=cqa,
+            slot="contrastive1",
+            name="const_1",
+            description=DESCRIPTION,
+        )
     )
-    _upload(
-        api,
-        tokens[BRACES],
-        cqa,
-        {"file": constant_run(label="true")},
-        slot="primary",
-        name="{braces}",
-        description=DESCRIPTION,
+    accepted(
+        api_upload(
+            api,
+            tokens[BRACES],
+            {"file": constant_run(label="true")},
+            path=cqa,
+            slot="primary",
+            name="{braces}",
+            description=DESCRIPTION,
+        )
     )
     clock.set(at(20))  # after the deadline: a late run, marked *
-    late = _upload(api, tokens[BRACKET], cqa, {"file": oracle_run()}, slot="primary")
+    late = accepted(
+        api_upload(api, tokens[BRACKET], {"file": oracle_run()}, path=cqa, slot="primary")
+    )
     assert late["late"] is True
     # Organizer imports: hostile team names, and a truncated legacy run (scored with a note ‡).
     runs = root / "runs"
@@ -174,20 +174,24 @@ def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     for k, team in enumerate(PARTICIPANTS):
         for slot, noise in (("run1", 0.2 + k * 0.1), ("run2", 1.5)):
             files = {s: sts_output(s, noise) for s in STS_SETS}
-            _upload(api, tokens[team], sts, files, slot=slot, name=f"{team} {slot}")
+            accepted(
+                api_upload(api, tokens[team], files, path=sts, slot=slot, name=f"{team} {slot}")
+            )
     cli("add-baselines", T1, "en")
     cli("add-baselines", T1, "es-en")
 
     trec = f"/api/v1/tasks/{CAR}/passage/runs"
     for k, team in enumerate(PARTICIPANTS):
-        _upload(
-            api,
-            tokens[team],
-            trec,
-            {"file": trec_run(f"run-{k}", k)},
-            slot="primary",
-            name=team,
-            description=DESCRIPTION,
+        accepted(
+            api_upload(
+                api,
+                tokens[team],
+                {"file": trec_run(f"run-{k}", k)},
+                path=trec,
+                slot="primary",
+                name=team,
+                description=DESCRIPTION,
+            )
         )
     graded = root / "graded.qrels"
     graded.write_text(

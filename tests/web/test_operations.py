@@ -15,7 +15,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from bench._common import GUNICORN, server_env
 from leaderboard.web import create_app
 from tests.conftest import PG_URL, app_overrides, csrf_from, database_url
-from tests.runs import make_participant, oracle_run, token_for
+from tests.runs import api_upload, make_participant, oracle_run, token_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -93,14 +93,7 @@ def test_backup_copies_database_and_files(
 ) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    import io
-
-    resp = client.post(
-        "/api/v1/tasks/semeval2016-task3/A/runs",
-        data={"slot": "primary", "file": (io.BytesIO(oracle_run()), "run.txt")},
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    resp = api_upload(client, token, oracle_run())
     assert resp.status_code == 201
     sha = resp.get_json()["sha256"]
     dest = tmp_path / "backup"

@@ -15,6 +15,7 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
 from leaderboard.db import make_engine, make_sessionmaker
@@ -142,9 +143,9 @@ def runner(app: Flask) -> FlaskCliRunner:
 
 
 @pytest.fixture
-def session(app: Flask):  # type: ignore[no-untyped-def]
+def session(app: Flask) -> Iterator[Session]:
     """Return a database session on the app's database."""
-    s = app.extensions["leaderboard"]["sessionmaker"]()
+    s: Session = app.extensions["leaderboard"]["sessionmaker"]()
     yield s
     s.close()
 

@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +23,7 @@ from flask.testing import FlaskClient
 
 from leaderboard.services import accounts
 from leaderboard.services.errors import NotFound
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, csrf_from, login
+from tests.conftest import app_on_copy, csrf_from, dispose, login
 from tests.runs import (
     GOLD_TEST_A,
     accepted,
@@ -94,9 +92,7 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[World]:
-    instance = tmp_path_factory.mktemp("hostile") / "instance"
-    shutil.copytree(template_instance, instance)
-    app = create_app(app_overrides(instance))
+    app = app_on_copy(template_instance, tmp_path_factory.mktemp("hostile"))
     make_organizer(app, "org@example.org")
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         for i, team in enumerate(TEAMS):
@@ -194,7 +190,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
             login(client, email_of(i), "correct horse battery")
         participants.append(client)
     yield World(app, org, participants, run_ids)
-    app.extensions["leaderboard"]["engine"].dispose()
+    dispose(app)
 
 
 # ------------------------------------------------------------------------------------ checks

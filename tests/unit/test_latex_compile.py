@@ -10,7 +10,6 @@ full of LaTeX specials (and of hostile strings). Each export is pasted into a mi
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,8 +18,7 @@ import pytest
 from flask import Flask
 
 from leaderboard.clock import FixedClock
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, login
+from tests.conftest import app_on_copy, dispose, login
 from tests.runs import (
     GOLD_TEST_A,
     accepted,
@@ -72,10 +70,8 @@ def trec_run(tag: str, skip: int) -> bytes:
 def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[Flask]:
     """Run a small campaign on all three preset tasks through the API and the CLI."""
     root = tmp_path_factory.mktemp("latex")
-    instance = root / "instance"
-    shutil.copytree(template_instance, instance)
     clock = FixedClock(at(5))
-    app = create_app({**app_overrides(instance), "clock": clock})
+    app = app_on_copy(template_instance, root, clock=clock)
     make_organizer(app, "org@example.org")
     for team, email in PARTICIPANTS.items():
         make_participant(app, team, email)
@@ -205,7 +201,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     for variant in ("lenient", "manual"):
         cli("set-gold", CAR, "passage", str(graded), "--variant", variant)
     yield app
-    app.extensions["leaderboard"]["engine"].dispose()
+    dispose(app)
 
 
 def _get(app: Flask, path: str) -> str:

@@ -4,8 +4,6 @@ runs, freeze, a gold correction that changes the live table but not the official
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,8 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from leaderboard.clock import FixedClock
-from leaderboard.web import create_app
-from tests.conftest import app_overrides
+from tests.conftest import AppFactory
 from tests.runs import (
     GOLD_TEST_A,
     api_upload,
@@ -43,12 +40,8 @@ def clock() -> FixedClock:
 
 
 @pytest.fixture
-def campaign_app(tmp_path: Path, template_instance: Path, clock: FixedClock) -> Iterator[Flask]:
-    instance = tmp_path / "instance"
-    shutil.copytree(template_instance, instance)
-    app = create_app({**app_overrides(instance), "clock": clock})
-    yield app
-    app.extensions["leaderboard"]["engine"].dispose()
+def campaign_app(make_app: AppFactory, clock: FixedClock) -> Flask:
+    return make_app(clock=clock)
 
 
 def cli(runner: FlaskCliRunner, *args: str):  # type: ignore[no-untyped-def]

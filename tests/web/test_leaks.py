@@ -12,8 +12,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.models import Run
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, csrf_from, login
+from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import api_upload, make_organizer, make_participant, oracle_run, token_for
 
 T3 = "semeval2016-task3"
@@ -157,10 +156,8 @@ def test_a_huge_text_field_on_the_web_form_names_the_form_memory_limit(
 
 
 @pytest.fixture
-def half_mb_app(tmp_path: Path, template_instance: Path) -> Flask:
-    instance = tmp_path / "small"
-    shutil.copytree(template_instance, instance)
-    small = create_app({**app_overrides(instance), "max_upload_mb": 0.5})
+def half_mb_app(make_app: AppFactory) -> Flask:
+    small = make_app(max_upload_mb=0.5)
     make_participant(small, "Aurora", "alice@example.org")
     return small
 

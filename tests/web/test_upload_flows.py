@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from leaderboard.models import Run
-from tests.conftest import csrf_from, login
+from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import (
     api_upload,
     constant_run,
@@ -284,15 +284,8 @@ def test_gzip_upload_is_accepted_and_archives_are_refused(app: Flask, client: Fl
     assert "Archives" in resp.get_json()["issues"][0]["message"]
 
 
-def test_upload_over_the_size_limit_is_refused(tmp_path, template_instance) -> None:  # type: ignore[no-untyped-def]
-    import shutil
-
-    from leaderboard.web import create_app
-    from tests.conftest import app_overrides
-
-    instance = tmp_path / "inst"
-    shutil.copytree(template_instance, instance)
-    small = create_app({**app_overrides(instance), "max_upload_mb": 0.01})
+def test_upload_over_the_size_limit_is_refused(make_app: AppFactory) -> None:
+    small = make_app(max_upload_mb=0.01)
     make_participant(small, "Aurora", "alice@example.org")
     token = token_for(small, "alice@example.org")
     resp = api_upload(small.test_client(), token, oracle_run(), name="api-run")

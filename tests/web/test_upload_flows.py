@@ -11,6 +11,10 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from leaderboard.models import Run
+from leaderboard.services.catalog import resolve
+from leaderboard.services.errors import RunRejected
+from leaderboard.services.runs import Submission, Upload, submit_run
+from leaderboard.web.context import db, settings, store
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import (
     api_upload,
@@ -291,3 +295,17 @@ def test_upload_over_the_size_limit_is_refused(make_app: AppFactory) -> None:
     resp = api_upload(small.test_client(), token, oracle_run(), name="api-run")
     assert resp.status_code == 413
     assert "larger than the limit" in resp.get_json()["error"]
+
+
+@pytest.mark.parametrize("run", [oracle_run(), b"not a run\n"], ids=["accepted", "refused"])
+def test_submit_run_closes_the_files_it_was_given(app: Flask, run: bytes) -> None:
+    # The CLI hands over files it opened by path: left open, each leaked until collected.
+    upload = Upload.from_bytes({"file": run})
+    with app.app_context():
+        target = resolve(db(), "semeval2016-task3", "A")
+        sub = Submission(target=target, slot="primary", upload=upload, via="cli")
+        try:
+            submit_run(db(), store(), settings(), sub, user=None, team="Aurora")
+        except RunRejected:
+            assert run != oracle_run()
+    assert all(stream.closed for stream in upload.files.values())

@@ -88,15 +88,18 @@ def database_url(app: Flask) -> str:
 
 
 class BodyClosingClient(FlaskClient):
-    """The Flask test client, closing the request bodies it encoded once each response is in.
+    """The Flask test client, closing what it opens for a request once the response is in.
 
     Werkzeug's test client spools a multipart body over 500 KB to a temporary file that it
-    never closes (werkzeug.test.stream_encode_multipart); with warnings as errors, the
-    ResourceWarning of its collection would fail whichever test runs at that moment.
+    never closes (werkzeug.test.stream_encode_multipart), and leaves a response's body open
+    (a static file's, say) until someone reads or closes it; with warnings as errors, the
+    ResourceWarning of their collection would fail whichever test runs at that moment. So
+    responses are buffered (read whole, their bodies closed) and request bodies closed.
     """
 
     def open(self, *args: Any, **kwargs: Any) -> TestResponse:
         """Send a request as the Flask client does, then close the bodies it sent."""
+        kwargs.setdefault("buffered", True)
         response = super().open(*args, **kwargs)
         for sent in (*response.history, response):
             body = sent.request.environ.get("wsgi.input")

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,13 +110,7 @@ class Instance:
         self.root = root
         self.instance_dir = root / "instance"
         self.database_url = database_url or f"sqlite:///{self.instance_dir / 'leaderboard.sqlite3'}"
-        self.env = {
-            **os.environ,
-            "LEADERBOARD_INSTANCE_DIR": str(self.instance_dir),
-            "LEADERBOARD_DATABASE_URL": self.database_url,
-            "LEADERBOARD_STORAGE_DIR": str(self.instance_dir / "storage"),
-        }
-        self.env.pop("LEADERBOARD_CLOCK_FILE", None)
+        self.env = server_env(self.instance_dir, self.database_url)
 
     def cli(self, *args: str) -> str:
         """Run a ``leaderboard`` command on this instance and return its output."""
@@ -140,24 +135,107 @@ class Instance:
         self.cli("init")
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], seconds: float = 30) -> None:
-    """Wait until something accepts connections on the loopback port."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {proc.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing listens on port {port} after {seconds} s")
+def server_env(instance_dir: Path, database_url: str, **settings: str) -> dict[str, str]:
+    """Return the environment of a server or command on an instance, with extra settings.
+
+    This process's environment without its LEADERBOARD_ settings (a developer's clock file or
+    database must not leak into a test server) nor GUNICORN_CMD_ARGS (which gunicorn would add
+    to every command line), then the instance's folders and database, then ``settings``.
+    """
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("LEADERBOARD_") and k != "GUNICORN_CMD_ARGS"
+    }
+    env.update(
+        LEADERBOARD_INSTANCE_DIR=str(instance_dir),
+        LEADERBOARD_DATABASE_URL=database_url,
+        LEADERBOARD_STORAGE_DIR=str(instance_dir / "storage"),
+        **settings,
+    )
+    return env
 
 
 def worker_pids(master: int) -> list[int]:
     """Return the pids of a gunicorn master's workers."""
     children = Path(f"/proc/{master}/task/{master}/children")
     return [int(p) for p in children.read_text().split()]
+
+
+def wait_until_serving(
+    url: str, server: subprocess.Popen[bytes], workers: int = 1, seconds: float = 60
+) -> None:
+    """Wait until ``url``/healthz answers 200 and the master has ``workers`` workers."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"gunicorn exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(url + "/healthz", timeout=2) as resp:
+                if resp.status == 200 and len(worker_pids(server.pid)) >= workers:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"gunicorn did not serve {url}/healthz within {seconds} s")
+
+
+def start_gunicorn(
+    env: Mapping[str, str],
+    *,
+    workers: int = 1,
+    threads: int = 1,
+    app: str = "wsgi:app",
+    timeout: int = 300,
+    extra: Sequence[str] = (),
+    log: Path | None = None,
+) -> tuple[str, subprocess.Popen[bytes]]:
+    """Start gunicorn serving ``app`` on a free loopback port; return (base URL, master).
+
+    The one way tests and benchmarks start a server: gunicorn's defaults (not
+    gunicorn.conf.py) but for the settings given, run from the repository, its output in
+    ``log`` or discarded. Returns once the app answers; ``stop_gunicorn`` ends it.
+    """
+    port = free_port()
+    argv = [
+        GUNICORN,
+        "--workers", str(workers),
+        "--threads", str(threads),
+        "--timeout", str(timeout),
+        "--bind", f"127.0.0.1:{port}",
+        *extra,
+        app,
+    ]  # fmt: skip
+    out = log.open("wb") if log is not None else None
+    try:
+        server = subprocess.Popen(
+            argv,
+            cwd=REPO,
+            env=dict(env),
+            stdout=out if out is not None else subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if out is not None else subprocess.DEVNULL,
+        )
+    finally:
+        if out is not None:
+            out.close()  # the child has its own copy
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(url, server, workers)
+    except BaseException:
+        stop_gunicorn(server)
+        raise
+    return url, server
+
+
+def stop_gunicorn(server: subprocess.Popen[bytes]) -> None:
+    """Stop a gunicorn master (and so its workers), killing it if it takes over 30 s."""
+    if server.poll() is None:
+        server.send_signal(signal.SIGTERM)
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait()
 
 
 @contextlib.contextmanager
@@ -171,33 +249,10 @@ def gunicorn(
     extra: Sequence[str] = (),
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
     """Serve ``app`` with gunicorn on a free loopback port; yield (base URL, master process)."""
-    port = free_port()
-    argv = [
-        GUNICORN,
-        "--workers",
-        str(workers),
-        "--threads",
-        str(threads),
-        "--timeout",
-        str(timeout),
-        "--bind",
-        f"127.0.0.1:{port}",
-        *extra,
-        app,
-    ]
-    server = subprocess.Popen(
-        argv, cwd=REPO, env=dict(env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    url, server = start_gunicorn(
+        env, workers=workers, threads=threads, app=app, timeout=timeout, extra=extra
     )
     try:
-        wait_for_port(port, server)
-        deadline = time.monotonic() + 30
-        while len(worker_pids(server.pid)) < workers and time.monotonic() < deadline:
-            time.sleep(0.1)
-        yield f"http://127.0.0.1:{port}", server
+        yield url, server
     finally:
-        server.send_signal(signal.SIGTERM)
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop_gunicorn(server)

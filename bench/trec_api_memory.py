@@ -8,19 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
-import signal
-import socket
 import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-BIN = Path(sys.executable).parent
+from bench._common import REPO, Instance, gunicorn, peak_rss_mb, worker_pids
+
 TOPICS = (
     REPO
     / "leaderboard"
@@ -43,13 +39,6 @@ class Result:
     body: dict[str, object]
 
 
-def free_port() -> int:
-    """Return a free TCP port on loopback."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def write_run(path: Path, queries: int, per_query: int, seed: int = 1) -> int:
     """Write a run of ``per_query`` random paragraphs for each of the first ``queries`` topics."""
     rng = random.Random(seed)
@@ -65,28 +54,13 @@ def write_run(path: Path, queries: int, per_query: int, seed: int = 1) -> int:
     return len(topics) * per_query
 
 
-def _peak_kb(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    return 0
-
-
 def measure(queries: int = 2000, per_query: int = 500, workdir: Path | None = None) -> Result:
     """Start a one-worker gunicorn on a fresh instance, upload the run, read the worker's peak RSS."""
     tmp = Path(workdir or tempfile.mkdtemp(prefix="lb-trec-mem-"))
-    env = {**os.environ, "LEADERBOARD_INSTANCE_DIR": str(tmp / "instance")}
-    env.pop("LEADERBOARD_DATABASE_URL", None)
-    leaderboard = str(BIN / "leaderboard")
-
-    def cli(*args: str) -> str:
-        return subprocess.run(
-            [leaderboard, *args], env=env, check=True, capture_output=True, text=True
-        ).stdout
-
-    cli("init")
-    cli("create-team", "Bench")
-    cli(
+    instance = Instance(tmp)
+    instance.init()
+    instance.cli("create-team", "Bench")
+    instance.cli(
         "create-user",
         "bench@example.org",
         "--role",
@@ -96,40 +70,11 @@ def measure(queries: int = 2000, per_query: int = 500, workdir: Path | None = No
         "--password",
         "bench password",
     )
-    token = cli("token", "bench@example.org").strip()
+    token = instance.cli("token", "bench@example.org").strip()
     run = tmp / "run.txt"
     lines = write_run(run, queries, per_query)
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            str(BIN / "gunicorn"),
-            "--workers",
-            "1",
-            "--timeout",
-            "300",
-            "--bind",
-            f"127.0.0.1:{port}",
-            "wsgi:app",
-        ],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        url = f"http://127.0.0.1:{port}"
-        for _ in range(100):
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                    break
-            except OSError:
-                time.sleep(0.1)
-        children = Path(f"/proc/{server.pid}/task/{server.pid}/children")
-        for _ in range(100):
-            if children.read_text().split():
-                break
-            time.sleep(0.1)
-        worker = int(children.read_text().split()[0])
+    with gunicorn(instance.env, workers=1) as (url, server):
+        (worker,) = worker_pids(server.pid)
         start = time.perf_counter()
         out = subprocess.run(
             [
@@ -141,12 +86,9 @@ def measure(queries: int = 2000, per_query: int = 500, workdir: Path | None = No
             check=True, capture_output=True, text=True,
         )  # fmt: skip
         seconds = time.perf_counter() - start
-        peak = _peak_kb(worker) / 1024
-        body = json.loads((tmp / "response.json").read_text() or "{}")
-        return Result(lines, run.stat().st_size / 1e6, int(out.stdout), seconds, peak, body)
-    finally:
-        server.send_signal(signal.SIGTERM)
-        server.wait(timeout=30)
+        peak = peak_rss_mb(worker)
+    body = json.loads((tmp / "response.json").read_text() or "{}")
+    return Result(lines, run.stat().st_size / 1e6, int(out.stdout), seconds, peak, body)
 
 
 def main() -> None:

@@ -9,13 +9,16 @@ import shutil
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import Engine, create_engine, text
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
+from werkzeug.test import TestResponse
 
 from leaderboard.cli import register
 from leaderboard.db import make_engine, make_sessionmaker
@@ -98,6 +101,27 @@ def database_url(app: Flask) -> str:
     return str(app.extensions["leaderboard"]["settings"].database_url)
 
 
+class BodyClosingClient(FlaskClient):
+    """The Flask test client, closing what it opens for a request once the response is in.
+
+    Werkzeug's test client spools a multipart body over 500 KB to a temporary file that it
+    never closes (werkzeug.test.stream_encode_multipart), and leaves a response's body open
+    (a static file's, say) until someone reads or closes it; with warnings as errors, the
+    ResourceWarning of their collection would fail whichever test runs at that moment. So
+    responses are buffered (read whole, their bodies closed) and request bodies closed.
+    """
+
+    def open(self, *args: Any, **kwargs: Any) -> TestResponse:
+        """Send a request as the Flask client does, then close the bodies it sent."""
+        kwargs.setdefault("buffered", True)
+        response = super().open(*args, **kwargs)
+        for sent in (*response.history, response):
+            body = sent.request.environ.get("wsgi.input")
+            if body is not None:
+                body.close()
+        return response
+
+
 def app_on_copy(template: Path, root: Path, **settings: object) -> Flask:
     """Return an app on a fresh copy of the template instance in ``root``, with extra settings.
 
@@ -105,7 +129,9 @@ def app_on_copy(template: Path, root: Path, **settings: object) -> Flask:
     """
     instance = root / "instance"
     shutil.copytree(template, instance)
-    return create_app({**app_overrides(instance), **settings})
+    application = create_app({**app_overrides(instance), **settings})
+    application.test_client_class = BodyClosingClient
+    return application
 
 
 def dispose(app: Flask) -> None:
@@ -156,9 +182,9 @@ def runner(app: Flask) -> FlaskCliRunner:
 
 
 @pytest.fixture
-def session(app: Flask):  # type: ignore[no-untyped-def]
+def session(app: Flask) -> Iterator[Session]:
     """Return a database session on the app's database."""
-    s = app.extensions["leaderboard"]["sessionmaker"]()
+    s: Session = app.extensions["leaderboard"]["sessionmaker"]()
     yield s
     s.close()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
@@ -15,6 +16,8 @@ from leaderboard.services import accounts
 PRESET = (
     Path(__file__).resolve().parents[1] / "leaderboard" / "tasks" / "presets" / "semeval2016-task3"
 )
+#: The API upload URL of SemEval-2016 Task 3, subtask A.
+API_A = "/api/v1/tasks/semeval2016-task3/A/runs"
 GOLD_TEST_A = (
     PRESET / "gold" / "test" / "SemEval2016-Task3-CQA-QL-test-subtaskA.xml.subtaskA.relevancy"
 )
@@ -66,17 +69,25 @@ def token_for(app: Flask, email: str) -> str:
         return accounts.issue_token(session, email, actor="test")
 
 
-def api_post(
+def api_upload(
     client: FlaskClient,
     token: str,
-    path: str,
-    files: Mapping[str, bytes],
+    files: bytes | Mapping[str, bytes],
+    *,
+    path: str = API_A,
+    slot: str | None = "primary",
     filenames: Mapping[str, str] | None = None,
     **form: str,
 ) -> TestResponse:
-    """POST a multipart API request with a bearer token: one file part per entry of ``files``."""
-    data: dict[str, object] = dict(form)
-    for field, content in files.items():
+    """Upload a run through the API with a bearer token, as every test does.
+
+    ``files`` is the run file (field "file") or the file of each field, ``path`` the upload
+    URL of a task and subtask (default: SemEval-2016 Task 3, subtask A) and ``form`` the other
+    fields (name, description, set); ``slot=None`` sends no slot.
+    """
+    parts = {"file": files} if isinstance(files, bytes) else files
+    data: dict[str, object] = dict(form) if slot is None else {"slot": slot, **form}
+    for field, content in parts.items():
         data[field] = (io.BytesIO(content), (filenames or {}).get(field, f"{field}.txt"))
     return client.post(
         path,
@@ -84,3 +95,11 @@ def api_post(
         headers={"Authorization": f"Bearer {token}"},
         content_type="multipart/form-data",
     )
+
+
+def accepted(response: TestResponse) -> dict[str, Any]:
+    """Return the body of an accepted (201) upload; fail with the body of any other answer."""
+    assert response.status_code == 201, response.get_json()
+    body = response.get_json()
+    assert isinstance(body, dict)
+    return body

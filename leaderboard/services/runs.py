@@ -71,6 +71,11 @@ class Upload:
         """Return an upload of in-memory contents."""
         return cls({k: io.BytesIO(v) for k, v in files.items()}, dict(filenames or {}))
 
+    def close(self) -> None:
+        """Close every file of the upload."""
+        for stream in self.files.values():
+            stream.close()
+
 
 @dataclass(frozen=True)
 class Submission:
@@ -217,7 +222,27 @@ def submit_run(
     or its name: a team that does not exist yet is created with the run, and not at all when
     the run is refused) and alone may use the lenient mode. The slot swap is guarded by a
     unique column, so concurrent uploads into one slot can never leave two active runs.
+    The upload's files are read here only, and closed when this returns or raises.
     """
+    try:
+        return _submit_run(session, store, settings, sub, user=user, team=team, now=now)
+    finally:
+        # Files opened by a caller (the CLI opens run files by path) would otherwise stay
+        # open until collected; a web request's are closed again by werkzeug, harmlessly.
+        sub.upload.close()
+
+
+def _submit_run(
+    session: Session,
+    store: FileStore,
+    settings: Settings,
+    sub: Submission,
+    *,
+    user: User | None,
+    team: Team | str | None,
+    now: datetime | None,
+) -> Run:
+    """Do the work of submit_run, leaving the upload's files open."""
     target = sub.target
     rules = target.definition.runs
     if user is not None and user.role == "participant":

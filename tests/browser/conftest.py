@@ -9,15 +9,8 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import socket
-import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -30,7 +23,8 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
-from tests.conftest import PG_URL, app_overrides
+from tests.conftest import PG_URL
+from tests.live import LiveServer
 from tests.shared_data import REPO_ROOT
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -56,47 +50,6 @@ ORGANIZE_A = "/organizer/tasks/semeval2016-task3/A"
 expect.set_options(timeout=20_000)
 
 
-@dataclass
-class LiveServer:
-    """A running gunicorn server, its environment and its clock file."""
-
-    url: str
-    env: dict[str, str]
-    clock_file: Path
-    log_file: Path
-
-    def set_clock(self, instant: str) -> None:
-        """Move the server's clock to an ISO 8601 instant with zone."""
-        # Replace the file whole so a request never reads it half-written.
-        tmp = self.clock_file.with_name(self.clock_file.name + ".new")
-        tmp.write_text(instant + "\n")
-        os.replace(tmp, self.clock_file)
-
-    def cli(self, *args: str) -> str:
-        """Run ``leaderboard ARGS`` on the server's database and return its output."""
-        done = subprocess.run(
-            [str(BIN / "leaderboard"), *args],
-            env=self.env,
-            cwd=REPO_ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert done.returncode == 0, f"leaderboard {args} failed:\n{done.stdout}{done.stderr}"
-        return done.stdout
-
-    def add_participant(self, team: str, email: str, password: str) -> None:
-        """Create a team and a participant in it."""
-        self.cli("create-team", team)
-        self.cli(
-            "create-user", email, "--role", "participant", "--team", team, "--password", password
-        )
-
-    def add_organizer(self, email: str, password: str) -> None:
-        """Create an organizer."""
-        self.cli("create-user", email, "--role", "organizer", "--password", password)
-
-
 def _missing(reason: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{reason}; CI=true requires the browser tests to run")
@@ -114,68 +67,28 @@ def chromium() -> Iterator[Browser]:
         browser.close()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait_until_serving(proc: subprocess.Popen[bytes], url: str, log_file: Path) -> None:
-    deadline = time.monotonic() + BOOT_SECONDS
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"gunicorn exited with {proc.returncode}:\n{log_file.read_text()}")
-        try:
-            with urllib.request.urlopen(url + "/login", timeout=5) as resp:
-                if resp.status == 200:
-                    return
-        except (urllib.error.URLError, ConnectionError, TimeoutError):
-            pass
-        time.sleep(0.2)
-    pytest.fail(f"gunicorn did not serve {url} within {BOOT_SECONDS} s:\n{log_file.read_text()}")
-
-
 @pytest.fixture
 def live_server(chromium: Browser, tmp_path: Path, template_instance: Path) -> Iterator[LiveServer]:
     """Serve a fresh copy of the template instance with gunicorn (2 workers) on a free port."""
     # Asking for ``chromium`` first skips before any server starts when there is no browser.
-    instance = tmp_path / "instance"
-    shutil.copytree(template_instance, instance)
-    settings = app_overrides(instance)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LEADERBOARD_")}
-    clock_file = tmp_path / "clock.txt"
-    env.update(
-        LEADERBOARD_INSTANCE_DIR=str(instance),
-        LEADERBOARD_DATABASE_URL=str(settings["database_url"]),
-        LEADERBOARD_STORAGE_DIR=str(settings["storage_dir"]),
+    server = LiveServer.from_template(
+        template_instance,
+        tmp_path,
+        workers=2,
         LEADERBOARD_SECRET_KEY="browser-test-secret",
-        LEADERBOARD_CLOCK_FILE=str(clock_file),
         # Log-ins last so long by the server's clock, which the tests move by weeks.
         LEADERBOARD_SESSION_HOURS=str(24 * 366),
     )
-    port = _free_port()
-    log_file = tmp_path / "gunicorn.log"
-    server = LiveServer(f"http://127.0.0.1:{port}", env, clock_file, log_file)
+    server.log_file = tmp_path / "gunicorn.log"
     server.set_clock(START)
-    with log_file.open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "gunicorn", "--workers", "2"]
-            + ["--bind", f"127.0.0.1:{port}", "wsgi:app"],
-            cwd=REPO_ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
     try:
-        _wait_until_serving(proc, server.url, log_file)
+        server.start()
+    except RuntimeError as exc:
+        pytest.fail(f"{exc}:\n{server.log_file.read_text()}")
+    try:
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        server.stop()
 
 
 @pytest.fixture

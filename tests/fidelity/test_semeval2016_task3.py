@@ -1,7 +1,8 @@
 """SemEval-2016 Task 3 against the official data: spec semeval2016-task3 §9 (1-6) and §7.
 
-Reference values come from the official scorer's outputs shipped in ../shared/data
-(.score files, random_baselines_MAP.txt) and from the spec's tables.
+Reference values come from the official scorer's outputs in ../shared/data (.score files,
+random_baselines_MAP.txt) and from the spec's tables; the gold and the dev baselines' predictions
+are read from the copies the preset ships, so the tests that need nothing else run anywhere.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from leaderboard.formats.cqa import (
     validate_strict,
 )
 from leaderboard.scoring.cqa import CQA_MEASURES, official
-from tests.shared_data import shared_path
+from tests.shared_data import preset_path, shared_path
 
 pytestmark = pytest.mark.fidelity
 
@@ -196,7 +197,7 @@ def _gold_cached(phase: str, subtask: str, path: Path) -> CqaGold:
 
 
 def gold(phase: str, subtask: str) -> CqaGold:
-    path = shared_path(TASK, f"gold-{phase}", GOLD_FILES[(phase, subtask)])
+    path = preset_path(TASK, "gold", phase, GOLD_FILES[(phase, subtask)])
     return _gold_cached(phase, subtask, path)
 
 
@@ -337,7 +338,8 @@ def test_dev_random_baselines(subtask: str) -> None:
     prediction = DEV_PREDICTIONS[subtask]
     block = dev_block(prediction)
     assert block.split("\n", 1)[0].split()[-2] == GOLD_FILES[("dev", subtask)]
-    verdict = parse_lenient(shared_path(TASK, "baselines-dev", prediction).read_bytes(), gold_data)
+    data = preset_path(TASK, "baselines", "dev", prediction).read_bytes()
+    verdict = parse_lenient(data, gold_data)
     assert verdict.ok and verdict.tolerances == ()
     assert verdict.run is not None
     values = score_run(gold_data, verdict.run).values

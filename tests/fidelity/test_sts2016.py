@@ -19,11 +19,20 @@ from leaderboard.formats.sts import (
 )
 from leaderboard.formats.sts_baseline import baseline_scores, cosine_bow, render_scores
 from leaderboard.scoring.correlation import official
-from tests.shared_data import shared_path
+from tests.shared_data import preset_path, shared_path
 
 pytestmark = pytest.mark.fidelity
 
 TASK = "sts2016"
+PRESET = "semeval2016-task1"
+#: The cross-lingual files the preset ships (the others come from ../shared/data).
+XL_SHIPPED = {
+    "STS.gs.news.txt",
+    "STS.gs.multisource.txt",
+    "multi.gs.mapping.lines.txt",
+    "STS.input.news.txt",
+    "STS.input.multi.txt",
+}
 # Spec 1 and 6.2: set slug -> (pairs in the file, scored pairs).
 EN = {
     "answer-answer": (1572, 254),
@@ -40,10 +49,17 @@ XL_WEIGHTS = {"news": 301, "multisource": 294}
 
 
 def en_file(kind: str, slug: str, suffix: str = "txt") -> bytes:
-    return shared_path(TASK, "english", f"STS2016.{kind}.{slug}.{suffix}").read_bytes()
+    """Return an English gold or input file; the preset ships the .txt ones, not the .ascii."""
+    name = f"STS2016.{kind}.{slug}.{suffix}"
+    if suffix == "txt":
+        return preset_path(PRESET, "english", name).read_bytes()
+    return shared_path(TASK, "english", name).read_bytes()
 
 
 def xl_file(name: str) -> bytes:
+    """Return a cross-lingual file, from the preset where it ships one."""
+    if name in XL_SHIPPED:
+        return preset_path(PRESET, "crosslingual", name).read_bytes()
     return shared_path(TASK, "crosslingual", name).read_bytes()
 
 
@@ -239,7 +255,7 @@ def test_multisource_lenient_full_and_filtered_agree(xl_golds: dict[str, StsGold
 
 def test_cosine_bow_recipe_by_hand() -> None:
     # spec 7: case and punctuation kept; duplicates collapse
-    first = shared_path(TASK, "english", "STS2016.input.headlines.txt").read_text().split("\n")[0]
+    first = en_file("input", "headlines").decode().split("\n")[0]
     s1, s2 = first.split("\t")[:2]
     assert s1 == "Digital era threatens tenuous future of drive-ins"
     assert s2 == "Digital Era Threatens Future of Drive-Ins"

@@ -27,7 +27,7 @@ from leaderboard.formats.trec import (
     validate_run,
 )
 from leaderboard.tasks.families.trec.scoring import score_run, score_variant
-from tests.shared_data import shared_path
+from tests.shared_data import preset_path, shared_path
 from tests.trec_car import CAR_SETTINGS
 from tests.trec_synthetic import hex_id
 
@@ -46,17 +46,17 @@ QrelsRows = list[tuple[str, str, int]]
 RunRows = list[tuple[str, str, float]]
 
 
-# -- shared data --------------------------------------------------------------------------------
+# -- shipped data -------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def topics() -> frozenset[str]:
-    return frozenset(shared_path(TASK, TOPICS_V15).read_text().split())
+    return frozenset(preset_path(TASK, TOPICS_V15).read_text().split())
 
 
 @pytest.fixture(scope="module")
 def qrels_bytes() -> bytes:
-    return shared_path(TASK, QRELS_V15).read_bytes()
+    return preset_path(TASK, QRELS_V15).read_bytes()
 
 
 @pytest.fixture(scope="module")

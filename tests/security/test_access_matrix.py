@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -22,8 +21,7 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from leaderboard.clock import FixedClock
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, csrf_from, login
+from tests.conftest import app_on_copy, csrf_from, dispose, login
 from tests.runs import GOLD_TEST_A, PRESET, make_organizer, make_participant, token_for
 
 ROLES = ("anon", "alice", "bob", "org")
@@ -78,9 +76,7 @@ def _api_upload(
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[World]:
     """Build the app: two teams with runs, baselines, and a phase whose results are hidden."""
-    instance = tmp_path_factory.mktemp("matrix") / "instance"
-    shutil.copytree(template_instance, instance)
-    app = create_app({**app_overrides(instance), "clock": FixedClock(NOW)})
+    app = app_on_copy(template_instance, tmp_path_factory.mktemp("matrix"), clock=FixedClock(NOW))
     make_organizer(app, EMAILS["org"])
     make_participant(app, "Aurora", EMAILS["alice"])
     make_participant(app, "Borealis", EMAILS["bob"])
@@ -144,7 +140,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     for role in ("alice", "bob", "org"):
         w.csrf[role] = csrf_from(clients[role].get("/").get_data(as_text=True))
     yield w
-    app.extensions["leaderboard"]["engine"].dispose()
+    dispose(app)
 
 
 # ------------------------------------------------------------------------------- expectations

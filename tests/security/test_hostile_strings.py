@@ -13,7 +13,6 @@ import csv
 import io
 import json
 import re
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,9 +23,16 @@ from flask.testing import FlaskClient
 
 from leaderboard.services import accounts
 from leaderboard.services.errors import NotFound
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, csrf_from, login
-from tests.runs import GOLD_TEST_A, api_post, constant_run, make_organizer, oracle_run, token_for
+from tests.conftest import app_on_copy, csrf_from, dispose, login
+from tests.runs import (
+    GOLD_TEST_A,
+    accepted,
+    api_upload,
+    constant_run,
+    make_organizer,
+    oracle_run,
+    token_for,
+)
 from tests.security import PageScan, scan
 
 SCRIPT = "<script>alert(1)</script>"
@@ -84,19 +90,9 @@ class World:
     run_ids: list[int]
 
 
-def _upload(
-    client: FlaskClient, token: str, path: str, files: dict[str, bytes], **form: str
-) -> int:
-    resp = api_post(client, token, path, files, **form)
-    assert resp.status_code == 201, resp.get_json()
-    return int(resp.get_json()["id"])
-
-
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[World]:
-    instance = tmp_path_factory.mktemp("hostile") / "instance"
-    shutil.copytree(template_instance, instance)
-    app = create_app(app_overrides(instance))
+    app = app_on_copy(template_instance, tmp_path_factory.mktemp("hostile"))
     make_organizer(app, "org@example.org")
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         for i, team in enumerate(TEAMS):
@@ -116,31 +112,48 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         # CQA: every team, a run named and described with hostile text.
         run = oracle_run() if i % 2 else constant_run(GOLD_TEST_A, "true" if i % 3 else "false")
         run_ids.append(
-            _upload(
-                api,
-                token,
-                f"/api/v1/tasks/{T3}/A/runs",
-                {"file": run},
-                slot="primary",
-                name=NAMES[i],
-                description=DESCRIPTION,
+            int(
+                accepted(
+                    api_upload(
+                        api,
+                        token,
+                        {"file": run},
+                        path=f"/api/v1/tasks/{T3}/A/runs",
+                        slot="primary",
+                        name=NAMES[i],
+                        description=DESCRIPTION,
+                    )
+                )["id"]
             )
         )
         if i < 4:  # STS: one correlated and one anti-correlated run per team (negative values)
             for slot, sign in (("run1", 1), ("run2", -1)):
                 files = {s: sts_output(s, sign) for s in STS_SETS}
-                _upload(
-                    api, token, f"/api/v1/tasks/{T1}/en/runs", files, slot=slot, name=NAMES[-1 - i]
+                int(
+                    accepted(
+                        api_upload(
+                            api,
+                            token,
+                            files,
+                            path=f"/api/v1/tasks/{T1}/en/runs",
+                            slot=slot,
+                            name=NAMES[-1 - i],
+                        )
+                    )["id"]
                 )
         if i in (0, 3, 4, 5):  # TREC: hostile team names around a valid run tag
-            _upload(
-                api,
-                token,
-                f"/api/v1/tasks/{CAR}/passage/runs",
-                {"file": trec_oracle(f"t{i}")},
-                slot="primary",
-                name=NAMES[i],
-                description=DESCRIPTION,
+            int(
+                accepted(
+                    api_upload(
+                        api,
+                        token,
+                        {"file": trec_oracle(f"t{i}")},
+                        path=f"/api/v1/tasks/{CAR}/passage/runs",
+                        slot="primary",
+                        name=NAMES[i],
+                        description=DESCRIPTION,
+                    )
+                )["id"]
             )
     runner = app.test_cli_runner()
     for task, subtask in TARGETS:
@@ -177,7 +190,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
             login(client, email_of(i), "correct horse battery")
         participants.append(client)
     yield World(app, org, participants, run_ids)
-    app.extensions["leaderboard"]["engine"].dispose()
+    dispose(app)
 
 
 # ------------------------------------------------------------------------------------ checks

@@ -10,21 +10,19 @@ full of LaTeX specials (and of hostile strings). Each export is pasted into a mi
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient
 
 from leaderboard.clock import FixedClock
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, login
+from tests.conftest import app_on_copy, dispose, login
 from tests.runs import (
     GOLD_TEST_A,
-    api_post,
+    accepted,
+    api_upload,
     constant_run,
     make_organizer,
     make_participant,
@@ -53,14 +51,6 @@ def at(day: int) -> datetime:
     return datetime(2016, 1, day, 12, tzinfo=UTC)
 
 
-def _upload(
-    client: FlaskClient, token: str, path: str, files: dict[str, bytes], **form: str
-) -> dict[str, object]:
-    resp = api_post(client, token, path, files, **form)
-    assert resp.status_code == 201, resp.get_json()
-    return resp.get_json()
-
-
 def sts_output(slug: str, noise: float) -> bytes:
     lines = (PRESETS / T1 / "english" / f"STS2016.gs.{slug}.txt").read_text().splitlines()
     return "".join(
@@ -80,10 +70,8 @@ def trec_run(tag: str, skip: int) -> bytes:
 def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[Flask]:
     """Run a small campaign on all three preset tasks through the API and the CLI."""
     root = tmp_path_factory.mktemp("latex")
-    instance = root / "instance"
-    shutil.copytree(template_instance, instance)
     clock = FixedClock(at(5))
-    app = create_app({**app_overrides(instance), "clock": clock})
+    app = app_on_copy(template_instance, root, clock=clock)
     make_organizer(app, "org@example.org")
     for team, email in PARTICIPANTS.items():
         make_participant(app, team, email)
@@ -110,35 +98,43 @@ def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         "2016-01-10T00:00:00Z",
         "--late",
     )
-    _upload(
-        api,
-        tokens[SPECIALS],
-        cqa,
-        {"file": oracle_run()},
-        slot="primary",
-        name="oracle & co",
-        description=DESCRIPTION,
+    accepted(
+        api_upload(
+            api,
+            tokens[SPECIALS],
+            {"file": oracle_run()},
+            path=cqa,
+            slot="primary",
+            name="oracle & co",
+            description=DESCRIPTION,
+        )
     )
-    _upload(
-        api,
-        tokens[SPECIALS],
-        cqa,
-        {"file": constant_run()},
-        slot="contrastive1",
-        name="const_1",
-        description=DESCRIPTION,
+    accepted(
+        api_upload(
+            api,
+            tokens[SPECIALS],
+            {"file": constant_run()},
+            path=cqa,
+            slot="contrastive1",
+            name="const_1",
+            description=DESCRIPTION,
+        )
     )
-    _upload(
-        api,
-        tokens[BRACES],
-        cqa,
-        {"file": constant_run(label="true")},
-        slot="primary",
-        name="{braces}",
-        description=DESCRIPTION,
+    accepted(
+        api_upload(
+            api,
+            tokens[BRACES],
+            {"file": constant_run(label="true")},
+            path=cqa,
+            slot="primary",
+            name="{braces}",
+            description=DESCRIPTION,
+        )
     )
     clock.set(at(20))  # after the deadline: a late run, marked *
-    late = _upload(api, tokens[BRACKET], cqa, {"file": oracle_run()}, slot="primary")
+    late = accepted(
+        api_upload(api, tokens[BRACKET], {"file": oracle_run()}, path=cqa, slot="primary")
+    )
     assert late["late"] is True
     # Organizer imports: hostile team names, and a truncated legacy run (scored with a note ‡).
     runs = root / "runs"
@@ -174,20 +170,24 @@ def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     for k, team in enumerate(PARTICIPANTS):
         for slot, noise in (("run1", 0.2 + k * 0.1), ("run2", 1.5)):
             files = {s: sts_output(s, noise) for s in STS_SETS}
-            _upload(api, tokens[team], sts, files, slot=slot, name=f"{team} {slot}")
+            accepted(
+                api_upload(api, tokens[team], files, path=sts, slot=slot, name=f"{team} {slot}")
+            )
     cli("add-baselines", T1, "en")
     cli("add-baselines", T1, "es-en")
 
     trec = f"/api/v1/tasks/{CAR}/passage/runs"
     for k, team in enumerate(PARTICIPANTS):
-        _upload(
-            api,
-            tokens[team],
-            trec,
-            {"file": trec_run(f"run-{k}", k)},
-            slot="primary",
-            name=team,
-            description=DESCRIPTION,
+        accepted(
+            api_upload(
+                api,
+                tokens[team],
+                {"file": trec_run(f"run-{k}", k)},
+                path=trec,
+                slot="primary",
+                name=team,
+                description=DESCRIPTION,
+            )
         )
     graded = root / "graded.qrels"
     graded.write_text(
@@ -201,7 +201,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     for variant in ("lenient", "manual"):
         cli("set-gold", CAR, "passage", str(graded), "--variant", variant)
     yield app
-    app.extensions["leaderboard"]["engine"].dispose()
+    dispose(app)
 
 
 def _get(app: Flask, path: str) -> str:

@@ -4,23 +4,20 @@ runs, freeze, a gold correction that changes the live table but not the official
 from __future__ import annotations
 
 import json
-import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskClient, FlaskCliRunner
+from flask.testing import FlaskCliRunner
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from leaderboard.clock import FixedClock
-from leaderboard.web import create_app
-from tests.conftest import app_overrides
+from tests.conftest import AppFactory
 from tests.runs import (
     GOLD_TEST_A,
-    api_post,
+    api_upload,
     constant_run,
     make_organizer,
     make_participant,
@@ -31,7 +28,6 @@ from tests.runs import (
 DEV_A = (
     GOLD_TEST_A.parents[1] / "dev" / "SemEval2016-Task3-CQA-QL-dev-subtaskA.xml.subtaskA.relevancy"
 )
-API = "/api/v1/tasks/semeval2016-task3/A/runs"
 
 
 def at(text_: str) -> datetime:
@@ -44,22 +40,12 @@ def clock() -> FixedClock:
 
 
 @pytest.fixture
-def campaign_app(tmp_path: Path, template_instance: Path, clock: FixedClock) -> Iterator[Flask]:
-    instance = tmp_path / "instance"
-    shutil.copytree(template_instance, instance)
-    app = create_app({**app_overrides(instance), "clock": clock})
-    yield app
-    app.extensions["leaderboard"]["engine"].dispose()
+def campaign_app(make_app: AppFactory, clock: FixedClock) -> Flask:
+    return make_app(clock=clock)
 
 
 def cli(runner: FlaskCliRunner, *args: str):  # type: ignore[no-untyped-def]
     return runner.invoke(args=["leaderboard", *args])
-
-
-def upload(
-    client: FlaskClient, token: str, data: bytes, *, slot: str = "primary", set_: str = "test"
-):  # type: ignore[no-untyped-def]
-    return api_post(client, token, API, {"file": data}, {"file": "run.txt"}, slot=slot, set=set_)
 
 
 def test_a_whole_campaign(campaign_app: Flask, clock: FixedClock, tmp_path: Path) -> None:
@@ -97,29 +83,29 @@ def test_a_whole_campaign(campaign_app: Flask, clock: FixedClock, tmp_path: Path
     assert naive.exit_code != 0 and "has no time zone" in naive.output
 
     # Trial phase: the test set is not open yet; the dev set is, with visible scores.
-    early = upload(client, alice, oracle_run())
+    early = api_upload(client, alice, oracle_run())
     assert early.status_code == 409
     assert (
         early.get_json()["error"]
         == "Phase test opens at 2016-01-10 00:00 UTC; uploads are not open yet."
     )
-    trial = upload(client, alice, oracle_run(DEV_A), set_="dev")
+    trial = api_upload(client, alice, oracle_run(DEV_A), set="dev")
     assert trial.status_code == 201, trial.get_json()
     assert trial.get_json()["phase"] == "trial" and trial.get_json()["official"]["MAP"] == "0.8648"
 
     # Test phase: results hidden, quota of 2 a day; a rejected file does not count.
     clock.set(at("2016-01-12T08:00:00"))
-    broken = upload(client, alice, oracle_run().replace(b"\ttrue\n", b"\tyes\n", 1))
+    broken = api_upload(client, alice, oracle_run().replace(b"\ttrue\n", b"\tyes\n", 1))
     assert broken.status_code == 422
     assert "MAP" not in json.dumps(broken.get_json())
-    first = upload(client, alice, constant_run())
+    first = api_upload(client, alice, constant_run())
     assert first.status_code == 201
     body = first.get_json()
     assert body["scores_hidden"] is True and body["scores"] == {} and body["official"] == {}
     assert body["quota_remaining"] == {"daily": 1, "total": None}
-    second = upload(client, alice, oracle_run())
+    second = api_upload(client, alice, oracle_run())
     assert second.status_code == 201 and second.get_json()["quota_remaining"]["daily"] == 0
-    third = upload(client, alice, oracle_run(), slot="contrastive1")
+    third = api_upload(client, alice, oracle_run(), slot="contrastive1")
     assert third.status_code == 409
     assert "used its 2 run(s) today (2016-01-12 UTC)" in third.get_json()["error"]
     # Hidden means hidden everywhere: the run, the page, the exports, the API table.
@@ -141,19 +127,19 @@ def test_a_whole_campaign(campaign_app: Flask, clock: FixedClock, tmp_path: Path
     )
     # The next UTC day the quota is fresh.
     clock.set(at("2016-01-13T09:00:00"))
-    assert upload(client, alice, oracle_run(), slot="contrastive1").status_code == 201
+    assert api_upload(client, alice, oracle_run(), slot="contrastive1").status_code == 201
     clock.set(at("2016-01-20T10:00:00"))
-    assert upload(client, bob, constant_run(label="true")).status_code == 201
+    assert api_upload(client, bob, constant_run(label="true")).status_code == 201
 
     # After the deadline: refused with the deadline stated, until late submission opens.
     clock.set(at("2016-02-01T00:00:00"))
-    late = upload(client, bob, oracle_run(), slot="contrastive1")
+    late = api_upload(client, bob, oracle_run(), slot="contrastive1")
     assert late.status_code == 409
     assert late.get_json()["error"].startswith(
         "The deadline of phase test passed at 2016-01-31 23:59 UTC"
     )
     assert cli(runner, "phase", "semeval2016-task3", "A", "test", "--late").exit_code == 0
-    late = upload(client, bob, oracle_run(), slot="contrastive1")
+    late = api_upload(client, bob, oracle_run(), slot="contrastive1")
     assert late.status_code == 201 and late.get_json()["late"] is True
 
     # Release, then freeze: the official table has the on-time runs only.
@@ -255,7 +241,7 @@ def test_verify_reports_a_tampered_run_file(campaign_app: Flask, clock: FixedClo
     runner = app.test_cli_runner()
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    assert upload(client, token, oracle_run()).status_code == 201
+    assert api_upload(client, token, oracle_run()).status_code == 201
     assert cli(runner, "freeze", "semeval2016-task3", "A").exit_code == 0
     store = app.extensions["leaderboard"]["store"]
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
@@ -295,14 +281,14 @@ def test_corrections_after_the_deadline_only_when_allowed(
         ).exit_code
         == 0
     )
-    assert upload(client, token, constant_run()).status_code == 201
+    assert api_upload(client, token, constant_run()).status_code == 201
     clock.set(at("2016-02-03T00:00:00"))
-    assert upload(client, token, oracle_run()).status_code == 409
+    assert api_upload(client, token, oracle_run()).status_code == 409
     assert cli(runner, "phase", "semeval2016-task3", "A", "test", "--corrections").exit_code == 0
-    fixed = upload(client, token, oracle_run())
+    fixed = api_upload(client, token, oracle_run())
     assert fixed.status_code == 201 and fixed.get_json()["corrected"] is True
     # A new slot is not a correction, and late runs are still closed.
-    assert upload(client, token, oracle_run(), slot="contrastive1").status_code == 409
+    assert api_upload(client, token, oracle_run(), slot="contrastive1").status_code == 409
     table = json.loads(cli(runner, "table", "semeval2016-task3", "A", "--format", "json").output)
     assert [(r["label"], r["rank_marker"]) for r in table["rows"]] == [("Aurora-primary", "*")]
     # The official ranking keeps the on-time run the correction replaced.

@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 from bench.hostile_uploads import measure
 from leaderboard.models import AuditEvent, Run, Team
 from tests.conftest import csrf_from, login
-from tests.runs import GOLD_TEST_A, api_post, make_organizer, make_participant, token_for
+from tests.runs import GOLD_TEST_A, api_upload, make_organizer, make_participant, token_for
 
 
 def counts(app: Flask) -> tuple[int, int, int]:
@@ -49,11 +49,11 @@ def test_hostile_uploads_through_gunicorn_get_a_clear_4xx_fast_in_bounded_memory
 def test_api_verdict_counts_errors_beyond_those_kept(app: Flask) -> None:
     make_participant(app, "Alpha", "a@example.org")
     token = token_for(app, "a@example.org")
-    resp = api_post(
+    resp = api_upload(
         app.test_client(),
         token,
-        "/api/v1/tasks/semeval2016-task3/C/runs",
-        {"file": gzip.compress(b"not a run line\n" * 14_000)},
+        gzip.compress(b"not a run line\n" * 14_000),
+        path="/api/v1/tasks/semeval2016-task3/C/runs",
         slot="primary",
     )
     assert resp.status_code == 422

@@ -12,9 +12,8 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.models import Run
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, csrf_from, login
-from tests.runs import api_post, make_organizer, make_participant, oracle_run, token_for
+from tests.conftest import AppFactory, csrf_from, login
+from tests.runs import api_upload, make_organizer, make_participant, oracle_run, token_for
 
 T3 = "semeval2016-task3"
 API_A = f"/api/v1/tasks/{T3}/A/runs"
@@ -32,11 +31,6 @@ def bearer(token: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {token}"}
 
 
-def upload_a(client: FlaskClient, token: str, **form: str):  # type: ignore[no-untyped-def]
-    fields = {"slot": "primary", **form}
-    return api_post(client, token, API_A, {"file": oracle_run()}, **fields)
-
-
 # ------------------------------------------------------------------------------- run ids
 
 
@@ -45,7 +39,7 @@ def two_teams(app: Flask, client: FlaskClient) -> dict[str, object]:
     """Aurora and Borealis, Borealis with one run, plus the preset baselines of subtask A."""
     make_participant(app, "Aurora", "alice@example.org")
     make_participant(app, "Borealis", "bob@example.org")
-    bob_run = upload_a(client, token_for(app, "bob@example.org"))
+    bob_run = api_upload(client, token_for(app, "bob@example.org"), oracle_run())
     assert bob_run.status_code == 201, bob_run.get_json()
     added = app.test_cli_runner().invoke(args=["leaderboard", "add-baselines", T3, "A"])
     assert added.exit_code == 0, added.output
@@ -162,10 +156,8 @@ def test_a_huge_text_field_on_the_web_form_names_the_form_memory_limit(
 
 
 @pytest.fixture
-def half_mb_app(tmp_path: Path, template_instance: Path) -> Flask:
-    instance = tmp_path / "small"
-    shutil.copytree(template_instance, instance)
-    small = create_app({**app_overrides(instance), "max_upload_mb": 0.5})
+def half_mb_app(make_app: AppFactory) -> Flask:
+    small = make_app(max_upload_mb=0.5)
     make_participant(small, "Aurora", "alice@example.org")
     return small
 
@@ -174,7 +166,7 @@ def test_a_body_over_the_upload_limit_names_the_real_limit(half_mb_app: Flask) -
     client = half_mb_app.test_client()
     token = token_for(half_mb_app, "alice@example.org")
     big = oracle_run() * (1 + 600_000 // len(oracle_run()))
-    resp = api_post(client, token, API_A, {"file": big}, slot="primary")
+    resp = api_upload(client, token, big, slot="primary")
     assert resp.status_code == 413
     assert resp.get_json() == {"error": "The upload is larger than the limit of 0.5 MB."}
     login(client, "alice@example.org", "correct horse battery")
@@ -192,7 +184,7 @@ def test_a_body_over_the_upload_limit_names_the_real_limit(half_mb_app: Flask) -
 
 def test_a_huge_slot_value_is_cut_in_the_refusal(app: Flask, client: FlaskClient) -> None:
     make_participant(app, "Aurora", "alice@example.org")
-    resp = upload_a(client, token_for(app, "alice@example.org"), slot=HUGE)
+    resp = api_upload(client, token_for(app, "alice@example.org"), oracle_run(), slot=HUGE)
     assert resp.status_code == 409
     error = resp.get_json()["error"]
     assert error.startswith("Unknown run slot 'ZZZ") and "…'" in error, error

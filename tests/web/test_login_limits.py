@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import http.cookiejar
 import re
-import shutil
 import subprocess
 import urllib.request
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,8 +23,7 @@ from leaderboard.services.throttle import (
     attempt_succeeded,
     claim_attempt,
 )
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, csrf_from
+from tests.conftest import AppFactory, csrf_from
 from tests.live import LiveServer
 from tests.runs import make_participant
 
@@ -67,14 +64,11 @@ def clock() -> FixedClock:
 
 
 @pytest.fixture
-def limited(tmp_path: Path, template_instance: Path, clock: FixedClock) -> Iterator[Flask]:
+def limited(make_app: AppFactory, clock: FixedClock) -> Flask:
     """Return an app with a controlled clock and alice's account."""
-    instance = tmp_path / "instance"
-    shutil.copytree(template_instance, instance)
-    app = create_app({**app_overrides(instance), "clock": clock})
+    app = make_app(clock=clock)
     make_participant(app, "Aurora", ALICE, PASSWORD)
-    yield app
-    app.extensions["leaderboard"]["engine"].dispose()
+    return app
 
 
 def test_the_limits_are_the_documented_ones() -> None:
@@ -176,18 +170,16 @@ def test_the_per_address_cap_stops_one_address_trying_many_accounts(limited: Fla
     assert b.attempt(ALICE, PASSWORD, addr="198.51.100.7").status_code == 302
 
 
-def _proxied_app(tmp_path: Path, template_instance: Path, proxies: int) -> Flask:
-    instance = tmp_path / f"proxied{proxies}"
-    shutil.copytree(template_instance, instance)
-    app = create_app({**app_overrides(instance), "trusted_proxies": proxies})
+def _proxied_app(make_app: AppFactory, proxies: int) -> Flask:
+    app = make_app(trusted_proxies=proxies)
     make_participant(app, "Aurora", ALICE, PASSWORD)
     return app
 
 
 def test_behind_one_trusted_proxy_the_forwarded_client_address_counts(
-    tmp_path: Path, template_instance: Path
+    make_app: AppFactory,
 ) -> None:
-    app = _proxied_app(tmp_path, template_instance, proxies=1)
+    app = _proxied_app(make_app, proxies=1)
     b = Browser(app.test_client())
     # The client may prepend anything; only the entry our proxy added is believed.
     for i in range(PER_PAIR):
@@ -195,13 +187,12 @@ def test_behind_one_trusted_proxy_the_forwarded_client_address_counts(
     assert b.attempt(ALICE, PASSWORD, xff="203.0.113.66").status_code == 429
     # Everyone comes from the proxy's address, yet another client is not locked out.
     assert b.attempt(ALICE, PASSWORD, xff="198.51.100.7").status_code == 302
-    app.extensions["leaderboard"]["engine"].dispose()
 
 
 def test_without_trusted_proxies_x_forwarded_for_is_ignored(
-    tmp_path: Path, template_instance: Path
+    make_app: AppFactory,
 ) -> None:
-    app = _proxied_app(tmp_path, template_instance, proxies=0)
+    app = _proxied_app(make_app, proxies=0)
     b = Browser(app.test_client())
     # A client cannot dodge the limit by making up addresses.
     for i in range(PER_PAIR):
@@ -209,7 +200,6 @@ def test_without_trusted_proxies_x_forwarded_for_is_ignored(
     assert b.attempt(ALICE, PASSWORD, xff="198.51.100.7").status_code == 429
     # The address that counts is the peer's: from another one, the owner gets in.
     assert b.attempt(ALICE, PASSWORD, addr="198.51.100.7").status_code == 302
-    app.extensions["leaderboard"]["engine"].dispose()
 
 
 # --------------------------------------------------------------------- through a real gunicorn

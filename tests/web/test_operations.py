@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
@@ -13,9 +12,10 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
+from bench._common import GUNICORN, server_env
 from leaderboard.web import create_app
 from tests.conftest import PG_URL, app_overrides, csrf_from, database_url
-from tests.runs import make_participant, oracle_run, token_for
+from tests.runs import api_upload, make_participant, oracle_run, token_for
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -93,14 +93,7 @@ def test_backup_copies_database_and_files(
 ) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    import io
-
-    resp = client.post(
-        "/api/v1/tasks/semeval2016-task3/A/runs",
-        data={"slot": "primary", "file": (io.BytesIO(oracle_run()), "run.txt")},
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    resp = api_upload(client, token, oracle_run())
     assert resp.status_code == 201
     sha = resp.get_json()["sha256"]
     dest = tmp_path / "backup"
@@ -125,17 +118,16 @@ def test_backup_copies_database_and_files(
     assert again.exit_code == 1 and "is not empty" in again.output
 
 
-def test_gunicorn_configuration_loads() -> None:
-    gunicorn = shutil.which("gunicorn", path=str(REPO / ".venv" / "bin")) or "gunicorn"
+def test_gunicorn_configuration_loads(tmp_path: Path) -> None:
+    instance = tmp_path / "instance"
+    env = server_env(
+        instance, f"sqlite:///{instance / 'leaderboard.sqlite3'}", GUNICORN_WORKERS="3"
+    )
     out = subprocess.run(
-        [gunicorn, "-c", str(REPO / "gunicorn.conf.py"), "--check-config", "wsgi:app"],
+        [GUNICORN, "-c", str(REPO / "gunicorn.conf.py"), "--check-config", "wsgi:app"],
         cwd=REPO,
         capture_output=True,
         text=True,
-        env={
-            "PATH": "/usr/bin:/bin",
-            "LEADERBOARD_INSTANCE_DIR": "/tmp/lb-gunicorn-check",
-            "GUNICORN_WORKERS": "3",
-        },
+        env=env,
     )
     assert out.returncode == 0, out.stderr

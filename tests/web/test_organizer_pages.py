@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -14,27 +12,19 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from leaderboard.clock import FixedClock
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, csrf_from, login
+from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import GOLD_TEST_A, make_organizer, make_participant, oracle_run
 
 PAGE = "/organizer/tasks/semeval2016-task3/A"
 
 
 @pytest.fixture
-def org_app(tmp_path: Path, template_instance: Path) -> Iterator[Flask]:
-    instance = tmp_path / "instance"
-    shutil.copytree(template_instance, instance)
-    app = create_app(
-        {
-            **app_overrides(instance),
-            "clock": FixedClock(datetime(2016, 1, 20, 12, tzinfo=UTC)),
-            "display_timezone": "Asia/Qatar",
-        }
+def org_app(make_app: AppFactory) -> Flask:
+    app = make_app(
+        clock=FixedClock(datetime(2016, 1, 20, 12, tzinfo=UTC)), display_timezone="Asia/Qatar"
     )
     make_organizer(app, "org@example.org")
-    yield app
-    app.extensions["leaderboard"]["engine"].dispose()
+    return app
 
 
 @pytest.fixture

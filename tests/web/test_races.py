@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -17,7 +15,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import NullPool
 
-from leaderboard.models import Run
+from leaderboard.models import QuotaUsage, Run, Score
 from tests.conftest import PG_URL
 from tests.live import LiveServer
 from tests.runs import constant_run, oracle_run
@@ -25,9 +23,15 @@ from tests.runs import constant_run, oracle_run
 API = "/api/v1/tasks/semeval2016-task3/A/runs"
 
 
-def with_alice(template: Path, root: Path, workers: int) -> LiveServer:
-    """Return a started server whose instance has team Aurora and its participant alice."""
-    live = LiveServer.from_template(template, root, workers=workers)
+def with_alice(
+    template: Path, root: Path, workers: int, app: str = "wsgi:app", **env: str
+) -> LiveServer:
+    """Return a started server whose instance has team Aurora and its participant alice.
+
+    ``app`` is the WSGI application gunicorn loads and ``env`` adds to the server's environment.
+    """
+    live = LiveServer.from_template(template, root, workers=workers, **env)
+    live.app = app
     live.cli("create-team", "Aurora")
     live.cli(
         "create-user",
@@ -82,7 +86,9 @@ def parallel_uploads(
     results = []
     for out, proc in procs:
         status, _ = proc.communicate(timeout=120)
-        results.append((int(status), json.loads(out.read_text() or "{}")))
+        # curl writes no file when the server closes the connection without a response.
+        text = out.read_text() if out.exists() else ""
+        results.append((int(status), json.loads(text or "{}")))
     return results
 
 
@@ -129,44 +135,45 @@ def test_a_burst_against_a_quota_of_three_accepts_exactly_three(
     assert len(runs_in(server)) == 3
 
 
-def _slow_upload(server: LiveServer, token: str, body_size: int) -> socket.socket:
-    """Send the headers and half of a multipart body, then stall."""
-    boundary = "leaderboardboundary"
-    head = (
-        f'--{boundary}\r\nContent-Disposition: form-data; name="slot"\r\n\r\nprimary\r\n'
-        f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="run.txt"\r\n'
-        "Content-Type: text/plain\r\n\r\n"
-    ).encode()
-    sock = socket.create_connection(("127.0.0.1", server.port))
-    request = (
-        f"POST {API} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {token}\r\n"
-        f"Content-Type: multipart/form-data; boundary={boundary}\r\nContent-Length: {len(head) + body_size + 100}\r\n\r\n"
-    ).encode()
-    sock.sendall(request + head + oracle_run()[: body_size // 2])
-    return sock
-
-
-def test_a_worker_killed_mid_upload_leaves_nothing_behind(
+def test_a_worker_killed_before_the_commit_leaves_nothing_behind(
     template_instance: Path, tmp_path: Path
 ) -> None:
-    live = with_alice(template_instance, tmp_path, workers=1)
-    token = live.cli("token", "alice@example.org").strip()
+    flag = tmp_path / "kill"
+    live = with_alice(
+        template_instance,
+        tmp_path,
+        workers=1,
+        app="tests.kill_before_commit:app",
+        LEADERBOARD_TEST_KILL_FLAG=str(flag),
+    )
     try:
-        objects = live.instance / "storage" / "objects"
-        before = sorted(p.name for p in objects.rglob("*") if p.is_file())
-        sock = _slow_upload(live, token, len(oracle_run()))
-        time.sleep(0.5)
-        (worker,) = live.workers_pids()
-        os.kill(worker, signal.SIGKILL)
-        sock.close()
+        live.cli("phase", "semeval2016-task3", "A", "test", "--set", "test", "--total-quota", "1")
+        token = live.cli("token", "alice@example.org").strip()
+        flag.touch()
+        killed = parallel_uploads(live, token, [_write(tmp_path / "run.txt", oracle_run())])
+        # The worker died inside the request: curl got no response at all.
+        assert killed[0][0] == 0, killed
+        fired = Path(f"{flag}.fired")
+        assert fired.exists() and not flag.exists(), "the worker was not killed before the commit"
+        (key,) = (f["key"] for f in json.loads(fired.read_text()).values())
         live.wait_ready()  # the master starts a new worker
-        assert runs_in(live) == []
-        after = sorted(p.name for p in objects.rglob("*") if p.is_file())
-        assert after == before, "no new stored file may appear for a killed upload"
-        ok = parallel_uploads(live, token, [_write(tmp_path / "next.txt", oracle_run())])
+        engine = create_engine(live.database_url, poolclass=NullPool)
+        with Session(engine) as session:
+            assert session.scalars(select(Run)).all() == []
+            assert session.scalars(select(Score)).all() == []
+            # The counter itself is made and committed before scoring; nothing of it is used.
+            assert session.scalars(select(QuotaUsage.used)).all() in ([], [0])
+        engine.dispose()
+        # The file was stored before the crash and stays, referenced by no row: the store is
+        # content-addressed, so the same bytes uploaded again reuse it as it is.
+        stored = live.instance / "storage" / key
+        assert stored.read_bytes() == oracle_run()
+        assert list((live.instance / "storage" / "tmp").iterdir()) == []
+        # The quota of one run is still whole: the same upload is now accepted, and stored once.
+        ok = parallel_uploads(live, token, [_write(tmp_path / "again.txt", oracle_run())])
         assert ok[0][0] == 201, ok
         (run,) = runs_in(live)
-        stored = live.instance / "storage" / run.files["file"]["key"]
+        assert run.files["file"]["key"] == key
         assert stored.read_bytes() == oracle_run()
     finally:
         live.stop()

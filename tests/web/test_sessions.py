@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 from flask import Flask
@@ -17,8 +14,7 @@ from leaderboard.clock import FixedClock
 from leaderboard.config import load_settings
 from leaderboard.models import AuditEvent
 from leaderboard.services.accounts import find_user
-from leaderboard.web import create_app
-from tests.conftest import app_overrides, csrf_from, login
+from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_participant, token_for
 
 ALICE = "alice@example.org"
@@ -141,26 +137,6 @@ def test_a_remember_cookie_never_logs_anyone_in(app: Flask) -> None:
     client = app.test_client()
     client.set_cookie("remember_token", remember)
     assert team_status(client) == 302
-
-
-AppFactory = Callable[..., Flask]
-
-
-@pytest.fixture
-def make_app(tmp_path: Path, template_instance: Path) -> Iterator[AppFactory]:
-    """Return a factory of apps on fresh copies of the template, with extra overrides."""
-    made: list[Flask] = []
-
-    def factory(**extra: object) -> Flask:
-        instance = tmp_path / f"instance{len(made)}"
-        shutil.copytree(template_instance, instance)
-        application = create_app({**app_overrides(instance), **extra})
-        made.append(application)
-        return application
-
-    yield factory
-    for application in made:
-        application.extensions["leaderboard"]["engine"].dispose()
 
 
 def test_a_session_ends_after_its_lifetime_by_the_server_clock(make_app: AppFactory) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shutil
@@ -12,7 +11,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from tests.runs import make_participant, token_for
+from tests.runs import api_upload, make_participant, token_for
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tiny-cqa"
 
@@ -34,12 +33,7 @@ def test_a_task_defined_by_a_file_works_end_to_end(
 
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    resp = client.post(
-        "/api/v1/tasks/tiny-cqa/main/runs",
-        data={"slot": "primary", "file": (io.BytesIO(TINY_RUN), "run.txt")},
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    resp = api_upload(client, token, TINY_RUN, path="/api/v1/tasks/tiny-cqa/main/runs")
     assert resp.status_code == 201, resp.get_json()
     # AP(q1) = (1/2 + 2/3) / 2, AP(q2) = 1; RR 1/2 and 1; TP 2, FP 1, FN 1, TN 1.
     assert resp.get_json()["official"] == {

@@ -12,7 +12,7 @@ from pathlib import Path
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from tests.runs import api_post, make_participant, token_for
+from tests.runs import api_upload, make_participant, token_for
 
 PRESET = Path(__file__).resolve().parents[2] / "leaderboard" / "tasks" / "presets" / "trec-car-2017"
 QRELS = PRESET / "qrels.car17v1.5.benchmarkY1test.txt"
@@ -28,16 +28,10 @@ def oracle(tag: str = "oracle", skip: int = 0) -> bytes:
     return ("\n".join(out) + "\n").encode()
 
 
-def upload(
-    client: FlaskClient, token: str, data: bytes, slot: str = "primary", name: str = "oracle"
-):  # type: ignore[no-untyped-def]
-    return api_post(client, token, API, {"file": data}, {"file": "run.txt"}, slot=slot, name=name)
-
-
 def test_gzip_run_through_the_api_and_missing_topics(app: Flask, client: FlaskClient) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    resp = upload(client, token, gzip.compress(oracle()))
+    resp = api_upload(client, token, gzip.compress(oracle()), path=API)
     assert resp.status_code == 201, resp.get_json()
     assert resp.get_json()["official"] == {
         "automatic/MAP": "1.0000",
@@ -45,7 +39,7 @@ def test_gzip_run_through_the_api_and_missing_topics(app: Flask, client: FlaskCl
         "automatic/MRR": "1.0000",
     }
     # Leaving out 25 of 2,125 topics scores exactly 2,100 / 2,125 on every measure, with a warning.
-    resp = upload(client, token, oracle(skip=25), slot="contrastive1")
+    resp = api_upload(client, token, oracle(skip=25), slot="contrastive1", path=API)
     body = resp.get_json()
     assert resp.status_code == 201, body
     assert body["scores"]["automatic/MAP"] == 2100 / 2125
@@ -58,12 +52,12 @@ def test_zip_and_bad_lines_are_refused(app: Flask, client: FlaskClient) -> None:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("run.txt", oracle())
-    resp = upload(client, token, buf.getvalue())
+    resp = api_upload(client, token, buf.getvalue(), path=API)
     assert resp.status_code == 422 and "Archives" in resp.get_json()["issues"][0]["message"]
     lines = oracle().splitlines()
     lines[2] = b"enwiki:Aftertaste Q0 38c1bd25ddca2705164677a3f598c46df85afba7 1 1.0 oracle"
     bad = b"\n".join(lines) + b"\n"
-    resp = upload(client, token, bad)
+    resp = api_upload(client, token, bad, path=API)
     issues = resp.get_json()["issues"]
     assert resp.status_code == 422
     assert issues[0]["line"] == 3 and "belong to the v2.0 release" in issues[0]["message"]
@@ -74,7 +68,7 @@ def test_qrels_variants_add_column_groups(
 ) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    assert upload(client, token, oracle()).status_code == 201
+    assert api_upload(client, token, oracle(), path=API).status_code == 201
     table = json.loads(
         runner.invoke(
             args=["leaderboard", "table", "trec-car-2017", "passage", "--format", "json"]
@@ -124,7 +118,7 @@ def test_a_changed_threshold_is_used_for_the_next_upload(
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
     # Parses the gold with the shipped threshold (relevant at grade >= 1) and keeps it cached.
-    resp = upload(client, token, oracle())
+    resp = api_upload(client, token, oracle(), path=API)
     assert resp.status_code == 201, resp.get_json()
     assert resp.get_json()["official"]["automatic/MAP"] == "1.0000"
     # The same task and qrels file, but the automatic variant now counts grade >= 2 relevant.
@@ -139,7 +133,7 @@ def test_a_changed_threshold_is_used_for_the_next_upload(
     assert result.exit_code == 0, result.output
     # Every automatic judgment has grade 1: nothing is relevant any more, every measure is 0.
     assert {line.split()[3] for line in QRELS.read_text().splitlines()} == {"1"}
-    resp = upload(client, token, oracle(), slot="contrastive1")
+    resp = api_upload(client, token, oracle(), slot="contrastive1", path=API)
     assert resp.status_code == 201, resp.get_json()
     assert resp.get_json()["official"] == {
         "automatic/MAP": "0.0000",

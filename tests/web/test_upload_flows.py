@@ -11,9 +11,13 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from leaderboard.models import Run
-from tests.conftest import csrf_from, login
+from leaderboard.services.catalog import resolve
+from leaderboard.services.errors import RunRejected
+from leaderboard.services.runs import Submission, Upload, submit_run
+from leaderboard.web.context import db, settings, store
+from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import (
-    api_post,
+    api_upload,
     constant_run,
     make_organizer,
     make_participant,
@@ -40,11 +44,6 @@ def form_upload(
         "file": (io.BytesIO(data), "subtask_A_primary.txt"),
     }
     return client.post(url, data=fields, content_type="multipart/form-data")
-
-
-def api_upload(client: FlaskClient, token: str, data: bytes, **fields: str):  # type: ignore[no-untyped-def]
-    form = {"slot": "primary", "name": "api-run", **fields}
-    return api_post(client, token, API_A, {"file": data}, {"file": "run.txt"}, **form)
 
 
 @pytest.fixture
@@ -191,7 +190,7 @@ def test_another_teams_run_is_not_found(app: Flask, client: FlaskClient) -> None
 def test_api_upload_valid_and_invalid(app: Flask, client: FlaskClient) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    ok = api_upload(client, token, oracle_run(), description="oracle")
+    ok = api_upload(client, token, oracle_run(), name="api-run", description="oracle")
     assert ok.status_code == 201, ok.get_json()
     body = ok.get_json()
     assert body["team"] == "Aurora" and body["slot"] == "primary" and body["status"] == "active"
@@ -201,7 +200,7 @@ def test_api_upload_valid_and_invalid(app: Flask, client: FlaskClient) -> None:
     assert again.status_code == 200 and again.get_json()["official"] == body["official"]
 
     broken = oracle_run().replace(b"\ttrue\n", b"\tTrue\n", 1)
-    bad = api_upload(client, token, broken)
+    bad = api_upload(client, token, broken, name="api-run")
     assert bad.status_code == 422
     issues = bad.get_json()["issues"]
     assert any(
@@ -212,23 +211,15 @@ def test_api_upload_valid_and_invalid(app: Flask, client: FlaskClient) -> None:
 def test_api_refusals(app: Flask, client: FlaskClient) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    assert api_upload(client, "lb_not-a-token", oracle_run()).status_code == 401
+    assert api_upload(client, "lb_not-a-token", oracle_run(), name="api-run").status_code == 401
     resp = client.post(API_A, data={"slot": "primary"})
     assert resp.status_code == 401
-    assert api_upload(client, token, oracle_run(), slot="contrastive9").status_code == 409
-    no_slot = client.post(
-        API_A,
-        data={"file": (io.BytesIO(oracle_run()), "r.txt")},
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
+    assert (
+        api_upload(client, token, oracle_run(), name="api-run", slot="contrastive9").status_code
+        == 409
     )
-    assert no_slot.status_code == 400
-    missing = client.post(
-        "/api/v1/tasks/no-such-task/A/runs",
-        data={"slot": "primary", "file": (io.BytesIO(b"x"), "r.txt")},
-        headers={"Authorization": f"Bearer {token}"},
-        content_type="multipart/form-data",
-    )
+    assert api_upload(client, token, oracle_run(), slot=None).status_code == 400
+    missing = api_upload(client, token, b"x", path="/api/v1/tasks/no-such-task/A/runs")
     assert missing.status_code == 404
     assert (
         client.get("/api/v1/runs/999999", headers={"Authorization": f"Bearer {token}"}).status_code
@@ -288,26 +279,33 @@ def test_gzip_upload_is_accepted_and_archives_are_refused(app: Flask, client: Fl
 
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    assert api_upload(client, token, gzip.compress(oracle_run())).status_code == 201
+    assert api_upload(client, token, gzip.compress(oracle_run()), name="api-run").status_code == 201
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w") as z:
         z.writestr("run.txt", oracle_run())
-    resp = api_upload(client, token, buf.getvalue())
+    resp = api_upload(client, token, buf.getvalue(), name="api-run")
     assert resp.status_code == 422
     assert "Archives" in resp.get_json()["issues"][0]["message"]
 
 
-def test_upload_over_the_size_limit_is_refused(tmp_path, template_instance) -> None:  # type: ignore[no-untyped-def]
-    import shutil
-
-    from leaderboard.web import create_app
-    from tests.conftest import app_overrides
-
-    instance = tmp_path / "inst"
-    shutil.copytree(template_instance, instance)
-    small = create_app({**app_overrides(instance), "max_upload_mb": 0.01})
+def test_upload_over_the_size_limit_is_refused(make_app: AppFactory) -> None:
+    small = make_app(max_upload_mb=0.01)
     make_participant(small, "Aurora", "alice@example.org")
     token = token_for(small, "alice@example.org")
-    resp = api_upload(small.test_client(), token, oracle_run())
+    resp = api_upload(small.test_client(), token, oracle_run(), name="api-run")
     assert resp.status_code == 413
     assert "larger than the limit" in resp.get_json()["error"]
+
+
+@pytest.mark.parametrize("run", [oracle_run(), b"not a run\n"], ids=["accepted", "refused"])
+def test_submit_run_closes_the_files_it_was_given(app: Flask, run: bytes) -> None:
+    # The CLI hands over files it opened by path: left open, each leaked until collected.
+    upload = Upload.from_bytes({"file": run})
+    with app.app_context():
+        target = resolve(db(), "semeval2016-task3", "A")
+        sub = Submission(target=target, slot="primary", upload=upload, via="cli")
+        try:
+            submit_run(db(), store(), settings(), sub, user=None, team="Aurora")
+        except RunRejected:
+            assert run != oracle_run()
+    assert all(stream.closed for stream in upload.files.values())

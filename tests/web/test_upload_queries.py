@@ -18,7 +18,7 @@ from leaderboard.services.errors import NotFound
 from leaderboard.storage import FileStore
 from leaderboard.tasks import loading as definition_module
 from leaderboard.tasks.loading import stored_definition
-from tests.runs import api_post, make_participant, oracle_run, token_for
+from tests.runs import api_upload, make_participant, oracle_run, token_for
 
 TASK = "semeval2016-task3"
 URL = f"/api/v1/tasks/{TASK}/A/runs"
@@ -127,9 +127,9 @@ def test_an_api_upload_takes_few_statements(app: Flask, client: FlaskClient) -> 
     make_participant(app, "Team Q", "q@example.org")
     token = token_for(app, "q@example.org")
     run = oracle_run()
-    assert api_post(client, token, URL, {"file": run}, slot="primary").status_code == 201
+    assert api_upload(client, token, run, path=URL, slot="primary").status_code == 201
     with statements(app) as seen:
-        response = api_post(client, token, URL, {"file": run}, slot="primary")
+        response = api_upload(client, token, run, path=URL, slot="primary")
     assert response.status_code == 201, response.get_json()
     # SQLite inserts the score rows one by one (PostgreSQL in one statement): count them once.
     grouped = [sql for k, sql in enumerate(seen) if k == 0 or sql != seen[k - 1]]

@@ -127,7 +127,11 @@ def score_cmd(
         inputs = family.inputs_from_path(Path(run), ctx)
     except RunPathError as exc:
         fail(str(exc), 1)
-    evaluation = family.evaluate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
+    try:
+        evaluation = family.evaluate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
+    finally:
+        for stream in inputs.values():
+            stream.close()
     verdict, results = evaluation.verdict, evaluation.results
     specs = family.measure_specs(ctx)
     if as_json:

@@ -71,29 +71,33 @@ def import_baseline(
 ) -> Run:
     """Validate, score and store a run file as a baseline row labelled ``label`` (no team).
 
-    A baseline imported again under the same label replaces the earlier one.
+    A baseline imported again under the same label replaces the earlier one. The upload's
+    files are closed when this returns or raises.
     """
-    label = label.strip()
-    if not label or len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
-        raise InvalidInput(
-            f"A baseline label is 1 to {MAX_LABEL} printable characters, not {shown(label)}."
-        )
-    gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
-    ctx = target.context(settings.max_decompressed_bytes)
-    evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=lenient, options={})
-    if evaluation.results is None:
-        raise rejection(evaluation.verdict, "baseline")
-    role = "import-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:48] or "baseline")
-    report: dict[str, Any] = {
-        "shown": list(evaluation.results),
-        "order": IMPORTED_ORDER,
-        **evaluation.verdict.report,
-    }
-    run = _place(session, store, target, upload, role, label, description, report,
-                 evaluation.results, gold_files, actor, lenient=lenient)  # fmt: skip
-    record_for(session, actor, "import-baseline", target, label=label, sha256=run.file_sha256)
-    session.commit()
-    return run
+    try:
+        label = label.strip()
+        if not label or len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
+            raise InvalidInput(
+                f"A baseline label is 1 to {MAX_LABEL} printable characters, not {shown(label)}."
+            )
+        gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+        ctx = target.context(settings.max_decompressed_bytes)
+        evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=lenient, options={})
+        if evaluation.results is None:
+            raise rejection(evaluation.verdict, "baseline")
+        role = "import-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:48] or "baseline")
+        report: dict[str, Any] = {
+            "shown": list(evaluation.results),
+            "order": IMPORTED_ORDER,
+            **evaluation.verdict.report,
+        }
+        run = _place(session, store, target, upload, role, label, description, report,
+                     evaluation.results, gold_files, actor, lenient=lenient)  # fmt: skip
+        record_for(session, actor, "import-baseline", target, label=label, sha256=run.file_sha256)
+        session.commit()
+        return run
+    finally:
+        upload.close()
 
 
 def _place(

@@ -12,7 +12,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.models import Run, Score
-from tests.runs import api_post, make_participant, token_for
+from tests.runs import api_upload, make_participant, token_for
 from tests.security import compile_latex
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "trec"
@@ -50,7 +50,9 @@ def hosted(app: Flask, runner: FlaskCliRunner) -> str:
 
 def upload(client: FlaskClient, token: str, name: str, slot: str = "primary"):  # type: ignore[no-untyped-def]
     data = (EXAMPLE / name).read_bytes()
-    return api_post(client, token, API, {"file": data}, {"file": name}, slot=slot, name="bm25")
+    return api_upload(
+        client, token, data, path=API, slot=slot, filenames={"file": name}, name="bm25"
+    )
 
 
 def test_valid_run_is_scored_as_pytrec_eval_and_stores_per_topic_values(

@@ -1,4 +1,4 @@
-"""SemEval-2016 Task 3 against the official data: spec semeval2016-task3 §9 (1-6) and §7.
+"""SemEval-2016 Task 3 against the official data: scores, baselines, validators and tables.
 
 Reference values come from the official scorer's outputs in ../shared/data (.score files,
 random_baselines_MAP.txt) and from the spec's tables; the gold and the dev baselines' predictions
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.fidelity
 
 TASK = "semeval2016-task3"
 
-#: Spec §2.1: gold file per (phase, subtask).
+#: The gold file of each (phase, subtask).
 GOLD_FILES = {
     ("test", "A"): "SemEval2016-Task3-CQA-QL-test-subtaskA.xml.subtaskA.relevancy",
     ("test", "B"): "SemEval2016-Task3-CQA-QL-test.xml.subtaskB.relevancy",
@@ -45,7 +45,7 @@ GOLD_FILES = {
     ("dev", "D"): "SemEval2016-Task3-CQA-MD-dev-subtaskD.xml.relevancy",
 }
 
-#: Spec §2.1: lines, questions, questions without any true (test gold).
+#: Per test gold: lines, questions, and questions without any `true` comment.
 GOLD_SHAPE = {"A": (3270, 327, 12), "B": (700, 70, 8), "C": (7000, 70, 15), "D": (7369, 250, 43)}
 
 RUN_TYPES = {"p": "primary", "c1": "contrastive1", "c2": "contrastive2"}
@@ -117,7 +117,7 @@ def _ties_warning(count: int) -> str:
     )
 
 
-#: Spec §5: the tolerances the legacy import must report; every other run uses none.
+#: The tolerances the legacy import must report for these runs; every other run needs none.
 LEGACY_TOLERANCES = {
     "submissions/overfitting/subtask_B_primary.txt": (
         "700 lines (first: line 1) separate columns with spaces or other whitespace instead of "
@@ -161,8 +161,8 @@ TRUNCATED = {
     "submissions/ConvKN/subtask_D_contrastive2.txt",
 }
 
-#: Strict-mode warnings of the 93 accepted runs: spec §5's list, plus row 21 (equal scores
-#: in a whole question), whose counts were checked independently with awk on the raw files.
+#: Strict-mode warnings of the 93 accepted runs: the tolerated deviations, plus equal scores
+#: in a whole question, whose counts were checked independently with awk on the raw files.
 STRICT_WARNINGS = {
     "submissions/overfitting/subtask_B_primary.txt": [SPACES],
     "submissions/ConvKN/subtask_C_contrastive2.txt": [CRLF],
@@ -264,7 +264,7 @@ def test_test_gold_shape(subtask: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# §9.1 legacy fidelity (107/107) and §9.2 IR column
+# Legacy fidelity: all 107 runs score as their .score files; the IR baseline column
 
 
 @pytest.mark.parametrize(("relative", "subtask"), ALL_RUNS, ids=[p for p, _ in ALL_RUNS])
@@ -312,7 +312,7 @@ def test_generated_true_false_baselines_match_official_classification(
 
 
 # --------------------------------------------------------------------------------------------
-# §9.3 dev random baselines
+# The dev random baselines
 
 
 DEV_PREDICTIONS = {
@@ -354,7 +354,7 @@ def test_dev_random_baselines(subtask: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# §9.4 strict validator on the 95 official runs
+# The strict validator on the 95 official runs
 
 
 @pytest.mark.parametrize(
@@ -380,7 +380,7 @@ def test_strict_on_official_runs(relative: str, subtask: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# §9.5 the 2016 format checker's examples
+# The 2016 format checker's examples
 
 
 EXAMPLES = {
@@ -446,7 +446,7 @@ def test_format_checker_moved_lines_are_resorted(subtask: str) -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# §9.6 property checks on the real test gold
+# Property checks on the real test gold
 
 
 @pytest.mark.parametrize("subtask", "ABCD")

@@ -1,4 +1,4 @@
-"""TREC CAR 2017: the shipped v1.5 qrels, oracle runs, and agreement with pytrec_eval (spec §9).
+"""TREC CAR 2017: the shipped v1.5 qrels, oracle runs, and agreement with pytrec_eval .
 
 pytrec_eval wraps trec_eval 9.0.8's code (float32 scores, reverse-strcmp tie breaks), so it is
 the reference for per-query map, Rprec and recip_rank.

@@ -1,4 +1,4 @@
-"""CQA gold parser, strict validator (spec §4 rows 1-21), legacy importer (§5) and baselines."""
+"""CQA gold parser, strict validator, legacy importer and baselines."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TREC formats: strict run validation (spec §4 rows 1-22), lenient import (§5), qrels upload."""
+"""TREC formats: strict run validation, lenient import (as trec_eval reads runs), qrels upload."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""P, R, F1 and Acc for the ``true`` class, with zero denominators (spec §6.3)."""
+"""P, R, F1 and Acc for the ``true`` class, with zero denominators."""
 
 from __future__ import annotations
 

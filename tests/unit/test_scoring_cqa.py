@@ -1,4 +1,4 @@
-"""CQA ranking measures on tiny cases computed by hand (spec semeval2016-task3 §6)."""
+"""CQA ranking measures on tiny cases computed by hand."""
 
 from __future__ import annotations
 

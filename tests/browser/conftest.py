@@ -229,8 +229,8 @@ MEASURES = ["MAP", "AvgRec", "MRR", "P", "R", "F1", "Acc"]
 #: MAP and MRR at 315/327 = 96.33 %; its labels are the gold's, so P, R, F1 and Acc are 100 %.
 ORACLE_TEST_A = ["96.33", "100.00", "96.33", "100.00", "100.00", "100.00", "100.00"]
 #: A constant-score run ranks in gold order (equal scores keep it), which for A is the IR
-#: baseline's ranking; the IR values and the label shares are the official scorer's (.score files of the 2016 test
-#: baselines): 1,329 of 3,270 comments are `true` (40.64 %).
+#: baseline's ranking; the IR values and the label shares are the official scorer's (.score
+#: files of the 2016 test baselines): 1,329 of 3,270 comments are `true` (40.64 %).
 IR_A = ["59.53", "72.60", "67.83"]
 CONSTANT_FALSE_A = [*IR_A, "0.00", "0.00", "0.00", "59.36"]
 CONSTANT_TRUE_A = [*IR_A, "40.64", "100.00", "57.80", "40.64"]

@@ -143,3 +143,35 @@ def test_offline_score_refuses_the_invalid_run_with_its_lines(runner: FlaskCliRu
     assert result.exit_code == 1
     assert "Line 8: score 'not-a-score' is not a number." in result.output
     assert "Line 13: unknown query id '999' (not a topic of this set)." in result.output
+
+
+def test_set_gold_replaces_the_one_qrels_file_and_rescores(
+    client: FlaskClient, runner: FlaskCliRunner, hosted: str, tmp_path: Path
+) -> None:
+    assert upload(client, hosted, "run-valid.txt").status_code == 201
+    # Every judged document relevant at grade 1: P@10 becomes the share of judged documents.
+    lines = (EXAMPLE / "qrels.txt").read_text().splitlines()
+    flat = [" ".join([*line.split()[:3], "1"]) for line in lines if not line.startswith("#")]
+    qrels = tmp_path / "flat.qrels"
+    qrels.write_text("\n".join(flat) + "\n")
+    result = runner.invoke(args=["leaderboard", "set-gold", "example-adhoc", "adhoc", str(qrels)])
+    assert result.exit_code == 0, result.output
+    judged: dict[str, set[str]] = {}
+    for line in flat:
+        q, _, d, _ = line.split()
+        judged.setdefault(q, set()).add(d)
+    top: dict[str, list[str]] = {}
+    for line in (EXAMPLE / "run-valid.txt").read_text().splitlines():
+        q, _, d, _, _, _ = line.split()
+        top.setdefault(q, []).append(d)
+    expected = sum(len(set(docs[:10]) & judged[q]) / 10 for q, docs in top.items()) / len(top)
+    table = client.get(
+        "/api/v1/tasks/example-adhoc/adhoc/table", headers={"Authorization": f"Bearer {hosted}"}
+    ).get_json()
+    (row,) = [r for r in table["rows"] if r["kind"] == "run"]
+    assert row["cells"]["P@10"]["value"] == pytest.approx(expected)
+    bad = tmp_path / "bad.qrels"
+    bad.write_text("301 0 DOC-0001 1\n301 0 DOC-0002 two\n")
+    result = runner.invoke(args=["leaderboard", "set-gold", "example-adhoc", "adhoc", str(bad)])
+    assert result.exit_code == 1
+    assert "bad.qrels" in result.output and "Line 2" in result.output and "two" in result.output

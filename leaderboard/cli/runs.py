@@ -67,10 +67,7 @@ def _import_one(
             now=common.now(),
         )
     except RunRejected as exc:
-        click.echo(f"REJECTED {label}: {exc.message}")
-        for issue in exc.issues:
-            click.echo(f"    {issue.message}")
-        return False
+        return _rejected(label, exc)
     official = _official(run)
     click.echo(f"imported {label} as run {run.id}: {_scores_line(official)}")
     for t in run.report.get("tolerances", []):
@@ -79,6 +76,14 @@ def _import_one(
         click.echo(f"    warning: {w}")
     _compare_with_score_file(path, official)
     return True
+
+
+def _rejected(what: str, exc: RunRejected) -> bool:
+    """Print why a run was refused, each problem on its own line; return False (not stored)."""
+    click.echo(f"REJECTED {what}: {exc.message}")
+    for issue in exc.issues:
+        click.echo(f"    {issue.message}")
+    return False
 
 
 def _official(run: Run, shown: list[str] | None = None) -> dict[str, str]:
@@ -149,10 +154,7 @@ def _import_baseline(
             actor=common.actor(),
         )
     except RunRejected as exc:
-        click.echo(f"REJECTED baseline {label!r} ({path.name}): {exc.message}")
-        for issue in exc.issues:
-            click.echo(f"    {issue.message}")
-        return False
+        return _rejected(f"baseline {label!r} ({path.name})", exc)
     official = _official(run)
     click.echo(
         f"imported {path.name} as baseline {run.label!r} (run {run.id}): {_scores_line(official)}"

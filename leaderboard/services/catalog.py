@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -259,37 +259,36 @@ def load_gold(
     return gold, files
 
 
-def upload_fields_by_subtask(session: Session) -> dict[str, list[tuple[str, str]]]:
-    """Return, per hosted "task/subtask", the upload fields of its default set."""
-    out: dict[str, list[tuple[str, str]]] = {}
+def _default_contexts(session: Session) -> Iterator[tuple[str, Family, Context]]:
+    """Yield, per hosted subtask, its "task/subtask" name, family and default set's context."""
     for task in list_tasks(session):
         definition = definition_of(task)
         family = get_family(definition.family)
         for sub in definition.subtasks:
-            ctx = Context(definition, sub, sub.default_set)
-            out[f"{task.slug}/{sub.slug}"] = [
-                (f.name, f.description) for f in family.upload_fields(ctx)
-            ]
-    return out
+            yield f"{task.slug}/{sub.slug}", family, Context(definition, sub, sub.default_set)
+
+
+def upload_fields_by_subtask(session: Session) -> dict[str, list[tuple[str, str]]]:
+    """Return, per hosted "task/subtask", the upload fields of its default set."""
+    return {
+        name: [(f.name, f.description) for f in family.upload_fields(ctx)]
+        for name, family, ctx in _default_contexts(session)
+    }
 
 
 def measures_by_subtask(session: Session) -> dict[str, list[dict[str, object]]]:
     """Return, per hosted "task/subtask", its default set's measure columns from the registry."""
-    out: dict[str, list[dict[str, object]]] = {}
-    for task in list_tasks(session):
-        definition = definition_of(task)
-        family = get_family(definition.family)
-        for sub in definition.subtasks:
-            ctx = Context(definition, sub, sub.default_set)
-            out[f"{task.slug}/{sub.slug}"] = [
-                {
-                    "key": m.key,
-                    "label": m.label,
-                    "group": m.group,
-                    "official": m.official,
-                    "direction": "lower" if m.lower_is_better else "higher",
-                    "decimals": m.display_decimals,
-                }
-                for m in family.measure_specs(ctx)
-            ]
-    return out
+    return {
+        name: [
+            {
+                "key": m.key,
+                "label": m.label,
+                "group": m.group,
+                "official": m.official,
+                "direction": "lower" if m.lower_is_better else "higher",
+                "decimals": m.display_decimals,
+            }
+            for m in family.measure_specs(ctx)
+        ]
+        for name, family, ctx in _default_contexts(session)
+    }

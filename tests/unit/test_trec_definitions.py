@@ -13,7 +13,7 @@ from leaderboard.tasks.loading import load_definition_file
 
 QRELS = "# judged\nq1 0 d1 4\nq1 0 d2 0\nq2 0 d3 -1\nq2 0 d4 2\n"
 
-SINGLE = """\
+HEADER = """\
 slug = "adhoc"
 title = "Ad hoc"
 family = "trec"
@@ -26,29 +26,18 @@ title = "Main"
 
 [[subtasks.sets]]
 slug = "test"
-qrels = "qrels.txt"
-{extra}
 """
-
-VARIANTS = """\
-slug = "adhoc"
-title = "Ad hoc"
-family = "trec"
-official_measure = "{official}"
-measures = [{measures}]
-
-[[subtasks]]
-slug = "main"
-title = "Main"
-
-[[subtasks.sets]]
-slug = "test"
-variants = [
+#: A set with one qrels file, and a set with two qrels variants (one of them not loaded yet).
+SINGLE = HEADER + 'qrels = "qrels.txt"\n{extra}\n'
+VARIANTS = (
+    HEADER
+    + """variants = [
   {{ slug = "strict", label = "Strict", threshold = 2, qrels = "qrels.txt" }},
   {{ slug = "loose", label = "Loose", threshold = 1 }},
 ]
 {extra}
 """
+)
 
 
 def write(

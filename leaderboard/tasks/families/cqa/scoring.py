@@ -16,13 +16,23 @@ def score_run(gold: CqaGold, run: CqaRun) -> CqaScores:
 
 
 def measure_results(gold: CqaGold, run: CqaRun) -> dict[str, MeasureResult]:
-    """Return the seven measures with their official strings; AvgRec carries its flags."""
+    """Return the seven measures with their official strings and per-question values.
+
+    MAP and MRR carry each scored question's AP_q and 100/i* by question id (their means);
+    AvgRec, P, R, F1 and Acc are not means over questions and carry none. AvgRec carries its
+    flags.
+    """
     result = score_run(gold, run)
+    per_query = {
+        m: dict(zip(gold.questions[: values.size], values.tolist(), strict=True))
+        for m, values in result.per_question.items()
+    }
     return {
         m: MeasureResult(
             raw=v,
             official=MEASURES.get(m).official(v),
             flags=result.flags if m == "AvgRec" else (),
+            per_query=per_query.get(m),
         )
         for m, v in result.values.items()
     }

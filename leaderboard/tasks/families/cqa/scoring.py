@@ -16,13 +16,10 @@ def score_run(gold: CqaGold, run: CqaRun) -> CqaScores:
 
 
 def measure_results(gold: CqaGold, run: CqaRun) -> dict[str, MeasureResult]:
-    """Return the seven measures with their official strings and per-question values.
-
-    MAP and MRR carry each scored question's AP_q and 100/i* by question id (their means);
-    AvgRec, P, R, F1 and Acc are not means over questions and carry none. AvgRec carries its
-    flags.
-    """
+    """Return the seven measures with their official strings, flags and per-question values."""
     result = score_run(gold, run)
+    # MAP and MRR are means over the scored questions (the first ones of the gold), so their
+    # values are keyed by those questions' ids; AvgRec, P, R, F1 and Acc are not such means.
     per_query = {
         m: dict(zip(gold.questions[: values.size], values.tolist(), strict=True))
         for m, values in result.per_question.items()

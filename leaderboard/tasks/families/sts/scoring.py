@@ -63,10 +63,8 @@ def measure_results(
     weights: Mapping[str, int],
     overall: str,
 ) -> dict[str, MeasureResult]:
-    """Return the overall measure, then each part's r, with their official strings.
-
-    Pearson is not a mean of per-pair values, so no measure carries per-query values.
-    """
+    """Return the overall measure, then each part's r, with their official strings and flags."""
+    # Pearson is not a mean of per-pair values, so no measure carries per-query values.
     result = score_run(values, golds, weights)
     first = f"gold:{next(iter(golds))}"
     out = {overall: MeasureResult(result["overall"], official(result["overall"]), gold_role=first)}

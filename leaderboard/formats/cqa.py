@@ -1,4 +1,4 @@
-"""SemEval-2016 Task 3 (CQA) files: gold parser, strict validator, legacy importer, baselines."""
+"""SemEval-2016 Task 3 (CQA) files: gold parser, strict validator, legacy importer, writer."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard.formats.issues import Issue, IssueLog, quote
-from leaderboard.scoring.cqa import CqaScores, score_cqa
 
 #: Longest accepted line of an upload, in bytes (strict mode).
 MAX_LINE_BYTES = 4096
@@ -788,27 +787,7 @@ def _legacy_score(token: bytes) -> float | str:
 
 
 # --------------------------------------------------------------------------------------------
-# Scoring, baselines, rendering
-
-
-def score_run(gold: CqaGold, run: CqaRun) -> CqaScores:
-    """Score ``run`` against the first ``run.rows`` gold rows (legacy truncation shrinks |Q|)."""
-    if not 0 < run.rows <= len(gold):
-        raise ValueError(f"run covers {run.rows} rows; the gold file has {len(gold)}")
-    starts = gold.question_starts[gold.question_starts < run.rows]
-    return score_cqa(starts, gold.labels[: run.rows], run.scores, run.predicted)
-
-
-def baseline_run(gold: CqaGold, kind: str) -> CqaRun:
-    """Return a baseline run built from the gold file: IR order, all 'true' or all 'false'.
-
-    ``ir``: score = gold column 4, every label false; ``true``/``false``: scores = gold column 4,
-    every label true/false.
-    """
-    if kind not in ("ir", "true", "false"):
-        raise ValueError(f"unknown CQA baseline kind {kind!r}; expected 'ir', 'true' or 'false'")
-    predicted = np.full(len(gold), kind == "true", dtype=bool)
-    return CqaRun(rows=len(gold), scores=gold.ir_scores.copy(), predicted=predicted)
+# Rendering
 
 
 def render_run(gold: CqaGold, run: CqaRun) -> bytes:

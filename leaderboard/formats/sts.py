@@ -1,4 +1,4 @@
-"""STS-style runs: one score file per evaluation set; gold, strict and lenient parsing, scoring.
+"""STS-style runs: one score file per evaluation set; gold, strict and lenient parsing, writing.
 
 Everything that differs between tasks of this family (set slugs, line counts, input names,
 mapping files, weights) is passed in as settings; nothing here names a particular task.
@@ -10,18 +10,14 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict
 
 import numpy as np
 
 from leaderboard.formats.compression import DecompressionError, maybe_gunzip
 from leaderboard.formats.issues import Issue, quote, summarise
-from leaderboard.scoring.correlation import pearson, weighted_overall
 
 MAX_LINE_BYTES = 4096
 BOM = b"\xef\xbb\xbf"
-#: Footnote for a set whose output is constant on the scored pairs only; its r counts as 0.
-CONSTANT_ON_SCORED_NOTE = "system output constant on the scored pairs; counted as 0"
 
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NON_FINITE = re.compile(r"[+-]?(?:nan|inf|infinity)", re.IGNORECASE)
@@ -53,14 +49,6 @@ class StsGold:
     slug: str
     scored_index: np.ndarray
     values: np.ndarray
-
-
-class StsScore(TypedDict):
-    """Scores of one run: r per set (0.0 where constant on S), those sets, weighted overall."""
-
-    per_set: dict[str, float]
-    constant_sets: list[str]
-    overall: float
 
 
 @dataclass(frozen=True, eq=False)
@@ -294,38 +282,6 @@ def parse_lenient_file(
     if refusals:
         return None, refusals, report
     return _frozen(values), [], report
-
-
-def score_run(
-    values: Mapping[str, np.ndarray], golds: Mapping[str, StsGold], weights: Mapping[str, int]
-) -> StsScore:
-    """Score a run: Pearson r per set over its scored pairs, and their pair-weighted mean.
-
-    r_s = pearson(x[S], y) with S the gold's scored run lines; r_s = 0 (and the set listed in
-    ``constant_sets``) when x is constant on S. overall = sum(n_s r_s) / sum(n_s), computed
-    from the unrounded r_s with ``weights`` = n_s.
-    """
-    per_set: dict[str, float] = {}
-    constant: list[str] = []
-    for slug, gold in golds.items():
-        if slug not in values:
-            raise ValueError(f"{slug}: the run has no values for this set.")
-        x = np.asarray(values[slug], dtype=np.float64)
-        if gold.scored_index.size and int(gold.scored_index.max()) >= x.size:
-            raise ValueError(
-                f"{slug}: the gold scores run line {int(gold.scored_index.max()) + 1:,} but the "
-                f"run has {x.size:,} lines."
-            )
-        r = pearson(x[gold.scored_index], gold.values)
-        if r is None:
-            constant.append(slug)
-            r = 0.0
-        per_set[slug] = r
-    return {
-        "per_set": per_set,
-        "constant_sets": constant,
-        "overall": weighted_overall(per_set, weights),
-    }
 
 
 class _LineScan:
@@ -613,3 +569,14 @@ def _frozen(array: np.ndarray) -> np.ndarray:
     """Return ``array`` made read-only, so frozen results stay unchanged."""
     array.flags.writeable = False
     return array
+
+
+def render_scores(values: Sequence[float]) -> bytes:
+    """Return a run file: one score per line (shortest exact decimal form), LF, final newline."""
+    out: list[str] = []
+    for value in values:
+        number = float(value)
+        if not math.isfinite(number):
+            raise ValueError(f"cannot write the non-finite score {number!r}")
+        out.append(f"{number!r}\n")
+    return "".join(out).encode("ascii")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -43,6 +44,9 @@ class CqaScores:
 
     values: dict[str, float]
     flags: tuple[str, ...] = ()
+    #: For the measures that are means over questions (MAP, MRR), each question's value in
+    #: question order, on the measure's stored scale: AP_q, and 100/i* for MRR.
+    per_question: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False)
 
 
 def official(value: float) -> str:
@@ -108,6 +112,8 @@ def score_cqa(
       AP_q = (1/h(K)) Σ_{i≤K, rel(i)} h(i)/i (0 when h(K) = 0);  MAP = mean_q AP_q
       AvgRec = (1/10) Σ_{k=1..10} Σ_q h_q(k) / Σ_q min(k, R_q)  (0, flagged, if Σ_q R_q = 0)
       MRR = 100 · mean_q 1/i* with i* the first relevant rank ≤ K (0 when none)
+    Every question counts in the means of MAP and MRR, also one without a relevant candidate.
+    AvgRec is a ratio of sums over questions, not a mean of per-question values.
     P, R, F1 and Acc are over all rows, for the ``true`` class (see ``binary_measures``).
     """
     gold_labels = np.asarray(gold_labels, dtype=bool)
@@ -148,4 +154,8 @@ def score_cqa(
 
     values = {"MAP": _mean(ap), "AvgRec": avg_rec, "MRR": 100.0 * _mean(rr)}
     values.update(binary_measures(gold_labels, predicted))
-    return CqaScores(values={name: float(values[name]) for name in CQA_MEASURES}, flags=flags)
+    return CqaScores(
+        values={name: float(values[name]) for name in CQA_MEASURES},
+        flags=flags,
+        per_question={"MAP": ap, "MRR": 100.0 * rr},
+    )

@@ -20,13 +20,12 @@ from leaderboard.formats.cqa import (
     CqaRun,
     CqaVerdict,
     Truncation,
-    baseline_run,
     parse_gold,
     parse_lenient,
-    score_run,
     validate_strict,
 )
 from leaderboard.scoring.cqa import CQA_MEASURES, official
+from leaderboard.tasks.families.cqa import baseline_run, score_run
 from tests.shared_data import preset_path, shared_path
 
 pytestmark = pytest.mark.fidelity

@@ -13,12 +13,12 @@ from leaderboard.formats.sts import (
     StsSetSpec,
     parse_gold,
     parse_lenient_file,
-    score_run,
+    render_scores,
     validate_file,
     validate_run,
 )
-from leaderboard.formats.sts_baseline import baseline_scores, cosine_bow, render_scores
 from leaderboard.scoring.correlation import official
+from leaderboard.tasks.families.sts import baseline_scores, cosine_bow, score_run
 from tests.shared_data import preset_path, shared_path
 
 pytestmark = pytest.mark.fidelity

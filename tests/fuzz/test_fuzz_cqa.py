@@ -11,7 +11,7 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from leaderboard.formats import cqa
-from leaderboard.tasks.families.cqa import CqaFamily
+from leaderboard.tasks.families.cqa import CqaFamily, baseline_run, score_run
 from tests.fuzz import FUZZ, check_finite, check_issues, fuzz_input, per_case
 from tests.runs import GOLD_TEST_A, PRESET
 
@@ -131,4 +131,4 @@ def test_gold_parser_gives_a_gold_or_a_located_error(data: bytes) -> None:
     assert np.all(np.isfinite(gold.ir_scores))
     # Any gold the parser accepts can score its own baselines.
     for kind in ("ir", "true", "false"):
-        check_finite(cqa.score_run(gold, cqa.baseline_run(gold, kind)).values)
+        check_finite(score_run(gold, baseline_run(gold, kind)).values)

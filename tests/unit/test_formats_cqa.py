@@ -11,14 +11,13 @@ from leaderboard.formats.cqa import (
     CqaVerdict,
     GoldFormatError,
     Truncation,
-    baseline_run,
     parse_gold,
     parse_lenient,
     render_run,
-    score_run,
     validate_strict,
 )
 from leaderboard.formats.issues import Issue
+from leaderboard.tasks.families.cqa import baseline_run, score_run
 
 GOLD_TEXT = (
     "Q1\tQ1_C1\t1\t1\ttrue\n"

@@ -9,15 +9,14 @@ import pytest
 
 from leaderboard.formats.issues import Issue
 from leaderboard.formats.sts import (
-    CONSTANT_ON_SCORED_NOTE,
     StsGold,
     StsSetSpec,
     parse_gold,
     parse_lenient_file,
-    score_run,
     validate_file,
     validate_run,
 )
+from leaderboard.tasks.families.sts import CONSTANT_ON_SCORED_NOTE, measure_results, score_run
 
 # The STS 2016 sets as settings, with the line counts of spec 3.
 AA = StsSetSpec("answer-answer", 1572, "STS2016.input.answer-answer.txt", ascii_hint=True)
@@ -681,6 +680,19 @@ def test_score_run_constant_on_scored_pairs_counts_zero() -> None:
     assert result["constant_sets"] == ["a"]
     assert result["overall"] == pytest.approx(4 * 0.8 / 7, abs=1e-15)
     assert CONSTANT_ON_SCORED_NOTE == "system output constant on the scored pairs; counted as 0"
+
+
+def test_measure_results_have_official_strings_flags_and_no_per_query_values() -> None:
+    # Pearson is not a mean of per-pair values: no measure carries per-query values.
+    gold_a = parse_gold(b"\n0\n\n1\n1\n", slug="a")
+    gold_b = parse_gold(b"1\n2\n3\n4\n", slug="b")
+    values = {"a": np.array([9.0, 2, 7, 2, 2]), "b": np.array([1.0, 3, 2, 4])}
+    results = measure_results(values, {"a": gold_a, "b": gold_b}, {"a": 3, "b": 4}, "ALL")
+    assert list(results) == ["ALL", "a", "b"]
+    assert [r.official for r in results.values()] == ["0.45714", "0.00000", "0.80000"]
+    assert results["a"].flags == ("constant-on-scored",) and results["b"].flags == ()
+    assert [r.gold_role for r in results.values()] == ["gold:a", "gold:a", "gold:b"]
+    assert all(r.per_query is None for r in results.values())
 
 
 def test_score_run_multisource_uses_mapping_order() -> None:

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,8 +13,7 @@ from leaderboard.cli.offline import score_json
 from leaderboard.formats.issues import Issue
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
-from leaderboard.tasks.families.cqa import CqaFamily
-from tests.runs import oracle_run
+from tests.runs import gold_lines, oracle_run
 
 SPECS = [MeasureSpec("MAP", "MAP", scale=100), MeasureSpec("P", "P", scale=100)]
 SCORED = Evaluation(
@@ -50,23 +47,24 @@ def _score(tmp_path: Path, *options: str):  # type: ignore[no-untyped-def]
     )
 
 
-def test_the_command_prints_what_the_family_fills(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_command_prints_what_the_family_fills(tmp_path: Path) -> None:
     plain = _score(tmp_path, "--json")
     assert plain.exit_code == 0 and "per_query" not in json.loads(plain.output)
-    scored = CqaFamily.score
-
-    def with_per_query(self: CqaFamily, parsed: Any, gold: Any) -> dict[str, MeasureResult]:
-        results = scored(self, parsed, gold)
-        results["MAP"] = replace(results["MAP"], per_query={"Q268": 1.0, "Q269": 0.5})
-        return results
-
-    monkeypatch.setattr(CqaFamily, "score", with_per_query)
     result = _score(tmp_path, "--json", "--per-query")
     assert result.exit_code == 0, result.output
-    # MAP is stored as a fraction and shown ×100.
-    assert json.loads(result.output)["per_query"] == {"MAP": {"Q268": 100.0, "Q269": 50.0}}
+    report = json.loads(result.output)
+    # CQA's MAP and MRR are means over questions; AvgRec, P, R, F1 and Acc are not.
+    per_query = report["per_query"]
+    assert set(per_query) == {"MAP", "MRR"}
+    questions = [line[0] for line in gold_lines()]
+    assert list(per_query["MAP"]) == list(dict.fromkeys(questions))
+    # The oracle ranks a relevant candidate first wherever there is one; MAP is shown ×100.
+    relevant = {line[0] for line in gold_lines() if line[4] == "true"}
+    assert per_query["MAP"] == {q: 100.0 if q in relevant else 0.0 for q in per_query["MAP"]}
+    assert per_query["MRR"] == per_query["MAP"]
+    for m in ("MAP", "MRR"):
+        mean = sum(per_query[m].values()) / len(per_query[m])
+        assert mean == pytest.approx(report["measures"][m], rel=1e-12)
 
 
 def test_per_query_without_json_is_a_usage_error(tmp_path: Path) -> None:

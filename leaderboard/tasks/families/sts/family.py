@@ -1,4 +1,4 @@
-"""The STS family (SemEval-2016 Task 1 style): one score per pair, Pearson per evaluation part."""
+"""The STS family's hooks: parts, uploads and archives, gold, validation, scoring, baseline."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from leaderboard.formats import sts as fmt
 from leaderboard.formats.archive import ArchiveError, ArchiveLimits, match_members, read_archive
 from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import Issue, shown
-from leaderboard.formats.sts_baseline import baseline_scores, render_scores
-from leaderboard.scoring.correlation import MEASURES, official
+from leaderboard.scoring.correlation import MEASURES
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
@@ -29,6 +28,8 @@ from leaderboard.tasks.families.base import (
     Verdict,
     read_all,
 )
+from leaderboard.tasks.families.sts.baseline import baseline_scores
+from leaderboard.tasks.families.sts.scoring import measure_results
 
 RECIPES = ("cosine-bow",)
 #: Upload field for a whole run sent as one .zip or .tar.gz.
@@ -272,17 +273,7 @@ class StsFamily(Family):
         self, parsed: Mapping[str, np.ndarray], gold: StsGoldBundle
     ) -> dict[str, MeasureResult]:
         """Pearson per part over its scored pairs; overall = sum(n_s r_s) / sum(n_s)."""
-        result = fmt.score_run(parsed, gold.golds, gold.weights)
-        first = f"gold:{next(iter(gold.golds))}"
-        out = {
-            gold.overall: MeasureResult(
-                result["overall"], official(result["overall"]), gold_role=first
-            )
-        }
-        for slug, r in result["per_set"].items():
-            flags = ("constant-on-scored",) if slug in result["constant_sets"] else ()
-            out[slug] = MeasureResult(r, official(r), flags, gold_role=f"gold:{slug}")
-        return out
+        return measure_results(parsed, gold.golds, gold.weights, gold.overall)
 
     def baselines(
         self, gold: StsGoldBundle, files: Mapping[str, bytes], ctx: Context
@@ -292,7 +283,7 @@ class StsFamily(Family):
         if "cosine-bow" not in ctx.definition.baseline_recipes:
             return out
         run_files = {
-            slug: render_scores(baseline_scores(files[f"input:{slug}"].decode("utf-8")))
+            slug: fmt.render_scores(baseline_scores(files[f"input:{slug}"].decode("utf-8")))
             for slug in self.run_fields(ctx)
         }
         note = str(ctx.subtask.options.get("baseline_note", ""))

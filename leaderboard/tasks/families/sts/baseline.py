@@ -1,10 +1,9 @@
-"""The official STS baseline: cosine of binary bag-of-words vectors of the two sentences."""
+"""The official STS baseline run: cosine of binary bag-of-words vectors of the two sentences."""
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
 
 # ASCII whitespace only: the recipe splits on the spaces of the UTF-8 input, and a non-ASCII
 # space (none occurs in the shipped data) stays part of its token.
@@ -43,17 +42,6 @@ def baseline_scores(input_text: str) -> list[float]:
             raise ValueError(f"input line {number}: expected TAB-separated sentences, found one.")
         scores.append(cosine_bow(fields[0], fields[1]))
     return scores
-
-
-def render_scores(values: Sequence[float]) -> bytes:
-    """Return a run file: one score per line (shortest exact decimal form), LF, final newline."""
-    out: list[str] = []
-    for value in values:
-        number = float(value)
-        if not math.isfinite(number):
-            raise ValueError(f"cannot write the non-finite score {number!r}")
-        out.append(f"{number!r}\n")
-    return "".join(out).encode("ascii")
 
 
 def _token_set(sentence: str) -> set[str]:

@@ -1,0 +1,35 @@
+"""Score a validated CQA run against its gold with the official 2016 measures."""
+
+from __future__ import annotations
+
+from leaderboard.formats.cqa import CqaGold, CqaRun
+from leaderboard.scoring.cqa import MEASURES, CqaScores, score_cqa
+from leaderboard.tasks.families.base import MeasureResult
+
+
+def score_run(gold: CqaGold, run: CqaRun) -> CqaScores:
+    """Score ``run`` against the first ``run.rows`` gold rows (legacy truncation shrinks |Q|)."""
+    if not 0 < run.rows <= len(gold):
+        raise ValueError(f"run covers {run.rows} rows; the gold file has {len(gold)}")
+    starts = gold.question_starts[gold.question_starts < run.rows]
+    return score_cqa(starts, gold.labels[: run.rows], run.scores, run.predicted)
+
+
+def measure_results(gold: CqaGold, run: CqaRun) -> dict[str, MeasureResult]:
+    """Return the seven measures with their official strings, flags and per-question values."""
+    result = score_run(gold, run)
+    # MAP and MRR are means over the scored questions (the first ones of the gold), so their
+    # values are keyed by those questions' ids; AvgRec, P, R, F1 and Acc are not such means.
+    per_query = {
+        m: dict(zip(gold.questions[: values.size], values.tolist(), strict=True))
+        for m, values in result.per_question.items()
+    }
+    return {
+        m: MeasureResult(
+            raw=v,
+            official=MEASURES.get(m).official(v),
+            flags=result.flags if m == "AvgRec" else (),
+            per_query=per_query.get(m),
+        )
+        for m, v in result.values.items()
+    }

@@ -902,3 +902,19 @@ def test_qrels_comment_lines_with_crlf_and_only_comments() -> None:
         None,
         [Issue(None, "The file has no judgments, only comment lines.")],
     )
+
+
+@pytest.mark.parametrize(
+    ("keys", "expected"),
+    [
+        ([1, 2, 2, 3, 5, 5, 5], [1, 2, 4, 5, 6]),  # sorted already: no sort is made
+        ([5, 2, 3, 5, 2, 9, 5], [0, 1, 3, 4, 6]),  # unsorted
+        ([4, 3, 2, 1], []),
+        ([7], []),
+        ([], []),
+    ],
+)
+def test_repeated_positions_sorted_or_not(keys: list[int], expected: list[int]) -> None:
+    from leaderboard.formats.trec.strict import _repeated
+
+    assert _repeated(np.array(keys, dtype=np.int64)).tolist() == expected

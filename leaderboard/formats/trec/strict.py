@@ -52,7 +52,10 @@ _ARCHIVE_MAGIC = {b"PK\x03\x04": "a zip archive", b"\x1f\x8b": "gzip-compressed"
 
 def _repeated(keys: NDArray[Any]) -> NDArray[np.intp]:
     """Return, ascending, the positions of values that occur more than once in ``keys``."""
-    ordered = np.sort(keys)
+    # Runs are mostly written query by query in score order, so the (query, score) keys often
+    # arrive sorted: checking that costs a few milliseconds where a sort of 2 million costs 0.1 s.
+    presorted = len(keys) < 2 or bool((keys[1:] >= keys[:-1]).all())
+    ordered = keys if presorted else np.sort(keys)
     same = ordered[1:] == ordered[:-1]
     if not same.any():
         return np.zeros(0, dtype=np.intp)

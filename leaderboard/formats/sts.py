@@ -15,6 +15,7 @@ import numpy as np
 
 from leaderboard.formats.compression import DecompressionError, maybe_gunzip
 from leaderboard.formats.issues import Issue, quote, summarise
+from leaderboard.scoring.correlation import is_constant
 
 MAX_LINE_BYTES = 4096
 BOM = b"\xef\xbb\xbf"
@@ -99,7 +100,7 @@ def parse_gold(data: bytes, *, slug: str, mapping: bytes | None = None) -> StsGo
         raise ValueError(f"{slug}: the gold has {len(scored)} scored pairs; at least 2 are needed.")
     scored_index = _frozen(np.array([i for i, _ in scored], dtype=np.int64))
     values = _frozen(np.array([v for _, v in scored], dtype=np.float64))
-    if np.ptp(values) == 0:
+    if is_constant(values):
         raise ValueError(
             f"{slug}: all {len(values):,} gold values are {values[0]:g}; a correlation cannot be "
             "computed against constant gold."
@@ -166,7 +167,7 @@ def validate_file(data: bytes, spec: StsSetSpec) -> StsFileVerdict:
 
     errors = _count_errors(spec, len(lines))
     errors += scan.errors
-    if not scan.errors and np.ptp(scan.values) == 0:
+    if not scan.errors and is_constant(scan.values):
         errors.append(
             Issue(
                 None,
@@ -271,7 +272,7 @@ def parse_lenient_file(
         values[gold.scored_index[k] if filtered else line_index] = value
     if not refusals:
         scored = values[gold.scored_index]
-        if np.ptp(scored) == 0:
+        if is_constant(scored):
             refusals.append(
                 Issue(
                     None,

@@ -11,6 +11,12 @@ import numpy as np
 from leaderboard.scoring.registry import Measure, MeasureRegistry
 
 
+def is_constant(values: np.ndarray) -> bool:
+    """Return whether every value is equal (min == max), with no overflow for extreme values."""
+    # np.ptp computes max - min, which overflows (with a warning) for values near ±1.8e308.
+    return bool(values.size == 0 or values.min() == values.max())
+
+
 def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
     """Return Pearson's r of ``x`` and ``y``, or None when either is constant.
 
@@ -27,7 +33,7 @@ def pearson(x: np.ndarray, y: np.ndarray) -> float | None:
         raise ValueError("pearson needs finite values")
     # Exact equality, not a variance threshold: a constant such as 0.1 leaves rounding noise
     # in sum((x-mx)^2) that would otherwise yield an arbitrary r.
-    if xs.size < 2 or np.ptp(xs) == 0 or np.ptp(ys) == 0:
+    if xs.size < 2 or is_constant(xs) or is_constant(ys):
         return None
     # r ignores scale: bring huge or tiny values (e.g. 1e200) near 1 so the sums below cannot
     # overflow or underflow; ordinary values are left as they are, bit for bit.

@@ -310,7 +310,9 @@ class Score(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     measure: Mapped[str] = mapped_column(String(64))
-    value: Mapped[float] = mapped_column(Float)
+    #: None when the measure is undefined for the run (e.g. a correlation of a constant
+    #: prediction); ``official`` is then empty and the table shows "—".
+    value: Mapped[float | None] = mapped_column(Float)
     official: Mapped[str] = mapped_column(String(32))
     gold_file_id: Mapped[int] = mapped_column(ForeignKey("gold_files.id", ondelete="RESTRICT"))
     gold_sha256: Mapped[str] = mapped_column(String(64))

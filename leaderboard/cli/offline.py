@@ -13,7 +13,7 @@ from leaderboard.cli.common import fail
 from leaderboard.cli.references import Refused, load_set_gold, read_definition
 from leaderboard.config import load_settings
 from leaderboard.formats.issues import Issue, shown, summarise
-from leaderboard.tables.model import MeasureSpec
+from leaderboard.tables.model import MISSING, MeasureSpec
 from leaderboard.tasks.definition import TaskDefinition, preset_paths
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Evaluation, RunPathError
@@ -32,6 +32,11 @@ def _find_definition(task: str, definition: str | None) -> TaskDefinition:
 
 def _issue_json(issues: list[Issue]) -> list[dict[str, object]]:
     return [i.as_dict() for i in issues]
+
+
+def _shown(raw: float | None, scale: float) -> float | None:
+    """Return a stored value in the table's scale; None (undefined) stays None."""
+    return None if raw is None else raw * scale
 
 
 def score_json(
@@ -53,10 +58,15 @@ def score_json(
         }
     else:
         shown_specs = [s for s in specs if s.key in results]
+        undefined = [
+            {"line": None, "message": f"{s.label} is undefined for this run: {r.reason}"}
+            for s in shown_specs
+            if (r := results[s.key]).raw is None
+        ]
         out = {
-            "measures": {s.key: results[s.key].raw * s.scale for s in shown_specs},
-            "official": {s.key: results[s.key].official for s in shown_specs},
-            "warnings": _issue_json(verdict.warnings),
+            "measures": {s.key: _shown(results[s.key].raw, s.scale) for s in shown_specs},
+            "official": {s.key: results[s.key].official or None for s in shown_specs},
+            "warnings": _issue_json(verdict.warnings) + undefined,
             "issues": [],
             "tolerances": list(verdict.tolerances),
         }
@@ -153,5 +163,8 @@ def score_cmd(
     for s in specs:
         if s.key in results:
             r = results[s.key]
+            if r.raw is None:
+                click.echo(f"{s.label:<{width}}  {MISSING:>8}   (undefined: {r.reason})")
+                continue
             display = format(float(r.official) * s.scale, f".{s.display_decimals}f")
             click.echo(f"{s.label:<{width}}  {display:>8}   ({r.official})")

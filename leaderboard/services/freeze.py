@@ -276,11 +276,11 @@ def verify(session: Session, store: FileStore, settings: Settings, target: Targe
                 report.differences.append(
                     f"{label}: {measure} re-scores as {got}, the snapshot says {old['official']}"
                 )
-            values[measure] = Value(
-                new.raw if new else old["raw"],
-                new.official if new else old["official"],
-                old["note"],
-            )
+            # A value that became undefined is reported above; the snapshot's stands in for it.
+            if new is not None and new.raw is not None:
+                values[measure] = Value(new.raw, new.official, old["note"])
+            else:
+                values[measure] = Value(old["raw"], old["official"], old["note"])
         entries.append(entry_from_record(rec, values))
     if report.ok:
         table = render(

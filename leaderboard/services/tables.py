@@ -88,10 +88,11 @@ def _note(flags: list[str]) -> str | None:
 def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
     """Turn a stored run into a table entry (baselines keep only their shown measures)."""
     shown = set(run.report.get("shown", measures)) if run.kind == "baseline" else set(measures)
+    # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
     values = {
         s.measure: Value(raw=s.value, official=s.official, note=_note(s.flags))
         for s in run.scores
-        if s.current and s.measure in shown
+        if s.current and s.measure in shown and s.value is not None
     }
     return Entry(
         kind="baseline" if run.kind == "baseline" else "run",
@@ -106,6 +107,27 @@ def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
         markers=("‡",) if "truncation" in run.report else (),
         run_id=run.id,
     )
+
+
+UNDEFINED_NOTE = (
+    "— no value: the measure is undefined for the run (e.g. a correlation or kappa of a "
+    "constant prediction); it is not ranked on that measure."
+)
+
+
+def _undefined_note(runs: list[Run], columns: tuple[str, ...]) -> str:
+    """Return the footnote for measures stored without a value, naming them, or ""."""
+    names = sorted(
+        {
+            s.measure
+            for r in runs
+            for s in r.scores
+            if s.current and s.value is None and s.measure in columns
+        }
+    )
+    if not names:
+        return ""
+    return f"{UNDEFINED_NOTE} Undefined here: {', '.join(names)}."
 
 
 def table_inputs(
@@ -123,6 +145,9 @@ def table_inputs(
     note = target.subtask_def.options.get("baseline_note")
     if note and any(e.kind == "baseline" for e in entries):
         footnotes.append(f"† {note}")
+    undefined = _undefined_note(runs, columns)
+    if undefined:
+        footnotes.append(undefined)
     options: dict[str, Any] = {
         "footnotes": footnotes,
         "note_texts": {marker: text for marker, text in FLAG_NOTES.values()},

@@ -42,7 +42,7 @@ _RUN = {
         "created_at": {"type": "string", "format": "date-time"},
         "sha256": {"type": "string"},
         "warnings": {"type": "array", "items": {"type": "string"}},
-        "scores": {"type": "object", "additionalProperties": {"type": "number"}},
+        "scores": {"type": "object", "additionalProperties": {"type": ["number", "null"]}},
         "official": {"type": "object", "additionalProperties": {"type": "string"}},
         "notes": {"type": "array", "items": {"type": "string"}},
     },

@@ -6,7 +6,7 @@ from typing import Any
 
 from leaderboard.models import Run
 from leaderboard.services.catalog import definition_of
-from leaderboard.tables.model import MeasureSpec
+from leaderboard.tables.model import MISSING, MeasureSpec
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context
 
@@ -22,7 +22,12 @@ def measure_specs(run: Run) -> list[MeasureSpec]:
 
 
 def display(spec: MeasureSpec, official: str) -> str:
-    """Render a stored official value as the table shows it (printf-style rounding)."""
+    """Render a stored official value as the table shows it (printf-style rounding).
+
+    An undefined value (empty official string) shows "—".
+    """
+    if not official:
+        return MISSING
     return format(float(official) * spec.scale, f".{spec.display_decimals}f")
 
 
@@ -40,7 +45,7 @@ def score_lines(run: Run) -> list[dict[str, Any]]:
                 "key": spec.key,
                 "label": spec.label,
                 "display": display(spec, s.official),
-                "value": s.value * spec.scale,
+                "value": None if s.value is None else s.value * spec.scale,
                 "official": s.official,
                 "flags": list(s.flags),
             }

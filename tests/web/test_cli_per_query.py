@@ -70,3 +70,19 @@ def test_the_command_prints_what_the_family_fills(tmp_path: Path) -> None:
 def test_per_query_without_json_is_a_usage_error(tmp_path: Path) -> None:
     result = _score(tmp_path, "--per-query")
     assert result.exit_code == 2 and "--json" in result.output
+
+
+def test_an_undefined_measure_is_null_with_a_warning() -> None:
+    scored = Evaluation(
+        Verdict([], [], parsed=object()),
+        {
+            "MAP": MeasureResult(0.75, "0.7500"),
+            "P": MeasureResult.undefined("the prediction is constant"),
+        },
+    )
+    report = score_json(scored, SPECS)
+    assert report["measures"] == {"MAP": 75.0, "P": None}
+    assert report["official"] == {"MAP": "0.7500", "P": None}
+    assert report["warnings"] == [
+        {"line": None, "message": "P is undefined for this run: the prediction is constant"}
+    ]

@@ -76,15 +76,26 @@ class RunPathError(ValueError):
 
 @dataclass(frozen=True)
 class MeasureResult:
-    """One measure's value (stored scale), its official string, flags and the gold role used."""
+    """One measure's value (stored scale), its official string, flags and the gold role used.
 
-    raw: float
+    A measure that is undefined for a run (a correlation or kappa of a constant prediction) has
+    ``raw`` None, an empty official string and ``reason`` saying why; the run is not rejected.
+    """
+
+    raw: float | None
     official: str
     flags: tuple[str, ...] = ()
     gold_role: str | None = None
     #: The per-query (per-item) values the measure is the mean of, by query id; None when the
     #: measure is not a mean of per-query values.
     per_query: Mapping[str, float] | None = None
+    #: Why the value is undefined (``raw`` None), e.g. "the prediction is constant".
+    reason: str = ""
+
+    @classmethod
+    def undefined(cls, reason: str, **kw: Any) -> MeasureResult:
+        """Return the result of a measure that has no value for this run, and why."""
+        return cls(None, "", reason=reason, **kw)
 
 
 @dataclass

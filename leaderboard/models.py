@@ -319,6 +319,9 @@ class Score(Base):
     scorer_version: Mapped[str] = mapped_column(String(64))
     current: Mapped[bool] = mapped_column(Boolean, default=True)
     flags: Mapped[list[Any]] = mapped_column(default=list)
+    #: What the value depends on beyond the gold, shown in the table's notes (sacrebleu's
+    #: signature, e.g. "nrefs:2|case:mixed|eff:no|tok:13a|smooth:exp|version:2.6.0").
+    note: Mapped[str] = mapped_column(Text, default="", server_default="")
     #: The per-query (per-item) values the measure is the mean of, by query id; deferred, since
     #: tables read only ``value`` and ``official`` while analysis reads these.
     per_query: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)

@@ -67,6 +67,7 @@ def score_json(
             "measures": {s.key: _shown(results[s.key].raw, s.scale) for s in shown_specs},
             "official": {s.key: results[s.key].official or None for s in shown_specs},
             "warnings": _issue_json(verdict.warnings) + undefined,
+            "notes": {s.key: results[s.key].note for s in shown_specs if results[s.key].note},
             "issues": [],
             "tolerances": list(verdict.tolerances),
         }

@@ -141,6 +141,7 @@ def score_values(
                 "scorer_version": SCORER_VERSION,
                 "flags": list(r.flags),
                 "per_query": None if r.per_query is None else dict(r.per_query),
+                "note": r.note,
             }
         )
     return rows

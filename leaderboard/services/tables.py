@@ -130,6 +130,18 @@ def _undefined_note(runs: list[Run], columns: tuple[str, ...]) -> str:
     return f"{UNDEFINED_NOTE} Undefined here: {', '.join(names)}."
 
 
+def _measure_notes(runs: list[Run], columns: tuple[str, ...]) -> list[str]:
+    """Return one footnote per measure and distinct note of its scores (e.g. a signature)."""
+    notes = {
+        (s.measure, s.note)
+        for r in runs
+        for s in r.scores
+        if s.current and s.note and s.measure in columns
+    }
+    order = {key: i for i, key in enumerate(columns)}
+    return [f"{m}: {note}" for m, note in sorted(notes, key=lambda mn: (order[mn[0]], mn[1]))]
+
+
 def table_inputs(
     session: Session, store: FileStore, target: Target, runs: list[Run], *, include_late: bool
 ) -> TableInputs:
@@ -148,6 +160,7 @@ def table_inputs(
     undefined = _undefined_note(runs, columns)
     if undefined:
         footnotes.append(undefined)
+    footnotes.extend(_measure_notes(runs, columns))
     options: dict[str, Any] = {
         "footnotes": footnotes,
         "note_texts": {marker: text for marker, text in FLAG_NOTES.values()},

@@ -48,6 +48,7 @@ def score_lines(run: Run) -> list[dict[str, Any]]:
                 "value": None if s.value is None else s.value * spec.scale,
                 "official": s.official,
                 "flags": list(s.flags),
+                "note": s.note,
             }
         )
     return out
@@ -75,5 +76,8 @@ def run_json(run: Run, *, show_scores: bool = True) -> dict[str, Any]:
         "scores_hidden": not show_scores,
         "scores": {line["key"]: line["value"] for line in lines},
         "official": {line["key"]: line["official"] for line in lines},
-        "notes": [run.report["truncation"]["note"]] if "truncation" in run.report else [],
+        "notes": [
+            *([run.report["truncation"]["note"]] if "truncation" in run.report else []),
+            *(f"{line['key']}: {line['note']}" for line in lines if line["note"]),
+        ],
     }

@@ -1,4 +1,4 @@
-"""undefined score values
+"""undefined score values and measure notes
 
 Revision ID: 0007
 Revises: 0006
@@ -16,10 +16,13 @@ depends_on = None
 
 def upgrade() -> None:
     # A measure undefined for a run (a correlation of a constant prediction) stores no value.
+    # A measure's note (e.g. sacrebleu's signature) is stored with its score and footnoted.
     with op.batch_alter_table('scores', schema=None) as batch_op:
         batch_op.alter_column('value', existing_type=sa.Float(), nullable=True)
+        batch_op.add_column(sa.Column('note', sa.Text(), server_default='', nullable=False))
 
 
 def downgrade() -> None:
     with op.batch_alter_table('scores', schema=None) as batch_op:
+        batch_op.drop_column('note')
         batch_op.alter_column('value', existing_type=sa.Float(), nullable=False)

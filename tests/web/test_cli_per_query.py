@@ -83,6 +83,7 @@ def test_an_undefined_measure_is_null_with_a_warning() -> None:
     report = score_json(scored, SPECS)
     assert report["measures"] == {"MAP": 75.0, "P": None}
     assert report["official"] == {"MAP": "0.7500", "P": None}
+    assert "notes" in report and report["notes"] == {}
     assert report["warnings"] == [
         {"line": None, "message": "P is undefined for this run: the prediction is constant"}
     ]

@@ -59,3 +59,30 @@ def test_undefined_value_in_the_table_the_api_and_every_export(
         assert resp.status_code == 200, ext
     md = client.get("/tasks/semeval2016-task3/A/results.md").get_data(as_text=True)
     assert "—" in md and "Undefined here: MAP, MRR." in md
+
+
+def test_measure_notes_are_footnoted_once_per_distinct_note(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner
+) -> None:
+    make_participant(app, "Aurora", "a@example.org")
+    make_participant(app, "Borealis", "b@example.org")
+    aurora = token_for(app, "a@example.org")
+    first = accepted(api_upload(client, aurora, oracle_run()))["id"]
+    second = accepted(api_upload(client, token_for(app, "b@example.org"), oracle_run()))["id"]
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        for run_id, note in ((first, "version:1"), (second, "version:1")):
+            score = session.scalars(
+                select(Score).where(Score.run_id == run_id, Score.measure == "MRR")
+            ).one()
+            score.note = note
+        session.commit()
+    table = json.loads(
+        runner.invoke(
+            args=["leaderboard", "table", "semeval2016-task3", "A", "--format", "json"]
+        ).output
+    )
+    assert [n for n in table["footnotes"] if n.startswith("MRR: ")] == ["MRR: version:1"]
+    body = client.get(
+        f"/api/v1/runs/{first}", headers={"Authorization": f"Bearer {aurora}"}
+    ).get_json()
+    assert "MRR: version:1" in body["notes"]

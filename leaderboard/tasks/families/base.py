@@ -91,6 +91,8 @@ class MeasureResult:
     per_query: Mapping[str, float] | None = None
     #: Why the value is undefined (``raw`` None), e.g. "the prediction is constant".
     reason: str = ""
+    #: What the value depends on beyond the gold, for the table's notes (sacrebleu's signature).
+    note: str = ""
 
     @classmethod
     def undefined(cls, reason: str, **kw: Any) -> MeasureResult:

@@ -59,6 +59,12 @@ class SubtaskDef:
     official_measure: str = ""
     options: dict[str, Any] = field(default_factory=dict)
 
+    def option(self, definition: TaskDefinition, key: str, default: Any = None) -> Any:
+        """Return a family option: the subtask's own value, else the definition's top level."""
+        if key in self.options:
+            return self.options[key]
+        return definition.options.get(key, default)
+
     def set(self, slug: str) -> SetDef | None:
         """Return the set with this slug, or None."""
         return next((s for s in self.sets if s.slug == slug), None)
@@ -96,6 +102,8 @@ class TaskDefinition:
     base_dir: Path | None
     raw: dict[str, Any]
     sha256: str
+    #: The family's own options set at the top level (a subtask may override each).
+    options: dict[str, Any] = field(default_factory=dict)
 
     def subtask(self, slug: str) -> SubtaskDef | None:
         """Return the subtask with this slug, or None."""
@@ -171,14 +179,16 @@ def parse_definition(
     file_roles: Mapping[str, bool],
     sha256: str = "",
     group_keys: Mapping[str, tuple[str, ...]] = MappingProxyType({}),
+    option_keys: tuple[str, ...] = (),
 ) -> TaskDefinition:
     """Check a definition's structure with its family's keys.
 
     ``file_roles`` maps a set's file keys to "required"; ``group_keys`` maps set keys holding
-    named groups (e.g. STS parts) to the file keys a group may name. With ``base_dir`` None (a
-    definition already stored in the database) files are not checked.
+    named groups (e.g. STS parts) to the file keys a group may name; ``option_keys`` are the
+    family's options a definition may set at the top level (and a subtask override). With
+    ``base_dir`` None (a definition already stored in the database) files are not checked.
     """
-    unknown = set(raw) - KNOWN_TOP_KEYS
+    unknown = set(raw) - KNOWN_TOP_KEYS - set(option_keys)
     if unknown:
         raise DefinitionError(quote(sorted(unknown)[0]), "unknown key")
     slug = _slug(_require(raw, "slug", str, ""), "slug")
@@ -323,6 +333,7 @@ def parse_definition(
         base_dir=base_dir,
         raw=raw,
         sha256=sha256,
+        options={k: raw[k] for k in option_keys if k in raw},
     )
 
 

@@ -18,7 +18,9 @@ def _parse(raw: dict[str, Any], base_dir: Path | None, sha256: str) -> TaskDefin
     if not isinstance(family_name, str):
         raise DefinitionError("family", "is required (a family name)")
     family = get_family(family_name)
-    definition = parse_definition(raw, base_dir, family.file_roles, sha256, family.group_keys)
+    definition = parse_definition(
+        raw, base_dir, family.file_roles, sha256, family.group_keys, family.option_keys
+    )
     check_style(family, definition)
     family.check_definition(definition)
     return definition
@@ -57,7 +59,7 @@ def stored_definition(raw: dict[str, Any], sha256: str) -> TaskDefinition:
     family = get_family(str(raw.get("family", "")))
     # A private copy: the cached definition must not change with the caller's dict.
     definition = parse_definition(
-        copy.deepcopy(raw), None, family.file_roles, sha256, family.group_keys
+        copy.deepcopy(raw), None, family.file_roles, sha256, family.group_keys, family.option_keys
     )
     if len(_STORED) >= _STORED_MAX:
         _STORED.clear()

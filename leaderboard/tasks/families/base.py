@@ -213,6 +213,8 @@ class Family(ABC):
     #: Set keys holding lists of named groups, with the file keys a group may name; a group's
     #: file becomes the role "<file key>:<group slug>" (e.g. ``gold:headlines``).
     group_keys: Mapping[str, tuple[str, ...]] = {}
+    #: The family's options a definition may set at the top level or override per subtask.
+    option_keys: tuple[str, ...] = ()
     #: The table styles a definition of this family may choose; the first is the default.
     table_styles: tuple[str, ...] = ()
     #: Whether a run is several files (one per evaluation part) rather than one.

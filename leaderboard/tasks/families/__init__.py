@@ -9,11 +9,19 @@ from leaderboard.tasks.families.base import Family
 
 def get_family(name: str) -> Family:
     """Return the family called ``name``; raise DefinitionError for an unknown one."""
+    from leaderboard.tasks.families.classification import ClassificationFamily
     from leaderboard.tasks.families.cqa import CqaFamily
+    from leaderboard.tasks.families.regression import RegressionFamily
     from leaderboard.tasks.families.sts import StsFamily
     from leaderboard.tasks.families.trec import TrecFamily
 
-    families: dict[str, Family] = {"cqa": CqaFamily(), "sts": StsFamily(), "trec": TrecFamily()}
+    families: dict[str, Family] = {
+        "cqa": CqaFamily(),
+        "sts": StsFamily(),
+        "trec": TrecFamily(),
+        "classification": ClassificationFamily(),
+        "regression": RegressionFamily(),
+    }
     try:
         return families[name]
     except KeyError:

@@ -1,0 +1,145 @@
+"""The classification family: declared labels, scikit-learn's measures, label baselines."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from leaderboard.formats import items
+from leaderboard.formats.issues import shown
+from leaderboard.scoring.labels import (
+    CLASSIFICATION_REGISTRY,
+    check_labels,
+    check_measure,
+    classification_measures,
+    per_item_correct,
+)
+from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
+from leaderboard.tasks.families.base import BaselineRun, Context, MeasureResult
+from leaderboard.tasks.families.itemwise import ItemFamily, ItemsGold
+
+#: Why kappa or MCC can have no value.
+UNDEFINED_REASON = "undefined when gold and prediction are one same label"
+#: The seed of the random baseline when the subtask names none.
+DEFAULT_SEED = 0
+
+
+def labels_of(definition: TaskDefinition, subtask: SubtaskDef) -> tuple[list[str], dict[str, str]]:
+    """Return a subtask's declared labels and aliases (a subtask may override the top level)."""
+    labels = subtask.option(definition, "labels")
+    aliases = subtask.option(definition, "label_aliases", {})
+    return labels, aliases
+
+
+def render(ids: tuple[str, ...], labels: list[str], predicted: np.ndarray) -> bytes:
+    """Return a run file: ``id<TAB>label`` per item, in gold order."""
+    return "".join(
+        f"{item}\t{labels[k]}\n" for item, k in zip(ids, predicted.tolist(), strict=True)
+    ).encode()
+
+
+class ClassificationFamily(ItemFamily):
+    """Runs label every gold item with a declared label (aliases allowed)."""
+
+    name = "classification"
+    option_keys = ("labels", "label_aliases", "random_seed")
+    registry = CLASSIFICATION_REGISTRY
+    recipes = ("majority", "random", "all:<label>")
+
+    def value_parser(self, definition: TaskDefinition, subtask: SubtaskDef) -> items.LabelParser:
+        """Return the parser of the subtask's declared labels and aliases."""
+        labels, aliases = labels_of(definition, subtask)
+        if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+            raise DefinitionError("labels", "is required: the list of declared labels")
+        if not isinstance(aliases, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in aliases.items()
+        ):
+            raise DefinitionError("label_aliases", "must be a table of alias = label")
+        try:
+            check_labels(labels)
+            return items.LabelParser(labels, aliases)
+        except ValueError as exc:
+            key = "label_aliases" if "alias" in str(exc) else "labels"
+            raise DefinitionError(key, str(exc)) from None
+
+    def check_measure(self, key: str, definition: TaskDefinition, subtask: SubtaskDef) -> None:
+        """Raise unless ``key`` is a measure whose labels the subtask declares."""
+        check_measure(key, labels_of(definition, subtask)[0])
+
+    def check_recipe(self, recipe: str, definition: TaskDefinition) -> bool:
+        """Accept majority, random and all:<label> for a label every subtask declares."""
+        if recipe in ("majority", "random"):
+            return True
+        name, sep, label = recipe.partition(":")
+        if name != "all" or not sep:
+            return False
+        for st in definition.subtasks:
+            if label not in labels_of(definition, st)[0]:
+                raise DefinitionError(
+                    "baselines.recipes",
+                    f"{shown(recipe)} names a label that subtask {st.slug} does not declare",
+                )
+        return True
+
+    def gold_extra(self, ctx: Context) -> dict[str, Any]:
+        """Return the declared labels."""
+        return {"labels": labels_of(ctx.definition, ctx.subtask)[0]}
+
+    def score_values(self, values: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
+        """Return each measure; Acc carries its per-item values (1 correct, 0 wrong)."""
+        labels = gold.extra["labels"]
+        found = classification_measures(gold.gold.values, values, labels, gold.measures)
+        out: dict[str, MeasureResult] = {}
+        for key, value in found.items():
+            if value is None:
+                out[key] = MeasureResult.undefined(UNDEFINED_REASON)
+                continue
+            per_query = None
+            if key == "Acc":
+                per_query = self.per_item(gold, per_item_correct(gold.gold.values, values))
+            out[key] = MeasureResult(
+                value, self.registry.get(key).official(value), per_query=per_query
+            )
+        return out
+
+    def baselines(
+        self, gold: ItemsGold, files: Mapping[str, bytes], ctx: Context
+    ) -> list[BaselineRun]:
+        """Build the majority, seeded random and all:<label> runs the definition asks for."""
+        labels = gold.extra["labels"]
+        truth = gold.gold.values
+        n = len(gold.gold)
+        out: list[BaselineRun] = []
+        for order, recipe in enumerate(ctx.definition.baseline_recipes, 1):
+            if recipe == "majority":
+                counts = np.bincount(truth, minlength=len(labels))
+                # argmax takes the first of equal counts: ties go by declared order.
+                k = int(np.argmax(counts))
+                predicted = np.full(n, k, dtype=np.int64)
+                label = f"Majority ({labels[k]})"
+                description = f"Every item labelled {labels[k]!r}, the most frequent gold label."
+            elif recipe == "random":
+                seed = int(ctx.subtask.option(ctx.definition, "random_seed", DEFAULT_SEED))
+                rng = random.Random(seed)
+                predicted = np.array([rng.randrange(len(labels)) for _ in range(n)])
+                label = f"Random (seed {seed})"
+                description = f"Labels drawn uniformly with seed {seed}."
+            else:
+                name = recipe.partition(":")[2]
+                predicted = np.full(n, labels.index(name), dtype=np.int64)
+                label = f"All {name}"
+                description = f"Every item labelled {name!r}."
+            out.append(
+                BaselineRun(
+                    recipe.replace(":", "-"),
+                    label,
+                    order,
+                    tuple(ctx.subtask.measures),
+                    {"file": render(gold.gold.ids, labels, predicted)},
+                    description,
+                )
+            )
+        return out

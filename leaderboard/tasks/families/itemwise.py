@@ -1,0 +1,188 @@
+"""What the classification and regression families share: one value per item, read and bounded.
+
+Gold and runs are ``id<whitespace>value`` lines (``leaderboard.formats.items``); a family
+supplies the value parser, its measure registry, the scoring and the baselines.
+"""
+
+from __future__ import annotations
+
+from abc import abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from leaderboard.formats import items
+from leaderboard.formats.bounded import InputBound
+from leaderboard.formats.issues import shown
+from leaderboard.scoring.registry import MeasureRegistry, UnknownMeasure
+from leaderboard.tables.model import MeasureSpec
+from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
+from leaderboard.tasks.families.base import (
+    Context,
+    Family,
+    MeasureResult,
+    ReferenceFileError,
+    RunInputs,
+    Verdict,
+    read_all,
+    single_file,
+)
+
+#: The average line length a run may have: an id and a label or number, with room to spare.
+AVERAGE_LINE_BYTES = 1024
+#: How many problems of a gold file one refusal lists.
+LISTED_PROBLEMS = 5
+
+
+@dataclass(frozen=True, eq=False)
+class ItemsGold:
+    """A parsed gold file with what scoring needs: the parser and the measures asked for."""
+
+    gold: items.ItemGold
+    parser: items.ValueParser
+    measures: tuple[str, ...]
+    #: Family data derived from the definition (e.g. the declared labels).
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def refused(role: str, issues: list[Any]) -> ReferenceFileError:
+    """Return the refusal of a reference file listing its first problems."""
+    errors = [i.message for i in issues if i.severity == "error"]
+    listed = " ".join(errors[:LISTED_PROBLEMS])
+    more = len(errors) - LISTED_PROBLEMS
+    if more > 0:
+        listed += f" … and {more:,} more problem{'s' if more > 1 else ''}."
+    return ReferenceFileError(role, listed)
+
+
+class ItemFamily(Family):
+    """A family whose runs give one value per gold item, in any order."""
+
+    file_roles = {"gold": True}
+    #: Any family's table can take the subindex style of the overview papers.
+    table_styles = ("semeval-cqa",)
+    registry: MeasureRegistry
+    #: Baseline recipes the family builds (``name`` or ``name:<argument>``).
+    recipes: tuple[str, ...] = ()
+
+    @abstractmethod
+    def value_parser(self, definition: TaskDefinition, subtask: SubtaskDef) -> items.ValueParser:
+        """Return the parser of a value field for a subtask (raise DefinitionError if wrong)."""
+
+    @abstractmethod
+    def score_values(self, values: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
+        """Score a run's values, aligned with the gold items, on the measures of ``gold``."""
+
+    def check_measure(self, key: str, definition: TaskDefinition, subtask: SubtaskDef) -> None:
+        """Raise UnknownMeasure or ValueError unless ``key`` is a measure of this subtask."""
+        self.registry.get(key)
+
+    def check_recipe(self, recipe: str, definition: TaskDefinition) -> bool:
+        """Return whether ``recipe`` is a baseline this family builds for the definition."""
+        return recipe in self.recipes
+
+    def check_definition(self, definition: TaskDefinition) -> None:
+        """Refuse unknown options, set keys, measures and baseline recipes, naming the key."""
+        for i, st in enumerate(definition.subtasks):
+            where = f"subtasks[{i}]"
+            unknown = sorted(set(st.options) - set(self.option_keys))
+            if unknown:
+                raise DefinitionError(
+                    f"{where}.{unknown[0]}",
+                    f"unknown key for a {self.name} subtask; known: "
+                    + ", ".join(("slug", "title", "sets", "measures", *self.option_keys)),
+                )
+            self.value_parser(definition, st)
+            for j, s in enumerate(st.sets):
+                extra = sorted(s.options)
+                if extra:
+                    raise DefinitionError(
+                        f"{where}.sets[{j}].{extra[0]}",
+                        f"unknown key for a {self.name} set; a set names slug, title and gold",
+                    )
+            for key in st.measures:
+                try:
+                    self.check_measure(key, definition, st)
+                except (UnknownMeasure, ValueError) as exc:
+                    raise DefinitionError(f"{where}.measures", str(exc)) from None
+        for recipe in definition.baseline_recipes:
+            if not self.check_recipe(recipe, definition):
+                raise DefinitionError(
+                    "baselines.recipes",
+                    f"unknown recipe {shown(recipe)}; known: {', '.join(self.recipes)}",
+                )
+
+    def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
+        """Return the subtask's measures as the registry describes them."""
+        return [
+            MeasureSpec.of(self.registry.get(m), official=m == ctx.subtask.official_measure)
+            for m in ctx.subtask.measures
+        ]
+
+    def run_fields(self, ctx: Context) -> list[str]:
+        """Return the single upload field."""
+        return ["file"]
+
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> ItemsGold:
+        """Parse the gold file with the subtask's value parser."""
+        parser = self.value_parser(ctx.definition, ctx.subtask)
+        gold, issues = items.parse_gold(files["gold"], parser)
+        if gold is None:
+            raise refused("gold", issues)
+        return ItemsGold(gold, parser, tuple(ctx.subtask.measures), self.gold_extra(ctx))
+
+    def gold_extra(self, ctx: Context) -> dict[str, Any]:
+        """Return family data from the definition that scoring needs."""
+        return {}
+
+    def describe_gold(self, gold: ItemsGold, role: str) -> list[str]:
+        """Report the gold's size."""
+        return [f"{len(gold.gold):,} items."]
+
+    def input_bounds(self, gold: ItemsGold, ctx: Context) -> dict[str, InputBound]:
+        """Bound a run by the gold: at most twice its items (comments included) plus 100 lines."""
+        n = len(gold.gold)
+        max_lines = 2 * n + 100
+        return {
+            "file": InputBound(
+                max_bytes=min(max_lines * AVERAGE_LINE_BYTES, ctx.max_decompressed),
+                max_lines=max_lines,
+                reason=f"a run for {ctx.where} has one line per item, {n:,} lines",
+            )
+        }
+
+    def validate_inputs(
+        self,
+        inputs: RunInputs,
+        gold: ItemsGold,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict:
+        """Validate a run strictly (participants) or as historical files were (lenient)."""
+        stream, problems = single_file(inputs)
+        if stream is None:
+            return Verdict(problems, [])
+        data = read_all(stream)
+        if lenient:
+            imported = items.import_lenient(data, gold.gold, gold.parser)
+            return Verdict(
+                imported.errors,
+                [],
+                imported.values if not imported.errors else None,
+                tuple(imported.tolerated),
+                {"tolerances": list(imported.tolerated)} if imported.tolerated else {},
+            )
+        values, errors, warnings = items.validate_run(data, gold.gold, gold.parser)
+        return Verdict(errors, warnings, values)
+
+    def score(self, parsed: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
+        """Score a validated run (its values in gold order)."""
+        return self.score_values(parsed, gold)
+
+    def per_item(self, gold: ItemsGold, values: np.ndarray) -> dict[str, float]:
+        """Return per-item values keyed by item id."""
+        return dict(zip(gold.gold.ids, values.tolist(), strict=True))

@@ -1,0 +1,100 @@
+"""The regression family: one number per item; scipy's correlations and the mean errors."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+
+import numpy as np
+
+from leaderboard.formats import items
+from leaderboard.scoring.regression import (
+    REGRESSION_REGISTRY,
+    absolute_errors,
+    regression_measures,
+    squared_errors,
+)
+from leaderboard.tasks.definition import SubtaskDef, TaskDefinition
+from leaderboard.tasks.families.base import BaselineRun, Context, MeasureResult
+from leaderboard.tasks.families.itemwise import ItemFamily, ItemsGold
+
+#: Why a measure can have no value.
+UNDEFINED_REASONS = {
+    "Pearson": "the prediction (or the gold) is constant",
+    "Spearman": "the prediction (or the gold) is constant",
+    "Kendall": "the prediction (or the gold) is constant",
+}
+OVERFLOW_REASON = "the errors exceed the range of a double"
+DEFAULT_SEED = 0
+
+
+def render(ids: tuple[str, ...], values: np.ndarray) -> bytes:
+    """Return a run file: ``id<TAB>value`` per item, in gold order, values as Python writes them."""
+    return "".join(
+        f"{item}\t{value!r}\n" for item, value in zip(ids, values.tolist(), strict=True)
+    ).encode()
+
+
+class RegressionFamily(ItemFamily):
+    """Runs give every gold item a finite decimal number."""
+
+    name = "regression"
+    option_keys = ("random_seed",)
+    registry = REGRESSION_REGISTRY
+    recipes = ("mean", "random")
+
+    def value_parser(self, definition: TaskDefinition, subtask: SubtaskDef) -> items.DecimalParser:
+        """Return the parser of finite plain decimals."""
+        return items.DecimalParser()
+
+    def score_values(self, values: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
+        """Return each measure; MSE and MAE carry their per-item squared and absolute errors."""
+        truth = gold.gold.values
+        found = regression_measures(truth, values, gold.measures)
+        per_item = {
+            "MSE": lambda: squared_errors(truth, values),
+            "MAE": lambda: absolute_errors(truth, values),
+        }
+        out: dict[str, MeasureResult] = {}
+        for key in gold.measures:
+            value = found[key]
+            if value is None:
+                out[key] = MeasureResult.undefined(UNDEFINED_REASONS.get(key, OVERFLOW_REASON))
+                continue
+            per_query = self.per_item(gold, per_item[key]()) if key in per_item else None
+            out[key] = MeasureResult(
+                value, self.registry.get(key).official(value), per_query=per_query
+            )
+        return out
+
+    def baselines(
+        self, gold: ItemsGold, files: Mapping[str, bytes], ctx: Context
+    ) -> list[BaselineRun]:
+        """Build the gold-mean and seeded random runs the definition asks for."""
+        truth = gold.gold.values
+        n = len(gold.gold)
+        out: list[BaselineRun] = []
+        for order, recipe in enumerate(ctx.definition.baseline_recipes, 1):
+            if recipe == "mean":
+                mean = float(np.mean(truth))
+                predicted = np.full(n, mean)
+                label = "Gold mean"
+                description = f"Every item predicted as the gold mean, {mean:g}."
+            else:
+                seed = int(ctx.subtask.option(ctx.definition, "random_seed", DEFAULT_SEED))
+                rng = random.Random(seed)
+                low, high = float(np.min(truth)), float(np.max(truth))
+                predicted = np.array([rng.uniform(low, high) for _ in range(n)])
+                label = f"Random (seed {seed})"
+                description = f"Uniform draws between the gold's minimum and maximum, seed {seed}."
+            out.append(
+                BaselineRun(
+                    recipe,
+                    label,
+                    order,
+                    tuple(ctx.subtask.measures),
+                    {"file": render(gold.gold.ids, predicted)},
+                    description,
+                )
+            )
+        return out

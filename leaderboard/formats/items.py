@@ -63,10 +63,9 @@ class LabelParser:
         if not labels:
             raise ValueError("at least one label must be declared")
         for label in labels:
-            if not isinstance(label, str) or not label or _has_space(label) or label[0] == "#":
+            if not isinstance(label, str) or not label or _has_space(label):
                 raise ValueError(
-                    f"label {shown(label)} must be a non-empty string without whitespace, "
-                    "not starting with '#'"
+                    f"label {shown(label)} must be a non-empty text without whitespace"
                 )
         if len(set(labels)) != len(labels):
             twice = sorted({x for x in labels if labels.count(x) > 1})

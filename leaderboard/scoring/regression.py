@@ -1,0 +1,182 @@
+"""Regression measures (pure numpy): Pearson, Spearman, Kendall's tau-b and the mean errors.
+
+The correlations follow ``scipy.stats.pearsonr``, ``spearmanr`` and ``kendalltau`` (tau-b);
+a constant gold or prediction (or fewer than 2 items) has no correlation: None. ``MSE``,
+``MAE`` and ``RMSE`` are lower-is-better errors in the data's unit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+
+import numpy as np
+
+from leaderboard.scoring.correlation import pearson
+from leaderboard.scoring.registry import Measure, MeasureRegistry
+
+_CORRELATIONS = {
+    "Pearson": "Pearson correlation",
+    "Spearman": "Spearman rank correlation (Pearson of average ranks)",
+    "Kendall": "Kendall's tau-b",
+}
+_ERRORS = {
+    "MSE": "mean squared error",
+    "MAE": "mean absolute error",
+    "RMSE": "root mean squared error",
+}
+
+REGRESSION_REGISTRY = MeasureRegistry(
+    "regression",
+    [
+        *(Measure(k, k, "correlation", 4, 4, notes=n) for k, n in _CORRELATIONS.items()),
+        *(Measure(k, k, "score", 4, 4, lower_is_better=True, notes=n) for k, n in _ERRORS.items()),
+    ],
+)
+
+
+def _pair(gold: np.ndarray, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return both as float arrays; raise ValueError unless 1-D, same length, finite, non-empty."""
+    g = np.asarray(gold, dtype=np.float64)
+    p = np.asarray(predicted, dtype=np.float64)
+    if g.shape != p.shape or g.ndim != 1:
+        raise ValueError(f"gold and predicted must be 1-D of one length, got {g.shape}, {p.shape}")
+    if g.size == 0:
+        raise ValueError("cannot compute regression measures on no items")
+    if not (np.all(np.isfinite(g)) and np.all(np.isfinite(p))):
+        raise ValueError("regression measures need finite values")
+    return g, p
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Return 1-based ranks, ties sharing the mean of their positions (scipy's rankdata)."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    ends = np.r_[starts[1:], ordered.size]
+    # A tie group occupying positions s..e-1 (0-based) gets the rank (s+1 + e) / 2.
+    group_rank = (starts + 1 + ends) / 2.0
+    ranks = np.empty(values.size, dtype=np.float64)
+    ranks[order] = np.repeat(group_rank, ends - starts)
+    return ranks
+
+
+def spearman(gold: np.ndarray, predicted: np.ndarray) -> float | None:
+    """Return Spearman's rho: Pearson's r of the average ranks; None when either is constant."""
+    g, p = _pair(gold, predicted)
+    return pearson(average_ranks(g), average_ranks(p))
+
+
+def _dense_ranks(values: np.ndarray) -> np.ndarray:
+    """Return 0-based dense ranks (equal values share one rank, no gaps)."""
+    _, inverse = np.unique(values, return_inverse=True)
+    return inverse.astype(np.int64).reshape(-1)
+
+
+def _tied_pairs(ranks: np.ndarray) -> int:
+    """Return the number of pairs sharing a rank: Σ c(c−1)/2 over the rank counts c."""
+    counts = np.bincount(ranks).astype(np.int64)
+    return int((counts * (counts - 1) // 2).sum())
+
+
+def _inversions(values: np.ndarray) -> int:
+    """Return the pairs i < j with values[i] > values[j], in O(n log n) numpy work.
+
+    Bit by bit from the highest: within a group of equal higher bits (in original order), a
+    pair is inverted at this bit iff the earlier item has bit 1 and the later bit 0.
+    """
+    n = values.size
+    if n < 2:
+        return 0
+    bits = int(values.max()).bit_length()
+    order = np.arange(n)
+    total = 0
+    for b in range(bits - 1, -1, -1):
+        current = values[order]
+        prefix = current >> (b + 1)
+        bit = (current >> b) & 1
+        ones_before = np.cumsum(bit) - bit  # ones strictly before each position
+        starts = np.flatnonzero(np.r_[True, prefix[1:] != prefix[:-1]])
+        group_start = np.repeat(starts, np.diff(np.r_[starts, n]))
+        ones_in_group_before = ones_before - ones_before[group_start]
+        total += int(ones_in_group_before[bit == 0].sum())
+        # Next bit: regroup by (prefix, bit), keeping the original order inside each group.
+        order = order[np.argsort(current >> b, kind="stable")]
+    return total
+
+
+def kendall_tau_b(gold: np.ndarray, predicted: np.ndarray) -> float | None:
+    """Return Kendall's tau-b, None when either side is constant.
+
+    tau_b = (C − D) / sqrt((T − T_x)(T − T_y)), T = n(n−1)/2 pairs, T_x and T_y the pairs tied
+    in gold and in prediction, C − D = T − T_x − T_y + T_xy − 2D with T_xy the pairs tied in
+    both and D the discordant pairs, counted as inversions after sorting by (gold, prediction).
+    """
+    g, p = _pair(gold, predicted)
+    n = g.size
+    x = _dense_ranks(g)
+    y = _dense_ranks(p)
+    total = n * (n - 1) // 2
+    x_ties = _tied_pairs(x)
+    y_ties = _tied_pairs(y)
+    if n < 2 or x_ties == total or y_ties == total:
+        return None
+    order = np.lexsort((y, x))
+    xs, ys = x[order], y[order]
+    joint = np.flatnonzero(np.r_[True, (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1]), True])
+    sizes = np.diff(joint).astype(np.int64)
+    both_ties = int((sizes * (sizes - 1) // 2).sum())
+    discordant = _inversions(ys)
+    concordant_minus = total - x_ties - y_ties + both_ties - 2 * discordant
+    tau = concordant_minus / math.sqrt(total - x_ties) / math.sqrt(total - y_ties)
+    return min(1.0, max(-1.0, tau))
+
+
+def squared_errors(gold: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Return (predicted − gold)² per item (MSE's per-item values)."""
+    g, p = _pair(gold, predicted)
+    with np.errstate(over="ignore"):  # beyond the float range is inf, reported by the means
+        return (p - g) ** 2
+
+
+def absolute_errors(gold: np.ndarray, predicted: np.ndarray) -> np.ndarray:
+    """Return |predicted − gold| per item (MAE's per-item values)."""
+    g, p = _pair(gold, predicted)
+    with np.errstate(over="ignore"):
+        return np.abs(p - g)
+
+
+def _finite(value: float) -> float | None:
+    """Return ``value``, or None when it overflowed the float range."""
+    return value if math.isfinite(value) else None
+
+
+def regression_measures(
+    gold: np.ndarray, predicted: np.ndarray, keys: Iterable[str] = REGRESSION_REGISTRY.keys
+) -> dict[str, float | None]:
+    """Return each measure in ``keys`` (default: all) of ``predicted`` against ``gold``.
+
+    Pearson r = Σ(x−x̄)(y−ȳ) / sqrt(Σ(x−x̄)² Σ(y−ȳ)²); Spearman = Pearson of average ranks;
+    Kendall = tau-b; MSE = mean((y−x)²), MAE = mean(|y−x|), RMSE = sqrt(MSE). An error beyond
+    the float range (values near 1e308) is None, like an undefined correlation.
+    """
+    keys = list(keys)
+    for key in keys:
+        REGRESSION_REGISTRY.get(key)
+    g, p = _pair(gold, predicted)
+    out: dict[str, float | None] = {}
+    if "Pearson" in keys:
+        out["Pearson"] = pearson(g, p)
+    if "Spearman" in keys:
+        out["Spearman"] = pearson(average_ranks(g), average_ranks(p))
+    if "Kendall" in keys:
+        out["Kendall"] = kendall_tau_b(g, p)
+    if {"MSE", "RMSE"} & set(keys):
+        with np.errstate(over="ignore"):
+            mse = float(np.mean(squared_errors(g, p)))
+        out["MSE"] = _finite(mse)
+        out["RMSE"] = _finite(math.sqrt(mse))
+    if "MAE" in keys:
+        with np.errstate(over="ignore"):
+            out["MAE"] = _finite(float(np.mean(absolute_errors(g, p))))
+    return {key: out[key] for key in keys}

@@ -12,7 +12,6 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from leaderboard.scoring.correlation import pearson
 from leaderboard.scoring.registry import Measure, MeasureRegistry
 
 _CORRELATIONS = {
@@ -46,6 +45,22 @@ def _pair(gold: np.ndarray, predicted: np.ndarray) -> tuple[np.ndarray, np.ndarr
     if not (np.all(np.isfinite(g)) and np.all(np.isfinite(p))):
         raise ValueError("regression measures need finite values")
     return g, p
+
+
+def pearson(gold: np.ndarray, predicted: np.ndarray) -> float | None:
+    """Return Pearson's r = Σ(x−x̄)(y−ȳ) / sqrt(Σ(x−x̄)² Σ(y−ȳ)²); None when either is constant."""
+    x, y = _pair(gold, predicted)
+    # Exact equality: a constant such as 0.1 leaves rounding noise that would yield any r.
+    if x.size < 2 or x.min() == x.max() or y.min() == y.max():
+        return None
+    # r ignores scale: dividing by the largest magnitude keeps the sums below from overflowing.
+    x = x / float(np.max(np.abs(x)))
+    y = y / float(np.max(np.abs(y)))
+    dx = x - x.mean()
+    dy = y - y.mean()
+    r = float(np.dot(dx, dy)) / math.sqrt(float(np.dot(dx, dx)) * float(np.dot(dy, dy)))
+    # Rounding can push |r| a hair past 1 for perfectly (anti)correlated data.
+    return min(1.0, max(-1.0, r))
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:

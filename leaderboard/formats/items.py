@@ -39,6 +39,7 @@ _BOM = b"\xef\xbb\xbf"
 _STRICT_SPLIT = re.compile(r"[ \t]+")
 # A plain decimal: optional sign, digits with an optional point (or a point and digits), and an
 # optional exponent; ASCII digits only (float() also takes Arabic-Indic digits and underscores).
+_DECIMAL_CHARS = str.maketrans("", "", "0123456789+-.eE")
 _DECIMAL = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?", re.ASCII)
 
 
@@ -50,6 +51,10 @@ class ValueParser(Protocol):
 
     def __call__(self, text: str) -> float | int:
         """Return the value of ``text`` or raise ValueError explaining why it is refused."""
+        ...
+
+    def bulk(self, texts: list[str]) -> np.ndarray | None:
+        """Return the values of all ``texts`` at C speed, or None if any is refused."""
         ...
 
 
@@ -96,6 +101,13 @@ class LabelParser:
             text += "; aliases " + ", ".join(map(shown, self.aliases))
         return text
 
+    def bulk(self, texts: list[str]) -> np.ndarray | None:
+        """Return the indices of all ``texts``, or None if one is no label."""
+        found = list(map(self._index.get, texts))
+        if None in found:
+            return None
+        return np.array(found, dtype=np.int64)
+
     def __call__(self, text: str) -> int:
         """Return the index of the label ``text`` names; raise ValueError for any other text."""
         found = self._index.get(text)
@@ -113,6 +125,17 @@ class DecimalParser:
     """
 
     dtype: type = np.float64
+
+    def bulk(self, texts: list[str]) -> np.ndarray | None:
+        """Return the values of all ``texts``, or None if one is not a finite plain decimal."""
+        # Restricted to these characters, float() accepts exactly the plain decimals.
+        if "".join(texts).translate(_DECIMAL_CHARS):
+            return None
+        try:
+            values = np.array(list(map(float, texts)), dtype=np.float64)
+        except ValueError:
+            return None
+        return values if bool(np.all(np.isfinite(values))) else None
 
     def __call__(self, text: str) -> float:
         """Return the value of ``text``; raise ValueError unless a finite plain decimal."""
@@ -150,6 +173,17 @@ class _Scan:
     spaced: int = 0
     #: Lines split on whitespace other than spaces and TABs (lenient import only).
     unicode_split: int = 0
+    #: A file of clean "id<TAB>value" lines read in bulk: first item line, ids, values.
+    fast: tuple[int, list[str], np.ndarray] | None = None
+
+    def unfold(self) -> None:
+        """Turn bulk-read items into ``items``, for the line-by-line checks."""
+        if self.fast is not None:
+            first, ids, values = self.fast
+            self.items = list(
+                zip(range(first, first + len(ids)), ids, values.tolist(), strict=True)
+            )
+            self.fast = None
 
 
 def _scan(data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool) -> _Scan:
@@ -167,9 +201,13 @@ def _scan(data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool
     if not data:
         return scan
     try:
-        lines: Sequence[str | bytes] = data.decode("utf-8").split("\n")
+        text = data.decode("utf-8")
     except UnicodeDecodeError:
-        lines = data.split(b"\n")  # decoded one by one below, so each bad line is named
+        lines: Sequence[str | bytes] = data.split(b"\n")  # decoded one by one: each bad line named
+    else:
+        if _bulk(scan, text, parse_value, lenient):
+            return scan
+        lines = text.split("\n")
     items = scan.items
     for number, raw in enumerate(lines, 1):
         line = _decode(log, number, raw) if isinstance(raw, bytes) else raw
@@ -209,6 +247,44 @@ def _scan(data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool
             continue
         items.append((number, item, value))
     return scan
+
+
+_OTHER_SPACE = re.compile(r"[^\S\t\n]")
+
+
+def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool) -> bool:
+    """Read a file of clean lines in bulk into ``scan.fast``; return False for any other file.
+
+    Clean: leading ``#`` lines, then only "id<TAB>value" lines, no space, no blank line, every
+    value accepted. The line-by-line reading of such a file finds exactly these items and no
+    issue, so the verdicts are identical; any doubt returns False.
+    """
+    bulk = getattr(parse_value, "bulk", None)
+    if bulk is None:
+        return False
+    comments = 0
+    body = text
+    while body.startswith("#"):
+        cut = body.find("\n")
+        if cut < 0:
+            return False
+        body = body[cut + 1 :]
+        comments += 1
+    if not body or " " in body or "\n#" in body or (lenient and _OTHER_SPACE.search(body)):
+        return False
+    if body.count("\t") != body.count("\n") + 1:
+        return False
+    fields = body.replace("\n", "\t").split("\t")
+    ids = fields[0::2]
+    texts = fields[1::2]
+    if "" in ids or "" in texts:
+        return False
+    values = bulk(texts)
+    if values is None:
+        return False
+    scan.comments = comments
+    scan.fast = (comments + 1, ids, values)
+    return True
 
 
 def _decode(log: IssueLog, number: int, raw: bytes) -> str | None:
@@ -275,6 +351,12 @@ def parse_gold(data: bytes, parse_value: ValueParser) -> tuple[ItemGold | None, 
     """
     log = IssueLog()
     scan = _scan(data, parse_value, log, lenient=False)
+    if scan.fast is not None:
+        _, fast_ids, fast_values = scan.fast
+        index = {item: row for row, item in enumerate(fast_ids)}
+        if len(index) == len(fast_ids):
+            return ItemGold(tuple(fast_ids), fast_values.astype(parse_value.dtype), index), []
+        scan.unfold()
     first_line: dict[str, int] = {}
     ids: list[str] = []
     values: list[float | int] = []
@@ -315,6 +397,16 @@ def _match(
         ids = tuple(gold)
         index = {item: row for row, item in enumerate(ids)}
     n = len(ids)
+    if scan.fast is not None:
+        _, fast_ids, fast_values = scan.fast
+        found = list(map(index.get, fast_ids))
+        if len(found) == n and None not in found:
+            rows = np.array(found, dtype=np.int64)
+            if np.bincount(rows, minlength=n).max() == 1:  # each gold row exactly once
+                aligned: np.ndarray = np.empty(n, dtype=parse_value.dtype)
+                aligned[rows] = fast_values
+                return _Matched(aligned, bool(np.all(np.diff(rows) > 0)))
+        scan.unfold()
     values: np.ndarray = np.zeros(n, dtype=parse_value.dtype)
     seen = np.zeros(n, dtype=np.int64)  # the line giving each gold row, 0 while not given
     in_order = True

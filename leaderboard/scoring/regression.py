@@ -63,29 +63,33 @@ def pearson(gold: np.ndarray, predicted: np.ndarray) -> float | None:
     return min(1.0, max(-1.0, r))
 
 
-def average_ranks(values: np.ndarray) -> np.ndarray:
-    """Return 1-based ranks, ties sharing the mean of their positions (scipy's rankdata)."""
+def _ranks(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return the average ranks (1-based, ties share their mean) and 0-based dense ranks."""
     order = np.argsort(values, kind="stable")
     ordered = values[order]
-    starts = np.flatnonzero(np.r_[True, ordered[1:] != ordered[:-1]])
+    new_group = np.empty(ordered.size, dtype=bool)
+    new_group[:1] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=new_group[1:])
+    starts = np.flatnonzero(new_group)
     ends = np.r_[starts[1:], ordered.size]
     # A tie group occupying positions s..e-1 (0-based) gets the rank (s+1 + e) / 2.
-    group_rank = (starts + 1 + ends) / 2.0
-    ranks = np.empty(values.size, dtype=np.float64)
-    ranks[order] = np.repeat(group_rank, ends - starts)
-    return ranks
+    sizes = ends - starts
+    average = np.empty(values.size, dtype=np.float64)
+    average[order] = np.repeat((starts + 1 + ends) / 2.0, sizes)
+    dense = np.empty(values.size, dtype=np.int64)
+    dense[order] = np.cumsum(new_group) - 1
+    return average, dense
+
+
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """Return 1-based ranks, ties sharing the mean of their positions (scipy's rankdata)."""
+    return _ranks(np.asarray(values, dtype=np.float64))[0]
 
 
 def spearman(gold: np.ndarray, predicted: np.ndarray) -> float | None:
     """Return Spearman's rho: Pearson's r of the average ranks; None when either is constant."""
     g, p = _pair(gold, predicted)
     return pearson(average_ranks(g), average_ranks(p))
-
-
-def _dense_ranks(values: np.ndarray) -> np.ndarray:
-    """Return 0-based dense ranks (equal values share one rank, no gaps)."""
-    _, inverse = np.unique(values, return_inverse=True)
-    return inverse.astype(np.int64).reshape(-1)
 
 
 def _tied_pairs(ranks: np.ndarray) -> int:
@@ -95,28 +99,44 @@ def _tied_pairs(ranks: np.ndarray) -> int:
 
 
 def _inversions(values: np.ndarray) -> int:
-    """Return the pairs i < j with values[i] > values[j], in O(n log n) numpy work.
+    """Return the pairs i < j with values[i] > values[j] (non-negative ints), in O(n log n).
 
-    Bit by bit from the highest: within a group of equal higher bits (in original order), a
-    pair is inverted at this bit iff the earlier item has bit 1 and the later bit 0.
+    Bit by bit from the highest: within a group of items sharing the higher bits (kept in
+    original order), a pair is inverted at this bit iff the earlier item has bit 1 and the
+    later bit 0. Each group is then split, stably, into its 0s and its 1s for the next bit.
     """
     n = values.size
     if n < 2:
         return 0
-    bits = int(values.max()).bit_length()
-    order = np.arange(n)
+    current = values.astype(np.int64)
+    positions = np.arange(n)
+    starts = np.zeros(1, dtype=np.int64)  # one group: everything
     total = 0
-    for b in range(bits - 1, -1, -1):
-        current = values[order]
-        prefix = current >> (b + 1)
+    for b in range(int(current.max()).bit_length() - 1, -1, -1):
+        sizes = np.diff(np.r_[starts, n])
+        group_start = np.repeat(starts, sizes)
         bit = (current >> b) & 1
-        ones_before = np.cumsum(bit) - bit  # ones strictly before each position
-        starts = np.flatnonzero(np.r_[True, prefix[1:] != prefix[:-1]])
-        group_start = np.repeat(starts, np.diff(np.r_[starts, n]))
+        ones_through = np.cumsum(bit)
+        ones_before = ones_through - bit
         ones_in_group_before = ones_before - ones_before[group_start]
         total += int(ones_in_group_before[bit == 0].sum())
-        # Next bit: regroup by (prefix, bit), keeping the original order inside each group.
-        order = order[np.argsort(current >> b, kind="stable")]
+        ones_in_group = np.repeat(ones_through[starts + sizes - 1] - ones_before[starts], sizes)
+        zeros_before = positions - group_start - ones_in_group_before
+        zeros_in_group = np.repeat(sizes, sizes) - ones_in_group
+        target = group_start + np.where(
+            bit == 0, zeros_before, zeros_in_group + ones_in_group_before
+        )
+        regrouped = np.empty_like(current)
+        regrouped[target] = current
+        current = regrouped
+        # The new groups: each old group's 0s, then its 1s (empty parts dropped).
+        ends = starts + sizes
+        split = ends - (ones_through[ends - 1] - ones_before[starts])
+        pairs = np.column_stack((starts, split))
+        keep = np.column_stack(
+            (np.ones(starts.size, dtype=bool), (split > starts) & (split < ends))
+        )
+        starts = pairs[keep]
     return total
 
 
@@ -128,20 +148,23 @@ def kendall_tau_b(gold: np.ndarray, predicted: np.ndarray) -> float | None:
     both and D the discordant pairs, counted as inversions after sorting by (gold, prediction).
     """
     g, p = _pair(gold, predicted)
-    n = g.size
-    x = _dense_ranks(g)
-    y = _dense_ranks(p)
+    return _tau_b(_ranks(g)[1], _ranks(p)[1])
+
+
+def _tau_b(x: np.ndarray, y: np.ndarray) -> float | None:
+    """Return tau-b of two dense rank arrays (see kendall_tau_b)."""
+    n = x.size
     total = n * (n - 1) // 2
     x_ties = _tied_pairs(x)
     y_ties = _tied_pairs(y)
     if n < 2 or x_ties == total or y_ties == total:
         return None
-    order = np.lexsort((y, x))
-    xs, ys = x[order], y[order]
-    joint = np.flatnonzero(np.r_[True, (xs[1:] != xs[:-1]) | (ys[1:] != ys[:-1]), True])
+    # One sort by (x, y): both are dense ranks below n, so x·n + y orders pairs exactly.
+    keys = np.sort(x * n + y)
+    joint = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1], True])
     sizes = np.diff(joint).astype(np.int64)
     both_ties = int((sizes * (sizes - 1) // 2).sum())
-    discordant = _inversions(ys)
+    discordant = _inversions(keys % n)
     concordant_minus = total - x_ties - y_ties + both_ties - 2 * discordant
     tau = concordant_minus / math.sqrt(total - x_ties) / math.sqrt(total - y_ties)
     return min(1.0, max(-1.0, tau))
@@ -182,10 +205,12 @@ def regression_measures(
     out: dict[str, float | None] = {}
     if "Pearson" in keys:
         out["Pearson"] = pearson(g, p)
-    if "Spearman" in keys:
-        out["Spearman"] = pearson(average_ranks(g), average_ranks(p))
-    if "Kendall" in keys:
-        out["Kendall"] = kendall_tau_b(g, p)
+    if {"Spearman", "Kendall"} & set(keys):
+        # One sort per side serves both rank correlations.
+        g_average, g_dense = _ranks(g)
+        p_average, p_dense = _ranks(p)
+        out["Spearman"] = pearson(g_average, p_average)
+        out["Kendall"] = _tau_b(g_dense, p_dense)
     if {"MSE", "RMSE"} & set(keys):
         with np.errstate(over="ignore"):
             mse = float(np.mean(squared_errors(g, p)))

@@ -524,7 +524,7 @@ def import_lenient(
         notes.append(
             f"{_count(scan.unicode_split)} separated by whitespace other than spaces and TABs."
         )
-    if scan.items and not matched.in_order:
+    if not matched.in_order:
         notes.append("The lines were not in gold order; they were matched by id.")
     if len(log):
         return LenientImport(None, _closed(log), tuple(notes))

@@ -57,6 +57,24 @@ NUMBERS = _case(
 CASES = (CLASSES, NUMBERS)
 
 
+class LineByLine:
+    """The same value parser without its bulk reader: every file is read line by line."""
+
+    def __init__(self, parser: ValueParser) -> None:
+        self.parser = parser
+        self.dtype = parser.dtype
+
+    def __call__(self, text: str) -> float | int:
+        return self.parser(text)
+
+
+def same_values(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    """Return whether two optional value arrays are both None or equal with one dtype."""
+    if a is None or b is None:
+        return a is b
+    return a.dtype == b.dtype and np.array_equal(a, b)
+
+
 def last_line(data: bytes) -> int:
     """Return the number of the last line of ``data`` (CR and CRLF count as one line break)."""
     return data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").count(b"\n") + 1
@@ -91,6 +109,9 @@ def check_scores(case: Case, values: np.ndarray) -> None:
     (CLASSES, b"\xef\xbb\xbft1 pos\r\nt2 negative\r\nt3\xc2\xa0neutral\r\nt4 neutral\r\nt5 pos")
 )
 @example((CLASSES, b"t1 pos\n" * 3000))
+@example((CLASSES, b"#h\nt1\tpos\nt2\tnegative\nt3\tneutral\nt4\tneutral\nt1\tneutral\n"))
+@example((NUMBERS, b"p1\t1\np2\t2\np3\t3\np4\t1e999\n"))
+@example((NUMBERS, b"p1\t1\np2\t2\np3\t3\nq4\t4\n"))
 def test_run_readers_give_a_verdict(drawn: tuple[Case, bytes]) -> None:
     case, data = drawn
     values, errors, warnings = validate_run(data, case.gold, case.parser)
@@ -114,6 +135,15 @@ def test_run_readers_give_a_verdict(drawn: tuple[Case, bytes]) -> None:
     if result.values is not None:
         check_scores(case, result.values)
 
+    # The bulk reader of clean files changes nothing but the speed.
+    slow = LineByLine(case.parser)
+    slow_values, slow_errors, slow_warnings = validate_run(data, case.gold, slow)  # type: ignore[arg-type]
+    assert same_values(slow_values, values)
+    assert (slow_errors, slow_warnings) == (errors, warnings)
+    slow_result = import_lenient(data, case.gold, slow)  # type: ignore[arg-type]
+    assert same_values(slow_result.values, result.values)
+    assert (slow_result.errors, slow_result.tolerated) == (result.errors, result.tolerated)
+
 
 @FUZZ
 @given(per_case(CASES, lambda c: fuzz_input(c.gold_data)))
@@ -123,6 +153,10 @@ def test_gold_parser_gives_a_gold_or_located_errors(drawn: tuple[Case, bytes]) -
     case, data = drawn
     gold, errors = parse_gold(data, case.parser)
     check_located(errors, data)
+    slow_gold, slow_errors = parse_gold(data, LineByLine(case.parser))  # type: ignore[arg-type]
+    assert slow_errors == errors and (slow_gold is None) == (gold is None)
+    if gold is not None and slow_gold is not None:
+        assert slow_gold.ids == gold.ids and same_values(slow_gold.values, gold.values)
     event(f"gold: {'accepted' if gold is not None else 'refused'}")
     if gold is None:
         assert errors

@@ -294,3 +294,23 @@ def test_lenient_import_still_refuses_unscorable_runs() -> None:
         "1 header or comment line was ignored (starting with '#').",
         "4 lines were separated by spaces, or had spaces around the fields.",
     )
+
+
+def test_a_clean_run_out_of_order_is_read_in_bulk_and_said_to_be_out_of_order() -> None:
+    result = import_lenient(b"#id\tlabel\nb\tnegative\na\tpositive\nc\tneutral\n", GOLD, LABELS)
+    assert result.values is not None and result.values.tolist() == [0, 1, 2]
+    assert result.tolerated == (
+        "1 header or comment line was ignored (starting with '#').",
+        "The lines were not in gold order; they were matched by id.",
+    )
+
+
+def test_bulk_reading_falls_back_to_lines_for_every_error() -> None:
+    # Clean layout, but a duplicate, an unknown id and a bad value: the line checks name them.
+    data = b"a\tpositive\na\tnegative\nq\tneutral\nc\tnope\n"
+    _, errors, _ = validate_run(data, GOLD, LABELS)
+    assert [e.line for e in errors] == [2, 3, 4, None]
+    gold, errors = parse_gold(b"x\t1\nx\t2\n", DECIMAL)
+    assert gold is None and [e.message for e in errors] == [
+        "Line 2: id 'x' is given twice (first on line 1)."
+    ]

@@ -54,7 +54,11 @@ class ValueParser(Protocol):
         ...
 
     def bulk(self, texts: list[str]) -> np.ndarray | None:
-        """Return the values of all ``texts`` at C speed, or None if any is refused."""
+        """Return the values of all ``texts`` at C speed, or None if any is refused.
+
+        It must agree with ``__call__`` on every text; a parser without it (a plain callable
+        with a ``dtype``) is read line by line, with the same verdicts, only slower.
+        """
         ...
 
 

@@ -8,8 +8,9 @@ Strict run validation (participants) decides as follows:
 
 - errors: a file that is not UTF-8 (per line, with the byte), a line without exactly 2
   fields, an unknown id, an id given twice (naming the first line), a value the value parser
-  refuses, gold ids never given (one message: the count and the first few ids), a file with
-  no item at all;
+  refuses, gold ids never given (one message: the count and the first few ids; an id whose
+  value was refused counts as given, and this message is kept beyond the cap on listed
+  errors), a file with no item at all;
 - warnings (accepted): CRLF or CR line endings, blank lines, a UTF-8 byte-order mark, since
   each is harmless but usually a sign of an editor or a platform the author did not intend;
 - silently accepted: comment lines, any line order, a missing final newline (the last line
@@ -164,8 +165,9 @@ def _has_space(text: str) -> bool:
 class _Scan:
     """The item lines of a file, and what its layout looked like."""
 
-    #: (line number, id, value) of each item line, in file order.
-    items: list[tuple[int, str, float | int]]
+    #: (line number, id, value) of each item line, in file order; the value is None when it
+    #: was refused (the id still counts as given, so it is not also reported missing).
+    items: list[tuple[int, str, float | int | None]]
     bom: bool = False
     #: "CRLF", "CR" or "" for the line endings found besides LF.
     endings: str = ""
@@ -248,6 +250,7 @@ def _scan(data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool
             value = parse_value(text)
         except ValueError as exc:
             log.append(Issue(number, f"Line {number}: {exc}."))
+            items.append((number, item, None))
             continue
         items.append((number, item, value))
     return scan
@@ -370,7 +373,8 @@ def parse_gold(data: bytes, parse_value: ValueParser) -> tuple[ItemGold | None, 
             log.append(_duplicate(number, item, first))
             continue
         ids.append(item)
-        values.append(value)
+        if value is not None:  # else the error is already logged: no gold is returned
+            values.append(value)
     if not ids and not len(log):
         log.append(Issue(None, "The gold file has no item."))
     if len(log):
@@ -424,7 +428,8 @@ def _match(
             log.append(_duplicate(number, item, int(seen[row])))
             continue
         seen[row] = number
-        values[row] = value
+        if value is not None:  # else the error is already logged: no values are returned
+            values[row] = value
         in_order = in_order and row > previous
         previous = row
     if not scan.items and not len(log):
@@ -435,7 +440,8 @@ def _match(
         more = missing.size - min(missing.size, MISSING_IDS_NAMED)
         tail = f" and {more:,} more" if more else ""
         noun = "gold id (of {n:,}) is" if missing.size == 1 else "gold ids (of {n:,}) are"
-        log.append(
+        # The one summary of the missing ids is kept even beyond the cap on kept errors.
+        log.kept.append(
             Issue(
                 None,
                 f"{missing.size:,} {noun.format(n=n)} missing from the run: {named}{tail}.",

@@ -262,8 +262,8 @@ _OTHER_SPACE = re.compile(r"[^\S\t\n]")
 def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool) -> bool:
     """Read a file of clean lines in bulk into ``scan.fast``; return False for any other file.
 
-    Clean: leading ``#`` lines, then only "id<TAB>value" lines, no space, no blank line, every
-    value accepted. The line-by-line reading of such a file finds exactly these items and no
+    Clean: leading ``#`` lines, then only "id<TAB>value" lines without spaces, or only
+    "id value" lines without TABs; no blank line; every value accepted. The line-by-line reading of such a file finds exactly these items and no
     issue, so the verdicts are identical; any doubt returns False.
     """
     bulk = getattr(parse_value, "bulk", None)
@@ -277,11 +277,16 @@ def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool) -> bo
             return False
         body = body[cut + 1 :]
         comments += 1
-    if not body or " " in body or "\n#" in body or (lenient and _OTHER_SPACE.search(body)):
+    if not body or "\n#" in body or (lenient and _OTHER_SPACE.search(body)):
         return False
-    if body.count("\t") != body.count("\n") + 1:
+    # One TAB per line, or (no TAB at all) one space per line: both common, both clean.
+    separator = "\t" if "\t" in body else " "
+    if separator == "\t" and " " in body:
         return False
-    fields = body.replace("\n", "\t").split("\t")
+    lines = body.count("\n") + 1
+    if body.count(separator) != lines:
+        return False
+    fields = body.replace("\n", separator).split(separator)
     ids = fields[0::2]
     texts = fields[1::2]
     if "" in ids or "" in texts:
@@ -290,6 +295,7 @@ def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool) -> bo
     if values is None:
         return False
     scan.comments = comments
+    scan.spaced = lines if separator == " " else 0
     scan.fast = (comments + 1, ids, values)
     return True
 

@@ -54,7 +54,11 @@ NUMBERS = _case(
     b"p1 1.5\np2 -2\np3 4e-1\np4 3.25\n",
     b"p4\t3.0\np1\t1.25\np3\t.5\np2\t-1e0\n",
 )
-CASES = (CLASSES, NUMBERS)
+# Space-separated, no TAB: the other layout the bulk reader takes.
+SPACED = _case(
+    "regression, spaces", DecimalParser(), NUMBERS.gold_data, b"p2 -1\np4 3.0\np1 1.25\np3 .5\n"
+)
+CASES = (CLASSES, NUMBERS, SPACED)
 
 
 class LineByLine:

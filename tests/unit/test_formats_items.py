@@ -323,3 +323,13 @@ def test_bulk_reading_falls_back_to_lines_for_every_error() -> None:
     assert gold is None and [e.message for e in errors] == [
         "Line 2: id 'x' is given twice (first on line 1)."
     ]
+
+
+def test_a_clean_space_separated_run_is_accepted_and_its_spaces_reported_leniently() -> None:
+    data = b"c neutral\nb negative\na positive\n"
+    values, errors, warnings = validate_run(data, GOLD, LABELS)
+    assert values is not None and values.tolist() == [0, 1, 2] and not errors and not warnings
+    assert import_lenient(data, GOLD, LABELS).tolerated == (
+        "3 lines were separated by spaces, or had spaces around the fields.",
+        "The lines were not in gold order; they were matched by id.",
+    )

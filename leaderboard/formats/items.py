@@ -8,8 +8,9 @@ Strict run validation (participants) decides as follows:
 
 - errors: a file that is not UTF-8 (per line, with the byte), a line without exactly 2
   fields, an unknown id, an id given twice (naming the first line), a value the value parser
-  refuses, gold ids never given (one message: the count and the first few ids), a file with
-  no item at all;
+  refuses, gold ids never given (one message: the count and the first few ids; an id whose
+  value was refused counts as given, and this message is kept beyond the cap on listed
+  errors), a file with no item at all;
 - warnings (accepted): CRLF or CR line endings, blank lines, a UTF-8 byte-order mark, since
   each is harmless but usually a sign of an editor or a platform the author did not intend;
 - silently accepted: comment lines, any line order, a missing final newline (the last line
@@ -54,7 +55,11 @@ class ValueParser(Protocol):
         ...
 
     def bulk(self, texts: list[str]) -> np.ndarray | None:
-        """Return the values of all ``texts`` at C speed, or None if any is refused."""
+        """Return the values of all ``texts`` at C speed, or None if any is refused.
+
+        It must agree with ``__call__`` on every text; a parser without it (a plain callable
+        with a ``dtype``) is read line by line, with the same verdicts, only slower.
+        """
         ...
 
 
@@ -160,8 +165,9 @@ def _has_space(text: str) -> bool:
 class _Scan:
     """The item lines of a file, and what its layout looked like."""
 
-    #: (line number, id, value) of each item line, in file order.
-    items: list[tuple[int, str, float | int]]
+    #: (line number, id, value) of each item line, in file order; the value is None when it
+    #: was refused (the id still counts as given, so it is not also reported missing).
+    items: list[tuple[int, str, float | int | None]]
     bom: bool = False
     #: "CRLF", "CR" or "" for the line endings found besides LF.
     endings: str = ""
@@ -244,6 +250,7 @@ def _scan(data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool
             value = parse_value(text)
         except ValueError as exc:
             log.append(Issue(number, f"Line {number}: {exc}."))
+            items.append((number, item, None))
             continue
         items.append((number, item, value))
     return scan
@@ -255,8 +262,8 @@ _OTHER_SPACE = re.compile(r"[^\S\t\n]")
 def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool) -> bool:
     """Read a file of clean lines in bulk into ``scan.fast``; return False for any other file.
 
-    Clean: leading ``#`` lines, then only "id<TAB>value" lines, no space, no blank line, every
-    value accepted. The line-by-line reading of such a file finds exactly these items and no
+    Clean: leading ``#`` lines, then only "id<TAB>value" lines without spaces, or only
+    "id value" lines without TABs; no blank line; every value accepted. The line-by-line reading of such a file finds exactly these items and no
     issue, so the verdicts are identical; any doubt returns False.
     """
     bulk = getattr(parse_value, "bulk", None)
@@ -270,11 +277,16 @@ def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool) -> bo
             return False
         body = body[cut + 1 :]
         comments += 1
-    if not body or " " in body or "\n#" in body or (lenient and _OTHER_SPACE.search(body)):
+    if not body or "\n#" in body or (lenient and _OTHER_SPACE.search(body)):
         return False
-    if body.count("\t") != body.count("\n") + 1:
+    # One TAB per line, or (no TAB at all) one space per line: both common, both clean.
+    separator = "\t" if "\t" in body else " "
+    if separator == "\t" and " " in body:
         return False
-    fields = body.replace("\n", "\t").split("\t")
+    lines = body.count("\n") + 1
+    if body.count(separator) != lines:
+        return False
+    fields = body.replace("\n", separator).split(separator)
     ids = fields[0::2]
     texts = fields[1::2]
     if "" in ids or "" in texts:
@@ -283,6 +295,7 @@ def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool) -> bo
     if values is None:
         return False
     scan.comments = comments
+    scan.spaced = lines if separator == " " else 0
     scan.fast = (comments + 1, ids, values)
     return True
 
@@ -366,7 +379,8 @@ def parse_gold(data: bytes, parse_value: ValueParser) -> tuple[ItemGold | None, 
             log.append(_duplicate(number, item, first))
             continue
         ids.append(item)
-        values.append(value)
+        if value is not None:  # else the error is already logged: no gold is returned
+            values.append(value)
     if not ids and not len(log):
         log.append(Issue(None, "The gold file has no item."))
     if len(log):
@@ -420,7 +434,8 @@ def _match(
             log.append(_duplicate(number, item, int(seen[row])))
             continue
         seen[row] = number
-        values[row] = value
+        if value is not None:  # else the error is already logged: no values are returned
+            values[row] = value
         in_order = in_order and row > previous
         previous = row
     if not scan.items and not len(log):
@@ -431,7 +446,8 @@ def _match(
         more = missing.size - min(missing.size, MISSING_IDS_NAMED)
         tail = f" and {more:,} more" if more else ""
         noun = "gold id (of {n:,}) is" if missing.size == 1 else "gold ids (of {n:,}) are"
-        log.append(
+        # The one summary of the missing ids is kept even beyond the cap on kept errors.
+        log.kept.append(
             Issue(
                 None,
                 f"{missing.size:,} {noun.format(n=n)} missing from the run: {named}{tail}.",

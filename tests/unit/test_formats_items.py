@@ -190,7 +190,7 @@ def test_a_run_reports_every_problem_with_its_line_and_value() -> None:
             "'\\tneutral'.",
         ),
         (7, "Line 7: not valid UTF-8 (byte 0xC3 at column 1)."),
-        (None, "2 gold ids (of 3) are missing from the run: 'b', 'c'."),
+        (None, "1 gold id (of 3) is missing from the run: 'c'."),
     ]
 
 
@@ -252,13 +252,22 @@ def test_other_whitespace_is_not_a_separator_in_strict_mode() -> None:
     assert errors[0].message.startswith("Line 1: expected 2 fields")
 
 
-def test_errors_beyond_the_kept_ones_are_counted() -> None:
-    data = b"".join(b"x%d bad\n" % k for k in range(MAX_KEPT_ERRORS + 250))
+def test_errors_beyond_the_kept_ones_are_counted_but_missing_ids_always_said() -> None:
+    data = b"".join(b"x%d positive\n" % k for k in range(MAX_KEPT_ERRORS + 250))
     values, errors, _ = validate_run(data, GOLD, LABELS)
     assert values is None
-    assert len(errors) == MAX_KEPT_ERRORS + 1
-    assert errors[-1] == Issue(None, "… and 250 more errors not listed.")
+    assert len(errors) == MAX_KEPT_ERRORS + 2
     assert [e.line for e in errors[:3]] == [1, 2, 3]
+    assert errors[-2:] == [
+        Issue(None, "3 gold ids (of 3) are missing from the run: 'a', 'b', 'c'."),
+        Issue(None, "… and 250 more errors not listed."),
+    ]
+
+
+def test_an_id_with_a_refused_value_is_not_also_missing() -> None:
+    _, errors, _ = validate_run(b"a\tpositive\nb\tPOS\n", GOLD, LABELS)
+    assert [e.line for e in errors] == [2, None]
+    assert errors[-1].message == "1 gold id (of 3) is missing from the run: 'c'."
 
 
 # ---------------------------------------------------------------------------- lenient import
@@ -314,3 +323,13 @@ def test_bulk_reading_falls_back_to_lines_for_every_error() -> None:
     assert gold is None and [e.message for e in errors] == [
         "Line 2: id 'x' is given twice (first on line 1)."
     ]
+
+
+def test_a_clean_space_separated_run_is_accepted_and_its_spaces_reported_leniently() -> None:
+    data = b"c neutral\nb negative\na positive\n"
+    values, errors, warnings = validate_run(data, GOLD, LABELS)
+    assert values is not None and values.tolist() == [0, 1, 2] and not errors and not warnings
+    assert import_lenient(data, GOLD, LABELS).tolerated == (
+        "3 lines were separated by spaces, or had spaces around the fields.",
+        "The lines were not in gold order; they were matched by id.",
+    )

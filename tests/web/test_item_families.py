@@ -181,3 +181,21 @@ def test_wrong_classification_definitions_are_refused_naming_the_key(
     result = runner.invoke(args=["leaderboard", "add-task", str(tmp_path / "task.toml")])
     assert result.exit_code == 1
     assert key in result.output and words in result.output, result.output
+
+
+def test_a_historical_classification_file_is_imported_leniently(
+    app: Flask, runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    host(runner, app, SENTIMENT)
+    run = pairs(SENTIMENT / "run-valid.tsv")
+    # A header line, CRLF endings, spaces for TABs, an alias and no final newline.
+    lines = [f"{item}   {'pos' if label == 'positive' else label}" for item, label in run.items()]
+    path = tmp_path / "old.txt"
+    path.write_bytes(("#id label\r\n" + "\r\n".join(lines)).encode())
+    args = ["leaderboard", "import-runs", "example-sentiment", "A", "--team", "Old", "--slot"]
+    strict = runner.invoke(args=[*args, "primary", str(path)])
+    assert "REJECTED" not in strict.output, strict.output  # spaces and CRLF are only warnings
+    lenient = runner.invoke(args=[*args, "contrastive1", "--lenient", str(path)])
+    assert lenient.exit_code == 0, lenient.output
+    for said in ("header or comment line", "line endings were read as Unix", "no final newline"):
+        assert said in lenient.output, lenient.output

@@ -81,7 +81,7 @@ def test_classification_example_scored_as_scikit_learn(
     assert "'tw-999' is not in the gold data" in messages[6]
     assert "expected 2 fields" in messages[10]
     assert "given twice (first on line 1)" in messages[60]
-    assert "4 gold ids (of 60) are missing" in messages[None]
+    assert "3 gold ids (of 60) are missing" in messages[None]
 
     result = runner.invoke(args=["leaderboard", "add-baselines", "example-sentiment", "A"])
     assert result.exit_code == 0, result.output

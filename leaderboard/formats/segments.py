@@ -63,7 +63,8 @@ def _read(data: bytes, where: str, errors: IssueLog, warnings: list[Issue]) -> l
         warnings.append(
             Issue(
                 None,
-                f"{_lead(where)}The file starts with a UTF-8 byte-order mark; it was removed.",
+                f"{_lead(where) or 'The '}{'the ' if _lead(where) else ''}file starts with a "
+                "UTF-8 byte-order mark; it was removed.",
                 "warning",
             )
         )
@@ -133,7 +134,7 @@ def _empty_warning(segments: list[str], where: str, what: str) -> Issue | None:
     return Issue(
         empty[0],
         f"{_lead(where)}{_plural(len(empty), 'empty ' + what)} (line {_listed(empty)}); "
-        "they are scored as empty text.",
+        f"{'it is' if len(empty) == 1 else 'they are'} scored as empty text.",
         "warning",
     )
 

@@ -1,0 +1,177 @@
+"""Corpus BLEU, chrF, chrF++ and TER through sacrebleu, with the per-segment statistics behind them.
+
+Every score is sacrebleu's own corpus score (0-100 scale) and carries sacrebleu's signature.
+The per-segment sufficient statistics are sacrebleu's own (``_extract_corpus_statistics``);
+summing them over any subset of segments and passing the sums to the metric's
+``_compute_score_from_stats`` gives the corpus score of that subset, which is what resampling
+analyses need.
+
+``lowercase`` applies to all four measures: BLEU's and chrF's ``lowercase`` and TER's
+``case_sensitive = not lowercase``. sacrebleu's TER is case-insensitive by default; here a
+definition that keeps case keeps it for TER too, and the signature says so (``case:mixed``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sacrebleu.metrics import BLEU, CHRF, TER
+
+from leaderboard.scoring.registry import Measure, MeasureRegistry, UnknownMeasure
+
+#: The measure keys, in the order tables list them.
+MEASURE_KEYS = ("BLEU", "chrF", "chrF++", "TER")
+#: The tokenizers sacrebleu's BLEU accepts.
+TOKENIZERS: tuple[str, ...] = tuple(BLEU.TOKENIZERS)
+#: How many segments sacrebleu extracts statistics for at a time (bounds the reference cache).
+CHUNK_SEGMENTS = 500
+#: The keys of a definition's ``sacrebleu`` table.
+OPTION_KEYS = ("tokenize", "lowercase")
+
+# Ties compare the official string: 4 decimals is what ``sacrebleu -w 4`` prints, finer than
+# any difference a reader cares about and coarse enough that float noise never breaks a tie.
+GENERATION_REGISTRY = MeasureRegistry(
+    "generation",
+    [
+        Measure("BLEU", "BLEU", "score", 2, 4, notes="sacrebleu corpus BLEU (0-100)"),
+        Measure("chrF", "chrF", "score", 2, 4, notes="sacrebleu corpus chrF, β = 2 (0-100)"),
+        Measure(
+            "chrF++",
+            "chrF++",
+            "score",
+            2,
+            4,
+            notes="sacrebleu corpus chrF with word bigrams, β = 2 (0-100)",
+        ),
+        Measure(
+            "TER",
+            "TER",
+            "score",
+            2,
+            4,
+            lower_is_better=True,
+            notes="sacrebleu corpus TER: edits per reference word (0-100+, lower is better)",
+        ),
+    ],
+)
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """A definition's sacrebleu options: BLEU's tokenizer and whether to lowercase."""
+
+    tokenize: str = "13a"
+    lowercase: bool = False
+
+
+def parse_options(table: Mapping[str, Any] | None) -> GenerationOptions:
+    """Return the options of a ``sacrebleu = {...}`` table; raise ValueError naming a bad key."""
+    if table is None:
+        return GenerationOptions()
+    unknown = [key for key in table if key not in OPTION_KEYS]
+    if unknown:
+        raise ValueError(
+            f"unknown sacrebleu option {str(unknown[0])[:80]!r}; known: {', '.join(OPTION_KEYS)}"
+        )
+    tokenize = table.get("tokenize", "13a")
+    if not isinstance(tokenize, str) or tokenize not in TOKENIZERS:
+        raise ValueError(
+            f"sacrebleu option tokenize = {str(tokenize)[:80]!r} is not one of sacrebleu's "
+            f"tokenizers: {', '.join(TOKENIZERS)}"
+        )
+    lowercase = table.get("lowercase", False)
+    if not isinstance(lowercase, bool):
+        raise ValueError(f"sacrebleu option lowercase = {str(lowercase)[:80]!r} is not true/false")
+    return GenerationOptions(tokenize=tokenize, lowercase=lowercase)
+
+
+def metric(key: str, options: GenerationOptions) -> BLEU | CHRF | TER:
+    """Return the sacrebleu metric object computing measure ``key`` under ``options``."""
+    if key == "BLEU":
+        return BLEU(tokenize=options.tokenize, lowercase=options.lowercase)
+    if key == "chrF":
+        return CHRF(lowercase=options.lowercase)
+    if key == "chrF++":
+        return CHRF(word_order=2, lowercase=options.lowercase)
+    if key == "TER":
+        return TER(case_sensitive=not options.lowercase)
+    raise UnknownMeasure(
+        f"unknown measure {key[:80]!r} for family generation; known: {', '.join(MEASURE_KEYS)}"
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class GenerationScore:
+    """One measure of one run: sacrebleu's corpus score, its signature, per-segment statistics.
+
+    ``stats`` has one row per segment: BLEU [hyp_len, ref_len, matches 1-4, totals 1-4]
+    (ints); chrF and chrF++ [hyp, ref, match] counts per character then word n-gram order
+    (ints); TER [edits, mean reference length] (floats).
+    """
+
+    key: str
+    score: float
+    signature: str
+    stats: NDArray[Any]
+
+
+def score_run(
+    hypotheses: Sequence[str],
+    references: Sequence[Sequence[str]],
+    measures: Iterable[str] = MEASURE_KEYS,
+    options: GenerationOptions | None = None,
+) -> dict[str, GenerationScore]:
+    """Return each measure's corpus score, signature and per-segment statistics.
+
+    BLEU = BP · exp(Σ_n ¼ log p_n), BP = min(1, exp(1 − r/c)); chrF = (1 + β²)·P·R / (β²·P + R)
+    with β = 2 over averaged character (and, for chrF++, word) n-gram precisions and recalls;
+    TER = Σ edits / Σ mean reference length; all × 100, from sums of the segment statistics.
+    ``references`` holds one list of segments per reference file.
+    """
+    options = options or GenerationOptions()
+    if not hypotheses:
+        raise ValueError("no segments to score")
+    for ref in references:
+        if len(ref) != len(hypotheses):
+            raise ValueError("every reference needs one segment per hypothesis")
+    results: dict[str, GenerationScore] = {}
+    for key in measures:
+        scorer = metric(key, options)
+        # sacrebleu's corpus_score is exactly these two steps; keeping the middle result costs
+        # nothing more than the score itself. Chunks bound memory: sacrebleu caches every
+        # reference's n-gram counters before scoring (about 90 kB per segment for chrF with two
+        # references), while the statistics of a segment depend on that segment alone.
+        segment_stats: list[list[Any]] = []
+        for start in range(0, len(hypotheses), CHUNK_SEGMENTS):
+            end = start + CHUNK_SEGMENTS
+            chunk = [ref[start:end] for ref in references]
+            segment_stats += scorer._extract_corpus_statistics(hypotheses[start:end], chunk)
+        value = scorer._aggregate_and_compute(segment_stats).score
+        dtype = np.float64 if key == "TER" else np.int64
+        results[key] = GenerationScore(
+            key=key,
+            score=float(value),
+            signature=scorer.get_signature().format(),
+            stats=np.asarray(segment_stats, dtype=dtype),
+        )
+    return results
+
+
+def corpus_score_from_stats(
+    measure: str, stats: NDArray[Any], options: GenerationOptions | None = None
+) -> float:
+    """Return the corpus score of the segments whose statistics are the rows of ``stats``."""
+    scorer = metric(measure, options or GenerationOptions())
+    if len(stats) == 0:
+        raise ValueError("no segments to score")
+    if measure == "TER":
+        # sacrebleu adds float statistics one segment after the other; cumsum adds in the same
+        # order, so the sums (and the score) are bit-identical to sacrebleu's.
+        totals: list[Any] = [float(x) for x in np.cumsum(stats, axis=0, dtype=np.float64)[-1]]
+    else:
+        totals = [int(x) for x in stats.sum(axis=0, dtype=np.int64)]
+    return float(scorer._compute_score_from_stats(totals).score)

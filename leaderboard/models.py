@@ -325,6 +325,9 @@ class Score(Base):
     #: The per-query (per-item) values the measure is the mean of, by query id; deferred, since
     #: tables read only ``value`` and ``official`` while analysis reads these.
     per_query: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
+    #: Per item, the statistics a corpus-level measure is computed from (BLEU's n-gram counts
+    #: per segment), in item order; deferred like ``per_query``.
+    item_stats: Mapped[list[Any] | None] = mapped_column(deferred=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     run: Mapped[Run] = relationship(back_populates="scores")

@@ -180,12 +180,15 @@ def parse_definition(
     sha256: str = "",
     group_keys: Mapping[str, tuple[str, ...]] = MappingProxyType({}),
     option_keys: tuple[str, ...] = (),
+    list_roles: tuple[str, ...] = (),
 ) -> TaskDefinition:
     """Check a definition's structure with its family's keys.
 
     ``file_roles`` maps a set's file keys to "required"; ``group_keys`` maps set keys holding
     named groups (e.g. STS parts) to the file keys a group may name; ``option_keys`` are the
-    family's options a definition may set at the top level (and a subtask override). With
+    family's options a definition may set at the top level (and a subtask override);
+    ``list_roles`` are set keys holding a list of files, each given the role ``<key>:<n>``
+    (``references:1``, ``references:2``), n from 1 in the listed order. With
     ``base_dir`` None (a definition already stored in the database) files are not checked.
     """
     unknown = set(raw) - KNOWN_TOP_KEYS - set(option_keys)
@@ -256,6 +259,11 @@ def parse_definition(
                     continue
                 if key in file_roles:
                     files[key] = _file(value, base_dir, f"{swhere}{key}")
+                elif key in list_roles:
+                    if not isinstance(value, list) or not value:
+                        raise DefinitionError(f"{swhere}{key}", "must be a non-empty list of files")
+                    for n, path in enumerate(value, 1):
+                        files[f"{key}:{n}"] = _file(path, base_dir, f"{swhere}{key}[{n - 1}]")
                 elif key in group_keys:
                     options[key] = _groups(
                         value, base_dir, f"{swhere}{key}", files, group_keys[key]

@@ -19,7 +19,13 @@ def _parse(raw: dict[str, Any], base_dir: Path | None, sha256: str) -> TaskDefin
         raise DefinitionError("family", "is required (a family name)")
     family = get_family(family_name)
     definition = parse_definition(
-        raw, base_dir, family.file_roles, sha256, family.group_keys, family.option_keys
+        raw,
+        base_dir,
+        family.file_roles,
+        sha256,
+        family.group_keys,
+        family.option_keys,
+        family.list_roles,
     )
     check_style(family, definition)
     family.check_definition(definition)
@@ -59,7 +65,13 @@ def stored_definition(raw: dict[str, Any], sha256: str) -> TaskDefinition:
     family = get_family(str(raw.get("family", "")))
     # A private copy: the cached definition must not change with the caller's dict.
     definition = parse_definition(
-        copy.deepcopy(raw), None, family.file_roles, sha256, family.group_keys, family.option_keys
+        copy.deepcopy(raw),
+        None,
+        family.file_roles,
+        sha256,
+        family.group_keys,
+        family.option_keys,
+        family.list_roles,
     )
     if len(_STORED) >= _STORED_MAX:
         _STORED.clear()

@@ -1,4 +1,4 @@
-"""undefined score values and measure notes
+"""undefined score values, measure notes and per-item statistics
 
 Revision ID: 0007
 Revises: 0006
@@ -20,9 +20,11 @@ def upgrade() -> None:
     with op.batch_alter_table('scores', schema=None) as batch_op:
         batch_op.alter_column('value', existing_type=sa.Float(), nullable=True)
         batch_op.add_column(sa.Column('note', sa.Text(), server_default='', nullable=False))
+        batch_op.add_column(sa.Column('item_stats', sa.JSON(), nullable=True))
 
 
 def downgrade() -> None:
     with op.batch_alter_table('scores', schema=None) as batch_op:
+        batch_op.drop_column('item_stats')
         batch_op.drop_column('note')
         batch_op.alter_column('value', existing_type=sa.Float(), nullable=False)

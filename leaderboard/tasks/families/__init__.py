@@ -11,6 +11,7 @@ def get_family(name: str) -> Family:
     """Return the family called ``name``; raise DefinitionError for an unknown one."""
     from leaderboard.tasks.families.classification import ClassificationFamily
     from leaderboard.tasks.families.cqa import CqaFamily
+    from leaderboard.tasks.families.generation import GenerationFamily
     from leaderboard.tasks.families.regression import RegressionFamily
     from leaderboard.tasks.families.sts import StsFamily
     from leaderboard.tasks.families.trec import TrecFamily
@@ -21,6 +22,7 @@ def get_family(name: str) -> Family:
         "trec": TrecFamily(),
         "classification": ClassificationFamily(),
         "regression": RegressionFamily(),
+        "generation": GenerationFamily(),
     }
     try:
         return families[name]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
@@ -93,6 +93,9 @@ class MeasureResult:
     reason: str = ""
     #: What the value depends on beyond the gold, for the table's notes (sacrebleu's signature).
     note: str = ""
+    #: Per item, the statistics a corpus-level measure is computed from (sacrebleu's counts per
+    #: segment), so that analysis can recompute it on any sample of the items.
+    item_stats: Sequence[Sequence[float]] | None = None
 
     @classmethod
     def undefined(cls, reason: str, **kw: Any) -> MeasureResult:
@@ -215,6 +218,8 @@ class Family(ABC):
     group_keys: Mapping[str, tuple[str, ...]] = {}
     #: The family's options a definition may set at the top level or override per subtask.
     option_keys: tuple[str, ...] = ()
+    #: Set keys holding a list of files (e.g. ``references``); each file's role is "<key>:<n>".
+    list_roles: tuple[str, ...] = ()
     #: The table styles a definition of this family may choose; the first is the default.
     table_styles: tuple[str, ...] = ()
     #: Whether a run is several files (one per evaluation part) rather than one.

@@ -1,0 +1,212 @@
+"""The generation family: outputs per source segment against references, sacrebleu's scorers."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from leaderboard.formats import segments
+from leaderboard.formats.bounded import InputBound
+from leaderboard.formats.issues import shown
+from leaderboard.scoring.generation import (
+    GENERATION_REGISTRY,
+    GenerationOptions,
+    parse_options,
+    score_run,
+)
+from leaderboard.scoring.registry import UnknownMeasure
+from leaderboard.tables.model import MeasureSpec
+from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
+from leaderboard.tasks.families.base import (
+    BaselineRun,
+    Context,
+    Family,
+    MeasureResult,
+    RunInputs,
+    Verdict,
+    read_all,
+    single_file,
+)
+from leaderboard.tasks.families.itemwise import refused
+
+RECIPES = ("copy-source",)
+#: A run may hold this many lines beyond the source's, so that a count error can be reported.
+SPARE_LINES = 100
+#: The average output line a run may have (long segments are a few hundred bytes).
+AVERAGE_LINE_BYTES = 4096
+
+
+@dataclass(frozen=True, eq=False)
+class GenerationGold:
+    """A set's source and reference segments, with the measures and sacrebleu options."""
+
+    source: list[str]
+    references: list[list[str]]
+    measures: tuple[str, ...]
+    options: GenerationOptions
+
+
+def reference_roles(files: Mapping[str, Any]) -> list[str]:
+    """Return the roles of a set's reference files in their listed order."""
+    return sorted(
+        (r for r in files if r.startswith("references:")), key=lambda r: int(r.partition(":")[2])
+    )
+
+
+def options_of(definition: TaskDefinition, subtask: SubtaskDef) -> GenerationOptions:
+    """Return the subtask's sacrebleu options (a subtask may override the top level)."""
+    table = subtask.option(definition, "sacrebleu")
+    if table is not None and not isinstance(table, dict):
+        raise DefinitionError("sacrebleu", 'must be a table, e.g. { tokenize = "13a" }')
+    try:
+        return parse_options(table)
+    except ValueError as exc:
+        raise DefinitionError("sacrebleu", str(exc)) from None
+
+
+class GenerationFamily(Family):
+    """Runs give one output line per source segment; BLEU, chrF, chrF++ and TER by sacrebleu."""
+
+    name = "generation"
+    file_roles = {"source": True}
+    list_roles = ("references",)
+    option_keys = ("sacrebleu",)
+    table_styles = ("semeval-cqa",)
+
+    def check_definition(self, definition: TaskDefinition) -> None:
+        """Refuse unknown measures, options, set keys and recipes, naming the key."""
+        for recipe in definition.baseline_recipes:
+            if recipe not in RECIPES:
+                raise DefinitionError(
+                    "baselines.recipes", f"unknown recipe {shown(recipe)}; known: copy-source"
+                )
+        for i, st in enumerate(definition.subtasks):
+            where = f"subtasks[{i}]"
+            unknown = sorted(set(st.options) - set(self.option_keys))
+            if unknown:
+                raise DefinitionError(
+                    f"{where}.{unknown[0]}", "unknown key for a generation subtask"
+                )
+            options_of(definition, st)
+            for key in st.measures:
+                try:
+                    GENERATION_REGISTRY.get(key)
+                except UnknownMeasure as exc:
+                    raise DefinitionError(f"{where}.measures", str(exc)) from None
+            for j, s in enumerate(st.sets):
+                swhere = f"{where}.sets[{j}]"
+                extra = sorted(set(s.options) - {"target_language"})
+                if extra:
+                    raise DefinitionError(
+                        f"{swhere}.{extra[0]}",
+                        "unknown key; a generation set names source, references and "
+                        "target_language",
+                    )
+                language = s.options.get("target_language")
+                if not isinstance(language, str) or not language:
+                    raise DefinitionError(f"{swhere}.target_language", 'is required (e.g. "de")')
+                if not reference_roles(s.files):
+                    raise DefinitionError(
+                        f"{swhere}.references", "is required: a list of reference files"
+                    )
+
+    def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
+        """Return the subtask's measures as the registry describes them."""
+        return [
+            MeasureSpec.of(GENERATION_REGISTRY.get(m), official=m == ctx.subtask.official_measure)
+            for m in ctx.subtask.measures
+        ]
+
+    def run_fields(self, ctx: Context) -> list[str]:
+        """Return the single upload field."""
+        return ["file"]
+
+    def upload_hint(self, ctx: Context) -> str:
+        """Say what a run holds."""
+        language = ctx.set.options.get("target_language", "")
+        return f"One output line per source segment, UTF-8 ({language})."
+
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> GenerationGold:
+        """Parse the source and every reference file; they must have one line per segment."""
+        source, issues = segments.parse_segments(files["source"], "source")
+        if source is None:
+            raise refused("source", issues)
+        references: list[list[str]] = []
+        roles = reference_roles(files)
+        for role in roles:
+            parsed, issues = segments.parse_segments(files[role], f"reference {role[11:]}")
+            if parsed is None:
+                raise refused(role, issues)
+            references.append(parsed)
+        problems = segments.check_references(references, len(source))
+        if problems:
+            raise refused(roles[0] if roles else "source", problems)
+        return GenerationGold(
+            source,
+            references,
+            tuple(ctx.subtask.measures),
+            options_of(ctx.definition, ctx.subtask),
+        )
+
+    def describe_gold(self, gold: GenerationGold, role: str) -> list[str]:
+        """Report the number of segments and references."""
+        return [f"{len(gold.source):,} segments, {len(gold.references)} reference(s)."]
+
+    def input_bounds(self, gold: GenerationGold, ctx: Context) -> dict[str, InputBound]:
+        """Bound a run by the source: its segments plus a few lines, 4 KiB a line on average."""
+        n = len(gold.source)
+        max_lines = n + SPARE_LINES
+        return {
+            "file": InputBound(
+                max_bytes=min(max_lines * AVERAGE_LINE_BYTES, ctx.max_decompressed),
+                max_lines=max_lines,
+                reason=f"a run for {ctx.where} has one line per source segment, {n:,} lines",
+            )
+        }
+
+    def validate_inputs(
+        self,
+        inputs: RunInputs,
+        gold: GenerationGold,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict:
+        """Validate the output file: UTF-8, one line per source segment; empty lines warned."""
+        stream, problems = single_file(inputs)
+        if stream is None:
+            return Verdict(problems, [])
+        hypotheses, errors, warnings = segments.validate_output(read_all(stream), len(gold.source))
+        return Verdict(errors, warnings, hypotheses)
+
+    def score(self, parsed: list[str], gold: GenerationGold) -> dict[str, MeasureResult]:
+        """Score with sacrebleu's corpus scorers; keep each signature and segment statistics."""
+        found = score_run(parsed, gold.references, gold.measures, gold.options)
+        return {
+            key: MeasureResult(
+                result.score,
+                GENERATION_REGISTRY.get(key).official(result.score),
+                note=result.signature,
+                item_stats=result.stats.tolist(),
+            )
+            for key, result in found.items()
+        }
+
+    def baselines(
+        self, gold: GenerationGold, files: Mapping[str, bytes], ctx: Context
+    ) -> list[BaselineRun]:
+        """Build the copy-source run: each output is its source segment."""
+        return [
+            BaselineRun(
+                "copy-source",
+                "Copy source",
+                1,
+                tuple(ctx.subtask.measures),
+                {"file": "".join(f"{s}\n" for s in gold.source).encode()},
+                "Each output line is the source segment, unchanged.",
+            )
+            for recipe in ctx.definition.baseline_recipes
+            if recipe == "copy-source"
+        ]

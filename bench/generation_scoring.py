@@ -70,13 +70,14 @@ def corpus(n: int, seed: int = 13) -> tuple[list[str], list[list[str]]]:
 
 
 def timed(label: str, repeat: int, call: Callable[[], object]) -> float:
-    """Run ``call`` ``repeat`` times; print and return the best wall time."""
-    best = float("inf")
+    """Run ``call`` ``repeat`` times; print the best wall and CPU times and return the wall."""
+    best, best_cpu = float("inf"), float("inf")
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         call()
         best = min(best, time.perf_counter() - start)
-    print(f"{label:<44} {best:8.3f} s")
+        best_cpu = min(best_cpu, time.process_time() - start_cpu)
+    print(f"{label:<44} {best:8.3f} s wall {best_cpu:8.3f} s CPU")
     return best
 
 
@@ -100,17 +101,15 @@ def main() -> None:
     t_valid = timed("validate_output", r, lambda: validate_output(data, args.segments))
     totals = {}
     for key in ("BLEU", "chrF"):
-        totals[key] = timed(
-            f"score_run {key} (score + stats)", r, lambda k=key: score_run(hyp, refs, [k])
-        )
-        timed(
-            f"sacrebleu corpus_score {key} alone",
-            r,
-            lambda k=key: metric(k, _opts()).corpus_score(hyp, refs),
-        )
+        label = f"score_run {key} (score + stats)"
+        totals[key] = timed(label, r, lambda k=key: score_run(hyp, refs, [k]))
     request = t_valid + totals["BLEU"] + totals["chrF"]
     print(f"{'request path (validation + BLEU + chrF)':<44} {request:8.3f} s")
     print(f"peak RSS after the request path: {peak_mb():.0f} MB")
+    for key in ("BLEU", "chrF"):
+        label = f"sacrebleu corpus_score {key} alone"
+        timed(label, r, lambda k=key: metric(k, _opts()).corpus_score(hyp, refs))
+    print(f"peak RSS after sacrebleu's own corpus_score: {peak_mb():.0f} MB")
     timed("score_run chrF++ (score + stats)", r, lambda: score_run(hyp, refs, ["chrF++"]))
     results = score_run(hyp, refs, ["BLEU", "chrF", "TER"])
     for key in ("BLEU", "chrF"):

@@ -25,8 +25,9 @@ from leaderboard.scoring.registry import Measure, MeasureRegistry, UnknownMeasur
 
 #: The measure keys, in the order tables list them.
 MEASURE_KEYS = ("BLEU", "chrF", "chrF++", "TER")
-#: The tokenizers sacrebleu's BLEU accepts.
-TOKENIZERS: tuple[str, ...] = tuple(BLEU.TOKENIZERS)
+#: sacrebleu's BLEU tokenizers that work with sacrebleu alone: the MeCab ones need extra
+#: packages and the SentencePiece ones download a model on first use, which a server must not.
+TOKENIZERS = ("13a", "intl", "zh", "char", "none")
 #: How many segments sacrebleu extracts statistics for at a time (bounds the reference cache).
 CHUNK_SEGMENTS = 500
 #: The keys of a definition's ``sacrebleu`` table.
@@ -78,6 +79,11 @@ def parse_options(table: Mapping[str, Any] | None) -> GenerationOptions:
             f"unknown sacrebleu option {str(unknown[0])[:80]!r}; known: {', '.join(OPTION_KEYS)}"
         )
     tokenize = table.get("tokenize", "13a")
+    if isinstance(tokenize, str) and tokenize in BLEU.TOKENIZERS and tokenize not in TOKENIZERS:
+        raise ValueError(
+            f"sacrebleu option tokenize = {tokenize!r} needs packages or downloads this server "
+            f"does not have; supported: {', '.join(TOKENIZERS)}"
+        )
     if not isinstance(tokenize, str) or tokenize not in TOKENIZERS:
         raise ValueError(
             f"sacrebleu option tokenize = {str(tokenize)[:80]!r} is not one of sacrebleu's "

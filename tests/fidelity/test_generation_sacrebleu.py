@@ -4,7 +4,7 @@ Each seeded case writes a hypothesis file and one to three reference files, read
 format's readers, scores them with ``score_run`` and compares with what the ``sacrebleu``
 command prints (``--format json -w 4``): scores to the 4 decimals it prints, signatures equal.
 Cases cover CJK, Arabic, combining marks, emoji, very long lines, empty hypotheses, outputs
-identical to a reference, one-segment sets, the 13a, intl, char and none tokenizers, lowercase
+identical to a reference, one-segment sets, the 13a, intl, char, none and zh tokenizers, lowercase
 on and off, CRLF and missing final newlines. Statistics are checked too: summed over all
 segments they give the scorer's score exactly, over a resampled subset sacrebleu's own
 ``corpus_score`` on that subset.
@@ -114,7 +114,7 @@ def make_case(seed: int) -> Case:
             hyps.append(base)  # identical to the first reference
         else:
             hyps.append(variant(rng, vocab, base))
-    tokenize = ["13a", "intl", "char", "none"][seed % 4]
+    tokenize = ["13a", "intl", "char", "none", "zh"][seed % 5]
     options = GenerationOptions(tokenize=tokenize, lowercase=seed % 3 == 1)
     words = sum(len(h.split()) for h in hyps)
     return Case(
@@ -192,7 +192,7 @@ def read_case(case: Case) -> tuple[list[str], list[list[str]]]:
 
 def test_the_cases_cover_the_edge_cases() -> None:
     assert len(ALL_CASES) >= 30
-    assert {c.options.tokenize for c in ALL_CASES} == {"13a", "intl", "char", "none"}
+    assert {c.options.tokenize for c in ALL_CASES} == {"13a", "intl", "char", "none", "zh"}
     assert {c.options.lowercase for c in ALL_CASES} == {True, False}
     assert {len(c.refs) for c in ALL_CASES} == {1, 2, 3}
     assert any(c.hyp.count(b"\n") <= 1 and len(read_case(c)[0]) == 1 for c in ALL_CASES)

@@ -33,6 +33,13 @@ def test_options_default_validate_and_name_the_bad_key() -> None:
         ValueError, match="tokenize = 'moses' is not one of sacrebleu's tokenizers: .*13a"
     ):
         parse_options({"tokenize": "moses"})
+    with pytest.raises(
+        ValueError, match="'ja-mecab' needs packages or downloads .*: 13a, intl, zh"
+    ):
+        parse_options({"tokenize": "ja-mecab"})
+    for name in ("13a", "intl", "zh", "char", "none"):
+        assert parse_options({"tokenize": name}).tokenize == name
+        assert score_run(["東京 a"], [["東京 b"]], ["BLEU"], parse_options({"tokenize": name}))
     with pytest.raises(ValueError, match="lowercase = 'yes' is not true/false"):
         parse_options({"lowercase": "yes"})
 

@@ -138,3 +138,20 @@ def test_references_of_different_lengths_are_refused(
     assert result.exit_code == 1
     assert "reference 2 has 7 lines" in result.output, result.output
     assert "Traceback" not in result.output
+
+
+def test_an_output_line_far_longer_than_any_reference_is_refused(
+    client: FlaskClient, token: str
+) -> None:
+    lines = (EXAMPLE / "run-valid.de").read_text().splitlines()
+    longest = max(
+        len(s)
+        for name in ("reference-1.de", "reference-2.de")
+        for s in (EXAMPLE / name).read_text().splitlines()
+    )
+    lines[3] = "Wort" * 500  # 2,000 characters: beyond max(1,000, 4 × the longest reference)
+    assert len(lines[3]) > max(1000, 4 * longest)
+    resp = api_upload(client, token, ("\n".join(lines) + "\n").encode(), path=API)
+    assert resp.status_code == 422
+    (issue,) = resp.get_json()["issues"]
+    assert issue["line"] == 4 and "2,000 characters" in issue["message"]

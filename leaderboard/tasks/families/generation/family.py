@@ -8,7 +8,7 @@ from typing import Any
 
 from leaderboard.formats import segments
 from leaderboard.formats.bounded import InputBound
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import MAX_KEPT_ERRORS, Issue, shown
 from leaderboard.scoring.generation import (
     GENERATION_REGISTRY,
     GenerationOptions,
@@ -35,6 +35,11 @@ RECIPES = ("copy-source",)
 SPARE_LINES = 100
 #: The average output line a run may have (long segments are a few hundred bytes).
 AVERAGE_LINE_BYTES = 4096
+#: An output line may be this many times as long as the longest reference segment (and at
+#: least LONGEST_FLOOR characters): TER's cost grows with the square of a line's length, so an
+#: unbounded line could hold a worker for minutes.
+LONGEST_FACTOR = 4
+LONGEST_FLOOR = 1000
 
 
 @dataclass(frozen=True, eq=False)
@@ -63,6 +68,21 @@ def options_of(definition: TaskDefinition, subtask: SubtaskDef) -> GenerationOpt
         return parse_options(table)
     except ValueError as exc:
         raise DefinitionError("sacrebleu", str(exc)) from None
+
+
+def too_long(hypotheses: list[str], gold: GenerationGold) -> list[Issue]:
+    """Return an error for each output line far longer than any reference segment."""
+    longest = max((len(s) for ref in gold.references for s in ref), default=0)
+    limit = max(LONGEST_FLOOR, LONGEST_FACTOR * longest)
+    return [
+        Issue(
+            n,
+            f"Line {n}: {len(text):,} characters; an output line may have at most {limit:,} "
+            f"({LONGEST_FACTOR} × the longest reference segment).",
+        )
+        for n, text in enumerate(hypotheses, 1)
+        if len(text) > limit
+    ][:MAX_KEPT_ERRORS]
 
 
 class GenerationFamily(Family):
@@ -179,7 +199,9 @@ class GenerationFamily(Family):
         if stream is None:
             return Verdict(problems, [])
         hypotheses, errors, warnings = segments.validate_output(read_all(stream), len(gold.source))
-        return Verdict(errors, warnings, hypotheses)
+        if hypotheses is not None:
+            errors = too_long(hypotheses, gold)
+        return Verdict(errors, warnings, hypotheses if not errors else None)
 
     def score(self, parsed: list[str], gold: GenerationGold) -> dict[str, MeasureResult]:
         """Score with sacrebleu's corpus scorers; keep each signature and segment statistics."""

@@ -12,6 +12,7 @@ from typing import IO, Any, cast
 from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused
 from leaderboard.formats.compression import is_zip_or_tar
 from leaderboard.formats.issues import Issue
+from leaderboard.scoring.registry import MeasureRegistry
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import SetDef, SubtaskDef, TaskDefinition
 
@@ -251,9 +252,17 @@ class Family(ABC):
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
         """Return the table columns of a subtask's set, in order."""
 
-    @abstractmethod
     def run_fields(self, ctx: Context) -> list[str]:
-        """Return the upload fields of a run (``["file"]`` for single-file runs)."""
+        """Return the upload fields of a run: one file unless the family says otherwise."""
+        return ["file"]
+
+    @staticmethod
+    def registry_specs(registry: MeasureRegistry, ctx: Context) -> list[MeasureSpec]:
+        """Return the subtask's measures as columns described by ``registry``, in order."""
+        return [
+            MeasureSpec.of(registry.get(m), official=m == ctx.subtask.official_measure)
+            for m in ctx.subtask.measures
+        ]
 
     @abstractmethod
     def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> Any:

@@ -116,14 +116,7 @@ class ItemFamily(Family):
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
         """Return the subtask's measures as the registry describes them."""
-        return [
-            MeasureSpec.of(self.registry.get(m), official=m == ctx.subtask.official_measure)
-            for m in ctx.subtask.measures
-        ]
-
-    def run_fields(self, ctx: Context) -> list[str]:
-        """Return the single upload field."""
-        return ["file"]
+        return self.registry_specs(self.registry, ctx)
 
     def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> ItemsGold:
         """Parse the gold file with the subtask's value parser."""
@@ -182,6 +175,23 @@ class ItemFamily(Family):
     def score(self, parsed: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
         """Score a validated run (its values in gold order)."""
         return self.score_values(parsed, gold)
+
+    def result(
+        self,
+        key: str,
+        value: float | None,
+        reason: str,
+        per_item: np.ndarray | None,
+        gold: ItemsGold,
+    ) -> MeasureResult:
+        """Return a measure's result with its official string, or undefined with ``reason``."""
+        if value is None:
+            return MeasureResult.undefined(reason)
+        return MeasureResult(
+            value,
+            self.registry.get(key).official(value),
+            per_query=None if per_item is None else self.per_item(gold, per_item),
+        )
 
     def per_item(self, gold: ItemsGold, values: np.ndarray) -> dict[str, float]:
         """Return per-item values keyed by item id."""

@@ -92,18 +92,16 @@ class ClassificationFamily(ItemFamily):
         """Return each measure; Acc carries its per-item values (1 correct, 0 wrong)."""
         labels = gold.extra["labels"]
         found = classification_measures(gold.gold.values, values, labels, gold.measures)
-        out: dict[str, MeasureResult] = {}
-        for key, value in found.items():
-            if value is None:
-                out[key] = MeasureResult.undefined(UNDEFINED_REASON)
-                continue
-            per_query = None
-            if key == "Acc":
-                per_query = self.per_item(gold, per_item_correct(gold.gold.values, values))
-            out[key] = MeasureResult(
-                value, self.registry.get(key).official(value), per_query=per_query
+        return {
+            key: self.result(
+                key,
+                value,
+                UNDEFINED_REASON,
+                per_item_correct(gold.gold.values, values) if key == "Acc" else None,
+                gold,
             )
-        return out
+            for key, value in found.items()
+        }
 
     def baselines(
         self, gold: ItemsGold, files: Mapping[str, bytes], ctx: Context

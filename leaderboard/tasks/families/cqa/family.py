@@ -72,20 +72,13 @@ class CqaFamily(Family):
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
         """Return the CQA columns as the registry describes them."""
-        return [
-            MeasureSpec.of(MEASURES.get(m), official=m == ctx.subtask.official_measure)
-            for m in ctx.subtask.measures
-        ]
+        return self.registry_specs(MEASURES, ctx)
 
     def style_options(self, ctx: Context) -> dict[str, Any]:
         """Return the overview paper's scale note when the table has the seven 2016 measures."""
         if set(ctx.subtask.measures) == set(CQA_MEASURES):
             return {"measure_note": SCALE_NOTE}
         return {}
-
-    def run_fields(self, ctx: Context) -> list[str]:
-        """Return the single upload field."""
-        return ["file"]
 
     def upload_hint(self, ctx: Context) -> str:
         """Return the 2016 habit of naming run files."""

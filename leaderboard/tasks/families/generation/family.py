@@ -133,14 +133,7 @@ class GenerationFamily(Family):
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
         """Return the subtask's measures as the registry describes them."""
-        return [
-            MeasureSpec.of(GENERATION_REGISTRY.get(m), official=m == ctx.subtask.official_measure)
-            for m in ctx.subtask.measures
-        ]
-
-    def run_fields(self, ctx: Context) -> list[str]:
-        """Return the single upload field."""
-        return ["file"]
+        return self.registry_specs(GENERATION_REGISTRY, ctx)
 
     def upload_hint(self, ctx: Context) -> str:
         """Say what a run holds."""

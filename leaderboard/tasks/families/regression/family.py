@@ -55,17 +55,16 @@ class RegressionFamily(ItemFamily):
             "MSE": lambda: squared_errors(truth, values),
             "MAE": lambda: absolute_errors(truth, values),
         }
-        out: dict[str, MeasureResult] = {}
-        for key in gold.measures:
-            value = found[key]
-            if value is None:
-                out[key] = MeasureResult.undefined(UNDEFINED_REASONS.get(key, OVERFLOW_REASON))
-                continue
-            per_query = self.per_item(gold, per_item[key]()) if key in per_item else None
-            out[key] = MeasureResult(
-                value, self.registry.get(key).official(value), per_query=per_query
+        return {
+            key: self.result(
+                key,
+                found[key],
+                UNDEFINED_REASONS.get(key, OVERFLOW_REASON),
+                per_item[key]() if key in per_item and found[key] is not None else None,
+                gold,
             )
-        return out
+            for key in gold.measures
+        }
 
     def baselines(
         self, gold: ItemsGold, files: Mapping[str, bytes], ctx: Context

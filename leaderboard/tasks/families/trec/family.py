@@ -138,10 +138,6 @@ class TrecFamily(Family):
                 )
         return specs
 
-    def run_fields(self, ctx: Context) -> list[str]:
-        """Return the single upload field."""
-        return ["file"]
-
     def gold_slots(self, ctx: Context) -> list[GoldSlot]:
         """Return one qrels file per variant of the set."""
         return [

@@ -17,7 +17,7 @@ from leaderboard.services.audit import record
 from leaderboard.services.errors import NotFound
 from leaderboard.services.revisions import bump
 from leaderboard.storage import FileStore
-from leaderboard.tasks.definition import SubtaskDef, TaskDefinition, preset_paths
+from leaderboard.tasks.definition import SLUG_CHARS, SubtaskDef, TaskDefinition, preset_paths
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family
 from leaderboard.tasks.loading import load_definition_file, stored_definition
@@ -139,6 +139,8 @@ def resolve(
     says which part is unknown.
     """
     names = {"task": task_slug, "subtask": subtask_slug, "set": set_slug or None}
+    if not all(_slug_like(name) for name in names.values() if name is not None):
+        _refuse_unknown(session, task_slug, subtask_slug, set_slug)
     rows = session.execute(_TARGET, names).all()
     if not rows:
         _refuse_unknown(session, task_slug, subtask_slug, set_slug)
@@ -174,11 +176,24 @@ _TARGET = (
 )
 
 
+def _slug_like(name: str) -> bool:
+    """Return whether ``name`` could be a slug; no other name is looked up in the database.
+
+    A name from a URL or a form may hold any character, and PostgreSQL refuses a NUL byte in
+    a query parameter: such a name matches nothing, so it is refused before any query.
+    """
+    return 0 < len(name) <= 64 and set(name) <= SLUG_CHARS
+
+
 def _refuse_unknown(
     session: Session, task_slug: str, subtask_slug: str, set_slug: str | None
 ) -> NoReturn:
     """Raise NotFound naming the part of a task/subtask/set name that matches nothing."""
-    task = session.scalar(select(Task).where(Task.slug == task_slug))
+    task = (
+        session.scalar(select(Task).where(Task.slug == task_slug))
+        if _slug_like(task_slug)
+        else None
+    )
     if task is None:
         raise NotFound(f"No task {shown(task_slug)}.")
     subtask = next((s for s in task.subtasks if s.slug == subtask_slug), None)

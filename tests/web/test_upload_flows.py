@@ -309,3 +309,18 @@ def test_submit_run_closes_the_files_it_was_given(app: Flask, run: bytes) -> Non
         except RunRejected:
             assert run != oracle_run()
     assert all(stream.closed for stream in upload.files.values())
+
+
+def test_names_that_cannot_be_slugs_are_not_found_without_a_query(
+    app: Flask, client: FlaskClient
+) -> None:
+    # PostgreSQL refuses a NUL byte in a query parameter: such a name must be a 404, not a 500.
+    make_participant(app, "Aurora", "nul@example.org")
+    token = token_for(app, "nul@example.org")
+    resp = api_upload(client, token, oracle_run(), set="te\x00st")
+    assert resp.status_code == 404, resp.get_json()
+    assert "no evaluation set" in resp.get_json()["error"]
+    resp = api_upload(client, token, oracle_run(), path="/api/v1/tasks/semeval%00/A/runs")
+    assert resp.status_code == 404 and "No task" in resp.get_json()["error"]
+    resp = api_upload(client, token, oracle_run(), path="/api/v1/tasks/semeval2016-task3/A%00/runs")
+    assert resp.status_code == 404 and "has no subtask" in resp.get_json()["error"]

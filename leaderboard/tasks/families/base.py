@@ -44,6 +44,10 @@ def single_file(inputs: RunInputs) -> tuple[IO[bytes] | None, list[Issue]]:
     return stream, []
 
 
+#: How many problems of a reference file one refusal lists.
+LISTED_PROBLEMS = 5
+
+
 class ReferenceFileError(ValueError):
     """A reference file (gold, qrels, topics, references) cannot be read: its role and the problem.
 
@@ -54,6 +58,32 @@ class ReferenceFileError(ValueError):
         super().__init__(message)
         self.role = role
         self.message = message
+
+    @classmethod
+    def listing(cls, role: str, issues: Sequence[Issue]) -> ReferenceFileError:
+        """Return the refusal of a reference file naming its first problems and counting the rest."""
+        errors = [i.message for i in issues if i.severity == "error"]
+        listed = " ".join(errors[:LISTED_PROBLEMS])
+        more = len(errors) - LISTED_PROBLEMS
+        if more > 0:
+            listed += f" … and {more:,} more problem{'s' if more > 1 else ''}."
+        return cls(role, listed)
+
+
+def file_bound(
+    ctx: Context, max_lines: int, average_line_bytes: int, reason: str
+) -> dict[str, InputBound]:
+    """Return the bound of a single-file run: ``max_lines`` lines of the average length at most.
+
+    The byte bound never exceeds the server's limit on a decompressed upload.
+    """
+    return {
+        "file": InputBound(
+            max_bytes=min(max_lines * average_line_bytes, ctx.max_decompressed),
+            max_lines=max_lines,
+            reason=reason,
+        )
+    }
 
 
 def reference_problem(exc: Exception) -> str:

@@ -26,14 +26,13 @@ from leaderboard.tasks.families.base import (
     ReferenceFileError,
     RunInputs,
     Verdict,
+    file_bound,
     read_all,
     single_file,
 )
 
 #: The average line length a run may have: an id and a label or number, with room to spare.
 AVERAGE_LINE_BYTES = 1024
-#: How many problems of a gold file one refusal lists.
-LISTED_PROBLEMS = 5
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,16 +44,6 @@ class ItemsGold:
     measures: tuple[str, ...]
     #: Family data derived from the definition (e.g. the declared labels).
     extra: dict[str, Any] = field(default_factory=dict)
-
-
-def refused(role: str, issues: list[Any]) -> ReferenceFileError:
-    """Return the refusal of a reference file listing its first problems."""
-    errors = [i.message for i in issues if i.severity == "error"]
-    listed = " ".join(errors[:LISTED_PROBLEMS])
-    more = len(errors) - LISTED_PROBLEMS
-    if more > 0:
-        listed += f" … and {more:,} more problem{'s' if more > 1 else ''}."
-    return ReferenceFileError(role, listed)
 
 
 class ItemFamily(Family):
@@ -123,7 +112,7 @@ class ItemFamily(Family):
         parser = self.value_parser(ctx.definition, ctx.subtask)
         gold, issues = items.parse_gold(files["gold"], parser)
         if gold is None:
-            raise refused("gold", issues)
+            raise ReferenceFileError.listing("gold", issues)
         return ItemsGold(gold, parser, tuple(ctx.subtask.measures), self.gold_extra(ctx))
 
     def gold_extra(self, ctx: Context) -> dict[str, Any]:
@@ -137,14 +126,8 @@ class ItemFamily(Family):
     def input_bounds(self, gold: ItemsGold, ctx: Context) -> dict[str, InputBound]:
         """Bound a run by the gold: at most twice its items (comments included) plus 100 lines."""
         n = len(gold.gold)
-        max_lines = 2 * n + 100
-        return {
-            "file": InputBound(
-                max_bytes=min(max_lines * AVERAGE_LINE_BYTES, ctx.max_decompressed),
-                max_lines=max_lines,
-                reason=f"a run for {ctx.where} has one line per item, {n:,} lines",
-            )
-        }
+        reason = f"a run for {ctx.where} has one line per item, {n:,} lines"
+        return file_bound(ctx, 2 * n + 100, AVERAGE_LINE_BYTES, reason)
 
     def validate_inputs(
         self,

@@ -22,6 +22,7 @@ from leaderboard.tasks.families.base import (
     MeasureResult,
     RunInputs,
     Verdict,
+    file_bound,
     read_all,
     single_file,
 )
@@ -115,14 +116,8 @@ class CqaFamily(Family):
     def input_bounds(self, gold: fmt.CqaGold, ctx: Context) -> dict[str, InputBound]:
         """Bound a run by the gold: one line per candidate, room for twice as many lines."""
         lines = len(gold)
-        max_lines = 2 * lines + 100
-        return {
-            "file": InputBound(
-                max_bytes=min(max_lines * AVERAGE_LINE_BYTES, ctx.max_decompressed),
-                max_lines=max_lines,
-                reason=f"a run for {ctx.where} has one line per candidate, {lines:,} lines",
-            )
-        }
+        reason = f"a run for {ctx.where} has one line per candidate, {lines:,} lines"
+        return file_bound(ctx, 2 * lines + 100, AVERAGE_LINE_BYTES, reason)
 
     def validate_inputs(
         self,

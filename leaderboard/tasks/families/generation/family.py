@@ -23,12 +23,13 @@ from leaderboard.tasks.families.base import (
     Context,
     Family,
     MeasureResult,
+    ReferenceFileError,
     RunInputs,
     Verdict,
+    file_bound,
     read_all,
     single_file,
 )
-from leaderboard.tasks.families.itemwise import refused
 
 RECIPES = ("copy-source",)
 #: A run may hold this many lines beyond the source's, so that a count error can be reported.
@@ -144,17 +145,17 @@ class GenerationFamily(Family):
         """Parse the source and every reference file; they must have one line per segment."""
         source, issues = segments.parse_segments(files["source"], "source")
         if source is None:
-            raise refused("source", issues)
+            raise ReferenceFileError.listing("source", issues)
         references: list[list[str]] = []
         roles = reference_roles(files)
         for role in roles:
             parsed, issues = segments.parse_segments(files[role], f"reference {role[11:]}")
             if parsed is None:
-                raise refused(role, issues)
+                raise ReferenceFileError.listing(role, issues)
             references.append(parsed)
         problems = segments.check_references(references, len(source))
         if problems:
-            raise refused(roles[0] if roles else "source", problems)
+            raise ReferenceFileError.listing(roles[0] if roles else "source", problems)
         return GenerationGold(
             source,
             references,
@@ -169,14 +170,8 @@ class GenerationFamily(Family):
     def input_bounds(self, gold: GenerationGold, ctx: Context) -> dict[str, InputBound]:
         """Bound a run by the source: its segments plus a few lines, 4 KiB a line on average."""
         n = len(gold.source)
-        max_lines = n + SPARE_LINES
-        return {
-            "file": InputBound(
-                max_bytes=min(max_lines * AVERAGE_LINE_BYTES, ctx.max_decompressed),
-                max_lines=max_lines,
-                reason=f"a run for {ctx.where} has one line per source segment, {n:,} lines",
-            )
-        }
+        reason = f"a run for {ctx.where} has one line per source segment, {n:,} lines"
+        return file_bound(ctx, n + SPARE_LINES, AVERAGE_LINE_BYTES, reason)
 
     def validate_inputs(
         self,

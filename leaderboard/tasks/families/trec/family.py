@@ -22,6 +22,7 @@ from leaderboard.tasks.families.base import (
     ReferenceFileError,
     RunInputs,
     Verdict,
+    file_bound,
     single_file,
 )
 from leaderboard.tasks.families.trec.scoring import score_variant
@@ -37,8 +38,6 @@ from leaderboard.tasks.families.trec.variants import (
 
 #: The average line length a run may have; real runs average about 100 bytes a line.
 AVERAGE_LINE_BYTES = 1024
-#: How many problems of a reference file one refusal lists.
-LISTED_PROBLEMS = 5
 
 
 @dataclass(frozen=True)
@@ -168,12 +167,7 @@ class TrecFamily(Family):
                 continue
             parsed, issues = fmt.parse_qrels(data, topics=topics, settings=settings)
             if parsed is None:
-                errors = [i.message for i in issues if i.severity == "error"]
-                listed = " ".join(errors[:LISTED_PROBLEMS])
-                more = len(errors) - LISTED_PROBLEMS
-                if more > 0:
-                    listed += f" … and {more:,} more problem{'s' if more > 1 else ''}."
-                raise ReferenceFileError(v.role, listed)
+                raise ReferenceFileError.listing(v.role, issues)
             qrels[v.slug] = parsed
         if topics is None:
             topics = frozenset(q for parsed in qrels.values() for q in parsed.queries)
@@ -191,17 +185,10 @@ class TrecFamily(Family):
         """Bound a run by its topics and depth: at most ``max_per_query`` lines per topic."""
         topics = len(gold.topics)
         depth = gold.settings.max_per_query
-        max_lines = topics * depth + 1000
-        return {
-            "file": InputBound(
-                max_bytes=min(max_lines * AVERAGE_LINE_BYTES, ctx.max_decompressed),
-                max_lines=max_lines,
-                reason=(
-                    f"a run for {ctx.where} ranks at most {depth:,} results "
-                    f"for each of {topics:,} topics"
-                ),
-            )
-        }
+        reason = (
+            f"a run for {ctx.where} ranks at most {depth:,} results for each of {topics:,} topics"
+        )
+        return file_bound(ctx, topics * depth + 1000, AVERAGE_LINE_BYTES, reason)
 
     def validate_inputs(
         self,

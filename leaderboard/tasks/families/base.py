@@ -14,7 +14,7 @@ from leaderboard.formats.compression import is_zip_or_tar
 from leaderboard.formats.issues import Issue
 from leaderboard.scoring.registry import MeasureRegistry
 from leaderboard.tables.model import MeasureSpec
-from leaderboard.tasks.definition import SetDef, SubtaskDef, TaskDefinition
+from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
 
 #: An upload's files by field, as seekable binary streams (large runs stay on disk).
 RunInputs = Mapping[str, IO[bytes]]
@@ -277,6 +277,16 @@ class Family(ABC):
     @abstractmethod
     def check_definition(self, definition: TaskDefinition) -> None:
         """Raise DefinitionError naming the key if the definition breaks this family's rules."""
+
+    def check_subtask_keys(self, subtask: SubtaskDef, where: str) -> None:
+        """Raise DefinitionError naming a subtask key that is none of the family's options."""
+        unknown = sorted(set(subtask.options) - set(self.option_keys))
+        if unknown:
+            known = ("slug", "title", "sets", "measures", *self.option_keys)
+            raise DefinitionError(
+                f"{where}.{unknown[0]}",
+                f"unknown key for a {self.name} subtask; known: {', '.join(known)}",
+            )
 
     @abstractmethod
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:

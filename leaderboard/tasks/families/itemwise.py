@@ -60,10 +60,6 @@ class ItemFamily(Family):
     def value_parser(self, definition: TaskDefinition, subtask: SubtaskDef) -> items.ValueParser:
         """Return the parser of a value field for a subtask (raise DefinitionError if wrong)."""
 
-    @abstractmethod
-    def score_values(self, values: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
-        """Score a run's values, aligned with the gold items, on the measures of ``gold``."""
-
     def check_measure(self, key: str, definition: TaskDefinition, subtask: SubtaskDef) -> None:
         """Raise UnknownMeasure or ValueError unless ``key`` is a measure of this subtask."""
         self.registry.get(key)
@@ -76,13 +72,7 @@ class ItemFamily(Family):
         """Refuse unknown options, set keys, measures and baseline recipes, naming the key."""
         for i, st in enumerate(definition.subtasks):
             where = f"subtasks[{i}]"
-            unknown = sorted(set(st.options) - set(self.option_keys))
-            if unknown:
-                raise DefinitionError(
-                    f"{where}.{unknown[0]}",
-                    f"unknown key for a {self.name} subtask; known: "
-                    + ", ".join(("slug", "title", "sets", "measures", *self.option_keys)),
-                )
+            self.check_subtask_keys(st, where)
             self.value_parser(definition, st)
             for j, s in enumerate(st.sets):
                 extra = sorted(s.options)
@@ -154,10 +144,6 @@ class ItemFamily(Family):
             )
         values, errors, warnings = items.validate_run(data, gold.gold, gold.parser)
         return Verdict(errors, warnings, values)
-
-    def score(self, parsed: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
-        """Score a validated run (its values in gold order)."""
-        return self.score_values(parsed, gold)
 
     def result(
         self,

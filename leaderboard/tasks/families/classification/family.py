@@ -88,7 +88,7 @@ class ClassificationFamily(ItemFamily):
         """Return the declared labels."""
         return {"labels": labels_of(ctx.definition, ctx.subtask)[0]}
 
-    def score_values(self, values: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
+    def score(self, values: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
         """Return each measure; Acc carries its per-item values (1 correct, 0 wrong)."""
         labels = gold.extra["labels"]
         found = classification_measures(gold.gold.values, values, labels, gold.measures)

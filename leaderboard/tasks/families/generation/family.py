@@ -104,11 +104,7 @@ class GenerationFamily(Family):
                 )
         for i, st in enumerate(definition.subtasks):
             where = f"subtasks[{i}]"
-            unknown = sorted(set(st.options) - set(self.option_keys))
-            if unknown:
-                raise DefinitionError(
-                    f"{where}.{unknown[0]}", "unknown key for a generation subtask"
-                )
+            self.check_subtask_keys(st, where)
             options_of(definition, st)
             for key in st.measures:
                 try:

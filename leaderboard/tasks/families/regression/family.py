@@ -47,7 +47,7 @@ class RegressionFamily(ItemFamily):
         """Return the parser of finite plain decimals."""
         return items.DecimalParser()
 
-    def score_values(self, values: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
+    def score(self, values: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
         """Return each measure; MSE and MAE carry their per-item squared and absolute errors."""
         truth = gold.gold.values
         found = regression_measures(truth, values, gold.measures)

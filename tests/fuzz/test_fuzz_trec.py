@@ -14,6 +14,7 @@ from leaderboard.formats import trec
 from leaderboard.formats.issues import Issue
 from leaderboard.scoring.trec_measures import parse_trec_measure
 from leaderboard.tasks.families.trec import TrecFamily, TrecGold
+from leaderboard.tasks.families.trec.variants import Variant
 from tests.fuzz import FUZZ, check_finite, check_issues, fuzz_input, per_case
 from tests.trec_car import CAR_SETTINGS
 
@@ -78,7 +79,10 @@ def gold_of(case: Case, qrels: trec.Qrels) -> TrecGold:
     return TrecGold(
         case.topics,
         {"automatic": qrels, "lenient": qrels},
-        {"automatic": 1, "lenient": 0},
+        {
+            "automatic": Variant("automatic", "Automatic", 1),
+            "lenient": Variant("lenient", "Lenient", 0),
+        },
         case.settings,
         measures={"automatic": FUZZ_MEASURES, "lenient": FUZZ_MEASURES},
     )

@@ -46,16 +46,17 @@ class TrecGold:
 
     topics: frozenset[str]
     qrels: dict[str, fmt.Qrels]
-    thresholds: dict[str, int]
+    #: Every variant of the set by slug, loaded or not.
+    variants: dict[str, Variant]
     settings: fmt.TrecSettings
-    #: Per variant slug, the measures to compute and their table keys.
+    #: Per variant slug, the measures to compute.
     measures: dict[str, tuple[TrecMeasureKey, ...]] = field(default_factory=dict)
-    labels: dict[str, str] = field(default_factory=dict)
     missing: str = "zero"
 
-    def variant(self, slug: str) -> Variant:
-        """Return the variant of a loaded qrels file."""
-        return Variant(slug, self.labels.get(slug, ""), self.thresholds[slug])
+    @property
+    def thresholds(self) -> dict[str, int]:
+        """Return each variant's relevance threshold by slug."""
+        return {slug: v.threshold for slug, v in self.variants.items()}
 
 
 def trec_settings(definition: TaskDefinition) -> fmt.TrecSettings:
@@ -155,12 +156,9 @@ class TrecFamily(Family):
         settings = trec_settings(ctx.definition)
         topics = read_topics(files["topics"]) if "topics" in files else None
         qrels: dict[str, fmt.Qrels] = {}
-        thresholds: dict[str, int] = {}
+        variants = {v.slug: v for v in set_variants(ctx.set)}
         measures: dict[str, tuple[TrecMeasureKey, ...]] = {}
-        labels: dict[str, str] = {}
-        for v in set_variants(ctx.set):
-            thresholds[v.slug] = v.threshold
-            labels[v.slug] = v.label
+        for v in variants.values():
             measures[v.slug] = tuple(variant_measures(ctx.subtask, v))
             data = files.get(v.role)
             if data is None:
@@ -171,15 +169,7 @@ class TrecFamily(Family):
             qrels[v.slug] = parsed
         if topics is None:
             topics = frozenset(q for parsed in qrels.values() for q in parsed.queries)
-        return TrecGold(
-            topics,
-            qrels,
-            thresholds,
-            settings,
-            measures,
-            labels,
-            missing_topics(ctx.set),
-        )
+        return TrecGold(topics, qrels, variants, settings, measures, missing_topics(ctx.set))
 
     def input_bounds(self, gold: TrecGold, ctx: Context) -> dict[str, InputBound]:
         """Bound a run by its topics and depth: at most ``max_per_query`` lines per topic."""
@@ -221,7 +211,7 @@ class TrecFamily(Family):
         """Score against every loaded variant, keeping each measure's per-query values."""
         out: dict[str, MeasureResult] = {}
         for slug, qrels in gold.qrels.items():
-            variant = gold.variant(slug)
+            variant = gold.variants[slug]
             measures = gold.measures[slug]
             scores = score_variant(parsed, qrels, variant.threshold, measures, missing=gold.missing)
             for m in measures:
@@ -239,7 +229,7 @@ class TrecFamily(Family):
         slug = role.partition(":")[2]
         if slug not in gold.qrels:
             return []
-        r = fmt.qrels_report(gold.qrels[slug], gold.thresholds[slug])
+        r = fmt.qrels_report(gold.qrels[slug], gold.variants[slug].threshold)
         hist = ", ".join(f"{g}: {n:,}" for g, n in r["grade_histogram"].items())
         name = f"{slug}: " if slug else ""
         noun = gold.settings.doc_noun
@@ -269,7 +259,7 @@ class TrecFamily(Family):
         """Return the query counts and thresholds the table's footnotes state."""
         return {
             "query_counts": {slug: len(q.queries) for slug, q in gold.qrels.items()},
-            "thresholds": dict(gold.thresholds),
+            "thresholds": gold.thresholds,
         }
 
     def baselines(

@@ -142,7 +142,7 @@ def score_values(
                 "flags": list(r.flags),
                 "per_query": None if r.per_query is None else dict(r.per_query),
                 "note": r.note,
-                "item_stats": None if r.item_stats is None else [list(x) for x in r.item_stats],
+                "item_stats": r.item_stats,
             }
         )
     return rows

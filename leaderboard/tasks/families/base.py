@@ -125,8 +125,9 @@ class MeasureResult:
     #: What the value depends on beyond the gold, for the table's notes (sacrebleu's signature).
     note: str = ""
     #: Per item, the statistics a corpus-level measure is computed from (sacrebleu's counts per
-    #: segment), so that analysis can recompute it on any sample of the items.
-    item_stats: Sequence[Sequence[float]] | None = None
+    #: segment), so that analysis can recompute it on any sample of the items; plain lists, as
+    #: the score row stores them.
+    item_stats: list[list[float]] | None = None
 
     @classmethod
     def undefined(cls, reason: str, **kw: Any) -> MeasureResult:

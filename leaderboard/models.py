@@ -20,6 +20,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.sql.expression import false, true
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -136,10 +137,15 @@ class Phase(Base):
     released_at: Mapped[datetime | None]
     daily_quota: Mapped[int | None] = mapped_column(Integer)
     total_quota: Mapped[int | None] = mapped_column(Integer)
+    # "public" or "anonymous": public tables name teams "Team 1", "Team 2", ... until revealed.
+    names: Mapped[str] = mapped_column(String(16), default="public", server_default="public")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     subtask: Mapped[Subtask] = relationship()
     eval_set: Mapped[EvalSet] = relationship()
+    data_files: Mapped[list[TaskDataFile]] = relationship(
+        back_populates="phase", cascade="all, delete-orphan", order_by="TaskDataFile.id"
+    )
 
 
 class QuotaUsage(Base):
@@ -201,6 +207,13 @@ class Team(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(255), unique=True)
+    affiliation: Mapped[str] = mapped_column(String(255), default="", server_default="")
+    # False while an organizer has not approved a team created in "approval" registration mode.
+    approved: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    # The code of the team's invite link; regenerating it invalidates the old link.
+    invite_code: Mapped[str | None] = mapped_column(String(64), unique=True)
+    # Withdrawn teams' runs leave every live table; history and frozen tables keep them.
+    withdrawn_at: Mapped[datetime | None]
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     members: Mapped[list[User]] = relationship(back_populates="team")
@@ -216,6 +229,13 @@ class User(Base):
     password_hash: Mapped[str | None] = mapped_column(String(255))
     role: Mapped[str] = mapped_column(String(16))  # "organizer" | "participant"
     team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="SET NULL"))
+    # One member of each team is its captain: they manage invites, requests and members.
+    is_captain: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    display_name: Mapped[str] = mapped_column(String(255), default="", server_default="")
+    affiliation: Mapped[str] = mapped_column(String(255), default="", server_default="")
+    # None until the address is verified; accounts made by an organizer start verified.
+    verified_at: Mapped[datetime | None]
+    terms_accepted_at: Mapped[datetime | None]
     is_active: Mapped[bool] = mapped_column(Boolean, default=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     # Stored in each log-in session and compared on every request: bumping it (log-out, new
@@ -247,10 +267,68 @@ class ApiToken(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     token_sha256: Mapped[str] = mapped_column(String(64), unique=True)
     prefix: Mapped[str] = mapped_column(String(16))
+    name: Mapped[str] = mapped_column(String(255), default="", server_default="")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime | None]
     revoked_at: Mapped[datetime | None]
 
     user: Mapped[User] = relationship()
+
+
+class JoinRequest(Base):
+    """A user's request to join a team, accepted or declined by its captain."""
+
+    __tablename__ = "join_requests"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    # "pending", "accepted", "declined" or "withdrawn".
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    decided_at: Mapped[datetime | None]
+
+    team: Mapped[Team] = relationship()
+    user: Mapped[User] = relationship()
+
+
+class SiteSetting(Base):
+    """One site-wide setting (registration mode, team size, terms) by name."""
+
+    __tablename__ = "site_settings"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class TaskDataFile(Base):
+    """A file an organizer attaches to a phase for participants: inputs, trial data, code."""
+
+    __tablename__ = "task_data_files"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    phase_id: Mapped[int] = mapped_column(ForeignKey("phases.id", ondelete="CASCADE"))
+    title: Mapped[str] = mapped_column(String(255))
+    filename: Mapped[str] = mapped_column(String(255))
+    storage_key: Mapped[str] = mapped_column(String(255))
+    sha256: Mapped[str] = mapped_column(String(64))
+    size: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    created_by: Mapped[str] = mapped_column(String(320))
+
+    phase: Mapped[Phase] = relationship(back_populates="data_files")
+
+
+class TermsAcceptance(Base):
+    """A user's acceptance of a task's terms, required before its data files are served."""
+
+    __tablename__ = "terms_acceptances"
+    __table_args__ = (UniqueConstraint("user_id", "task_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    accepted_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class Run(Base):

@@ -125,7 +125,33 @@ def token_cmd(email: str, revoke: bool) -> None:
     _account_change(change)
 
 
+@click.command("settings")
+@click.argument("name", required=False)
+@click.argument("value", required=False)
+@with_appcontext
+def settings_cmd(name: str | None, value: str | None) -> None:
+    """Show the site settings, or set NAME to VALUE (registration, max_team_size, ...)."""
+    from leaderboard.services import settings
+
+    if value is None:
+        with common.session() as session:
+            try:
+                values = settings.all_settings(session)
+                if name is not None:
+                    values = {name: settings.get(session, name)}
+            except DomainError as exc:
+                common.fail(exc.message)
+        for key, current in values.items():
+            click.echo(f"{key} = {current}")
+        return
+    chosen = name or ""
+    _account_change(
+        lambda s: f"{chosen} = {settings.set_value(s, chosen, value, actor=common.actor())}"
+    )
+
+
 COMMANDS = (
+    settings_cmd,
     create_team_cmd,
     create_user_cmd,
     set_password_cmd,

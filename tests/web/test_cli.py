@@ -243,6 +243,7 @@ COMMANDS = [
     "score",
     "set-gold",
     "set-password",
+    "settings",
     "table",
     "token",
     "verify",

@@ -1,10 +1,10 @@
 """Upload a 100,000-item classification run, a regression run of the same size and a
 10,000-segment generation run with two references (BLEU and chrF) through the API of one
 gunicorn worker: the whole request's wall time and the worker's peak memory; then the same
-generation run scored with TER alone, whose cost is printed beside them.
+generation runs scored with TER alone, whose cost (time and memory) is printed beside them.
 
 Each task is hosted from a generated definition; the first upload of a worker also parses the
-gold (cold), the second is warm. Target: under 2 s per request, peak under 300 MB (TER is
+gold (cold), the second (another run, for generation: other outputs) is warm. Target: under 2 s per request, peak under 300 MB (TER is
 reported, not targeted).
 
     .venv/bin/python -m bench.family_uploads [--items 100000] [--segments 10000]
@@ -84,9 +84,9 @@ target_language = "xx"
 """
 
 
-def write_generation(folder: Path, segments: int, measures: tuple[str, ...]) -> Path:
-    """Write a generation task asking for ``measures``, its files and a run; return the run."""
-    from bench.generation_scoring import corpus
+def write_generation(folder: Path, segments: int, measures: tuple[str, ...]) -> tuple[Path, Path]:
+    """Write a generation task asking for ``measures``, its files and two different runs."""
+    from bench.generation_scoring import corpus, noisy
 
     folder.mkdir(parents=True)
     hypotheses, (ref1, ref2) = corpus(segments)
@@ -99,11 +99,16 @@ def write_generation(folder: Path, segments: int, measures: tuple[str, ...]) -> 
         (folder / name).write_text("".join(f"{line}\n" for line in lines))
     path = folder / "run.txt"
     path.write_text("".join(f"{line}\n" for line in hypotheses))
-    return path
+    # The second upload is another system's output: no tokenization of the first is reused.
+    rng = random.Random(29)
+    other = [" ".join(noisy(rng, line[:-1].split())) + "." for line in ref1]
+    second = folder / "run2.txt"
+    second.write_text("".join(f"{line}\n" for line in other))
+    return path, second
 
 
-def write_task(folder: Path, family: str, items: int, seed: int = 3) -> Path:
-    """Write a definition, its gold and a run of ``items`` items; return the run's path."""
+def write_task(folder: Path, family: str, items: int, seed: int = 3) -> tuple[Path, Path]:
+    """Write a definition, its gold and a run of ``items`` items; return its path twice."""
     rng = random.Random(seed)
     folder.mkdir(parents=True)
     ids = [f"item-{i:07d}" for i in range(items)]
@@ -120,7 +125,7 @@ def write_task(folder: Path, family: str, items: int, seed: int = 3) -> Path:
     rng.shuffle(order)  # runs come in any order
     path = folder / "run.tsv"
     path.write_text("".join(f"{ids[k]}\t{run[k]}\n" for k in order))
-    return path
+    return path, path
 
 
 def upload(url: str, token: str, task: str, run: Path, slot: str, out: Path) -> tuple[int, float]:
@@ -161,7 +166,7 @@ def main() -> None:
             "--password", "bench password",
         )  # fmt: skip
         token = instance.cli("token", "bench@example.org").strip()
-        size = runs["classification"].stat().st_size / 1e6
+        size = runs["classification"][0].stat().st_size / 1e6
         print(
             f"runs: {args.items:,} items (classification {size:.1f} MB, regression);"
             f" {args.segments:,} segments with 2 references (generation)"
@@ -169,16 +174,23 @@ def main() -> None:
         with gunicorn(instance.env, workers=1) as (url, server):
             (worker,) = worker_pids(server.pid)
             worst = 0.0
-            for family, run in runs.items():
-                for attempt, slot in (("cold", "primary"), ("warm", "contrastive1")):
+            peak = 0.0
+            for family, (first, second) in runs.items():
+                if family == "generation-ter":
+                    # The targets are for the requests above; TER's memory is its own figure.
+                    peak = peak_rss_mb(worker)
+                for attempt, slot, run in (
+                    ("cold", "primary", first),
+                    ("warm", "contrastive1", second),
+                ):
                     out = root / f"{family}-{slot}.json"
                     status, seconds = upload(url, token, f"bench-{family}", run, slot, out)
                     if family != "generation-ter":
                         worst = max(worst, seconds)
                     official = json.loads(out.read_text() or "{}").get("official")
                     print(f"{family:<15} {attempt}: HTTP {status} in {seconds:.2f} s  {official}")
-            peak = peak_rss_mb(worker)
-        print(f"gunicorn worker peak RSS: {peak:.0f} MB")
+            with_ter = peak_rss_mb(worker)
+        print(f"gunicorn worker peak RSS: {peak:.0f} MB (after TER as well: {with_ter:.0f} MB)")
         print(
             f"targets: every request < 2 s {'met' if worst < 2 else 'MISSED'} ({worst:.2f} s),"
             f" peak < 300 MB {'met' if peak < 300 else 'MISSED'}"

@@ -356,6 +356,9 @@ class Run(Base):
     file_sha256: Mapped[str] = mapped_column(String(64))
     # {field: {"key": storage key, "sha256": ..., "filename": ..., "size": bytes}}
     files: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    # What the run predicts per item, by item id (a label, a number), for the families whose
+    # corpus-level measures analysis recomputes on samples of items; None for the others.
+    item_values: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
     warnings: Mapped[list[Any]] = mapped_column(default=list)
     report: Mapped[dict[str, Any]] = mapped_column(default=dict)
     submitted_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))

@@ -1,10 +1,11 @@
 """Corpus BLEU, chrF, chrF++ and TER through sacrebleu, with the per-segment statistics behind them.
 
-Every score is sacrebleu's own corpus score (0-100 scale) and carries sacrebleu's signature.
-The per-segment sufficient statistics are sacrebleu's own (``_extract_corpus_statistics``);
-summing them over any subset of segments and passing the sums to the metric's
-``_compute_score_from_stats`` gives the corpus score of that subset, which is what resampling
-analyses need.
+Every score is sacrebleu's corpus score (0-100 scale) and carries sacrebleu's signature. The
+per-segment sufficient statistics equal sacrebleu's ``_extract_corpus_statistics``: TER's are
+sacrebleu's own, BLEU's and chrF's are counted in numpy by ``sacrebleu_stats`` (sacrebleu's
+per-segment Counters take seconds on a large run). Summing them over any subset of segments and
+passing the sums to the metric's ``_compute_score_from_stats`` gives the corpus score of that
+subset, which is what resampling analyses need.
 
 ``lowercase`` applies to all four measures: BLEU's and chrF's ``lowercase`` and TER's
 ``case_sensitive = not lowercase``. sacrebleu's TER is case-insensitive by default; here a
@@ -22,13 +23,14 @@ from numpy.typing import NDArray
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from leaderboard.scoring.registry import Measure, MeasureRegistry, UnknownMeasure
+from leaderboard.scoring.sacrebleu_stats import ReferenceCache, bleu_statistics, chrf_statistics
 
 #: The measure keys, in the order tables list them.
 MEASURE_KEYS = ("BLEU", "chrF", "chrF++", "TER")
 #: sacrebleu's BLEU tokenizers that work with sacrebleu alone: the MeCab ones need extra
 #: packages and the SentencePiece ones download a model on first use, which a server must not.
 TOKENIZERS = ("13a", "intl", "zh", "char", "none")
-#: How many segments sacrebleu extracts statistics for at a time (bounds the reference cache).
+#: How many segments sacrebleu's TER prepares at a time (bounds its reference cache).
 CHUNK_SEGMENTS = 500
 #: The keys of a definition's ``sacrebleu`` table.
 OPTION_KEYS = ("tokenize", "lowercase")
@@ -127,7 +129,7 @@ class GenerationScore:
 
 def score_run(
     hypotheses: Sequence[str],
-    references: Sequence[Sequence[str]],
+    references: Sequence[Sequence[str]] | ReferenceCache,
     measures: Iterable[str] = MEASURE_KEYS,
     options: GenerationOptions | None = None,
 ) -> dict[str, GenerationScore]:
@@ -136,48 +138,64 @@ def score_run(
     BLEU = BP · exp(Σ_n ¼ log p_n), BP = min(1, exp(1 − r/c)); chrF = (1 + β²)·P·R / (β²·P + R)
     with β = 2 over averaged character (and, for chrF++, word) n-gram precisions and recalls;
     TER = Σ edits / Σ mean reference length; all × 100, from sums of the segment statistics.
-    ``references`` holds one list of segments per reference file.
+    ``references`` holds one list of segments per reference file (or their ReferenceCache,
+    which keeps them tokenized between runs).
     """
     options = options or GenerationOptions()
+    cache = references if isinstance(references, ReferenceCache) else ReferenceCache(references)
     if not hypotheses:
         raise ValueError("no segments to score")
-    for ref in references:
+    for ref in cache.references:
         if len(ref) != len(hypotheses):
             raise ValueError("every reference needs one segment per hypothesis")
     results: dict[str, GenerationScore] = {}
     for key in measures:
         scorer = metric(key, options)
-        # sacrebleu's corpus_score is exactly these two steps; keeping the middle result costs
-        # nothing more than the score itself. Chunks bound memory: sacrebleu caches every
-        # reference's n-gram counters before scoring (about 90 kB per segment for chrF with two
-        # references), while the statistics of a segment depend on that segment alone.
-        segment_stats: list[list[Any]] = []
-        for start in range(0, len(hypotheses), CHUNK_SEGMENTS):
-            end = start + CHUNK_SEGMENTS
-            chunk = [ref[start:end] for ref in references]
-            segment_stats += scorer._extract_corpus_statistics(hypotheses[start:end], chunk)
-        value = scorer._aggregate_and_compute(segment_stats).score
-        dtype = np.float64 if key == "TER" else np.int64
+        # The signature names the number of references, which sacrebleu learns while counting.
+        scorer.num_refs = len(cache.references)
+        if isinstance(scorer, BLEU):
+            stats: NDArray[Any] = bleu_statistics(scorer, hypotheses, cache)
+        elif isinstance(scorer, CHRF):
+            stats = chrf_statistics(scorer, hypotheses, cache)
+        else:
+            stats = ter_statistics(scorer, hypotheses, cache.references)
         results[key] = GenerationScore(
             key=key,
-            score=float(value),
+            score=_score_of(scorer, stats),
             signature=scorer.get_signature().format(),
-            stats=np.asarray(segment_stats, dtype=dtype),
+            stats=stats,
         )
     return results
 
 
-def corpus_score_from_stats(
-    measure: str, stats: NDArray[Any], options: GenerationOptions | None = None
-) -> float:
-    """Return the corpus score of the segments whose statistics are the rows of ``stats``."""
-    scorer = metric(measure, options or GenerationOptions())
-    if len(stats) == 0:
-        raise ValueError("no segments to score")
-    if measure == "TER":
+def ter_statistics(
+    scorer: TER, hypotheses: Sequence[str], references: Sequence[Sequence[str]]
+) -> NDArray[np.float64]:
+    """Return sacrebleu's own TER statistics [edits, mean reference length] per segment."""
+    segment_stats: list[list[Any]] = []
+    # Chunks bound memory: sacrebleu prepares every reference of the corpus before scoring.
+    for start in range(0, len(hypotheses), CHUNK_SEGMENTS):
+        end = start + CHUNK_SEGMENTS
+        chunk = [ref[start:end] for ref in references]
+        segment_stats += scorer._extract_corpus_statistics(hypotheses[start:end], chunk)
+    return np.asarray(segment_stats, dtype=np.float64)
+
+
+def _score_of(scorer: BLEU | CHRF | TER, stats: NDArray[Any]) -> float:
+    """Return the corpus score of statistics rows, summed in sacrebleu's order and types."""
+    if isinstance(scorer, TER):
         # sacrebleu adds float statistics one segment after the other; cumsum adds in the same
         # order, so the sums (and the score) are bit-identical to sacrebleu's.
         totals: list[Any] = [float(x) for x in np.cumsum(stats, axis=0, dtype=np.float64)[-1]]
     else:
         totals = [int(x) for x in stats.sum(axis=0, dtype=np.int64)]
     return float(scorer._compute_score_from_stats(totals).score)
+
+
+def corpus_score_from_stats(
+    measure: str, stats: NDArray[Any], options: GenerationOptions | None = None
+) -> float:
+    """Return the corpus score of the segments whose statistics are the rows of ``stats``."""
+    if len(stats) == 0:
+        raise ValueError("no segments to score")
+    return _score_of(metric(measure, options or GenerationOptions()), stats)

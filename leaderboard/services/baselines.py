@@ -24,7 +24,7 @@ from leaderboard.services.runs import (
     store_inputs,
 )
 from leaderboard.storage import FileStore
-from leaderboard.tasks.families.base import MeasureResult
+from leaderboard.tasks.families.base import Evaluation
 
 MAX_LABEL = 100
 #: Imported baselines come after the generated ones (whose order is 1 to 4 at most).
@@ -50,7 +50,7 @@ def add_baselines(
         report = {"shown": list(b.shown), "order": b.order}
         placed.append(
             _place(session, store, target, upload, b.role, b.label, b.description, report,
-                   evaluation.results, gold_files, actor, lenient=True)
+                   evaluation, gold_files, actor, lenient=True)
         )  # fmt: skip
     record_for(session, actor, "add-baselines", target, roles=[r.slot for r in placed])
     session.commit()
@@ -92,7 +92,7 @@ def import_baseline(
             **evaluation.verdict.report,
         }
         run = _place(session, store, target, upload, role, label, description, report,
-                     evaluation.results, gold_files, actor, lenient=lenient)  # fmt: skip
+                     evaluation, gold_files, actor, lenient=lenient)  # fmt: skip
         record_for(session, actor, "import-baseline", target, label=label, sha256=run.file_sha256)
         session.commit()
         return run
@@ -109,7 +109,7 @@ def _place(
     label: str,
     description: str,
     report: Mapping[str, Any],
-    results: Mapping[str, MeasureResult],
+    evaluation: Evaluation,
     gold_files: Mapping[str, GoldFile],
     actor: str,
     *,
@@ -132,11 +132,13 @@ def _place(
             lenient=lenient,
             file_sha256=manifest_sha(stored),
             files=stored,
+            item_values=evaluation.item_values,
             report=dict(report),
             submitted_via="cli" if actor == "cli" else "web",
         )
 
-    rows: Sequence[Mapping[str, Any]] = score_values(results, gold_files)
+    assert evaluation.results is not None
+    rows: Sequence[Mapping[str, Any]] = score_values(evaluation.results, gold_files)
     return place_run(session, active_key(target.eval_set.id, None, role), make, _no_op, rows)
 
 

@@ -210,6 +210,7 @@ def rescore_set(
         for s in run.scores:
             s.current = False
         run.scores.extend(score_rows(results, gold_files))
+        run.item_values = evaluation.item_values
         run.report = {
             **{k: v for k, v in run.report.items() if k != "rescore_error"},
             "gold_files": gold_versions(gold_files),

@@ -35,7 +35,7 @@ from leaderboard.services.phases import (
 )
 from leaderboard.services.revisions import bump
 from leaderboard.storage import FileStore
-from leaderboard.tasks.families.base import MeasureResult, Verdict
+from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
 
 MAX_NAME = 100
 MAX_DESCRIPTION = 5000
@@ -188,7 +188,7 @@ def rejection(verdict: Verdict, what: str) -> RunRejected:
 
 def check_and_score(
     session: Session, store: FileStore, settings: Settings, sub: Submission
-) -> tuple[Any, dict[str, MeasureResult], list[Issue], dict[str, Any], dict[str, GoldFile]]:
+) -> tuple[Evaluation, dict[str, MeasureResult], list[Issue], dict[str, Any], dict[str, GoldFile]]:
     """Validate and score an upload without storing anything; raise RunRejected on errors."""
     target = sub.target
     gold, gold_files = load_gold(
@@ -205,7 +205,7 @@ def check_and_score(
     if evaluation.results is None:
         raise rejection(verdict, "run")
     report = dict(verdict.report)
-    return verdict.parsed, evaluation.results, verdict.warnings, report, gold_files
+    return evaluation, evaluation.results, verdict.warnings, report, gold_files
 
 
 def submit_run(
@@ -272,7 +272,9 @@ def _submit_run(
     else:
         admission = Admission(current_phase(session, target.subtask, now))
 
-    _parsed, results, warnings, report, gold_files = check_and_score(session, store, settings, sub)
+    evaluation, results, warnings, report, gold_files = check_and_score(
+        session, store, settings, sub
+    )
     if participant:
         assert isinstance(team, Team)
         prepare_quota(session, admission.phase, team, now)
@@ -297,6 +299,7 @@ def _submit_run(
             lenient=sub.lenient,
             file_sha256=manifest_sha(stored),
             files=stored,
+            item_values=evaluation.item_values,
             warnings=[w.message for w in warnings],
             report=report,
             submitted_by_id=user.id if user is not None else None,

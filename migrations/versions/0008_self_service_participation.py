@@ -63,6 +63,10 @@ def upgrade() -> None:
     with op.batch_alter_table('phases', schema=None) as batch_op:
         batch_op.add_column(sa.Column('names', sa.String(length=16), server_default='public', nullable=False))
 
+    # A run's prediction per item (classification, regression), kept for analysis.
+    with op.batch_alter_table('runs', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('item_values', sa.JSON(), nullable=True))
+
     with op.batch_alter_table('teams', schema=None) as batch_op:
         batch_op.add_column(sa.Column('affiliation', sa.String(length=255), server_default='', nullable=False))
         batch_op.add_column(sa.Column('approved', sa.Boolean(), server_default=sa.true(), nullable=False))
@@ -95,6 +99,9 @@ def downgrade() -> None:
         batch_op.drop_column('invite_code')
         batch_op.drop_column('approved')
         batch_op.drop_column('affiliation')
+
+    with op.batch_alter_table('runs', schema=None) as batch_op:
+        batch_op.drop_column('item_values')
 
     with op.batch_alter_table('phases', schema=None) as batch_op:
         batch_op.drop_column('names')

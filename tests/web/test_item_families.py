@@ -11,7 +11,10 @@ from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from scipy import stats
 from sklearn import metrics
+from sqlalchemy import select
+from sqlalchemy.orm import undefer
 
+from leaderboard.models import Run
 from tests.runs import api_upload, make_participant, token_for
 from tests.security import compile_latex
 
@@ -199,3 +202,53 @@ def test_a_historical_classification_file_is_imported_leniently(
     assert lenient.exit_code == 0, lenient.output
     for said in ("header or comment line", "line endings were read as Unix", "no final newline"):
         assert said in lenient.output, lenient.output
+
+
+def stored_predictions(app: Flask) -> dict[str, dict[str, object] | None]:
+    """Return each stored run's item values by its slot (baselines by their role)."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        rows = session.scalars(select(Run).options(undefer(Run.item_values))).all()
+        return {r.slot: r.item_values for r in rows if r.status == "active"}
+
+
+def test_predictions_are_stored_per_item_with_every_run(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner
+) -> None:
+    token = host(runner, app, SENTIMENT)
+    gold = pairs(SENTIMENT / "gold.tsv")
+    ids = list(gold)
+    # Aliases are stored under the declared label they stand for.
+    aliases = {"positive": "pos", "negative": "neg", "neutral": "neu"}
+    predicted = {i: LABELS[k % 3] for k, i in enumerate(ids)}
+    run = "".join(
+        f"{i}\t{aliases[predicted[i]] if k % 2 else predicted[i]}\n" for k, i in enumerate(ids)
+    )
+    path = "/api/v1/tasks/example-sentiment/A/runs"
+    assert api_upload(client, token, run.encode(), path=path).status_code == 201
+    assert stored_predictions(app)["primary"] == predicted
+    result = runner.invoke(args=["leaderboard", "add-baselines", "example-sentiment", "A"])
+    assert result.exit_code == 0, result.output
+    stored = stored_predictions(app)
+    assert set(stored["all-positive"].values()) == {"positive"}  # type: ignore[union-attr]
+    assert set(stored["all-positive"]) == set(ids)  # type: ignore[arg-type]
+    # Re-scoring stores them again, from the stored file.
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        primary = session.scalars(select(Run).where(Run.slot == "primary")).one()
+        primary.item_values = None
+        session.commit()
+    result = runner.invoke(args=["leaderboard", "rescore", "example-sentiment", "A"])
+    assert result.exit_code == 0, result.output
+    assert stored_predictions(app)["primary"] == predicted
+
+
+def test_regression_predictions_are_the_numbers_of_the_file(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner
+) -> None:
+    token = host(runner, app, CHANGE)
+    path = "/api/v1/tasks/example-change/graded/runs"
+    assert (
+        api_upload(client, token, (CHANGE / "run-valid.tsv").read_bytes(), path=path).status_code
+        == 201
+    )
+    expected = {i: float(v) for i, v in pairs(CHANGE / "run-valid.tsv").items()}
+    assert stored_predictions(app)["primary"] == expected

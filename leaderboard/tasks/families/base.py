@@ -160,6 +160,8 @@ class Evaluation:
     verdict: Verdict
     #: The scores by measure key; None when the run was rejected.
     results: dict[str, MeasureResult] | None
+    #: The run's prediction per item id, stored with the run (``Family.item_values``).
+    item_values: dict[str, Any] | None = None
 
     @property
     def ok(self) -> bool:
@@ -371,7 +373,14 @@ class Family(ABC):
         The one pipeline of uploads, imports, re-scoring, verify, baselines and offline scoring.
         """
         verdict = self.validate(inputs, gold, ctx, lenient=lenient, options=options)
-        return Evaluation(verdict, self.score(verdict.parsed, gold) if verdict.ok else None)
+        if not verdict.ok:
+            return Evaluation(verdict, None)
+        parsed = verdict.parsed
+        return Evaluation(verdict, self.score(parsed, gold), self.item_values(parsed, gold))
+
+    def item_values(self, parsed: Any, gold: Any) -> dict[str, Any] | None:
+        """Return a run's prediction per item id where measures are corpus-level; else None."""
+        return None
 
     @abstractmethod
     def validate_inputs(

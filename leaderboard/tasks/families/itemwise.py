@@ -162,6 +162,14 @@ class ItemFamily(Family):
             per_query=None if per_item is None else self.per_item(gold, per_item),
         )
 
+    def item_values(self, parsed: np.ndarray, gold: ItemsGold) -> dict[str, Any]:
+        """Return the run's prediction per item id, as the run file gives it."""
+        return dict(zip(gold.gold.ids, self.predictions(parsed, gold), strict=True))
+
+    def predictions(self, values: np.ndarray, gold: ItemsGold) -> list[Any]:
+        """Return parsed values in gold order as stored (numbers; families may name them)."""
+        return list(values.tolist())
+
     def per_item(self, gold: ItemsGold, values: np.ndarray) -> dict[str, float]:
         """Return per-item values keyed by item id."""
         return dict(zip(gold.gold.ids, values.tolist(), strict=True))

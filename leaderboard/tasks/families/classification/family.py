@@ -103,6 +103,11 @@ class ClassificationFamily(ItemFamily):
             for key, value in found.items()
         }
 
+    def predictions(self, values: np.ndarray, gold: ItemsGold) -> list[Any]:
+        """Return the predicted labels by their declared names (aliases resolved)."""
+        labels = gold.extra["labels"]
+        return [labels[i] for i in values.tolist()]
+
     def baselines(
         self, gold: ItemsGold, files: Mapping[str, bytes], ctx: Context
     ) -> list[BaselineRun]:

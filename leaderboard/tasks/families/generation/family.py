@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from leaderboard.formats import segments
@@ -16,6 +16,7 @@ from leaderboard.scoring.generation import (
     score_run,
 )
 from leaderboard.scoring.registry import UnknownMeasure
+from leaderboard.scoring.sacrebleu_stats import ReferenceCache
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
 from leaderboard.tasks.families.base import (
@@ -51,6 +52,11 @@ class GenerationGold:
     references: list[list[str]]
     measures: tuple[str, ...]
     options: GenerationOptions
+    #: The references tokenized once and kept with the cached gold for every later run.
+    cache: ReferenceCache = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cache", ReferenceCache(self.references))
 
 
 def reference_roles(files: Mapping[str, Any]) -> list[str]:
@@ -189,7 +195,7 @@ class GenerationFamily(Family):
 
     def score(self, parsed: list[str], gold: GenerationGold) -> dict[str, MeasureResult]:
         """Score with sacrebleu's corpus scorers; keep each signature and segment statistics."""
-        found = score_run(parsed, gold.references, gold.measures, gold.options)
+        found = score_run(parsed, gold.cache, gold.measures, gold.options)
         return {
             key: MeasureResult(
                 result.score,

@@ -23,7 +23,12 @@ from numpy.typing import NDArray
 from sacrebleu.metrics import BLEU, CHRF, TER
 
 from leaderboard.scoring.registry import Measure, MeasureRegistry, UnknownMeasure
-from leaderboard.scoring.sacrebleu_stats import ReferenceCache, bleu_statistics, chrf_statistics
+from leaderboard.scoring.sacrebleu_stats import (
+    ReferenceCache,
+    bleu_statistics,
+    chrf_scores,
+    chrf_statistics,
+)
 
 #: The measure keys, in the order tables list them.
 MEASURE_KEYS = ("BLEU", "chrF", "chrF++", "TER")
@@ -190,6 +195,65 @@ def _score_of(scorer: BLEU | CHRF | TER, stats: NDArray[Any]) -> float:
     else:
         totals = [int(x) for x in stats.sum(axis=0, dtype=np.int64)]
     return float(scorer._compute_score_from_stats(totals).score)
+
+
+def _my_log(values: NDArray[np.float64]) -> NDArray[np.float64]:
+    """Return log, with sacrebleu's -9999999999 for 0."""
+    with np.errstate(divide="ignore"):
+        return np.where(values == 0, -9999999999.0, np.log(np.where(values == 0, 1.0, values)))
+
+
+def bleu_from_sums(sums: NDArray[Any], order: int = 4) -> NDArray[np.float64]:
+    """Return sacrebleu's corpus BLEU (exp smoothing) of each row of summed statistics.
+
+    BLEU = BP · exp(Σ_n log p_n / N) with p_n = 100·correct_n / total_n, or 100 / (2^k·total_n)
+    for the k-th order without a match; orders from the first with no n-grams on count 0
+    (log 0 is -9999999999); BP = exp(1 − ref/sys) when sys < ref (0 when sys = 0), else 1.
+    """
+    sums = np.asarray(sums, dtype=np.float64)
+    sys_len, ref_len = sums[..., 0], sums[..., 1]
+    correct, total = sums[..., 2 : 2 + order], sums[..., 2 + order : 2 + 2 * order]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        bp = np.where(
+            sys_len < ref_len,
+            np.where(sys_len > 0, np.exp(1 - ref_len / np.where(sys_len > 0, sys_len, 1)), 0.0),
+            1.0,
+        )
+        smooth = np.ones(sys_len.shape)
+        stopped = np.zeros(sys_len.shape, dtype=bool)
+        logs = np.zeros(sys_len.shape)
+        for n in range(order):
+            stopped |= total[..., n] == 0
+            safe_total = np.where(stopped, 1.0, total[..., n])
+            unmatched = ~stopped & (correct[..., n] == 0)
+            smooth = np.where(unmatched, smooth * 2, smooth)
+            precision = np.where(
+                unmatched, 100.0 / (smooth * safe_total), 100.0 * correct[..., n] / safe_total
+            )
+            logs = logs + _my_log(np.where(stopped, 0.0, precision))
+        score = bp * np.exp(logs / order)
+    return np.where(correct.sum(axis=-1) == 0, 0.0, score)
+
+
+def ter_from_sums(sums: NDArray[Any]) -> NDArray[np.float64]:
+    """Return sacrebleu's TER = 100 · edits / reference length (100 for an empty reference)."""
+    sums = np.asarray(sums, dtype=np.float64)
+    edits, length = sums[..., 0], sums[..., 1]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(length > 0, edits / np.where(length > 0, length, 1), 0.0)
+    return 100 * np.where(length > 0, ratio, np.where(edits > 0, 1.0, 0.0))
+
+
+def scores_from_sums(
+    measure: str, sums: NDArray[Any], options: GenerationOptions | None = None
+) -> NDArray[np.float64]:
+    """Return a measure's corpus score for each row of summed statistics (resampled analysis)."""
+    scorer = metric(measure, options or GenerationOptions())
+    if isinstance(scorer, BLEU):
+        return bleu_from_sums(sums, scorer.max_ngram_order)
+    if isinstance(scorer, CHRF):
+        return chrf_scores(scorer, np.asarray(sums, dtype=np.float64))
+    return ter_from_sums(sums)
 
 
 def corpus_score_from_stats(

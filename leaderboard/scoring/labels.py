@@ -110,111 +110,71 @@ def check_measure(key: str, labels: Sequence[str]) -> LabelMeasure:
     return LabelMeasure(key, match.group(1), tuple(index[name] for name in names))
 
 
-class Confusion:
-    """The counts behind every measure: per-label true positives, gold and predicted totals."""
-
-    def __init__(self, gold: np.ndarray, predicted: np.ndarray, n_labels: int) -> None:
-        gold = np.asarray(gold)
-        predicted = np.asarray(predicted)
-        if gold.shape != predicted.shape or gold.ndim != 1:
-            raise ValueError("gold and predicted must be 1-D arrays of the same length")
-        if gold.size == 0:
-            raise ValueError("cannot compute classification measures on no items")
-        if n_labels < 1:
-            raise ValueError("at least one label is needed")
-        for name, values in (("gold", gold), ("predicted", predicted)):
-            if not np.issubdtype(values.dtype, np.integer):
-                raise ValueError(f"{name} labels must be integer indices")
-            if values.min() < 0 or values.max() >= n_labels:
-                raise ValueError(f"{name} labels must be indices in 0..{n_labels - 1}")
-        self.n = int(gold.size)
-        self.n_labels = n_labels
-        flat = gold.astype(np.int64) * n_labels + predicted.astype(np.int64)
-        #: matrix[i, j]: items of gold label i predicted as j.
-        self.matrix = np.bincount(flat, minlength=n_labels * n_labels).reshape(n_labels, n_labels)
-        self.tp = np.diagonal(self.matrix).astype(np.float64)
-        self.gold_total = self.matrix.sum(axis=1).astype(np.float64)
-        self.predicted_total = self.matrix.sum(axis=0).astype(np.float64)
-
-    def precision(self) -> np.ndarray:
-        """Return P per label: TP / predicted, 0 where nothing was predicted."""
-        return _divide(self.tp, self.predicted_total)
-
-    def recall(self) -> np.ndarray:
-        """Return R per label: TP / gold, 0 where the label is absent from gold."""
-        return _divide(self.tp, self.gold_total)
-
-    def f1(self) -> np.ndarray:
-        """Return F1 per label: 2·TP / (gold + predicted), 0 where both are 0."""
-        return _divide(2.0 * self.tp, self.gold_total + self.predicted_total)
-
-    def accuracy(self) -> float:
-        """Return Acc = correct items / items."""
-        return float(self.tp.sum()) / self.n
-
-    def micro_f1(self) -> float:
-        """Return micro F1 = 2·ΣTP / (Σgold + Σpredicted) over the declared labels."""
-        denominator = float(self.gold_total.sum() + self.predicted_total.sum())
-        return 2.0 * float(self.tp.sum()) / denominator if denominator else 0.0
-
-    def weighted_f1(self) -> float:
-        """Return Σ(gold_l · F1_l) / Σgold_l, scikit-learn's ``average="weighted"``."""
-        return float(np.average(self.f1(), weights=self.gold_total))
-
-    def mcc(self) -> float:
-        """Return the multi-class MCC: (c·n − t·p) / sqrt((n² − p·p)(n² − t·t)), 0 if undefined.
-
-        c = correct items, n = items, t and p the gold and predicted totals per label. When a
-        side is constant the denominator is 0: scikit-learn returns 0 then, and so does this.
-        """
-        t, p = self.gold_total, self.predicted_total
-        n = float(self.n)
-        cov_tp = float(self.tp.sum()) * n - float(np.dot(t, p))
-        cov_pp = n * n - float(np.dot(p, p))
-        cov_tt = n * n - float(np.dot(t, t))
-        product = cov_pp * cov_tt
-        return 0.0 if product == 0 else cov_tp / float(np.sqrt(product))
-
-    def kappa(self) -> float | None:
-        """Return Cohen's kappa = 1 − disagreements / expected disagreements, None if undefined.
-
-        Expected disagreements = Σ_{i≠j} p_i·t_j / n = (n² − p·t) / n; they are 0 only when gold
-        and prediction are one same label throughout, where scikit-learn returns nan.
-        """
-        n = float(self.n)
-        expected = (n * n - float(np.dot(self.predicted_total, self.gold_total))) / n
-        if expected == 0:
-            return None
-        return 1.0 - (n - float(self.tp.sum())) / expected
+def confusion_matrix(gold: np.ndarray, predicted: np.ndarray, n_labels: int) -> np.ndarray:
+    """Return the counts behind every measure: matrix[i, j] = items of gold i predicted as j."""
+    gold = np.asarray(gold)
+    predicted = np.asarray(predicted)
+    if gold.shape != predicted.shape or gold.ndim != 1:
+        raise ValueError("gold and predicted must be 1-D arrays of the same length")
+    if gold.size == 0:
+        raise ValueError("cannot compute classification measures on no items")
+    if n_labels < 1:
+        raise ValueError("at least one label is needed")
+    for name, values in (("gold", gold), ("predicted", predicted)):
+        if not np.issubdtype(values.dtype, np.integer):
+            raise ValueError(f"{name} labels must be integer indices")
+        if values.min() < 0 or values.max() >= n_labels:
+            raise ValueError(f"{name} labels must be indices in 0..{n_labels - 1}")
+    flat = gold.astype(np.int64) * n_labels + predicted.astype(np.int64)
+    return np.bincount(flat, minlength=n_labels * n_labels).reshape(n_labels, n_labels)
 
 
 def _divide(numerator: np.ndarray, denominator: np.ndarray) -> np.ndarray:
     """Return numerator / denominator elementwise, 0 where the denominator is 0."""
-    out = np.zeros_like(numerator, dtype=np.float64)
+    out = np.zeros(np.broadcast(numerator, denominator).shape, dtype=np.float64)
     np.divide(numerator, denominator, out=out, where=denominator != 0)
     return out
 
 
-def measure_value(confusion: Confusion, measure: LabelMeasure) -> float | None:
-    """Return one measure's value (None when undefined)."""
+def measure_values(matrices: np.ndarray, measure: LabelMeasure) -> np.ndarray:
+    """Return the measure of each confusion matrix (shape ..., L, L); nan where undefined.
+
+    With TP_l, gold_l (row sums), predicted_l (column sums), n items and c = ΣTP_l:
+    P_l = TP_l / predicted_l, R_l = TP_l / gold_l, F1_l = 2·TP_l / (gold_l + predicted_l), each
+    0 when its denominator is 0, ``macro-X`` their mean over the declared (or listed) labels;
+    Acc = c / n; micro-F1 = 2c / (Σgold + Σpredicted); weighted-F1 = Σ gold_l·F1_l / Σ gold_l;
+    MCC = (c·n − t·p) / sqrt((n² − p·p)(n² − t·t)), 0 when a side is constant (as scikit-learn);
+    kappa = 1 − (n − c) / ((n² − p·t) / n), undefined when gold and prediction are one same
+    label throughout. One formula serves scoring and resampled analysis.
+    """
+    m = np.asarray(matrices, dtype=np.float64)
+    tp = np.diagonal(m, axis1=-2, axis2=-1)
+    gold = m.sum(axis=-1)
+    predicted = m.sum(axis=-2)
+    n = gold.sum(axis=-1)
+    correct = tp.sum(axis=-1)
     kind = measure.kind
     if kind == "Acc":
-        return confusion.accuracy()
+        return correct / n
     if kind == "micro-F1":
-        return confusion.micro_f1()
+        return _divide(2.0 * correct, gold.sum(axis=-1) + predicted.sum(axis=-1))
     if kind == "weighted-F1":
-        return confusion.weighted_f1()
+        f1 = _divide(2.0 * tp, gold + predicted)
+        return (f1 * gold).sum(axis=-1) / gold.sum(axis=-1)
     if kind == "MCC":
-        return confusion.mcc()
+        cov_tp = correct * n - (gold * predicted).sum(axis=-1)
+        cov_pp = n * n - (predicted * predicted).sum(axis=-1)
+        cov_tt = n * n - (gold * gold).sum(axis=-1)
+        product = cov_pp * cov_tt
+        return _divide(cov_tp, np.sqrt(product))
     if kind == "kappa":
-        return confusion.kappa()
-    per_label = {
-        "P": confusion.precision,
-        "R": confusion.recall,
-        "F1": confusion.f1,
-    }[kind.removeprefix("macro-")]()
+        expected = (n * n - (predicted * gold).sum(axis=-1)) / n
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(expected == 0, np.nan, 1.0 - (n - correct) / expected)
+    denominator = {"P": predicted, "R": gold, "F1": gold + predicted}[kind.removeprefix("macro-")]
+    per_label = _divide(tp * (2.0 if kind.endswith("F1") else 1.0), denominator)
     chosen = list(measure.labels) if measure.labels else slice(None)
-    return float(np.mean(per_label[chosen]))
+    return np.asarray(per_label[..., chosen].mean(axis=-1))
 
 
 def classification_measures(
@@ -230,8 +190,9 @@ def classification_measures(
     declared labels (or over the labels listed in brackets); see Confusion for the others.
     """
     parsed = [check_measure(key, labels) for key in keys]
-    confusion = Confusion(gold, predicted, len(labels))
-    return {measure.key: measure_value(confusion, measure) for measure in parsed}
+    matrix = confusion_matrix(gold, predicted, len(labels))
+    values = {measure.key: float(measure_values(matrix, measure)) for measure in parsed}
+    return {key: None if np.isnan(value) else value for key, value in values.items()}
 
 
 def per_item_correct(gold: np.ndarray, predicted: np.ndarray) -> np.ndarray:

@@ -27,6 +27,10 @@ FloatArray = NDArray[np.float64]
 CHUNK = 500
 
 
+class NotResampled(ValueError):
+    """A measure keeps nothing per unit to resample (the message says which and why)."""
+
+
 @dataclass(frozen=True)
 class SummedRows:
     """A measure that is ``finish(column sums of rows)``, vectorized over leading axes."""

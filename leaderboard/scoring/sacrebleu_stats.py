@@ -138,19 +138,19 @@ def bleu_statistics(
     return np.column_stack([hyp_len, closest, counts.clipped, counts.totals[0]]).astype(np.int64)
 
 
-def _f_scores(metric: CHRF, stats: NDArray[np.int64]) -> NDArray[np.float64]:
-    """Return sacrebleu's segment-level chrF of each row, with its operations in its order."""
+def chrf_scores(metric: CHRF, stats: NDArray[Any]) -> NDArray[np.float64]:
+    """Return sacrebleu's chrF of each row of statistics (..., K), its operations in its order."""
     eps = 1e-16
     factor = metric.beta**2
-    rows = len(stats)
-    avg_prec = np.zeros(rows)
-    avg_rec = np.zeros(rows)
-    effective = np.zeros(rows, dtype=np.int64)
+    shape = stats.shape[:-1]
+    avg_prec = np.zeros(shape)
+    avg_rec = np.zeros(shape)
+    effective = np.zeros(shape, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(metric.order):
-            n_hyp = stats[:, 3 * i]
-            n_ref = stats[:, 3 * i + 1]
-            n_match = stats[:, 3 * i + 2]
+            n_hyp = stats[..., 3 * i]
+            n_ref = stats[..., 3 * i + 1]
+            n_match = stats[..., 3 * i + 2]
             prec = np.where(n_hyp > 0, n_match / np.where(n_hyp > 0, n_hyp, 1), eps)
             rec = np.where(n_ref > 0, n_match / np.where(n_ref > 0, n_ref, 1), eps)
             both = (n_hyp > 0) & (n_ref > 0)
@@ -194,9 +194,9 @@ def chrf_statistics(
                 columns += [hyp_total, ref_total, counts.matches[ref][:, n]]
         per_ref.append(np.column_stack(columns).astype(np.int64))
     best = per_ref[0]
-    best_f = _f_scores(metric, best)
+    best_f = chrf_scores(metric, best)
     for stats in per_ref[1:]:
-        f = _f_scores(metric, stats)
+        f = chrf_scores(metric, stats)
         better = f > best_f
         best = np.where(better[:, None], stats, best)
         best_f = np.where(better, f, best_f)

@@ -9,10 +9,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, cast
 
+import numpy as np
+
 from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused
 from leaderboard.formats.compression import is_zip_or_tar
 from leaderboard.formats.issues import Issue
 from leaderboard.scoring.registry import MeasureRegistry
+from leaderboard.scoring.resampling import NotResampled, UnitRows, mean_rows
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
 
@@ -167,6 +170,18 @@ class Evaluation:
     def ok(self) -> bool:
         """Return whether the run was accepted and scored."""
         return self.results is not None
+
+
+@dataclass(frozen=True)
+class StoredScore:
+    """What a scored run keeps of one measure, from which analysis resamples it."""
+
+    #: The per-query values the measure is the mean of (MeasureResult.per_query).
+    per_query: Mapping[str, float] | None = None
+    #: Per-item statistics of a corpus-level measure (MeasureResult.item_stats).
+    item_stats: list[list[float]] | None = None
+    #: The run's prediction per item (Family.item_values).
+    item_values: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -377,6 +392,17 @@ class Family(ABC):
             return Evaluation(verdict, None)
         parsed = verdict.parsed
         return Evaluation(verdict, self.score(parsed, gold), self.item_values(parsed, gold))
+
+    def unit_rows(self, key: str, gold: Any, stored: StoredScore) -> tuple[list[str], UnitRows]:
+        """Return a run's unit ids and rows of one measure, for significance and intervals.
+
+        Default: the measure is the mean of its stored per-query values. Raise NotResampled
+        when nothing per unit was kept.
+        """
+        if stored.per_query is None:
+            raise NotResampled(f"{key} is not a mean over queries and keeps no per-item values")
+        units = list(stored.per_query)
+        return units, mean_rows(np.array([stored.per_query[u] for u in units], dtype=np.float64))
 
     def item_values(self, parsed: Any, gold: Any) -> dict[str, Any] | None:
         """Return a run's prediction per item id where measures are corpus-level; else None."""

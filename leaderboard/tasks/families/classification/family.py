@@ -15,10 +15,12 @@ from leaderboard.scoring.labels import (
     check_labels,
     check_measure,
     classification_measures,
+    measure_values,
     per_item_correct,
 )
+from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
 from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
-from leaderboard.tasks.families.base import BaselineRun, Context, MeasureResult
+from leaderboard.tasks.families.base import BaselineRun, Context, MeasureResult, StoredScore
 from leaderboard.tasks.families.itemwise import ItemFamily, ItemsGold
 
 #: Why kappa or MCC can have no value.
@@ -102,6 +104,30 @@ class ClassificationFamily(ItemFamily):
             )
             for key, value in found.items()
         }
+
+    def unit_rows(
+        self, key: str, gold: ItemsGold, stored: StoredScore
+    ) -> tuple[list[str], UnitRows]:
+        """Return one confusion cell per item (one-hot rows), the measure from their sums."""
+        labels = gold.extra["labels"]
+        if stored.item_values is None:
+            raise NotResampled(
+                f"{key}: the run keeps no predicted labels (scored before they were)"
+            )
+        index = {label: i for i, label in enumerate(labels)}
+        ids = list(gold.gold.ids)
+        predicted = np.array(
+            [index.get(stored.item_values.get(i), -1) for i in ids], dtype=np.int64
+        )
+        if (predicted < 0).any():
+            raise NotResampled(f"{key}: the stored predictions do not cover the gold; re-score")
+        n = len(labels)
+        rows = np.zeros((len(ids), n * n))
+        rows[np.arange(len(ids)), gold.gold.values * n + predicted] = 1.0
+        measure = check_measure(key, labels)
+        return ids, SummedRows(
+            rows, lambda sums: measure_values(sums.reshape(*sums.shape[:-1], n, n), measure)
+        )
 
     def predictions(self, values: np.ndarray, gold: ItemsGold) -> list[Any]:
         """Return the predicted labels by their declared names (aliases resolved)."""

@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from leaderboard.formats import segments
 from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import MAX_KEPT_ERRORS, Issue, shown
@@ -14,8 +16,10 @@ from leaderboard.scoring.generation import (
     GenerationOptions,
     parse_options,
     score_run,
+    scores_from_sums,
 )
 from leaderboard.scoring.registry import UnknownMeasure
+from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
 from leaderboard.scoring.sacrebleu_stats import ReferenceCache
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
@@ -26,6 +30,7 @@ from leaderboard.tasks.families.base import (
     MeasureResult,
     ReferenceFileError,
     RunInputs,
+    StoredScore,
     Verdict,
     file_bound,
     read_all,
@@ -205,6 +210,16 @@ class GenerationFamily(Family):
             )
             for key, result in found.items()
         }
+
+    def unit_rows(
+        self, key: str, gold: GenerationGold, stored: StoredScore
+    ) -> tuple[list[str], UnitRows]:
+        """Return each segment's statistics; the corpus score follows from their sums."""
+        if stored.item_stats is None:
+            raise NotResampled(f"{key}: the run keeps no segment statistics")
+        rows = np.asarray(stored.item_stats, dtype=np.float64)
+        units = [str(i) for i in range(1, len(rows) + 1)]
+        return units, SummedRows(rows, lambda sums: scores_from_sums(key, sums, gold.options))
 
     def baselines(
         self, gold: GenerationGold, files: Mapping[str, bytes], ctx: Context

@@ -11,11 +11,15 @@ from leaderboard.formats import items
 from leaderboard.scoring.regression import (
     REGRESSION_REGISTRY,
     absolute_errors,
+    kendall_tau_b,
+    pearson,
     regression_measures,
+    spearman,
     squared_errors,
 )
+from leaderboard.scoring.resampling import NotResampled, RecomputedRows, SummedRows, UnitRows
 from leaderboard.tasks.definition import SubtaskDef, TaskDefinition
-from leaderboard.tasks.families.base import BaselineRun, Context, MeasureResult
+from leaderboard.tasks.families.base import BaselineRun, Context, MeasureResult, StoredScore
 from leaderboard.tasks.families.itemwise import ItemFamily, ItemsGold
 
 #: Why a measure can have no value.
@@ -65,6 +69,33 @@ class RegressionFamily(ItemFamily):
             )
             for key in gold.measures
         }
+
+    def unit_rows(
+        self, key: str, gold: ItemsGold, stored: StoredScore
+    ) -> tuple[list[str], UnitRows]:
+        """Return per-item rows: errors for MSE, MAE and RMSE; (gold, prediction) otherwise."""
+        if key in ("MSE", "MAE") and stored.per_query is not None:
+            return super().unit_rows(key, gold, stored)
+        if stored.item_values is None:
+            raise NotResampled(
+                f"{key}: the run keeps no predicted values (scored before they were)"
+            )
+        ids = list(gold.gold.ids)
+        if any(i not in stored.item_values for i in ids):
+            raise NotResampled(f"{key}: the stored predictions do not cover the gold; re-score")
+        truth = np.asarray(gold.gold.values, dtype=np.float64)
+        predicted = np.array([float(stored.item_values[i]) for i in ids])
+        n = len(ids)
+        if key == "RMSE":
+            errors = squared_errors(truth, predicted).reshape(-1, 1)
+            return ids, SummedRows(errors, lambda s: np.sqrt(s[..., 0] / n))
+        correlation = {"Pearson": pearson, "Spearman": spearman, "Kendall": kendall_tau_b}[key]
+
+        def measure(rows: np.ndarray) -> float:
+            value = correlation(rows[:, 0], rows[:, 1])
+            return float("nan") if value is None else value
+
+        return ids, RecomputedRows(np.column_stack([truth, predicted]), measure)
 
     def baselines(
         self, gold: ItemsGold, files: Mapping[str, bytes], ctx: Context

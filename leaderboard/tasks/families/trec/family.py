@@ -6,11 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+import numpy as np
+
 from leaderboard.formats import trec as fmt
 from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import shown
 from leaderboard.scoring.registry import UnknownMeasure
-from leaderboard.scoring.trec_measures import TREC_REGISTRY, TrecMeasureKey
+from leaderboard.scoring.resampling import SummedRows, UnitRows
+from leaderboard.scoring.trec_measures import GEO_MEAN_FLOOR, TREC_REGISTRY, TrecMeasureKey
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
@@ -21,6 +24,7 @@ from leaderboard.tasks.families.base import (
     MeasureResult,
     ReferenceFileError,
     RunInputs,
+    StoredScore,
     Verdict,
     file_bound,
     single_file,
@@ -223,6 +227,25 @@ class TrecFamily(Family):
                     per_query=scores.per_query(m.key),
                 )
         return out
+
+    def unit_rows(
+        self, key: str, gold: TrecGold, stored: StoredScore
+    ) -> tuple[list[str], UnitRows]:
+        """Return per-topic rows: means as they are, GMAP as logs of floored AP, counts summed."""
+        units, rows = super().unit_rows(key, gold, stored)
+        kind = next(
+            (m for slug, ms in gold.measures.items() for m in ms
+             if gold.variants[slug].key(m.key) == key),
+            None,
+        )  # fmt: skip
+        values = rows.rows[:, 0]
+        n = len(values)
+        if kind is not None and kind.kind == "gm_map":
+            logs = np.log(np.maximum(values, GEO_MEAN_FLOOR)).reshape(-1, 1)
+            return units, SummedRows(logs, lambda s: np.exp(s[..., 0] / n))
+        if kind is not None and kind.is_count:
+            return units, SummedRows(values.reshape(-1, 1), lambda s: s[..., 0])
+        return units, rows
 
     def describe_gold(self, gold: TrecGold, role: str) -> list[str]:
         """Report a qrels variant: counts, grade histogram, queries scoring 0 by construction."""

@@ -37,6 +37,8 @@ class SummedRows:
 
     rows: FloatArray
     finish: Callable[[FloatArray], FloatArray]
+    #: The per-unit values when the measure is their mean (what t-tests and Wilcoxon test).
+    mean_of: FloatArray | None = None
 
     def value(self) -> float:
         """Return the measure on all units."""
@@ -173,4 +175,5 @@ def percentile_interval(values: FloatArray, level: float = 0.95) -> tuple[float,
 def mean_rows(per_unit: FloatArray) -> SummedRows:
     """Return the rows of a measure that is the mean of per-unit values."""
     count = len(per_unit)
-    return SummedRows(per_unit.reshape(-1, 1).astype(np.float64), lambda s: s[..., 0] / count)
+    values = per_unit.astype(np.float64)
+    return SummedRows(values.reshape(-1, 1), lambda s: s[..., 0] / count, mean_of=values)

@@ -244,6 +244,7 @@ COMMANDS = [
     "set-gold",
     "set-password",
     "settings",
+    "significance",
     "table",
     "token",
     "verify",

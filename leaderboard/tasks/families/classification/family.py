@@ -109,6 +109,8 @@ class ClassificationFamily(ItemFamily):
         self, key: str, gold: ItemsGold, stored: StoredScore
     ) -> tuple[list[str], UnitRows]:
         """Return one confusion cell per item (one-hot rows), the measure from their sums."""
+        if key == "Acc" and stored.per_query is not None:
+            return super().unit_rows(key, gold, stored)  # a mean of per-item 0/1
         labels = gold.extra["labels"]
         if stored.item_values is None:
             raise NotResampled(

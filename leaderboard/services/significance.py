@@ -1,0 +1,197 @@
+"""Paired significance between the runs of a live table, from the values their scores keep."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload, undefer
+
+from leaderboard.formats.issues import shown
+from leaderboard.models import Run, Score
+from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
+from leaderboard.scoring.significance import (
+    METHODS,
+    PER_QUERY_METHODS,
+    NotTestable,
+    adjust,
+    clusters,
+    compare_pairs,
+)
+from leaderboard.services.catalog import Target, load_gold
+from leaderboard.services.errors import InvalidInput
+from leaderboard.services.tables import live_table
+from leaderboard.storage import FileStore
+from leaderboard.tables.model import Row
+from leaderboard.tasks.families.base import StoredScore
+
+CORRECTIONS = ("holm", "none")
+RUN_CHOICES = ("ranked", "all")
+#: Differences within this fraction of the measure's magnitude count as ties.
+RELATIVE_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to test: the measure (None: the official one), method, samples, seed and rules."""
+
+    measure: str | None = None
+    method: str = "randomization"
+    samples: int = 10_000
+    seed: int = 0
+    alpha: float = 0.05
+    correction: str = "holm"
+    runs: str = "ranked"
+
+
+def _check(request: Request) -> None:
+    if request.method not in METHODS:
+        raise InvalidInput(
+            f"Unknown method {shown(request.method)}; methods: {', '.join(METHODS)}."
+        )
+    if request.correction not in CORRECTIONS:
+        raise InvalidInput(
+            f"Unknown correction {shown(request.correction)}; use {' or '.join(CORRECTIONS)}."
+        )
+    if request.runs not in RUN_CHOICES:
+        raise InvalidInput(f"--runs is ranked or all, not {shown(request.runs)}.")
+    if not 1 <= request.samples <= 1_000_000:
+        raise InvalidInput(f"samples must be between 1 and 1,000,000, not {request.samples}.")
+    if not 0 < request.alpha < 1:
+        raise InvalidInput(f"alpha must be between 0 and 1, not {request.alpha}.")
+    if not 0 <= request.seed < 2**63:
+        raise InvalidInput(f"seed must be a non-negative integer below 2^63, not {request.seed}.")
+
+
+def _stored(session: Session, run_ids: list[int], measure: str) -> dict[int, StoredScore]:
+    """Return each run's kept values of one measure (current scores only)."""
+    runs = session.scalars(
+        select(Run)
+        .where(Run.id.in_(run_ids))
+        .options(
+            undefer(Run.item_values),
+            selectinload(Run.scores).options(undefer(Score.per_query), undefer(Score.item_stats)),
+        )
+    ).all()
+    out: dict[int, StoredScore] = {}
+    for run in runs:
+        score = next((s for s in run.scores if s.current and s.measure == measure), None)
+        if score is None:
+            continue
+        out[run.id] = StoredScore(score.per_query, score.item_stats, run.item_values)
+    return out
+
+
+def _aligned(units: list[list[str]], rows: list[UnitRows], labels: list[str]) -> list[UnitRows]:
+    """Return every run's rows in the first run's unit order; refuse runs on other units."""
+    first = units[0]
+    position = {u: i for i, u in enumerate(first)}
+    out: list[UnitRows] = []
+    for ids, run_rows, label in zip(units, rows, labels, strict=True):
+        if ids == first:
+            out.append(run_rows)
+            continue
+        if set(ids) != set(first) or len(ids) != len(first):
+            raise InvalidInput(
+                f"{shown(label)} was scored on other queries or items than {shown(labels[0])}; "
+                "re-score the set so that every run covers the same ones."
+            )
+        order = np.argsort([position[u] for u in ids])
+        if isinstance(run_rows, SummedRows) and run_rows.mean_of is not None:
+            out.append(
+                replace(run_rows, rows=run_rows.rows[order], mean_of=run_rows.mean_of[order])
+            )
+        else:
+            out.append(replace(run_rows, rows=run_rows.rows[order]))
+    return out
+
+
+def significance(
+    session: Session, store: FileStore, target: Target, request: Request
+) -> dict[str, Any]:
+    """Test every pair of the table's runs on one measure; return the report (JSON-ready)."""
+    _check(request)
+    table = live_table(session, store, target)
+    official = next((c.key for c in table.columns if c.official), table.columns[0].key)
+    measure = request.measure or official
+    if measure not in {c.key for c in table.columns}:
+        keys = ", ".join(c.key for c in table.columns)
+        raise InvalidInput(f"{shown(target.task.slug)} has no measure {shown(measure)}; {keys}.")
+    chosen: list[Row] = [
+        r
+        for r in table.rows
+        if r.run_id is not None
+        # Ranked rows: primaries, and baselines placed "as if" they took part.
+        and (request.runs == "all" or r.rank is not None or r.kind == "baseline")
+        and r.cells.get(measure) is not None
+    ]
+    if len(chosen) < 2:
+        raise InvalidInput("At least two runs with a value of the measure are needed.")
+    labels = [row.label for row in chosen]
+    stored = _stored(session, [r.run_id for r in chosen if r.run_id is not None], measure)
+    gold, _files = load_gold(session, store, target)
+    units: list[list[str]] = []
+    rows: list[UnitRows] = []
+    try:
+        for row in chosen:
+            assert row.run_id is not None
+            ids, run_rows = target.family.unit_rows(measure, gold, stored[row.run_id])
+            units.append(ids)
+            rows.append(run_rows)
+    except NotResampled as exc:
+        raise InvalidInput(f"{measure} cannot be resampled: {exc}") from None
+    rows = _aligned(units, rows, labels)
+    values = [r.value() for r in rows]
+    tolerance = RELATIVE_TOLERANCE * max(1.0, *(abs(v) for v in values))
+    per_query = None
+    if request.method in PER_QUERY_METHODS:
+        if not all(isinstance(r, SummedRows) and r.mean_of is not None for r in rows):
+            raise InvalidInput(
+                f"The {request.method} tests per-query values; {measure} is not their mean."
+            )
+        per_query = [r.mean_of for r in rows if isinstance(r, SummedRows) and r.mean_of is not None]
+    pairs = [(i, j) for i in range(len(rows)) for j in range(i + 1, len(rows))]
+    try:
+        results = compare_pairs(
+            rows,
+            pairs,
+            method=request.method,
+            seed=request.seed,
+            samples=request.samples,
+            tolerance=tolerance,
+            per_query=per_query,
+        )
+    except NotTestable as exc:
+        raise InvalidInput(str(exc)) from None
+    results = adjust(results, request.correction)
+    spec = next(s for s in target.family.measure_specs(target.context()) if s.key == measure)
+    groups = clusters(
+        range(len(rows)), results, request.alpha, lower_is_better=spec.lower_is_better
+    )
+    resampled = request.method not in PER_QUERY_METHODS
+    return {
+        "task": target.task.slug,
+        "subtask": target.subtask.slug,
+        "set": target.eval_set.slug,
+        "measure": measure,
+        "method": request.method,
+        "samples": request.samples if resampled else None,
+        "seed": request.seed if resampled else None,
+        "alpha": request.alpha,
+        "correction": request.correction,
+        "runs": labels,
+        "pairs": [
+            {
+                "a": labels[r.a],
+                "b": labels[r.b],
+                "diff": r.diff,
+                "p": r.p,
+                "p_adjusted": r.p_adjusted,
+                "significant": r.p_adjusted < request.alpha,
+            }
+            for r in results
+        ],
+        "clusters": [[labels[i] for i in group] for group in groups],
+    }

@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    BigInteger,
     Boolean,
     DateTime,
     Float,
@@ -412,6 +413,38 @@ class Score(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     run: Mapped[Run] = relationship(back_populates="scores")
+
+
+class Analysis(Base):
+    """A significance analysis of a set's scores at one revision; queued, then computed.
+
+    The row is also the job: the web action adds it ``queued``, ``leaderboard worker`` claims
+    it (``running``) and stores the report (``done``) or the reason it failed (``failed``).
+    """
+
+    __tablename__ = "analyses"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="CASCADE"))
+    # The set's score revision the analysis was asked for: a later run or re-score outdates it.
+    revision: Mapped[int] = mapped_column(Integer)
+    measure: Mapped[str] = mapped_column(String(64))
+    method: Mapped[str] = mapped_column(String(16))
+    samples: Mapped[int] = mapped_column(Integer)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    alpha: Mapped[float] = mapped_column(Float)
+    correction: Mapped[str] = mapped_column(String(8))
+    runs: Mapped[str] = mapped_column(String(8))
+    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    report: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
+    error: Mapped[str] = mapped_column(Text, default="")
+    requested_by: Mapped[str] = mapped_column(String(320))
+    requested_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    worker: Mapped[str] = mapped_column(String(128), default="")
+
+    eval_set: Mapped[EvalSet] = relationship()
 
 
 class LoginCounter(Base):

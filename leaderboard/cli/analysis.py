@@ -45,16 +45,18 @@ def significance_cmd(
     runs: str,
     fmt: str,
 ) -> None:
-    """Test every pair of the table's runs for a significant difference; print p-values and clusters."""
+    """Test every pair of the table's runs; store and print p-values, clusters and intervals."""
+    from leaderboard.services.analyses import compute_now
     from leaderboard.services.catalog import resolve
-    from leaderboard.services.significance import Request, significance
+    from leaderboard.services.significance import Request
     from leaderboard.tables import significance_exports as exports
 
     request = Request(measure, method, samples, seed, alpha, correction, runs)
     with common.session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
-            report = significance(session, common.store(), target, request)
+            analysis = compute_now(session, common.store(), target, request, actor=common.actor())
+            report = dict(analysis.report or {})
         except DomainError as exc:
             common.fail(exc.message)
     renders = {
@@ -66,4 +68,30 @@ def significance_cmd(
     click.echo(renders[fmt](report), nl=False)
 
 
-COMMANDS = (significance_cmd,)
+@click.command("worker")
+@click.option("--once", is_flag=True, help="Compute what is queued now, then exit.")
+@click.option("--poll", type=float, default=2.0, show_default=True, help="Seconds between looks.")
+@with_appcontext
+def worker_cmd(once: bool, poll: float) -> None:
+    """Compute the analyses organizers queue on the web, one at a time, until stopped."""
+    import time
+
+    from leaderboard.services.analyses import claim_next, run_claimed, worker_name
+
+    name = worker_name()
+    while True:
+        with common.session() as session:
+            analysis = claim_next(session, worker=name)
+            if analysis is not None:
+                done = run_claimed(session, common.store(), analysis)
+                click.echo(
+                    f"analysis {done.id}: {done.status}"
+                    + (f" ({done.error})" if done.error else "")
+                )
+                continue
+        if once:
+            return
+        time.sleep(poll)
+
+
+COMMANDS = (significance_cmd, worker_cmd)

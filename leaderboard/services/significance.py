@@ -20,11 +20,12 @@ from leaderboard.scoring.significance import (
     clusters,
     compare_pairs,
 )
+from leaderboard.scoring.significance import intervals as run_intervals
 from leaderboard.services.catalog import Target, load_gold
 from leaderboard.services.errors import InvalidInput
 from leaderboard.services.tables import live_table
 from leaderboard.storage import FileStore
-from leaderboard.tables.model import Row
+from leaderboard.tables.model import Row, Table
 from leaderboard.tasks.families.base import StoredScore
 
 CORRECTIONS = ("holm", "none")
@@ -46,7 +47,7 @@ class Request:
     runs: str = "ranked"
 
 
-def _check(request: Request) -> None:
+def check_request(request: Request) -> None:
     if request.method not in METHODS:
         raise InvalidInput(
             f"Unknown method {shown(request.method)}; methods: {', '.join(METHODS)}."
@@ -108,30 +109,12 @@ def _aligned(units: list[list[str]], rows: list[UnitRows], labels: list[str]) ->
     return out
 
 
-def significance(
-    session: Session, store: FileStore, target: Target, request: Request
-) -> dict[str, Any]:
-    """Test every pair of the table's runs on one measure; return the report (JSON-ready)."""
-    _check(request)
-    table = live_table(session, store, target)
-    official = next((c.key for c in table.columns if c.official), table.columns[0].key)
-    measure = request.measure or official
-    if measure not in {c.key for c in table.columns}:
-        keys = ", ".join(c.key for c in table.columns)
-        raise InvalidInput(f"{shown(target.task.slug)} has no measure {shown(measure)}; {keys}.")
-    chosen: list[Row] = [
-        r
-        for r in table.rows
-        if r.run_id is not None
-        # Ranked rows: primaries, and baselines placed "as if" they took part.
-        and (request.runs == "all" or r.rank is not None or r.kind == "baseline")
-        and r.cells.get(measure) is not None
-    ]
-    if len(chosen) < 2:
-        raise InvalidInput("At least two runs with a value of the measure are needed.")
+def _run_rows(
+    session: Session, target: Target, gold: Any, chosen: list[Row], measure: str
+) -> tuple[list[str], list[UnitRows]]:
+    """Return the chosen rows' labels and their resampling rows of one measure, aligned."""
     labels = [row.label for row in chosen]
     stored = _stored(session, [r.run_id for r in chosen if r.run_id is not None], measure)
-    gold, _files = load_gold(session, store, target)
     units: list[list[str]] = []
     rows: list[UnitRows] = []
     try:
@@ -142,7 +125,58 @@ def significance(
             rows.append(run_rows)
     except NotResampled as exc:
         raise InvalidInput(f"{measure} cannot be resampled: {exc}") from None
-    rows = _aligned(units, rows, labels)
+    return labels, _aligned(units, rows, labels)
+
+
+def _with_values(table: Table, measure: str, runs: str) -> list[Row]:
+    """Return the table's run rows that have a value of the measure (ranked ones, or all)."""
+    return [
+        r
+        for r in table.rows
+        if r.run_id is not None
+        # Ranked rows: primaries, and baselines placed "as if" they took part.
+        and (runs == "all" or r.rank is not None or r.kind == "baseline")
+        and r.cells.get(measure) is not None
+    ]
+
+
+def intervals(
+    session: Session, store: FileStore, target: Target, *, samples: int, seed: int
+) -> dict[str, dict[str, list[float]]]:
+    """Return the 95 % bootstrap interval of every run's every resampled measure, by run id."""
+    table = live_table(session, store, target)
+    gold, _files = load_gold(session, store, target)
+    out: dict[str, dict[str, list[float]]] = {}
+    for column in table.columns:
+        chosen = _with_values(table, column.key, "all")
+        if not chosen:
+            continue
+        try:
+            _labels, rows = _run_rows(session, target, gold, chosen, column.key)
+        except InvalidInput:
+            continue  # a measure that keeps nothing to resample has no interval
+        for row, (low, high) in zip(chosen, run_intervals(rows, seed, samples), strict=True):
+            if np.isfinite(low) and np.isfinite(high):
+                out.setdefault(str(row.run_id), {})[column.key] = [low, high]
+    return out
+
+
+def significance(
+    session: Session, store: FileStore, target: Target, request: Request
+) -> dict[str, Any]:
+    """Test every pair of the table's runs on one measure; return the report (JSON-ready)."""
+    check_request(request)
+    table = live_table(session, store, target)
+    official = next((c.key for c in table.columns if c.official), table.columns[0].key)
+    measure = request.measure or official
+    if measure not in {c.key for c in table.columns}:
+        keys = ", ".join(c.key for c in table.columns)
+        raise InvalidInput(f"{shown(target.task.slug)} has no measure {shown(measure)}; {keys}.")
+    chosen = _with_values(table, measure, request.runs)
+    if len(chosen) < 2:
+        raise InvalidInput("At least two runs with a value of the measure are needed.")
+    gold, _files = load_gold(session, store, target)
+    labels, rows = _run_rows(session, target, gold, chosen, measure)
     values = [r.value() for r in rows]
     tolerance = RELATIVE_TOLERANCE * max(1.0, *(abs(v) for v in values))
     per_query = None
@@ -182,6 +216,7 @@ def significance(
         "alpha": request.alpha,
         "correction": request.correction,
         "runs": labels,
+        "run_ids": [row.run_id for row in chosen],
         "pairs": [
             {
                 "a": labels[r.a],

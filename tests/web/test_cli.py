@@ -248,6 +248,7 @@ COMMANDS = [
     "table",
     "token",
     "verify",
+    "worker",
 ]
 
 

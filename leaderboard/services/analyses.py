@@ -1,0 +1,199 @@
+"""Stored analyses of a set: requested by an organizer, computed by a worker or the CLI.
+
+An analysis belongs to the revision of the set's scores it was computed on; a new run or a
+re-score advances the revision, and the stored analysis is then shown as out of date until
+one is computed again. Nothing here runs inside a page request: the web action only queues.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session, undefer
+
+from leaderboard.models import Analysis, EvalSet, utcnow
+from leaderboard.services.audit import record_for
+from leaderboard.services.catalog import Target, resolve
+from leaderboard.services.errors import DomainError, NotFound
+from leaderboard.services.significance import Request, check_request, intervals, significance
+from leaderboard.storage import FileStore
+
+#: A claimed job still running after this long is taken to have lost its worker.
+STALE_AFTER = timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class Status:
+    """What a set's page says about its analysis: the latest one and whether it is current."""
+
+    analysis: Analysis | None
+    current: bool
+    pending: bool
+
+
+def worker_name() -> str:
+    """Return this process's name in the jobs it claims (host and pid)."""
+    return f"{socket.gethostname()}:{os.getpid()}"[:128]
+
+
+def request_analysis(
+    session: Session, target: Target, request: Request, *, actor: str, now: datetime | None = None
+) -> Analysis:
+    """Queue an analysis of the set's current scores (or return the one already queued)."""
+    check_request(request)
+    now = now or utcnow()
+    revision = target.eval_set.revision
+    waiting = session.scalar(
+        select(Analysis).where(
+            Analysis.eval_set_id == target.eval_set.id,
+            Analysis.revision == revision,
+            Analysis.status.in_(("queued", "running")),
+            Analysis.measure == (request.measure or ""),
+            Analysis.method == request.method,
+        )
+    )
+    if waiting is not None:
+        return waiting
+    analysis = _row(target, request, actor=actor, now=now, status="queued")
+    session.add(analysis)
+    record_for(session, actor, "request-analysis", target, method=request.method, at=now)
+    session.commit()
+    return analysis
+
+
+def _row(target: Target, request: Request, *, actor: str, now: datetime, status: str) -> Analysis:
+    return Analysis(
+        eval_set_id=target.eval_set.id,
+        revision=target.eval_set.revision,
+        measure=request.measure or "",
+        method=request.method,
+        samples=request.samples,
+        seed=request.seed,
+        alpha=request.alpha,
+        correction=request.correction,
+        runs=request.runs,
+        status=status,
+        requested_by=actor,
+        requested_at=now,
+    )
+
+
+def _request_of(analysis: Analysis) -> Request:
+    return Request(
+        analysis.measure or None,
+        analysis.method,
+        analysis.samples,
+        analysis.seed,
+        analysis.alpha,
+        analysis.correction,
+        analysis.runs,
+    )
+
+
+def compute(session: Session, store: FileStore, target: Target, request: Request) -> dict[str, Any]:
+    """Return the report of a request on the set's scores now, with every run's intervals."""
+    report = significance(session, store, target, request)
+    report["intervals"] = intervals(
+        session, store, target, samples=request.samples, seed=request.seed
+    )
+    report["revision"] = target.eval_set.revision
+    return report
+
+
+def compute_now(
+    session: Session,
+    store: FileStore,
+    target: Target,
+    request: Request,
+    *,
+    actor: str,
+    now: datetime | None = None,
+) -> Analysis:
+    """Compute an analysis in this process (the CLI) and store it; raise on a refusal."""
+    now = now or utcnow()
+    report = compute(session, store, target, request)
+    analysis = _row(target, request, actor=actor, now=now, status="done")
+    analysis.report = report
+    analysis.started_at = now
+    analysis.finished_at = utcnow()
+    analysis.worker = worker_name()
+    session.add(analysis)
+    record_for(session, actor, "compute-analysis", target, method=request.method, at=now)
+    session.commit()
+    return analysis
+
+
+def claim_next(session: Session, *, worker: str, now: datetime | None = None) -> Analysis | None:
+    """Claim the oldest queued analysis for this worker; requeue ones whose worker was lost."""
+    now = now or utcnow()
+    session.execute(
+        update(Analysis)
+        .where(Analysis.status == "running", Analysis.started_at < now - STALE_AFTER)
+        .values(status="queued", worker="")
+    )
+    session.commit()
+    while True:
+        candidate = session.scalar(
+            select(Analysis.id).where(Analysis.status == "queued").order_by(Analysis.id).limit(1)
+        )
+        if candidate is None:
+            return None
+        # The conditional update is the claim: of two workers racing, one changes the row.
+        claimed = session.execute(
+            update(Analysis)
+            .where(Analysis.id == candidate, Analysis.status == "queued")
+            .values(status="running", started_at=now, worker=worker)
+        )
+        session.commit()
+        if claimed.rowcount == 1:  # type: ignore[attr-defined]
+            return session.get(Analysis, candidate)
+
+
+def run_claimed(session: Session, store: FileStore, analysis: Analysis) -> Analysis:
+    """Compute a claimed analysis on the set's scores now; store the report or the failure."""
+    eval_set = session.get(EvalSet, analysis.eval_set_id)
+    try:
+        if eval_set is None:
+            raise NotFound("The set of this analysis no longer exists.")
+        subtask = eval_set.subtask
+        target = resolve(session, subtask.task.slug, subtask.slug, eval_set.slug)
+        # The analysis describes the scores it was computed on, not those it was asked for.
+        analysis.revision = target.eval_set.revision
+        analysis.report = compute(session, store, target, _request_of(analysis))
+        analysis.status = "done"
+    except DomainError as exc:
+        session.rollback()
+        analysis.status = "failed"
+        analysis.error = exc.message
+    analysis.finished_at = utcnow()
+    session.commit()
+    return analysis
+
+
+def status(session: Session, target: Target) -> Status:
+    """Return the set's latest finished analysis and whether it matches the current scores."""
+    latest = session.scalar(
+        select(Analysis)
+        .where(Analysis.eval_set_id == target.eval_set.id, Analysis.status == "done")
+        .order_by(Analysis.id.desc())
+        .limit(1)
+        .options(undefer(Analysis.report))
+    )
+    pending = (
+        session.scalar(
+            select(Analysis.id)
+            .where(
+                Analysis.eval_set_id == target.eval_set.id,
+                Analysis.status.in_(("queued", "running")),
+            )
+            .limit(1)
+        )
+        is not None
+    )
+    current = latest is not None and latest.revision == target.eval_set.revision
+    return Status(latest, current, pending)

@@ -1,0 +1,115 @@
+"""Draw the analysis charts as SVG (pages) and PDF (papers) with matplotlib, reproducibly.
+
+No pyplot: each chart is a ``Figure`` of its own, safe in any thread, and the files carry no
+date or random ids, so the same numbers give the same bytes.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+
+import matplotlib
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+FORMATS = ("svg", "pdf")
+# Stable element ids in SVG output (matplotlib salts them randomly otherwise).
+matplotlib.rcParams["svg.hashsalt"] = "leaderboard"
+matplotlib.rcParams["svg.fonttype"] = "none"
+matplotlib.rcParams["font.family"] = "DejaVu Sans"
+
+
+def _save(figure: Figure, fmt: str) -> bytes:
+    """Return the figure's file in ``svg`` or ``pdf`` without dates in its metadata."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown chart format {fmt!r}")
+    out = io.BytesIO()
+    metadata = {"Date": None} if fmt == "svg" else {"CreationDate": None, "ModDate": None}
+    figure.savefig(out, format=fmt, bbox_inches="tight", metadata=metadata)
+    return out.getvalue()
+
+
+def measure_chart(
+    labels: Sequence[str],
+    values: Sequence[float],
+    intervals: Sequence[tuple[float, float] | None],
+    clusters: Sequence[int] | None,
+    *,
+    measure: str,
+    fmt: str = "svg",
+) -> bytes:
+    """Return the measure per run (table order, top down) with 95 % whiskers, clusters shaded."""
+    n = len(labels)
+    figure = Figure(figsize=(7.0, max(1.6, 0.32 * n + 0.8)))
+    axes = figure.add_subplot()
+    ys = list(range(n))[::-1]
+    if clusters:
+        # Alternate shading marks where one cluster ends and the next begins.
+        for y, cluster in zip(ys, clusters, strict=True):
+            if cluster % 2 == 0:
+                axes.axhspan(y - 0.5, y + 0.5, color="#eeeeee", zorder=0)
+    for y, value, interval in zip(ys, values, intervals, strict=True):
+        if interval is not None:
+            low, high = interval
+            axes.plot([low, high], [y, y], color="#555555", linewidth=1.2, zorder=2)
+            axes.plot([low, low], [y - 0.15, y + 0.15], color="#555555", linewidth=1.2, zorder=2)
+            axes.plot([high, high], [y - 0.15, y + 0.15], color="#555555", linewidth=1.2, zorder=2)
+        axes.plot([value], [y], marker="o", color="#1f4e8c", markersize=5, zorder=3)
+    axes.set_yticks(ys, list(labels))
+    axes.set_ylim(-0.5, n - 0.5)
+    axes.set_xlabel(f"{measure} (95 % bootstrap interval)")
+    axes.grid(axis="x", color="#dddddd", linewidth=0.6)
+    axes.set_axisbelow(True)
+    return _save(figure, fmt)
+
+
+def difference_chart(
+    queries: Sequence[str], differences: Sequence[float], *, measure: str, fmt: str = "svg"
+) -> bytes:
+    """Return a run's per-query difference from the median of all runs, sorted."""
+    figure = Figure(figsize=(7.0, 3.2))
+    axes = figure.add_subplot()
+    xs = range(len(queries))
+    colors = ["#b03a2e" if d < 0 else "#1f4e8c" for d in differences]
+    axes.bar(list(xs), list(differences), color=colors, width=0.9)
+    axes.axhline(0, color="#333333", linewidth=0.8)
+    axes.set_xlabel(f"queries, sorted by difference ({len(queries)})")
+    axes.set_ylabel(f"{measure} − median of runs")
+    if len(queries) <= 40:
+        axes.set_xticks(list(xs), list(queries), rotation=90, fontsize=7)
+    else:
+        axes.set_xticks([])
+    return _save(figure, fmt)
+
+
+def pvalue_matrix(
+    labels: Sequence[str],
+    p_adjusted: Sequence[Sequence[float | None]],
+    *,
+    alpha: float,
+    fmt: str = "svg",
+) -> bytes:
+    """Return the adjusted p-value matrix: darker is smaller, significant cells outlined."""
+    n = len(labels)
+    figure = Figure(figsize=(max(3.0, 0.45 * n + 1.6), max(2.6, 0.45 * n + 1.2)))
+    axes = figure.add_subplot()
+    grid = [[float("nan") if v is None else v for v in row] for row in p_adjusted]
+    image = axes.imshow(grid, cmap="Blues_r", vmin=0.0, vmax=1.0)
+    for i in range(n):
+        for j in range(n):
+            value = p_adjusted[i][j]
+            if value is None:
+                continue
+            axes.text(j, i, f"{value:.2g}", ha="center", va="center", fontsize=6,
+                      color="white" if value < 0.3 else "black")  # fmt: skip
+            if value < alpha:
+                axes.add_patch(
+                    Rectangle(
+                        (j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#b03a2e", linewidth=1.2
+                    )
+                )
+    axes.set_xticks(range(n), list(labels), rotation=90, fontsize=7)
+    axes.set_yticks(range(n), list(labels), fontsize=7)
+    figure.colorbar(image, ax=axes, label=f"adjusted p (outlined: < {alpha})")
+    return _save(figure, fmt)

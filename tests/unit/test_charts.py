@@ -1,0 +1,43 @@
+"""Analysis charts: valid SVG and PDF, the same bytes for the same numbers, user text escaped."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from leaderboard import charts
+
+HOSTILE = '<script>alert("x")</script> & Ω'
+
+
+def test_measure_chart_is_reproducible_svg_with_every_label() -> None:
+    labels = ["Aurora-primary", HOSTILE, "Baseline"]
+    args = (labels, [0.8, 0.7, 0.5], [(0.75, 0.85), None, (0.45, 0.55)], [1, 1, 2])
+    svg = charts.measure_chart(*args, measure="MAP")
+    assert svg == charts.measure_chart(*args, measure="MAP")
+    root = ET.fromstring(svg)  # well-formed XML
+    text = "".join(root.itertext())
+    for label in labels:
+        assert label in text
+    assert b"<script" not in svg
+    assert "MAP (95 % bootstrap interval)" in text
+
+
+def test_pdf_downloads_are_pdf_and_reproducible() -> None:
+    pdf = charts.difference_chart(["q1", "q2"], [-0.2, 0.1], measure="AP", fmt="pdf")
+    assert pdf.startswith(b"%PDF-")
+    assert pdf == charts.difference_chart(["q1", "q2"], [-0.2, 0.1], measure="AP", fmt="pdf")
+    with pytest.raises(ValueError, match="unknown chart format"):
+        charts.difference_chart(["q1"], [0.0], measure="AP", fmt="png")
+
+
+def test_pvalue_matrix_marks_significant_cells() -> None:
+    labels = ["A", "B", "C"]
+    matrix = [[None, 0.01, 0.2], [None, None, 0.04], [None, None, None]]
+    svg = charts.pvalue_matrix(labels, matrix, alpha=0.05)
+    text = "".join(ET.fromstring(svg).itertext())
+    assert "0.01" in text and "0.2" in text and "0.04" in text
+    assert "adjusted p (outlined: < 0.05)" in text
+    # Two cells below alpha get an outline each (red rectangles).
+    assert svg.count(b"stroke: #b03a2e") == 2

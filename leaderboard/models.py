@@ -140,6 +140,9 @@ class Phase(Base):
     total_quota: Mapped[int | None] = mapped_column(Integer)
     # "public" or "anonymous": public tables name teams "Team 1", "Team 2", ... until revealed.
     names: Mapped[str] = mapped_column(String(16), default="public", server_default="public")
+    # Whether anyone may see each run's per-query diagnostics once results are visible (else
+    # only the run's own team and the organizers).
+    public_diagnostics: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     subtask: Mapped[Subtask] = relationship()

@@ -66,7 +66,7 @@ def check_request(request: Request) -> None:
         raise InvalidInput(f"seed must be a non-negative integer below 2^63, not {request.seed}.")
 
 
-def _stored(session: Session, run_ids: list[int], measure: str) -> dict[int, StoredScore]:
+def stored_scores(session: Session, run_ids: list[int], measure: str) -> dict[int, StoredScore]:
     """Return each run's kept values of one measure (current scores only)."""
     runs = session.scalars(
         select(Run)
@@ -114,7 +114,7 @@ def _run_rows(
 ) -> tuple[list[str], list[UnitRows]]:
     """Return the chosen rows' labels and their resampling rows of one measure, aligned."""
     labels = [row.label for row in chosen]
-    stored = _stored(session, [r.run_id for r in chosen if r.run_id is not None], measure)
+    stored = stored_scores(session, [r.run_id for r in chosen if r.run_id is not None], measure)
     units: list[list[str]] = []
     rows: list[UnitRows] = []
     try:
@@ -128,7 +128,7 @@ def _run_rows(
     return labels, _aligned(units, rows, labels)
 
 
-def _with_values(table: Table, measure: str, runs: str) -> list[Row]:
+def with_values(table: Table, measure: str, runs: str) -> list[Row]:
     """Return the table's run rows that have a value of the measure (ranked ones, or all)."""
     return [
         r
@@ -148,7 +148,7 @@ def intervals(
     gold, _files = load_gold(session, store, target)
     out: dict[str, dict[str, list[float]]] = {}
     for column in table.columns:
-        chosen = _with_values(table, column.key, "all")
+        chosen = with_values(table, column.key, "all")
         if not chosen:
             continue
         try:
@@ -172,7 +172,7 @@ def significance(
     if measure not in {c.key for c in table.columns}:
         keys = ", ".join(c.key for c in table.columns)
         raise InvalidInput(f"{shown(target.task.slug)} has no measure {shown(measure)}; {keys}.")
-    chosen = _with_values(table, measure, request.runs)
+    chosen = with_values(table, measure, request.runs)
     if len(chosen) < 2:
         raise InvalidInput("At least two runs with a value of the measure are needed.")
     gold, _files = load_gold(session, store, target)
@@ -217,6 +217,7 @@ def significance(
         "correction": request.correction,
         "runs": labels,
         "run_ids": [row.run_id for row in chosen],
+        "values": {str(row.run_id): value for row, value in zip(chosen, values, strict=True)},
         "pairs": [
             {
                 "a": labels[r.a],

@@ -42,9 +42,15 @@ def upgrade() -> None:
     with op.batch_alter_table('analyses', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_analyses_status'), ['status'], unique=False)
 
+    with op.batch_alter_table('phases', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('public_diagnostics', sa.Boolean(), server_default=sa.false(), nullable=False))
+
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('phases', schema=None) as batch_op:
+        batch_op.drop_column('public_diagnostics')
+
     with op.batch_alter_table('analyses', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_analyses_status'))
 

@@ -205,6 +205,10 @@ def phase_form() -> dict[str, Any]:
     }
 
 
+def analysis_form() -> dict[str, Any]:
+    return {"measure": "MAP", "method": "randomization", "samples": "100", "seed": "0"}
+
+
 def import_form() -> dict[str, Any]:
     return {
         "eval_set": "dev",
@@ -260,6 +264,29 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", f"{SUB}/submit", by_role(LOGIN, 200, 200, 403)),
         Probe("GET", f"/tasks/{T3}/Z/submit", by_role(LOGIN, 404, 404, 404)),
     ],
+    ("analysis.run_queries", "GET"): [
+        # A team sees its own run's diagnostics once results are visible; nobody else unless the
+        # phase makes them public; during a hidden phase only organizers (they are scores).
+        Probe("GET", "/runs/{run_a}/queries", by_role(404, 200, 404, 200)),
+        Probe("GET", "/runs/{run_b}/queries", by_role(404, 404, 200, 200)),
+        Probe("GET", "/runs/{run_hidden}/queries", by_role(404, 404, 404, 200)),
+        Probe("GET", "/runs/999999/queries", by_role(404, 404, 404, 404)),
+    ],
+    ("analysis.run_queries_file", "GET"): [
+        Probe("GET", "/runs/{run_a}/queries.csv", by_role(404, 200, 404, 200)),
+        Probe("GET", "/runs/{run_a}/queries.svg", by_role(404, 200, 404, 200)),
+        Probe("GET", "/runs/{run_hidden}/queries.pdf", by_role(404, 404, 404, 200)),
+        Probe("GET", "/runs/{run_a}/queries.exe", each(404)),
+    ],
+    ("analysis.public_chart", "GET"): [
+        # No analysis has been computed in this world: nothing to show, to anyone.
+        Probe("GET", f"{SUB}/analysis/measure.svg", each(404)),
+        Probe("GET", f"/tasks/{T3}/B/analysis/matrix.csv", by_role(403, 403, 403, 404)),
+    ],
+    ("analysis.organizer_page", "GET"): [Probe("GET", f"{ORG}/analysis", ORGANIZER_ONLY)],
+    ("analysis.organizer_chart", "GET"): [
+        Probe("GET", "/organizer/analyses/999/measure.svg", by_role(LOGIN, 403, 403, 404))
+    ],
     ("participant.run_page", "GET"): [
         # Another team's run and a baseline answer like a missing id (no counting of uploads).
         Probe("GET", "/runs/{run_a}", by_role(LOGIN, 200, 404, 200)),
@@ -314,6 +341,10 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("POST", f"{API}/A/runs", by_role(401, 201, 201, 403), form=api_form, api=True),
         Probe("POST", f"{API}/Z/runs", by_role(401, 404, 404, 403), form=api_form, api=True),
     ],
+    ("analysis.organizer_page", "POST"): [
+        Probe("POST", f"{ORG}/analysis", ORGANIZER_ACTION, form=analysis_form),
+        Probe("POST", f"{ORG}/analysis", each(400), form=analysis_form, csrf=False),
+    ],
     ("organizer.phase", "POST"): [
         Probe("POST", f"{ORG}/phase", ORGANIZER_ACTION, form=phase_form),
         Probe("POST", f"{ORG}/phase", each(400), form=phase_form, csrf=False),
@@ -365,7 +396,8 @@ def _call(w: World, role: str, probe: Probe) -> tuple[int, str]:
         resp = client.get(path, headers=headers)
     else:
         resp = client.post(path, data=data, headers=headers, content_type="multipart/form-data")
-    body = resp.get_data(as_text=True)
+    # Binary answers (PDF charts) are scanned too, as text where their bytes are text.
+    body = resp.get_data().decode("utf-8", errors="replace")
     w.seen.setdefault(role, {})[f"{probe.method} {path}"] = body
     if resp.status_code == 302 and role == "anon" and probe.expect["anon"] == LOGIN:
         assert resp.headers["Location"].startswith("/login"), (path, resp.headers["Location"])

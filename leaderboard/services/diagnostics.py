@@ -1,0 +1,96 @@
+"""Per-query diagnostics of a run: its value per query against the median and best of the
+ranked runs, with who may see them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from leaderboard.models import Run, User
+from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
+from leaderboard.services.catalog import Target, resolve
+from leaderboard.services.errors import InvalidInput, NotFound
+from leaderboard.services.phases import hidden_phase, phases_of
+from leaderboard.services.significance import stored_scores, with_values
+from leaderboard.services.tables import live_table
+from leaderboard.storage import FileStore
+
+
+@dataclass(frozen=True)
+class RunDiagnostics:
+    """A run's per-query comparison on one measure, and how many runs the medians cover."""
+
+    run: Run
+    target: Target
+    measure: str
+    label: str
+    lower_is_better: bool
+    rows: list[QueryComparison]
+    runs_compared: int
+
+
+def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
+    """Return a run whose diagnostics ``user`` may see; NotFound for any other.
+
+    Organizers see every run's. While a phase hides the set's scores nobody else does (the
+    diagnostics are scores). Once visible, a team sees its own runs', and anyone sees every
+    run's when the phase makes diagnostics public.
+    """
+    if not 0 < run_id < 2**31:
+        raise NotFound(f"No run {run_id}.")
+    run = session.get(Run, run_id)
+    if run is None or run.status == "replaced":
+        raise NotFound(f"No run {run_id}.")
+    if user is not None and user.is_organizer:
+        return run
+    if hidden_phase(session, run.eval_set) is not None:
+        raise NotFound(f"No run {run_id}.")
+    own = user is not None and run.team_id is not None and user.team_id == run.team_id
+    public = any(
+        p.public_diagnostics
+        for p in phases_of(session, run.subtask)
+        if p.eval_set_id == run.eval_set_id
+    )
+    if not (own or public):
+        raise NotFound(f"No run {run_id}.")
+    return run
+
+
+def run_diagnostics(
+    session: Session, store: FileStore, run: Run, measure: str | None = None
+) -> RunDiagnostics:
+    """Return the run's per-query values on a measure that is a mean over queries."""
+    subtask = run.subtask
+    target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
+    table = live_table(session, store, target)
+    specs = {s.key: s for s in target.family.measure_specs(target.context())}
+    official = next((c.key for c in table.columns if c.official), table.columns[0].key)
+    # The official measure, or the first one that is a mean over queries.
+    candidates = [measure] if measure else [official, *(c.key for c in table.columns)]
+    for key in candidates:
+        if key not in specs:
+            raise InvalidInput(f"This task has no measure {key!r}.")
+        ranked = with_values(table, key, "ranked")
+        ids = [r.run_id for r in ranked if r.run_id is not None]
+        stored = stored_scores(session, [*ids, run.id], key)
+        own = stored.get(run.id)
+        if own is not None and own.per_query is not None:
+            break
+    else:
+        raise InvalidInput("None of this run's measures is a mean over queries.")
+    lower = specs[key].lower_is_better
+    others = [stored[i].per_query for i in ids if i in stored and stored[i].per_query is not None]
+    summary = summarize([p for p in others if p is not None], lower_is_better=lower)
+    assert own.per_query is not None
+    row = next((r for r in table.rows if r.run_id == run.id), None)
+    label = row.label if row is not None else run.name
+    return RunDiagnostics(
+        run,
+        target,
+        key,
+        label,
+        lower,
+        compare(own.per_query, summary, lower_is_better=lower),
+        len(others),
+    )

@@ -1,0 +1,230 @@
+"""Analysis pages: the organizer's significance page, its charts, and per-query diagnostics.
+
+Pages only read stored analyses; computing is queued for ``leaderboard worker``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user
+from flask_wtf import FlaskForm
+from wtforms import IntegerField, SelectField
+from wtforms.validators import InputRequired, NumberRange
+
+from leaderboard import charts
+from leaderboard.models import Analysis
+from leaderboard.services.analyses import request_analysis, status
+from leaderboard.services.catalog import Target, resolve
+from leaderboard.services.diagnostics import diagnosable_run, run_diagnostics
+from leaderboard.services.errors import InvalidInput, NotFound
+from leaderboard.services.significance import METHODS, Request
+from leaderboard.tables.exports import csv_safe
+from leaderboard.web.context import db, now, store
+from leaderboard.web.forms import options
+from leaderboard.web.organizer import organizer_required
+from leaderboard.web.public import ensure_visible, viewer
+
+bp = Blueprint("analysis", __name__)
+
+CHARTS = ("measure", "matrix")
+MIME = {"svg": "image/svg+xml", "pdf": "application/pdf", "csv": "text/csv"}
+
+
+class AnalysisForm(FlaskForm):
+    """Queue an analysis: measure, method, samples and seed."""
+
+    measure = SelectField("Measure")
+    method = SelectField(
+        "Method", choices=options((m, m) for m in METHODS), default="randomization"
+    )
+    samples = IntegerField(
+        "Samples", default=10_000, validators=[InputRequired(), NumberRange(1, 1_000_000)]
+    )
+    seed = IntegerField("Seed", default=0, validators=[InputRequired(), NumberRange(0, 2**62)])
+
+
+def _target(task: str, subtask: str) -> Target:
+    return resolve(db(), task, subtask, request.args.get("set") or None)
+
+
+def _matrix(report: dict[str, Any]) -> list[list[float | None]]:
+    """Return the adjusted p-values as a runs × runs matrix (upper triangle, table order)."""
+    index = {label: i for i, label in enumerate(report["runs"])}
+    size = len(report["runs"])
+    grid: list[list[float | None]] = [[None] * size for _ in range(size)]
+    for pair in report["pairs"]:
+        grid[index[pair["a"]]][index[pair["b"]]] = pair["p_adjusted"]
+    return grid
+
+
+def _cluster_of(report: dict[str, Any]) -> dict[str, int]:
+    return {label: n for n, group in enumerate(report["clusters"], 1) for label in group}
+
+
+def _measure_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return each tested run's label, value, interval and cluster, in table order."""
+    clusters = _cluster_of(report)
+    values = report["values"]
+    rows = []
+    for label, run_id in zip(report["runs"], report["run_ids"], strict=True):
+        interval = report["intervals"].get(str(run_id), {}).get(report["measure"])
+        rows.append(
+            {
+                "label": label,
+                "value": values[str(run_id)],
+                "interval": interval,
+                "cluster": clusters[label],
+            }
+        )
+    return rows
+
+
+def _chart(report: dict[str, Any], name: str, fmt: str) -> Response:
+    """Return a stored analysis' chart or its numbers."""
+    if name not in CHARTS or fmt not in MIME:
+        abort(404)
+    rows = _measure_rows(report)
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        if name == "measure":
+            writer.writerow(["run", report["measure"], "ci_low", "ci_high", "cluster"])
+            for row in rows:
+                low, high = row["interval"] or ("", "")
+                writer.writerow(
+                    [csv_safe(row["label"], text=True), row["value"], low, high, row["cluster"]]
+                )
+        else:
+            writer.writerow(["a", "b", "p", "p_adjusted", "significant"])
+            for p in report["pairs"]:
+                writer.writerow([csv_safe(p["a"], text=True), csv_safe(p["b"], text=True),
+                                 p["p"], p["p_adjusted"], p["significant"]])  # fmt: skip
+        body = out.getvalue().encode()
+    elif name == "measure":
+        body = charts.measure_chart(
+            [r["label"] for r in rows],
+            [r["value"] for r in rows],
+            [tuple(r["interval"]) if r["interval"] else None for r in rows],
+            [r["cluster"] for r in rows],
+            measure=report["measure"],
+            fmt=fmt,
+        )
+    else:
+        body = charts.pvalue_matrix(report["runs"], _matrix(report), alpha=report["alpha"], fmt=fmt)
+    response = Response(body, mimetype=MIME[fmt])
+    filename = f"{report['task']}-{report['subtask']}-{report['set']}-{name}.{fmt}"
+    disposition = "attachment" if fmt != "svg" else "inline"
+    response.headers["Content-Disposition"] = f'{disposition}; filename="{filename}"'
+    return response
+
+
+@bp.route("/organizer/tasks/<task>/<subtask>/analysis", methods=["GET", "POST"])
+@organizer_required
+def organizer_page(task: str, subtask: str) -> ResponseReturnValue:
+    """Show the set's latest analysis (or that it is out of date) and queue a new one."""
+    target = _target(task, subtask)
+    form = AnalysisForm()
+    columns = target.family.measure_specs(target.context())
+    form.measure.choices = options((c.key, c.label) for c in columns)
+    if request.method == "GET":
+        form.measure.data = next((c.key for c in columns if c.official), columns[0].key)
+    if form.validate_on_submit():
+        analysis = request_analysis(
+            db(),
+            target,
+            Request(
+                measure=form.measure.data,
+                method=form.method.data or "randomization",
+                samples=int(form.samples.data or 0),
+                seed=int(form.seed.data or 0),
+            ),
+            actor=str(current_user.email),
+            now=now(),
+        )
+        flash(f"Analysis {analysis.id} is queued; `leaderboard worker` computes it.", "info")
+        return redirect(
+            url_for("analysis.organizer_page", task=task, subtask=subtask, set=target.eval_set.slug)
+        )
+    if request.method == "POST":
+        return render_template("analysis/organizer.html", **_page(target, form)), 400
+    return render_template("analysis/organizer.html", **_page(target, form))
+
+
+def _page(target: Target, form: AnalysisForm) -> dict[str, Any]:
+    state = status(db(), target)
+    report = state.analysis.report if state.analysis is not None else None
+    return {
+        "target": target,
+        "form": form,
+        "state": state,
+        "report": report,
+        "matrix": _matrix(report) if report else [],
+        "rows": _measure_rows(report) if report else [],
+    }
+
+
+@bp.route("/organizer/analyses/<int:analysis_id>/<name>.<fmt>")
+@organizer_required
+def organizer_chart(analysis_id: int, name: str, fmt: str) -> ResponseReturnValue:
+    """Return a stored analysis' chart (SVG, PDF) or numbers (CSV), current or not."""
+    analysis = db().get(Analysis, analysis_id) if 0 < analysis_id < 2**31 else None
+    if analysis is None or analysis.status != "done" or analysis.report is None:
+        raise NotFound(f"No finished analysis {analysis_id}.")
+    return _chart(analysis.report, name, fmt)
+
+
+@bp.route("/tasks/<task>/<subtask>/analysis/<name>.<fmt>")
+def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturnValue:
+    """Return the current analysis' chart or numbers where the set's results are visible."""
+    target = _target(task, subtask)
+    ensure_visible(target)
+    state = status(db(), target)
+    if not state.current or state.analysis is None or state.analysis.report is None:
+        raise NotFound("No analysis of the current results yet.")
+    return _chart(state.analysis.report, name, fmt)
+
+
+@bp.route("/runs/<int:run_id>/queries")
+def run_queries(run_id: int) -> ResponseReturnValue:
+    """Show a run's per-query values against the median and best of the ranked runs."""
+    run = diagnosable_run(db(), viewer(), run_id)
+    try:
+        found = run_diagnostics(db(), store(), run, request.args.get("measure") or None)
+    except InvalidInput as exc:
+        raise NotFound(exc.message) from None
+    return render_template("analysis/queries.html", d=found)
+
+
+@bp.route("/runs/<int:run_id>/queries.<fmt>")
+def run_queries_file(run_id: int, fmt: str) -> ResponseReturnValue:
+    """Return a run's per-query chart (SVG, PDF) or its numbers (CSV)."""
+    if fmt not in MIME:
+        abort(404)
+    run = diagnosable_run(db(), viewer(), run_id)
+    try:
+        found = run_diagnostics(db(), store(), run, request.args.get("measure") or None)
+    except InvalidInput as exc:
+        raise NotFound(exc.message) from None
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(["query", found.measure, "median", "best", "difference"])
+        for r in found.rows:
+            writer.writerow([csv_safe(r.query, text=True), r.value, r.median, r.best, r.difference])
+        body = out.getvalue().encode()
+    else:
+        body = charts.difference_chart(
+            [r.query for r in found.rows], [r.difference for r in found.rows],
+            measure=found.measure, fmt=fmt,
+        )  # fmt: skip
+    response = Response(body, mimetype=MIME[fmt])
+    disposition = "attachment" if fmt != "svg" else "inline"
+    response.headers["Content-Disposition"] = (
+        f'{disposition}; filename="run-{run.id}-queries.{fmt}"'
+    )
+    return response

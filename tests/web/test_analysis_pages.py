@@ -1,0 +1,88 @@
+"""The analysis pages: queue on the organizer's page, the worker computes, pages and charts show
+it, a new run makes it out of date; a run's per-query diagnostics page and downloads."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+from flask import Flask
+from flask.testing import FlaskCliRunner
+
+from tests.conftest import csrf_from, login
+from tests.runs import api_upload, make_organizer, token_for
+from tests.web.test_significance_cli import PATH, SENTIMENT, hosted  # noqa: F401
+
+PAGE = "/organizer/tasks/example-sentiment/A/analysis"
+
+
+def test_queue_compute_show_and_outdate(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+    make_organizer(app, "org@example.org")
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    page = org.get(PAGE)
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "No analysis of this set has been computed yet." in html
+    public = app.test_client()
+    assert public.get("/tasks/example-sentiment/A/analysis/measure.svg").status_code == 404
+
+    form = {"csrf_token": csrf_from(html), "measure": "macro-F1", "method": "randomization",
+            "samples": "300", "seed": "5"}  # fmt: skip
+    assert org.post(PAGE, data=form).status_code == 302
+    assert "is queued or running" in org.get(PAGE).get_data(as_text=True)
+    # Out-of-range samples are refused by the form, nothing queued beyond the first.
+    bad = org.post(PAGE, data={**form, "samples": "0"})
+    assert bad.status_code == 400
+    assert hosted.invoke(args=["leaderboard", "worker", "--once"]).output.count(": done") == 1
+
+    html = org.get(PAGE).get_data(as_text=True)
+    assert "describes the current scores" in html
+    assert "randomization, 300 samples, seed 5" in html
+    clusters = [
+        int(c) for c in re.findall(r"<tr(?: class=\"cluster-start\")?>\s*<td>(\d+)</td>", html)
+    ]
+    assert len(clusters) == 5 and clusters[0] == 1 and clusters == sorted(clusters)
+    matrix_rows = re.findall(r"<tr><th><bdi>", html)
+    assert len(matrix_rows) == 4  # five runs: four rows of the upper triangle
+    svg = public.get("/tasks/example-sentiment/A/analysis/measure.svg")
+    assert svg.status_code == 200 and svg.mimetype == "image/svg+xml"
+    assert b"macro-F1 (95 % bootstrap interval)" in svg.data
+    numbers = public.get("/tasks/example-sentiment/A/analysis/measure.csv")
+    rows = list(csv.reader(io.StringIO(numbers.get_data(as_text=True))))
+    assert rows[0] == ["run", "macro-F1", "ci_low", "ci_high", "cluster"] and len(rows) == 6
+    for _label, value, low, high, _cluster in rows[1:]:
+        assert float(low) <= float(high)
+        assert 0.0 <= float(value) <= 1.0
+    assert public.get("/tasks/example-sentiment/A/analysis/matrix.pdf").data.startswith(b"%PDF")
+
+    # A new run: the page says the analysis is out of date; the public chart is gone.
+    resp = api_upload(app.test_client(), token_for(app, "bob@example.org"),
+                      (SENTIMENT / "run-valid.tsv").read_bytes(), path=PATH, slot="contrastive1")  # fmt: skip
+    assert resp.status_code == 201
+    assert "Out of date" in org.get(PAGE).get_data(as_text=True)
+    assert public.get("/tasks/example-sentiment/A/analysis/measure.svg").status_code == 404
+
+
+def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+    alice = app.test_client()
+    login(alice, "alice@example.org", "correct horse battery")
+    run_id = 1  # alice's oracle run, the first upload
+    page = alice.get(f"/runs/{run_id}/queries")
+    assert page.status_code == 200
+    html = page.get_data(as_text=True)
+    assert "Acc per query" in html  # macro-F1 is not a mean over items; Acc is
+    numbers = alice.get(f"/runs/{run_id}/queries.csv").get_data(as_text=True)
+    rows = list(csv.reader(io.StringIO(numbers)))
+    assert rows[0] == ["query", "Acc", "median", "best", "difference"]
+    assert len(rows) == 61  # every gold item
+    # The oracle is right everywhere: never below the median, and its difference is 1 − median.
+    for _q, value, median, best, diff in rows[1:]:
+        assert float(value) == 1.0 and float(best) == 1.0
+        assert abs(float(diff) - (1.0 - float(median))) < 1e-12
+    differences = [float(r[4]) for r in rows[1:]]
+    assert differences == sorted(differences)
+    # Another team's run is not found for alice, nor for anonymous visitors.
+    assert alice.get("/runs/2/queries").status_code == 404
+    assert app.test_client().get(f"/runs/{run_id}/queries").status_code == 404

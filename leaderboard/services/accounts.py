@@ -59,7 +59,7 @@ def team_for_import(session: Session, name: str, *, actor: str) -> Team:
     name = _clean_name(name, "team name")
     team = session.scalar(select(Team).where(Team.name == name))
     if team is None:
-        team = Team(name=name)
+        team = Team(name=name, invite_code=secrets.token_urlsafe(18))
         session.add(team)
         record(session, actor, "create-team", team=name)
         session.flush()

@@ -118,4 +118,4 @@ class RenameTeamForm(FlaskForm):
 class MergeTeamForm(FlaskForm):
     """An organizer merges a team into another (members and runs move)."""
 
-    into = SelectField("Merge into", validators=[DataRequired()])
+    into = StringField("Merge into (team name)", validators=[DataRequired(), Length(max=255)])

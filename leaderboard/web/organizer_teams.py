@@ -8,9 +8,10 @@ from flask_login import current_user
 
 from leaderboard.services import settings as site_settings
 from leaderboard.services import team_admin
+from leaderboard.services.accounts import find_team
 from leaderboard.services.errors import InvalidInput
 from leaderboard.web.context import db
-from leaderboard.web.forms import ConfirmForm, MergeTeamForm, RenameTeamForm, options
+from leaderboard.web.forms import ConfirmForm, MergeTeamForm, RenameTeamForm
 from leaderboard.web.organizer import organizer_required
 
 bp = Blueprint("organizer_teams", __name__, url_prefix="/organizer/teams")
@@ -29,12 +30,6 @@ def _confirmed() -> None:
         abort(400, "The form expired; reload the page and try again.")
 
 
-def _merge_form(rows: list[team_admin.TeamRow]) -> MergeTeamForm:
-    form = MergeTeamForm()
-    form.into.choices = options([(str(r.team.id), r.team.name) for r in rows])
-    return form
-
-
 @bp.route("/")
 @organizer_required
 def teams() -> ResponseReturnValue:
@@ -47,7 +42,7 @@ def teams() -> ResponseReturnValue:
         mode=site_settings.registration(session),
         confirm=ConfirmForm(),
         rename=RenameTeamForm(),
-        merge=_merge_form(rows),
+        merge=MergeTeamForm(),
     )
 
 
@@ -80,13 +75,14 @@ def rename(team_id: int) -> ResponseReturnValue:
 def merge(team_id: int) -> ResponseReturnValue:
     """Merge a team into another: members and runs move, the slots must not collide."""
     session = db()
-    form = _merge_form(team_admin.team_overview(session))
+    form = MergeTeamForm()
     if not form.validate_on_submit():
         if form.csrf_token.errors:
             abort(400, "The form expired; reload the page and try again.")
-        raise InvalidInput("Choose an existing team to merge into.")
+        raise InvalidInput("Give the name of the team to merge into.")
     source = team_admin.team_by_id(session, team_id).name
-    target = team_admin.merge_teams(session, team_id, int(form.into.data or 0), actor=_actor())
+    into = find_team(session, (form.into.data or "").strip()).id
+    target = team_admin.merge_teams(session, team_id, into, actor=_actor())
     flash(f"Team {source} merged into {target.name}.", "info")
     return _back()
 

@@ -238,8 +238,8 @@ def rename_form() -> dict[str, Any]:
 
 
 def merge_form() -> dict[str, Any]:
-    # Any existing team is a valid choice; the source id is what the probe varies.
-    return {"into": "1"}
+    # An existing team; the source id is what the probe varies.
+    return {"into": "Aurora"}
 
 
 SUB = f"/tasks/{T3}/A"

@@ -21,6 +21,7 @@ from leaderboard.cli import (
     runs,
     tables,
     tasks,
+    teams,
 )
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ def leaderboard_group() -> None:
     """Run the shared-task leaderboard: tasks, accounts, runs, baselines and tables."""
 
 
-for _module in (accounts, analysis, campaign, gold, operations, runs, tables, tasks):
+for _module in (accounts, analysis, campaign, gold, operations, runs, tables, tasks, teams):
     for _command in _module.COMMANDS:
         leaderboard_group.add_command(_command)
 leaderboard_group.add_command(offline.score_cmd)

@@ -40,7 +40,7 @@ def create_team(session: Session, name: str, *, actor: str = "cli") -> Team:
     name = _clean_name(name, "team name")
     if session.scalar(select(Team).where(Team.name == name)) is not None:
         raise Conflict(f"A team named {shown(name)} already exists.")
-    team = Team(name=name)
+    team = Team(name=name, invite_code=secrets.token_urlsafe(18))
     session.add(team)
     record(session, actor, "create-team", team=name)
     try:
@@ -59,7 +59,7 @@ def team_for_import(session: Session, name: str, *, actor: str) -> Team:
     name = _clean_name(name, "team name")
     team = session.scalar(select(Team).where(Team.name == name))
     if team is None:
-        team = Team(name=name)
+        team = Team(name=name, invite_code=secrets.token_urlsafe(18))
         session.add(team)
         record(session, actor, "create-team", team=name)
         session.flush()
@@ -97,12 +97,17 @@ def create_user(
     team_obj = find_team(session, team) if team else None
     if role == "participant" and team_obj is None:
         raise InvalidInput("A participant must belong to a team (--team NAME).")
+    if role == "organizer" and team_obj is not None:
+        raise InvalidInput("Organizers cannot be team members; leave out --team.")
+    # The first member of a team becomes its captain, so every team has someone to manage it.
+    captain = team_obj is not None and not any(m.is_captain for m in team_obj.members)
     if session.scalar(select(User).where(User.email == email)) is not None:
         raise Conflict(f"A user with e-mail {shown(email)} already exists.")
     user = User(
         email=email,
         role=role,
         team=team_obj,
+        is_captain=captain,
         password_hash=_hasher.hash(password) if password else None,
         # An organizer vouches for the address of an account they make.
         verified_at=utcnow(),

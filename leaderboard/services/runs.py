@@ -255,6 +255,13 @@ def _submit_run(
         if sub.lenient:
             raise Forbidden("Only organizers may use the lenient (legacy) import.")
         team = user.team
+        if team.withdrawn_at is not None:
+            raise Forbidden(f"Team {shown(team.name)} has been withdrawn; it cannot upload runs.")
+        if not team.approved:
+            raise Forbidden(
+                f"Team {shown(team.name)} is waiting for an organizer's approval; "
+                "it can upload runs once approved."
+            )
     if team is None:
         raise InvalidInput("A run must belong to a team.")
     if sub.slot not in rules.slots:

@@ -5,10 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import exists, select
+from sqlalchemy import exists, or_, select
 from sqlalchemy.orm import Session, selectinload
 
-from leaderboard.models import Run
+from leaderboard.models import Run, Team
 from leaderboard.services.catalog import Target, load_gold
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
@@ -32,6 +32,13 @@ class TableInputs:
     options: dict[str, Any]
 
 
+#: Runs of a withdrawn team leave every live table (frozen snapshots keep what they showed).
+NOT_WITHDRAWN = or_(
+    Run.team_id.is_(None),
+    ~exists().where(Team.id == Run.team_id, Team.withdrawn_at.is_not(None)),
+)
+
+
 def _runs(session: Session, target: Target, *conditions: Any) -> list[Run]:
     return list(
         session.scalars(
@@ -39,6 +46,7 @@ def _runs(session: Session, target: Target, *conditions: Any) -> list[Run]:
             .where(
                 Run.subtask_id == target.subtask.id,
                 Run.eval_set_id == target.eval_set.id,
+                NOT_WITHDRAWN,
                 *conditions,
             )
             .options(selectinload(Run.scores), selectinload(Run.team))
@@ -51,7 +59,11 @@ def has_active_runs(session: Session, target: Target) -> bool:
     """Return whether the target's set has any active run or baseline."""
     return bool(
         session.scalar(
-            select(exists().where(Run.eval_set_id == target.eval_set.id, Run.status == "active"))
+            select(
+                exists().where(
+                    Run.eval_set_id == target.eval_set.id, Run.status == "active", NOT_WITHDRAWN
+                )
+            )
         )
     )
 

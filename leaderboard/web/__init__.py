@@ -58,9 +58,11 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         errors,
         ops,
         organizer,
+        organizer_teams,
         pagecache,
         participant,
         public,
+        teams,
     )
     from leaderboard.web.extensions import csrf, init_login
     from leaderboard.web.security import init_security
@@ -68,16 +70,8 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     csrf.init_app(app)
     init_login(app)
     init_security(app)
-    for bp in (
-        public.bp,
-        auth.bp,
-        participant.bp,
-        organizer.bp,
-        analysis.bp,
-        api.bp,
-        errors.bp,
-        ops.bp,
-    ):
+    blueprints = (public.bp, auth.bp, participant.bp, teams.bp, organizer.bp, organizer_teams.bp)
+    for bp in (*blueprints, analysis.bp, api.bp, errors.bp, ops.bp):
         app.register_blueprint(bp)
     ops.init_request_logs(app)
     pagecache.init_caches(app)

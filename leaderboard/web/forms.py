@@ -100,3 +100,22 @@ class GoldForm(FlaskForm):
     """Add or replace a reference file (gold, a part's gold, or a qrels variant)."""
 
     target = SelectField("File to replace", validators=[DataRequired()])
+
+
+class TeamForm(FlaskForm):
+    """A new team: its name and affiliation."""
+
+    name = StringField("Team name", validators=[DataRequired(), Length(max=255)])
+    affiliation = StringField("Affiliation", validators=[Optional(), Length(max=255)])
+
+
+class RenameTeamForm(FlaskForm):
+    """An organizer renames a team."""
+
+    name = StringField("New name", validators=[DataRequired(), Length(max=255)])
+
+
+class MergeTeamForm(FlaskForm):
+    """An organizer merges a team into another (members and runs move)."""
+
+    into = StringField("Merge into (team name)", validators=[DataRequired(), Length(max=255)])

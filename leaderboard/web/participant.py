@@ -1,4 +1,4 @@
-"""Participant pages: upload a run, the team's runs and history, one run's verdict."""
+"""Participant pages: upload a run and one run's verdict (the team page is in ``teams``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from leaderboard.models import User
 from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import DomainError, RunRejected
 from leaderboard.services.phases import current_phase, phases_of, remaining_quota
-from leaderboard.services.runs import Submission, submit_run, team_runs, visible_run
+from leaderboard.services.runs import Submission, submit_run, visible_run
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.web.context import db, now, settings, store
 from leaderboard.web.forms import UploadForm, options
@@ -88,15 +88,3 @@ def run_page(run_id: int) -> ResponseReturnValue:
         hidden=hidden,
         new=bool(request.args.get("new")),
     )
-
-
-@bp.route("/team")
-@login_required
-def team_page() -> ResponseReturnValue:
-    """List the team's runs, active and replaced, with their scores."""
-    user = _user()
-    if user.team is None:
-        abort(403, "Your account is not in a team.")
-    runs = team_runs(db(), user.team)
-    shown = [(r, [] if hiding_phase(db(), r.eval_set, user) else score_lines(r)) for r in runs]
-    return render_template("participant/team.html", team=user.team, runs=shown)

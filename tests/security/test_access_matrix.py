@@ -132,6 +132,13 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         from leaderboard.models import Run
 
         ids["baseline"] = session.scalar(select(Run.id).where(Run.kind == "baseline").limit(1))
+        from leaderboard.models import Team
+
+        aurora = session.scalar(select(Team).where(Team.name == "Aurora"))
+        assert aurora is not None and aurora.invite_code
+        # Formatted into probe paths like the ids; the first CLI-made member is the captain.
+        ids["aurora_code"] = aurora.invite_code  # type: ignore[assignment]
+        ids["borealis"] = session.scalar(select(Team.id).where(Team.name == "Borealis"))
     clients = {role: app.test_client() for role in ROLES}
     for role in ("alice", "bob", "org"):
         login(clients[role], EMAILS[role], PASSWORDS[role])
@@ -226,6 +233,19 @@ def gold_form() -> dict[str, Any]:
     return {"target": "dev|gold", "file": (io.BytesIO(corrected), "gold.txt")}
 
 
+def team_form() -> dict[str, Any]:
+    return {"name": "Matrix team", "affiliation": "Matrix University"}
+
+
+def rename_form() -> dict[str, Any]:
+    return {"name": "Renamed in the matrix"}
+
+
+def merge_form() -> dict[str, Any]:
+    # An existing team; the source id is what the probe varies.
+    return {"into": "Aurora"}
+
+
 SUB = f"/tasks/{T3}/A"
 ORG = f"/organizer/tasks/{T3}/A"
 API = f"/api/v1/tasks/{T3}"
@@ -296,7 +316,14 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/999999", by_role(LOGIN, 404, 404, 404)),
         Probe("GET", "/runs/9223372036854775808", by_role(LOGIN, 404, 404, 404)),
     ],
-    ("participant.team_page", "GET"): [Probe("GET", "/team", by_role(LOGIN, 200, 200, 403))],
+    ("teams.team_page", "GET"): [Probe("GET", "/team", by_role(LOGIN, 200, 200, 403))],
+    # alice and bob are the captains (first members) of Aurora and Borealis.
+    ("teams.new_team", "GET"): [Probe("GET", "/teams/new", by_role(LOGIN, 302, 302, 403))],
+    ("teams.join", "GET"): [
+        Probe("GET", "/teams/join/{aurora_code}", by_role(LOGIN, 200, 200, 403)),
+        Probe("GET", "/teams/join/no-such-code", by_role(LOGIN, 404, 404, 404)),
+    ],
+    ("organizer_teams.teams", "GET"): [Probe("GET", "/organizer/teams/", ORGANIZER_ONLY)],
     ("organizer.dashboard", "GET"): [Probe("GET", "/organizer/", ORGANIZER_ONLY)],
     ("organizer.subtask_page", "GET"): [
         Probe("GET", ORG, ORGANIZER_ONLY),
@@ -344,6 +371,66 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("analysis.organizer_page", "POST"): [
         Probe("POST", f"{ORG}/analysis", ORGANIZER_ACTION, form=analysis_form),
         Probe("POST", f"{ORG}/analysis", each(400), form=analysis_form, csrf=False),
+    ],
+    ("teams.new_team", "POST"): [
+        Probe("POST", "/teams/new", by_role(LOGIN, 409, 409, 403), form=team_form),
+        Probe("POST", "/teams/new", each(400), form=team_form, csrf=False),
+    ],
+    ("teams.join", "POST"): [
+        Probe("POST", "/teams/join/{aurora_code}", by_role(LOGIN, 409, 409, 403)),
+        Probe("POST", "/teams/join/{aurora_code}", each(400), csrf=False),
+        Probe("POST", "/teams/join/no-such-code", by_role(LOGIN, 404, 404, 404)),
+    ],
+    ("teams.accept_request", "POST"): [
+        Probe("POST", "/team/requests/999999/accept", by_role(LOGIN, 404, 404, 403)),
+        Probe("POST", "/team/requests/999999/accept", each(400), csrf=False),
+    ],
+    ("teams.decline_request", "POST"): [
+        Probe("POST", "/team/requests/999999/decline", by_role(LOGIN, 404, 404, 403)),
+        Probe("POST", "/team/requests/999999/decline", each(400), csrf=False),
+    ],
+    ("teams.withdraw_request", "POST"): [
+        Probe("POST", "/team/requests/999999/withdraw", by_role(LOGIN, 404, 404, 404)),
+        Probe("POST", "/team/requests/999999/withdraw", each(400), csrf=False),
+    ],
+    ("teams.hand_over", "POST"): [
+        Probe("POST", "/team/members/999999/captain", by_role(LOGIN, 404, 404, 403)),
+        Probe("POST", "/team/members/999999/captain", each(400), csrf=False),
+    ],
+    ("teams.remove_member", "POST"): [
+        Probe("POST", "/team/members/999999/remove", by_role(LOGIN, 404, 404, 403)),
+        Probe("POST", "/team/members/999999/remove", each(400), csrf=False),
+    ],
+    # Leaving for real would take alice out of Aurora for the later tests; web tests do that.
+    ("teams.leave", "POST"): [Probe("POST", "/team/leave", each(400), csrf=False)],
+    ("teams.leave", "GET"): [Probe("GET", "/team/leave", each(405))],
+    ("teams.regenerate_invite", "POST"): [
+        Probe("POST", "/team/invite", each(400), csrf=False),
+        Probe("POST", "/team/invite", by_role(LOGIN, 302, 302, 403)),
+    ],
+    **{
+        (f"organizer_teams.{action}", "POST"): [
+            Probe("POST", f"/organizer/teams/{{borealis}}/{action}", each(400), csrf=False),
+            Probe("POST", f"/organizer/teams/999999/{action}", by_role(LOGIN, 403, 403, 404)),
+        ]
+        for action in ("approve", "withdraw", "delete")
+    },
+    ("organizer_teams.rename", "POST"): [
+        Probe(
+            "POST", "/organizer/teams/{borealis}/rename", each(400), form=rename_form, csrf=False
+        ),
+        Probe(
+            "POST",
+            "/organizer/teams/999999/rename",
+            by_role(LOGIN, 403, 403, 404),
+            form=rename_form,
+        ),
+    ],
+    ("organizer_teams.merge", "POST"): [
+        Probe("POST", "/organizer/teams/{borealis}/merge", each(400), form=merge_form, csrf=False),
+        Probe(
+            "POST", "/organizer/teams/999999/merge", by_role(LOGIN, 403, 403, 404), form=merge_form
+        ),
     ],
     ("organizer.phase", "POST"): [
         Probe("POST", f"{ORG}/phase", ORGANIZER_ACTION, form=phase_form),

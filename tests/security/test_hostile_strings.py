@@ -340,6 +340,35 @@ def test_organizer_pages_and_audit_log_escape_everything(world: World) -> None:
     assert r"\u003cimg src=x onerror=alert(1)\u003e" in audit  # the import's team
     run = world.org.get(f"/runs/{world.run_ids[0]}").get_data(as_text=True)
     check_page(run, (SCRIPT, DDE))
+    check_page(world.org.get("/organizer/teams/").get_data(as_text=True), TEAMS)
+
+
+def test_team_pages_and_invite_links_escape_everything(world: World) -> None:
+    """The team page, the invite page and the participants table show hostile names as text."""
+    from sqlalchemy import select
+
+    from leaderboard.models import Team
+
+    with world.app.extensions["leaderboard"]["sessionmaker"]() as session:
+        codes = {t.name: t.invite_code for t in session.scalars(select(Team))}
+        session.scalar(select(Team).where(Team.name == TEAMS[0])).affiliation = IMG  # type: ignore[union-attr]
+        session.commit()
+    for i, client in enumerate(world.participants):
+        check_page(client.get("/team").get_data(as_text=True), (TEAMS[i],))
+        other = TEAMS[(i + 1) % len(TEAMS)]
+        join = client.get(f"/teams/join/{codes[other]}")
+        assert join.status_code == 200
+        check_page(join.get_data(as_text=True), (other,))
+    check_page(world.participants[0].get("/team").get_data(as_text=True), (IMG,))
+    runner = world.app.test_cli_runner()
+    out = runner.invoke(args=["leaderboard", "teams", "--format", "json"]).output
+    assert set(TEAMS) <= {row["team"] for row in json.loads(out)}
+    csv_out = runner.invoke(args=["leaderboard", "teams", "--format", "csv"]).output
+    for line in csv_out.splitlines()[1:]:
+        assert not line.startswith(FORMULA_STARTS), line
+    latex = runner.invoke(args=["leaderboard", "teams", "--format", "latex"]).output
+    assert "\u202e" not in latex and "<script>" not in latex
+    assert r"\textless{}script\textgreater{}alert(1)\textless{}/script\textgreater{}" in latex
 
 
 def test_errors_and_refusals_escape_the_input(world: World) -> None:

@@ -228,6 +228,7 @@ def test_a_resorted_lenient_import_rescores_and_verifies(
 #: Every command name is a contract: scripts of organizers and participants call them.
 COMMANDS = [
     "add-baselines",
+    "approve-team",
     "add-task",
     "backup",
     "create-team",
@@ -237,7 +238,9 @@ COMMANDS = [
     "freeze",
     "import-runs",
     "init",
+    "merge-teams",
     "phase",
+    "rename-team",
     "rescore",
     "runs",
     "score",
@@ -246,8 +249,10 @@ COMMANDS = [
     "settings",
     "significance",
     "table",
+    "teams",
     "token",
     "verify",
+    "withdraw-team",
     "worker",
 ]
 

@@ -1,0 +1,107 @@
+"""Teams for organizers: the participants table, rename, merge, withdraw, approve."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from leaderboard.cli import common
+from leaderboard.cli.common import with_appcontext
+from leaderboard.services.errors import DomainError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+#: The participants table's formats, spelled out so that option parsing loads no service.
+FORMAT_NAMES = ("csv", "json", "latex", "md")
+
+
+def _team_change(change: Callable[[Session], str]) -> None:
+    """Run ``change`` in a session and print its report; a refusal is an error (exit 1)."""
+    with common.session() as session:
+        try:
+            report = change(session)
+        except DomainError as exc:
+            common.fail(exc.message)
+    click.echo(report)
+
+
+@click.command("teams")
+@click.option("--format", "fmt", type=click.Choice(FORMAT_NAMES), default="md", show_default=True)
+@with_appcontext
+def teams_cmd(fmt: str) -> None:
+    """Print the participants table: teams with runs (withdrawn ones left out), affiliation, members, subtasks."""
+    from leaderboard.services.participants import PARTICIPANT_FORMATS, participants
+
+    with common.session() as session:
+        text = PARTICIPANT_FORMATS[fmt](participants(session))
+    click.echo(text, nl=not text.endswith("\n"))
+
+
+def _team_id(session: Session, name: str) -> int:
+    from leaderboard.services.accounts import find_team
+
+    return find_team(session, name).id
+
+
+@click.command("rename-team")
+@click.argument("old")
+@click.argument("new")
+@with_appcontext
+def rename_team_cmd(old: str, new: str) -> None:
+    """Rename a team (frozen tables keep the old name)."""
+    from leaderboard.services.team_admin import rename_team
+
+    def change(s: Session) -> str:
+        team = rename_team(s, _team_id(s, old), new, actor=common.actor())
+        return f"Renamed team {old!r} to {team.name!r}."
+
+    _team_change(change)
+
+
+@click.command("merge-teams")
+@click.argument("source", metavar="FROM")
+@click.argument("target", metavar="INTO")
+@with_appcontext
+def merge_teams_cmd(source: str, target: str) -> None:
+    """Move every member and run of team FROM into team INTO and delete FROM."""
+    from leaderboard.services.team_admin import merge_teams
+
+    def change(s: Session) -> str:
+        team = merge_teams(s, _team_id(s, source), _team_id(s, target), actor=common.actor())
+        return f"Merged team {source!r} into {team.name!r}."
+
+    _team_change(change)
+
+
+@click.command("withdraw-team")
+@click.argument("name")
+@with_appcontext
+def withdraw_team_cmd(name: str) -> None:
+    """Withdraw a team: its runs leave every live table and export."""
+    from leaderboard.services.team_admin import withdraw_team
+
+    def change(s: Session) -> str:
+        team = withdraw_team(s, _team_id(s, name), actor=common.actor())
+        return f"Withdrew team {team.name!r}."
+
+    _team_change(change)
+
+
+@click.command("approve-team")
+@click.argument("name")
+@with_appcontext
+def approve_team_cmd(name: str) -> None:
+    """Approve a team created in approval mode."""
+    from leaderboard.services.team_admin import approve_team
+
+    def change(s: Session) -> str:
+        team = approve_team(s, _team_id(s, name), actor=common.actor())
+        return f"Approved team {team.name!r}."
+
+    _team_change(change)
+
+
+COMMANDS = [teams_cmd, rename_team_cmd, merge_teams_cmd, withdraw_team_cmd, approve_team_cmd]

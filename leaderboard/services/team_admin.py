@@ -1,0 +1,251 @@
+"""Organizer actions on teams: overview, approve, rename, merge, withdraw, delete."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, selectinload
+
+from leaderboard.formats.issues import shown
+from leaderboard.models import EvalSet, JoinRequest, QuotaUsage, Run, Subtask, Team, User, utcnow
+from leaderboard.services.accounts import _clean_name
+from leaderboard.services.audit import record
+from leaderboard.services.errors import Conflict, NotFound
+from leaderboard.services.revisions import bump
+from leaderboard.services.runs import active_key
+from leaderboard.services.teams import has_runs, lock_teams, member_count
+
+
+@dataclass(frozen=True)
+class TeamRow:
+    """One line of the organizer's team list."""
+
+    team: Team
+    members: list[User]
+    runs: int
+
+
+def team_overview(session: Session) -> list[TeamRow]:
+    """Return every team with its members (captain first) and its number of runs."""
+    teams = session.scalars(
+        select(Team).options(selectinload(Team.members)).order_by(Team.name)
+    ).all()
+    counts: dict[int | None, int] = {
+        team_id: n
+        for team_id, n in session.execute(
+            select(Run.team_id, func.count(Run.id))
+            .where(Run.team_id.is_not(None))
+            .group_by(Run.team_id)
+        ).all()
+    }
+    return [
+        TeamRow(
+            t,
+            sorted(t.members, key=lambda u: (not u.is_captain, u.email)),
+            int(counts.get(t.id, 0)),
+        )
+        for t in teams
+    ]
+
+
+def team_by_id(session: Session, team_id: int) -> Team:
+    """Return a team by id or raise NotFound."""
+    team = session.get(Team, team_id) if 0 < team_id < 2**31 else None
+    if team is None:
+        raise NotFound(f"No team {team_id}.")
+    return team
+
+
+def _fresh(session: Session, team_id: int) -> Team:
+    team = session.scalar(
+        select(Team).where(Team.id == team_id).execution_options(populate_existing=True)
+    )
+    if team is None:
+        raise NotFound(f"No team {team_id} (it may have been merged or deleted meanwhile).")
+    return team
+
+
+def _team_sets(session: Session, team_id: int) -> list[int]:
+    return list(session.scalars(select(Run.eval_set_id).where(Run.team_id == team_id).distinct()))
+
+
+def approve_team(session: Session, team_id: int, *, actor: str) -> Team:
+    """Approve a team created in approval mode: its members may upload."""
+    try:
+        lock_teams(session, team_id)
+        team = _fresh(session, team_id)
+        if team.approved:
+            raise Conflict(f"Team {shown(team.name)} is already approved.")
+        team.approved = True
+        record(session, actor, "approve-team", team=team.name)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return team
+
+
+def rename_team(session: Session, team_id: int, new_name: str, *, actor: str) -> Team:
+    """Rename a team; live tables show the new name, frozen tables keep the old one."""
+    new_name = _clean_name(new_name, "team name")
+    try:
+        lock_teams(session, team_id)
+        team = _fresh(session, team_id)
+        old = team.name
+        if new_name == old:
+            raise Conflict(f"The team is already named {shown(old)}.")
+        if session.scalar(select(Team.id).where(Team.name == new_name)) is not None:
+            raise Conflict(f"A team named {shown(new_name)} already exists.")
+        team.name = new_name
+        bump(session, *_team_sets(session, team_id))
+        record(session, actor, "rename-team", team=new_name, old=old)
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(f"A team named {shown(new_name)} already exists.") from None
+    except BaseException:
+        session.rollback()
+        raise
+    return team
+
+
+def _slot_name(session: Session, run: Run) -> str:
+    sub = session.get(Subtask, run.subtask_id)
+    eval_set = session.get(EvalSet, run.eval_set_id)
+    assert sub is not None and eval_set is not None
+    return f"{sub.task.slug}/{sub.slug} {eval_set.slug} {run.slot}"
+
+
+def merge_teams(session: Session, source_id: int, target_id: int, *, actor: str) -> Team:
+    """Move every member and run of one team into another and delete the emptied team.
+
+    Refused, with nothing changed, when an active run of each occupies the same slot. Both
+    team rows are locked in id order, so concurrent merges cannot lose a run.
+    """
+    if source_id == target_id:
+        raise Conflict("A team cannot be merged into itself.")
+    try:
+        lock_teams(session, source_id, target_id)
+        source, target = _fresh(session, source_id), _fresh(session, target_id)
+        moving = list(session.scalars(select(Run).where(Run.team_id == source.id)))
+        taken = set(
+            session.scalars(
+                select(Run.active_key).where(Run.team_id == target.id, Run.status == "active")
+            )
+        )
+        clashes = [
+            _slot_name(session, r)
+            for r in moving
+            if r.status == "active" and active_key(r.eval_set_id, target.id, r.slot) in taken
+        ]
+        if clashes:
+            raise Conflict(
+                f"Cannot merge {shown(source.name)} into {shown(target.name)}: both have an "
+                f"active run in {', '.join(sorted(clashes))}. Withdraw or replace one of each "
+                "first."
+            )
+        # Free the source's keys first: the unique column must never see two holders.
+        session.execute(
+            update(Run)
+            .where(Run.team_id == source.id)
+            .values(active_key=None)
+            .execution_options(synchronize_session=False)
+        )
+        for run in moving:
+            run.team_id = target.id
+            if run.status == "active":
+                run.active_key = active_key(run.eval_set_id, target.id, run.slot)
+        session.flush()
+        _merge_quota(session, source.id, target.id)
+        has_captain = any(
+            session.scalars(select(User.id).where(User.team_id == target.id, User.is_captain))
+        )
+        session.execute(
+            update(User)
+            .where(User.team_id == source.id)
+            # The target's captain stays the one captain; a captain-less target takes the source's.
+            .values(team_id=target.id, **({"is_captain": False} if has_captain else {}))
+            .execution_options(synchronize_session=False)
+        )
+        session.execute(
+            update(JoinRequest)
+            .where(JoinRequest.team_id == source.id, JoinRequest.status == "pending")
+            .values(status="withdrawn", decided_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        bump(session, *{r.eval_set_id for r in moving})
+        record(
+            session,
+            actor,
+            "merge-teams",
+            team=target.name,
+            merged=source.name,
+            runs=len(moving),
+        )
+        session.flush()
+        session.execute(delete(Team).where(Team.id == source.id))
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    session.expire_all()
+    return target
+
+
+def _merge_quota(session: Session, source_id: int, target_id: int) -> None:
+    """Add the source's used quota to the target's, period by period."""
+    rows = session.scalars(select(QuotaUsage).where(QuotaUsage.team_id == source_id)).all()
+    for row in rows:
+        mine = session.scalar(
+            select(QuotaUsage).where(
+                QuotaUsage.team_id == target_id,
+                QuotaUsage.phase_id == row.phase_id,
+                QuotaUsage.period == row.period,
+            )
+        )
+        if mine is None:
+            row.team_id = target_id
+        else:
+            mine.used += row.used
+            session.delete(row)
+    session.flush()
+
+
+def withdraw_team(session: Session, team_id: int, *, actor: str) -> Team:
+    """Withdraw a team: its runs leave live tables and exports; history and frozen tables keep them."""
+    try:
+        lock_teams(session, team_id)
+        team = _fresh(session, team_id)
+        if team.withdrawn_at is not None:
+            raise Conflict(f"Team {shown(team.name)} is already withdrawn.")
+        team.withdrawn_at = utcnow()
+        bump(session, *_team_sets(session, team_id))
+        record(session, actor, "withdraw-team", team=team.name)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return team
+
+
+def delete_team(session: Session, team_id: int, *, actor: str) -> str:
+    """Delete a team with no members and no runs; return its name."""
+    try:
+        lock_teams(session, team_id)
+        team = _fresh(session, team_id)
+        if has_runs(session, team_id):
+            raise Conflict(
+                f"Team {shown(team.name)} has runs and cannot be deleted; withdraw it instead."
+            )
+        if member_count(session, team_id):
+            raise Conflict(f"Team {shown(team.name)} still has members; it cannot be deleted.")
+        name = team.name
+        record(session, actor, "delete-team", team=name)
+        session.delete(team)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return name

@@ -1,0 +1,409 @@
+"""Self-service teams: create, invite, join, requests, leave, hand over, remove members."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import exists, func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from leaderboard.formats.issues import shown
+from leaderboard.models import JoinRequest, Run, Team, User, utcnow
+from leaderboard.services import settings
+from leaderboard.services.accounts import _clean_name
+from leaderboard.services.audit import record
+from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+
+MAX_AFFILIATION = 255
+
+
+def new_invite_code() -> str:
+    """Return a fresh, unguessable invite code."""
+    return secrets.token_urlsafe(18)
+
+
+def lock_teams(session: Session, *team_ids: int) -> None:
+    """Lock team rows in id order for the rest of the caller's transaction.
+
+    PostgreSQL locks the rows (``FOR UPDATE``); SQLite has one writer at a time, so a no-op
+    UPDATE as the transaction's first statement takes the write lock before anything is read.
+    """
+    ids = sorted(set(team_ids))
+    if session.get_bind().dialect.name == "sqlite":
+        session.execute(
+            update(Team)
+            .where(Team.id.in_(ids))
+            .values(name=Team.name)
+            .execution_options(synchronize_session=False)
+        )
+    else:
+        session.execute(select(Team.id).where(Team.id.in_(ids)).order_by(Team.id).with_for_update())
+
+
+def _fresh_team(session: Session, team_id: int) -> Team:
+    """Return the team re-read after taking its lock (what the session held may be stale)."""
+    team = session.scalar(
+        select(Team).where(Team.id == team_id).execution_options(populate_existing=True)
+    )
+    if team is None:
+        raise NotFound("That team no longer exists.")
+    return team
+
+
+def _fresh_user(session: Session, user_id: int) -> User:
+    user = session.scalar(
+        select(User).where(User.id == user_id).execution_options(populate_existing=True)
+    )
+    if user is None:
+        raise NotFound("That account no longer exists.")
+    return user
+
+
+def member_count(session: Session, team_id: int) -> int:
+    """Return how many accounts belong to a team."""
+    return int(session.scalar(select(func.count(User.id)).where(User.team_id == team_id)) or 0)
+
+
+def has_runs(session: Session, team_id: int) -> bool:
+    """Return whether a team has ever had a run (active or in history)."""
+    return bool(session.scalar(select(exists().where(Run.team_id == team_id))))
+
+
+def _may_take_part(user: User) -> None:
+    if user.is_organizer:
+        raise Forbidden("Organizers cannot be team members.")
+    if user.role != "participant":
+        raise Forbidden("Only participants can be team members.")
+
+
+def clean_affiliation(value: str) -> str:
+    """Return a stripped affiliation, refusing control characters and overlong text."""
+    value = value.strip()
+    if len(value) > MAX_AFFILIATION:
+        raise InvalidInput(f"The affiliation is longer than {MAX_AFFILIATION} characters.")
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        raise InvalidInput("The affiliation must not contain control characters.")
+    return value
+
+
+def create_own_team(session: Session, user: User, name: str, affiliation: str = "") -> Team:
+    """Create a team for a participant without one and make them its captain.
+
+    In ``approval`` mode the team waits for an organizer; in ``closed`` mode nothing is created.
+    """
+    _may_take_part(user)
+    mode = settings.registration(session)
+    if mode == "closed":
+        raise Forbidden("Registration is closed: no new teams can be created.")
+    name = _clean_name(name, "team name")
+    affiliation = clean_affiliation(affiliation)
+    if user.team_id is not None:
+        raise Conflict("You are already in a team; leave it before creating another one.")
+    if session.scalar(select(Team.id).where(Team.name == name)) is not None:
+        raise Conflict(f"A team named {shown(name)} already exists.")
+    team = Team(
+        name=name,
+        affiliation=affiliation,
+        approved=mode != "approval",
+        invite_code=new_invite_code(),
+    )
+    session.add(team)
+    session.flush()
+    # Only if the user is still team-less: a concurrent join elsewhere wins, this rolls back.
+    moved = session.execute(
+        update(User)
+        .where(User.id == user.id, User.team_id.is_(None))
+        .values(team_id=team.id, is_captain=True)
+        .execution_options(synchronize_session=False)
+    )
+    if moved.rowcount != 1:  # type: ignore[attr-defined]
+        session.rollback()
+        raise Conflict("You are already in a team; leave it before creating another one.")
+    _withdraw_requests(session, user.id)
+    record(session, user.email, "create-team", team=name, approved=team.approved)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        raise Conflict(f"A team named {shown(name)} already exists.") from None
+    session.refresh(user)
+    return team
+
+
+def team_by_code(session: Session, code: str) -> Team:
+    """Return the team whose invite link carries this code, or raise NotFound."""
+    team = None
+    if code and len(code) <= 64:
+        team = session.scalar(select(Team).where(Team.invite_code == code))
+    if team is None or team.withdrawn_at is not None:
+        raise NotFound("This invite link is not valid (any more); ask the team for a new one.")
+    return team
+
+
+def joins_at_once(session: Session) -> bool:
+    """Return whether an invite link joins at once (else it files a join request)."""
+    return settings.registration(session) in ("open", "invite")
+
+
+@dataclass(frozen=True)
+class JoinOutcome:
+    """What opening an invite link did: joined the team, or filed a request."""
+
+    team: Team
+    joined: bool
+
+
+def _check_room(session: Session, team: Team) -> None:
+    limit = settings.max_team_size(session)
+    if member_count(session, team.id) >= limit:
+        raise Conflict(f"Team {shown(team.name)} is full: it has the maximum of {limit} members.")
+
+
+def _put_in_team(session: Session, user_id: int, team: Team) -> None:
+    """Move a team-less user into a locked team with room; refuse if they have a team now."""
+    _check_room(session, team)
+    moved = session.execute(
+        update(User)
+        .where(User.id == user_id, User.team_id.is_(None))
+        .values(team_id=team.id, is_captain=False)
+        .execution_options(synchronize_session=False)
+    )
+    if moved.rowcount != 1:  # type: ignore[attr-defined]
+        raise Conflict("That account is already in a team.")
+    _withdraw_requests(session, user_id)
+
+
+def _withdraw_requests(session: Session, user_id: int) -> None:
+    """Close a user's pending join requests (they have a team now)."""
+    session.execute(
+        update(JoinRequest)
+        .where(JoinRequest.user_id == user_id, JoinRequest.status == "pending")
+        .values(status="withdrawn", decided_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+
+
+def join_by_code(session: Session, user: User, code: str) -> JoinOutcome:
+    """Join the team of an invite link (open and invite modes) or file a join request."""
+    _may_take_part(user)
+    team = team_by_code(session, code)
+    mode = settings.registration(session)
+    if mode == "closed":
+        raise Forbidden("Registration is closed: nobody can join a team now.")
+    if user.team_id is not None:
+        raise Conflict("You are already in a team; leave it before joining another one.")
+    team_id = team.id
+    try:
+        lock_teams(session, team_id)
+        team = _fresh_team(session, team_id)
+        if team.invite_code != code or team.withdrawn_at is not None:
+            raise NotFound("This invite link is not valid (any more); ask the team for a new one.")
+        if _fresh_user(session, user.id).team_id is not None:
+            raise Conflict("You are already in a team; leave it before joining another one.")
+        if mode in ("open", "invite"):
+            _put_in_team(session, user.id, team)
+            record(session, user.email, "join-team", team=team.name, via="invite link")
+            joined = True
+        else:
+            pending = session.scalar(
+                select(JoinRequest.id).where(
+                    JoinRequest.team_id == team_id,
+                    JoinRequest.user_id == user.id,
+                    JoinRequest.status == "pending",
+                )
+            )
+            if pending is not None:
+                raise Conflict(f"You have already asked to join {shown(team.name)}.")
+            _check_room(session, team)
+            session.add(JoinRequest(team_id=team_id, user_id=user.id, status="pending"))
+            record(session, user.email, "request-join", team=team.name)
+            joined = False
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    session.refresh(user)
+    return JoinOutcome(team, joined)
+
+
+def _captain_team(session: Session, captain: User) -> Team:
+    """Lock and return the captain's team; refuse anyone who is not its captain."""
+    if captain.team_id is None:
+        raise Forbidden("Your account is not in a team.")
+    team_id = captain.team_id
+    lock_teams(session, team_id)
+    fresh = _fresh_user(session, captain.id)
+    if fresh.team_id != team_id or not fresh.is_captain:
+        raise Forbidden("Only the team's captain can do this.")
+    return _fresh_team(session, team_id)
+
+
+def regenerate_invite(session: Session, captain: User) -> str:
+    """Give the captain's team a new invite code; the old link stops working."""
+    try:
+        team = _captain_team(session, captain)
+        team.invite_code = new_invite_code()
+        record(session, captain.email, "regenerate-invite", team=team.name)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return str(team.invite_code)
+
+
+def pending_requests(session: Session, team: Team) -> list[JoinRequest]:
+    """Return a team's pending join requests, oldest first."""
+    return list(
+        session.scalars(
+            select(JoinRequest)
+            .where(JoinRequest.team_id == team.id, JoinRequest.status == "pending")
+            .order_by(JoinRequest.id)
+        )
+    )
+
+
+def own_pending_requests(session: Session, user: User) -> list[JoinRequest]:
+    """Return the user's own pending join requests."""
+    return list(
+        session.scalars(
+            select(JoinRequest)
+            .where(JoinRequest.user_id == user.id, JoinRequest.status == "pending")
+            .order_by(JoinRequest.id)
+        )
+    )
+
+
+def decide_request(session: Session, captain: User, request_id: int, *, accept: bool) -> User:
+    """Accept (within the size limit) or decline a pending request to join the captain's team."""
+    try:
+        team = _captain_team(session, captain)
+        req = session.get(JoinRequest, request_id) if 0 < request_id < 2**31 else None
+        if req is None or req.team_id != team.id:
+            raise NotFound(f"No join request {request_id} for your team.")
+        if req.status != "pending":
+            raise Conflict(f"That join request was already {req.status}.")
+        applicant = _fresh_user(session, req.user_id)
+        if accept:
+            if applicant.team_id is not None:
+                req.status, req.decided_at = "withdrawn", utcnow()
+                session.commit()
+                raise Conflict(f"{shown(applicant.email)} has joined another team meanwhile.")
+            _put_in_team(session, applicant.id, team)
+        req.status, req.decided_at = ("accepted" if accept else "declined"), utcnow()
+        record(
+            session,
+            captain.email,
+            "accept-join" if accept else "decline-join",
+            team=team.name,
+            email=applicant.email,
+        )
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return applicant
+
+
+def withdraw_own_request(session: Session, user: User, request_id: int) -> None:
+    """Let a user take back their own pending join request."""
+    req = session.get(JoinRequest, request_id) if 0 < request_id < 2**31 else None
+    if req is None or req.user_id != user.id:
+        raise NotFound(f"No join request {request_id} of yours.")
+    if req.status != "pending":
+        raise Conflict(f"That join request was already {req.status}.")
+    req.status, req.decided_at = "withdrawn", utcnow()
+    record(session, user.email, "withdraw-join-request", team=req.team.name)
+    session.commit()
+
+
+def hand_over(session: Session, captain: User, member_id: int) -> User:
+    """Make another member of the captain's team its captain."""
+    try:
+        team = _captain_team(session, captain)
+        member = session.get(User, member_id) if 0 < member_id < 2**31 else None
+        if member is None or member.team_id != team.id:
+            raise NotFound("That account is not a member of your team.")
+        if member.id == captain.id:
+            raise InvalidInput("You are the captain already.")
+        session.execute(
+            update(User)
+            .where(User.team_id == team.id)
+            .values(is_captain=User.id == member.id)
+            .execution_options(synchronize_session=False)
+        )
+        record(session, captain.email, "hand-over-captaincy", team=team.name, to=member.email)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    session.refresh(captain)
+    session.refresh(member)
+    return member
+
+
+def remove_member(session: Session, captain: User, member_id: int) -> User:
+    """Remove another member from the captain's team (the team keeps its runs)."""
+    try:
+        team = _captain_team(session, captain)
+        member = session.get(User, member_id) if 0 < member_id < 2**31 else None
+        if member is None or member.team_id != team.id:
+            raise NotFound("That account is not a member of your team.")
+        if member.id == captain.id:
+            raise InvalidInput("To leave your own team, use Leave (hand over the captaincy first).")
+        member.team_id, member.is_captain = None, False
+        record(session, captain.email, "remove-member", team=team.name, email=member.email)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return member
+
+
+@dataclass(frozen=True)
+class LeaveOutcome:
+    """What leaving did: the team's name, and whether the now empty team was deleted."""
+
+    team: str
+    deleted: bool
+
+
+def leave_team(session: Session, user: User) -> LeaveOutcome:
+    """Leave one's team; a captain hands over first unless they are the last member.
+
+    The last member leaving empties the team: it is deleted when it has no run, and kept
+    (with its runs, for an organizer to merge or withdraw) otherwise.
+    """
+    _may_take_part(user)
+    if user.team_id is None:
+        raise Conflict("Your account is not in a team.")
+    team_id = user.team_id
+    try:
+        lock_teams(session, team_id)
+        me = _fresh_user(session, user.id)
+        if me.team_id != team_id:
+            raise Conflict("Your account is not in that team any more.")
+        team = _fresh_team(session, team_id)
+        others = member_count(session, team_id) - 1
+        if me.is_captain and others > 0:
+            raise Conflict("Hand over the captaincy to another member before you leave.")
+        me.team_id, me.is_captain = None, False
+        deleted = others == 0 and not has_runs(session, team_id)
+        record(session, user.email, "leave-team", team=team.name, deleted_team=deleted)
+        name = team.name
+        if deleted:
+            session.flush()
+            session.delete(team)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    session.refresh(user)
+    return LeaveOutcome(name, deleted)
+
+
+def members_of(session: Session, team: Team) -> list[User]:
+    """Return a team's members: the captain first, then by display name or e-mail."""
+    users = session.scalars(select(User).where(User.team_id == team.id)).all()
+    return sorted(users, key=lambda u: (not u.is_captain, (u.display_name or u.email).casefold()))

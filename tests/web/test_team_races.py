@@ -1,0 +1,138 @@
+"""Races on teams: simultaneous joins respect the size limit; simultaneous merges lose no run."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from flask import Flask
+from sqlalchemy import func, select
+
+from leaderboard.models import Run, Team, User
+from leaderboard.services import settings
+from leaderboard.services.errors import DomainError
+from leaderboard.services.team_admin import merge_teams
+from tests.conftest import csrf_from, login
+from tests.runs import accepted, api_upload, constant_run, make_participant, oracle_run, token_for
+from tests.web.test_teams import loose_participant
+
+PASSWORD = "correct horse battery"
+
+
+def all_at_once(jobs: list[Callable[[], Any]]) -> list[Any]:
+    """Run every job in its own thread, released together; return results (or exceptions)."""
+    barrier = threading.Barrier(len(jobs))
+    results: list[Any] = [None] * len(jobs)
+
+    def work(i: int) -> None:
+        barrier.wait()
+        try:
+            results[i] = jobs[i]()
+        except Exception as exc:  # reported to the test, which names it
+            results[i] = exc
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    return results
+
+
+def test_twenty_simultaneous_joins_into_two_free_places_leave_two_members(app: Flask) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    factory = app.extensions["leaderboard"]["sessionmaker"]
+    with factory() as s:
+        settings.set_value(s, "max_team_size", "3", actor="test")
+        code = s.scalar(select(Team.invite_code).where(Team.name == "Aurora"))
+    clients = []
+    for i in range(20):
+        email = f"joiner{i}@example.org"
+        loose_participant(app, email)
+        client = app.test_client()
+        login(client, email, PASSWORD)
+        token = csrf_from(client.get(f"/teams/join/{code}").get_data(as_text=True))
+        clients.append((client, token))
+
+    def joiner(client: Any, token: str) -> Callable[[], int]:
+        return lambda: client.post(f"/teams/join/{code}", data={"csrf_token": token}).status_code
+
+    statuses = all_at_once([joiner(c, t) for c, t in clients])
+    assert sorted(statuses) == [302, 302] + [409] * 18, statuses
+    with factory() as s:
+        team_id = s.scalar(select(Team.id).where(Team.name == "Aurora"))
+        members = s.scalars(select(User.email).where(User.team_id == team_id)).all()
+    assert len(members) == 3 and "alice@example.org" in members
+
+
+def test_simultaneous_merges_of_one_team_lose_no_run(app: Flask) -> None:
+    names = ("Aurora", "Borealis", "Cygnus")
+    for i, name in enumerate(names):
+        make_participant(app, name, f"m{i}@example.org")
+    # Aurora's runs use slots the others leave free, so either merge may win.
+    for slot in ("contrastive1", "contrastive2"):
+        accepted(
+            api_upload(app.test_client(), token_for(app, "m0@example.org"), oracle_run(), slot=slot)
+        )
+    for i in (1, 2):
+        accepted(api_upload(app.test_client(), token_for(app, f"m{i}@example.org"), constant_run()))
+    factory = app.extensions["leaderboard"]["sessionmaker"]
+    with factory() as s:
+        ids = {n: s.scalar(select(Team.id).where(Team.name == n)) for n in names}
+        before = s.scalar(select(func.count(Run.id)))
+
+    def merge(source: str, target: str) -> Callable[[], str]:
+        def run() -> str:
+            with factory() as s:
+                return merge_teams(s, ids[source], ids[target], actor=f"org-{target}").name
+
+        return run
+
+    results = all_at_once([merge("Aurora", "Borealis"), merge("Aurora", "Cygnus")])
+    won = [r for r in results if isinstance(r, str)]
+    lost = [r for r in results if not isinstance(r, str)]
+    assert len(won) == 1 and len(lost) == 1, results
+    assert isinstance(lost[0], DomainError) and lost[0].status == 404, lost
+    with factory() as s:
+        runs = s.scalars(select(Run).where(Run.kind == "run")).all()
+        assert s.scalar(select(func.count(Run.id))) == before
+        winner = ids[won[0]]
+        assert sorted(r.slot for r in runs if r.team_id == winner) == [
+            "contrastive1",
+            "contrastive2",
+            "primary",
+        ]
+        assert all(r.team_id in ids.values() and r.team_id != ids["Aurora"] for r in runs)
+        assert s.get(Team, ids["Aurora"]) is None
+
+
+def test_crossed_merges_lock_in_id_order_and_lose_no_run(app: Flask) -> None:
+    make_participant(app, "Aurora", "a@example.org")
+    make_participant(app, "Borealis", "b@example.org")
+    accepted(api_upload(app.test_client(), token_for(app, "a@example.org"), oracle_run()))
+    accepted(
+        api_upload(
+            app.test_client(), token_for(app, "b@example.org"), constant_run(), slot="contrastive1"
+        )
+    )
+    factory = app.extensions["leaderboard"]["sessionmaker"]
+    with factory() as s:
+        a = s.scalar(select(Team.id).where(Team.name == "Aurora"))
+        b = s.scalar(select(Team.id).where(Team.name == "Borealis"))
+    assert a is not None and b is not None
+
+    def merge(source: int, target: int) -> Callable[[], str]:
+        def run() -> str:
+            with factory() as s:
+                return merge_teams(s, source, target, actor="org").name
+
+        return run
+
+    results = all_at_once([merge(a, b), merge(b, a)])
+    assert sum(isinstance(r, str) for r in results) == 1, results
+    with factory() as s:
+        owners = {r.team_id for r in s.scalars(select(Run).where(Run.kind == "run"))}
+        assert len(owners) == 1 and None not in owners
+        assert s.scalar(select(func.count(Run.id)).where(Run.kind == "run")) == 2
+        assert s.scalar(select(func.count(User.id)).where(User.team_id.in_(owners))) == 2

@@ -100,3 +100,9 @@ class GoldForm(FlaskForm):
     """Add or replace a reference file (gold, a part's gold, or a qrels variant)."""
 
     target = SelectField("File to replace", validators=[DataRequired()])
+
+
+class TokenForm(FlaskForm):
+    """Create a named API token."""
+
+    name = StringField("Token name", validators=[DataRequired(), Length(max=100)])

@@ -238,6 +238,7 @@ COMMANDS = [
     "import-runs",
     "init",
     "phase",
+    "remote",
     "rescore",
     "runs",
     "score",

@@ -91,7 +91,12 @@ def _tasks(client: Client) -> list[dict[str, Any]]:
     return list(answer.body["tasks"])
 
 
-def _find(tasks: list[dict[str, Any]], task: str, subtask: str, set_slug: str | None) -> tuple:
+Entry = dict[str, Any]
+
+
+def _find(
+    tasks: list[Entry], task: str, subtask: str, set_slug: str | None
+) -> tuple[Entry, Entry, Entry]:
     """Return the server's (task, subtask, set) entries, or stop naming what is unknown."""
     t = next((x for x in tasks if x["slug"] == task), None)
     if t is None:
@@ -145,6 +150,7 @@ def local_inputs(
     """
     from leaderboard.cli.references import Refused, load_set_gold
     from leaderboard.config import load_settings
+    from leaderboard.formats.issues import summarise
     from leaderboard.tasks.families import get_family
     from leaderboard.tasks.families.base import Context, RunPathError
 
@@ -169,8 +175,6 @@ def local_inputs(
     except RunPathError as exc:
         return {}, [{"line": None, "message": str(exc)}], []
     verdict = family.validate(inputs, gold, ctx, lenient=False, options={})
-    from leaderboard.formats.issues import summarise
-
     errors = [i.as_dict() for i in summarise(verdict.errors, unlisted=verdict.more_errors)]
     if verdict.ok:
         errors = []

@@ -301,3 +301,19 @@ def test_the_openapi_document_lists_the_participants_routes(client: FlaskClient)
     assert "withdrawn" in doc["components"]["schemas"]["Run"]["properties"]["status"]["enum"]
     json.dumps(doc)  # the document is plain JSON all through
     assert GOLD_TEST_A.name not in json.dumps(doc)
+
+
+def test_withdrawing_while_no_phase_of_the_set_is_open_is_refused(make_app: AppFactory) -> None:
+    app = make_app(clock=FixedClock(T0))
+    tokens = _people(app)
+    client = app.test_client()
+    run = accepted(api_upload(client, tokens["alice"], oracle_run(), set="test"))
+    args = ["leaderboard", "phase", T3, "A", "later", "--set", "test"]
+    args += ["--start", "2016-02-01T00:00:00Z", "--end", "2016-03-01T00:00:00Z"]
+    assert app.test_cli_runner().invoke(args=args).exit_code == 0
+    resp = client.post(f"/api/v1/runs/{run['id']}/withdraw", headers=_auth(tokens["alice"]))
+    assert resp.status_code == 409
+    assert resp.get_json()["error"] == (
+        "No phase of this set is open; runs can be withdrawn while one is."
+    )
+    assert _runs(app)[0].status == "active"

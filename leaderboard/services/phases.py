@@ -222,6 +222,17 @@ def check_withdrawal(session: Session, run: Run, now: datetime, zone: str = "UTC
     )
 
 
+def may_withdraw(session: Session, run: Run, now: datetime) -> bool:
+    """Return whether a run's team could withdraw it now (active, and its set still open)."""
+    if run.status != "active" or run.kind != "run":
+        return False
+    try:
+        check_withdrawal(session, run, now)
+    except Conflict:
+        return False
+    return True
+
+
 def _periods(phase: Phase, now: datetime) -> list[tuple[str, int, str]]:
     out = []
     if phase.daily_quota:

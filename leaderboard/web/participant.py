@@ -9,7 +9,7 @@ from flask_login import current_user, login_required
 from leaderboard.models import User
 from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import DomainError, RunRejected
-from leaderboard.services.phases import current_phase, phases_of, remaining_quota
+from leaderboard.services.phases import current_phase, may_withdraw, phases_of, remaining_quota
 from leaderboard.services.runs import Submission, submit_run, team_runs, visible_run, withdraw_run
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.web.context import db, now, settings, store
@@ -87,7 +87,9 @@ def run_page(run_id: int) -> ResponseReturnValue:
         scores=[] if hidden else score_lines(run),
         hidden=hidden,
         new=bool(request.args.get("new")),
-        withdraw_form=ConfirmForm() if run.status == "active" and not user.is_organizer else None,
+        withdraw_form=(
+            ConfirmForm() if not user.is_organizer and may_withdraw(db(), run, now()) else None
+        ),
     )
 
 

@@ -317,3 +317,20 @@ def test_withdrawing_while_no_phase_of_the_set_is_open_is_refused(make_app: AppF
         "No phase of this set is open; runs can be withdrawn while one is."
     )
     assert _runs(app)[0].status == "active"
+
+
+def test_the_run_page_offers_no_withdrawal_after_the_deadline(make_app: AppFactory) -> None:
+    clock = FixedClock(T0)
+    app = make_app(clock=clock)
+    tokens = _people(app)
+    _phase(app, "A")
+    run = accepted(api_upload(app.test_client(), tokens["alice"], oracle_run(), set="test"))
+    browser = app.test_client()
+    login(browser, "alice@example.org", "correct horse battery")
+    assert "/withdraw" in browser.get(f"/runs/{run['id']}").get_data(as_text=True)
+    clock.set(datetime(2016, 2, 1, tzinfo=UTC))
+    assert "/withdraw" not in browser.get(f"/runs/{run['id']}").get_data(as_text=True)
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    clock.set(T0)
+    assert "/withdraw" not in org.get(f"/runs/{run['id']}").get_data(as_text=True)

@@ -71,9 +71,13 @@ def _refused(answer: Answer) -> NoReturn:
 
 
 def _issue_line(issue: dict[str, Any], prefix: str) -> str:
+    """Return ``line N: message`` (validators' messages may already start with ``Line N:``)."""
     line = issue.get("line")
-    where = f"line {line}: " if line is not None else ""
-    return f"{prefix}{where}{issue.get('message', '')}"
+    message = str(issue.get("message", ""))
+    if line is None:
+        return f"{prefix}{message}"
+    message = message.removeprefix(f"Line {line}: ").removeprefix(f"line {line}: ")
+    return f"{prefix}line {line}: {message}"
 
 
 def _print_issues(issues: list[Any], prefix: str) -> None:
@@ -230,13 +234,14 @@ def submit_cmd(
     client = Client(server, token)
     t, _st, es = _find(_tasks(client), task, subtask, set_slug)
     streams: dict[str, IO[bytes]] = {}
+    local_warnings: list[dict[str, Any]] = []
     try:
         try:
-            streams, errors, warnings = local_inputs(t, subtask, es, run, definition)
+            streams, errors, local_warnings = local_inputs(t, subtask, es, run, definition)
         except _NoLocalCheck as why:
             click.echo(f"note: not checked locally ({why}); the server validates the run.")
         else:
-            _print_issues(warnings, "warning: ")
+            _print_issues(local_warnings, "warning: ")
             if errors:
                 _print_issues(errors, "")
                 click.echo("The run was rejected locally; nothing was sent.")
@@ -259,10 +264,10 @@ def submit_cmd(
             stream.close()
     if answer.status != 201:
         _refused(answer)
-    _print_accepted(answer.body, es)
+    _print_accepted(answer.body, es, {str(w.get("message")) for w in local_warnings})
 
 
-def _print_accepted(body: dict[str, Any], es: dict[str, Any]) -> None:
+def _print_accepted(body: dict[str, Any], es: dict[str, Any], shown_already: set[str]) -> None:
     click.echo(
         f"Accepted: run {body['id']} in {body['task']} {body['subtask']} ({body['set']}), "
         f"slot {body['slot']}, status {body['status']}"
@@ -271,7 +276,8 @@ def _print_accepted(body: dict[str, Any], es: dict[str, Any]) -> None:
         + "."
     )
     for w in body.get("warnings") or []:
-        click.echo(f"warning: {w}")
+        if str(w) not in shown_already:
+            click.echo(f"warning: {w}")
     if body.get("scores_hidden"):
         click.echo("Scores are hidden until the organizers release the results of this phase.")
         return
@@ -306,12 +312,16 @@ def runs_cmd(server: str, token: str, as_json: bool) -> None:
     if as_json:
         click.echo(json.dumps(answer.body, ensure_ascii=False, indent=1))
         return
+    measures = {
+        (t["slug"], st["slug"], es["slug"]): es["measures"]
+        for t in _tasks(client)
+        for st in t["subtasks"]
+        for es in st["sets"]
+    }
     rows = []
     for r in answer.body["runs"]:
-        scores = r.get("official") or {}
-        shown = (
-            "hidden" if r.get("scores_hidden") else " ".join(f"{k}={v}" for k, v in scores.items())
-        )
+        specs = measures.get((r["task"], r["subtask"], r["set"]), [])
+        shown = "hidden" if r.get("scores_hidden") else _scores_cell(r.get("scores") or {}, specs)
         status = r["status"] + (" late" if r.get("late") else "")
         rows.append(
             [
@@ -333,6 +343,17 @@ def runs_cmd(server: str, token: str, as_json: bool) -> None:
         rows,
         ["ID", "TASK", "SUBTASK", "SET", "SLOT", "STATUS", "SUBMITTED (UTC)", "NAME", "SCORES"],
     )
+
+
+def _scores_cell(scores: dict[str, Any], specs: list[dict[str, Any]]) -> str:
+    """Return a run's scores as the table shows them: labels and values with its decimals."""
+    out = []
+    for m in specs:
+        if m["key"] in scores:
+            value = scores[m["key"]]
+            shown = "—" if value is None else format(value, f".{m.get('decimals', 2)}f")
+            out.append(f"{m['label']} {shown}")
+    return " · ".join(out)
 
 
 @remote_group.command("tasks")

@@ -120,6 +120,12 @@ def test_a_good_run_is_checked_uploaded_and_its_scores_printed(
     assert newest["name"] == "oracle" and newest["description"] == "all true"
     # The printed MAP is the stored score in the table's scale, with the table's decimals.
     assert f"{newest['scores']['MAP']:.2f}" in map_line
+    # Warnings found here are not repeated from the server's verdict.
+    warnings = [line for line in out.stdout.splitlines() if line.startswith("warning: ")]
+    assert warnings and len(warnings) == len(set(warnings))
+    table = remote(live, "runs", token=token, cwd=tmp_path)
+    row = next(line for line in table.stdout.splitlines() if line.startswith(f"{newest['id']} "))
+    assert f"MAP {newest['scores']['MAP']:.2f}" in row and "oracle" in row
 
 
 def test_a_run_failing_the_local_check_sends_nothing(
@@ -130,7 +136,7 @@ def test_a_run_failing_the_local_check_sends_nothing(
     before = run_count(live)
     out = remote(live, "submit", T3, "A", str(run), token=token, cwd=tmp_path)
     assert out.returncode == 1, out.stdout + out.stderr
-    assert "line 2: " in out.stdout
+    assert "line 2: " in out.stdout and "line 2: Line 2" not in out.stdout
     assert "The run was rejected locally; nothing was sent." in out.stdout
     assert "Accepted" not in out.stdout
     assert run_count(live) == before

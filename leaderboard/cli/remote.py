@@ -19,7 +19,7 @@ from typing import IO, Any, NoReturn, TypeVar
 
 import click
 
-from leaderboard.cli.http import Answer, Client, FilePart, Unreachable, path_of
+from leaderboard.cli.api_client import Answer, Client, FilePart, Unreachable, path_of
 
 #: Exit statuses: accepted, rejected run, refused request.
 OK, REJECTED, REFUSED = 0, 1, 2

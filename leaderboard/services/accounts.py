@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import bindparam, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, joinedload
 
 from leaderboard.db import expire_loaded
@@ -263,16 +263,23 @@ def user_for_token(session: Session, token: str, now: datetime | None = None) ->
     now = now or utcnow()
     if last_used is None or last_used < now - LAST_USED_STEP:
         # Conditional, so that concurrent requests with one token write it once.
-        session.execute(
-            update(ApiToken)
-            .where(
-                ApiToken.token_sha256 == digest,
-                or_(ApiToken.last_used_at.is_(None), ApiToken.last_used_at < now - LAST_USED_STEP),
+        try:
+            session.execute(
+                update(ApiToken)
+                .where(
+                    ApiToken.token_sha256 == digest,
+                    or_(
+                        ApiToken.last_used_at.is_(None),
+                        ApiToken.last_used_at < now - LAST_USED_STEP,
+                    ),
+                )
+                .values(last_used_at=now)
+                .execution_options(synchronize_session=False)
             )
-            .values(last_used_at=now)
-            .execution_options(synchronize_session=False)
-        )
-        session.commit()
+            session.commit()
+        except OperationalError:
+            # A note of use is not worth failing or delaying the request for.
+            session.rollback()
     return user
 
 

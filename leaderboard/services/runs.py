@@ -470,7 +470,7 @@ def withdraw_run(
 
 @dataclass(frozen=True)
 class RunFile:
-    """A stored run file to send back: where it is, the name to give it and its size."""
+    """A stored run file to send back: where it is and the name to give it."""
 
     path: str
     filename: str

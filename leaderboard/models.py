@@ -348,7 +348,8 @@ class Run(Base):
     slot: Mapped[str] = mapped_column(String(64))  # "primary", ...; baselines: their role
     name: Mapped[str] = mapped_column(String(255))
     description: Mapped[str] = mapped_column(Text, default="")
-    status: Mapped[str] = mapped_column(String(16), default="active")  # "active" | "replaced"
+    # "active" | "replaced" | "withdrawn" (by its team before the deadline: the slot is empty)
+    status: Mapped[str] = mapped_column(String(16), default="active")
     # "<set>:<team or 'baseline'>:<slot>" while active, NULL once replaced: a unique column, so
     # two concurrent uploads can never both leave an active run in one slot.
     active_key: Mapped[str | None] = mapped_column(String(255), unique=True)

@@ -18,6 +18,7 @@ from leaderboard.cli import (
     gold,
     offline,
     operations,
+    remote,
     runs,
     tables,
     tasks,
@@ -37,6 +38,7 @@ for _module in (accounts, analysis, campaign, gold, operations, runs, tables, ta
     for _command in _module.COMMANDS:
         leaderboard_group.add_command(_command)
 leaderboard_group.add_command(offline.score_cmd)
+leaderboard_group.add_command(remote.remote_group)
 
 
 def register(app: Flask) -> Flask:
@@ -63,8 +65,8 @@ def _keep_freed_memory() -> None:
 
 def main() -> None:
     """Entry point of the ``leaderboard`` console script."""
-    if sys.argv[1:2] == ["score"]:
-        # Offline scoring needs no database: skip building the application.
+    if sys.argv[1:2] in (["score"], ["remote"]):
+        # Offline scoring and the API client need no database: skip building the application.
         _keep_freed_memory()
         leaderboard_group.main(prog_name="leaderboard")
         return

@@ -112,15 +112,16 @@ def enable_user_cmd(email: str) -> None:
 @click.command("token")
 @click.argument("email")
 @click.option("--revoke", is_flag=True, help="Revoke every token of this user instead.")
+@click.option("--name", default="", help="A name for the token (shown on /account/tokens).")
 @with_appcontext
-def token_cmd(email: str, revoke: bool) -> None:
+def token_cmd(email: str, revoke: bool, name: str) -> None:
     """Print a new API token for a user (or revoke all of the user's tokens)."""
     from leaderboard.services import accounts
 
     def change(s: Session) -> str:
         if revoke:
             return f"Revoked {accounts.revoke_tokens(s, email, actor=common.actor())} token(s)."
-        return accounts.issue_token(s, email, actor=common.actor())
+        return accounts.issue_token(s, email, name=name, actor=common.actor())
 
     _account_change(change)
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import bindparam, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, joinedload
 
 from leaderboard.db import expire_loaded
@@ -19,6 +20,9 @@ from leaderboard.services.errors import Conflict, InvalidInput, NotFound
 
 ROLES = ("organizer", "participant")
 TOKEN_PREFIX = "lb_"
+MAX_TOKEN_NAME = 100
+#: How stale a token's recorded last use may get before a request writes it again.
+LAST_USED_STEP = timedelta(minutes=1)
 _hasher = PasswordHasher()
 # Verified against when an e-mail is unknown, so a login takes as long either way.
 _DUMMY_HASH = _hasher.hash("not a real password")
@@ -200,26 +204,94 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
-def issue_token(session: Session, email: str, *, actor: str = "cli") -> str:
+def _new_token(session: Session, user: User, name: str, *, actor: str) -> str:
+    """Add a token for ``user`` (in the caller's transaction) and return it in clear."""
+    name = _clean_name(name, "token name", MAX_TOKEN_NAME) if name.strip() else ""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    session.add(ApiToken(user=user, token_sha256=_digest(token), prefix=token[:10], name=name))
+    record(session, actor, "issue-token", email=user.email, name=name)
+    return token
+
+
+def issue_token(session: Session, email: str, *, name: str = "", actor: str = "cli") -> str:
     """Create an API token for a user and return it (it is shown once, never stored in clear)."""
     user = find_user(session, email)
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    session.add(ApiToken(user=user, token_sha256=_digest(token), prefix=token[:10]))
-    record(session, actor, "issue-token", email=user.email)
+    token = _new_token(session, user, name, actor=actor)
     session.commit()
     return token
 
 
-def user_for_token(session: Session, token: str) -> User | None:
-    """Return the active user owning an unrevoked token, or None."""
+def create_own_token(session: Session, user: User, name: str) -> str:
+    """Create a named API token for the user themself and return it (shown once)."""
+    if not name.strip():
+        raise InvalidInput("Give the token a name (e.g. the machine or script that uses it).")
+    token = _new_token(session, user, name, actor=user.email)
+    session.commit()
+    return token
+
+
+def tokens_of(session: Session, user: User) -> list[ApiToken]:
+    """Return a user's tokens, newest first, revoked ones included."""
+    return list(
+        session.scalars(
+            select(ApiToken)
+            .where(ApiToken.user_id == user.id)
+            .order_by(ApiToken.created_at.desc(), ApiToken.id.desc())
+        )
+    )
+
+
+def revoke_own_token(session: Session, user: User, token_id: int) -> ApiToken:
+    """Revoke one of the user's own tokens; another user's token answers like a missing one."""
+    row = session.get(ApiToken, token_id) if 0 < token_id < 2**31 else None
+    if row is None or row.user_id != user.id:
+        raise NotFound(f"No token {token_id}.")
+    if row.revoked_at is None:
+        row.revoked_at = utcnow()
+        record(session, user.email, "revoke-token", email=user.email, name=row.name)
+        session.commit()
+    return row
+
+
+def user_for_token(session: Session, token: str, now: datetime | None = None) -> User | None:
+    """Return the active user owning an unrevoked token, or None; note when the token was used.
+
+    The use is written at most once a minute per token, so a burst of requests costs no writes.
+    """
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
-    return session.scalar(_TOKEN_USER, {"token_sha256": _digest(token)})
+    digest = _digest(token)
+    row = session.execute(_TOKEN_USER, {"token_sha256": digest}).first()
+    if row is None:
+        return None
+    user, last_used = row
+    now = now or utcnow()
+    if last_used is None or last_used < now - LAST_USED_STEP:
+        # Conditional, so that concurrent requests with one token write it once.
+        try:
+            session.execute(
+                update(ApiToken)
+                .where(
+                    ApiToken.token_sha256 == digest,
+                    or_(
+                        ApiToken.last_used_at.is_(None),
+                        ApiToken.last_used_at < now - LAST_USED_STEP,
+                    ),
+                )
+                .values(last_used_at=now)
+                .execution_options(synchronize_session=False)
+            )
+            session.commit()
+        except OperationalError:
+            # A note of use is not worth failing or delaying the request for.
+            session.rollback()
+    return user
 
 
-# One prebuilt query for the user and the user's team: every API request asks.
+# One prebuilt query for the user, the user's team and the token's last use: every API
+# request asks.
 _TOKEN_USER = (
-    select(User)
+    select(User, ApiToken.last_used_at)
     .join(ApiToken, ApiToken.user_id == User.id)
     .where(
         ApiToken.token_sha256 == bindparam("token_sha256"),

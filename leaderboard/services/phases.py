@@ -203,6 +203,36 @@ def admit(
     )
 
 
+def check_withdrawal(session: Session, run: Run, now: datetime, zone: str = "UTC") -> None:
+    """Refuse withdrawing a run once its set takes no more on-time runs (by the server clock).
+
+    Without phases on the run's set, runs may be withdrawn at any time, as they are uploaded.
+    """
+    mine = [p for p in phases_of(session, run.subtask) if p.eval_set_id == run.eval_set_id]
+    if not mine or any(_open(p, now) for p in mine):
+        return
+    ended = [p for p in mine if p.ends_at is not None and p.ends_at <= now]
+    if not ended:
+        raise Conflict("No phase of this set is open; runs can be withdrawn while one is.")
+    last = max(ended, key=lambda p: p.ends_at or now)
+    assert last.ends_at is not None
+    raise Conflict(
+        f"The deadline of phase {last.name} passed at {show_time(last.ends_at, zone)}; "
+        "runs can no longer be withdrawn."
+    )
+
+
+def may_withdraw(session: Session, run: Run, now: datetime) -> bool:
+    """Return whether a run's team could withdraw it now (active, and its set still open)."""
+    if run.status != "active" or run.kind != "run":
+        return False
+    try:
+        check_withdrawal(session, run, now)
+    except Conflict:
+        return False
+    return True
+
+
 def _periods(phase: Phase, now: datetime) -> list[tuple[str, int, str]]:
     out = []
     if phase.daily_quota:

@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import PurePosixPath
 from typing import IO, Any, cast
 
 from sqlalchemy import Table, bindparam, insert, select, update
@@ -29,6 +30,7 @@ from leaderboard.services.phases import (
     Admission,
     admit,
     check_quota,
+    check_withdrawal,
     claim_quota,
     current_phase,
     prepare_quota,
@@ -430,3 +432,66 @@ def team_runs(session: Session, team: Team) -> list[Run]:
             select(Run).where(Run.team_id == team.id).order_by(Run.created_at.desc(), Run.id.desc())
         )
     )
+
+
+def withdraw_run(
+    session: Session, user: User, run_id: int, now: datetime, zone: str = "UTC"
+) -> Run:
+    """Withdraw the caller's team's active run before its deadline: its slot becomes empty.
+
+    The run stays in the history (status "withdrawn") and leaves every live table; frozen
+    tables keep what they showed. Participants withdraw their own team's runs only.
+    """
+    run = visible_run(session, user, run_id)
+    if user.is_organizer:
+        raise Forbidden("Runs are withdrawn by their own team; organizers do not withdraw runs.")
+    if run.status != "active":
+        raise Conflict(
+            f"Run {run.id} is {run.status}; only the active run of a slot can be withdrawn."
+        )
+    check_withdrawal(session, run, now, zone)
+    # Conditional on the run still being active: a concurrent upload may have replaced it.
+    done = session.execute(
+        update(_RUNS)
+        .where(_RUNS.c.id == run.id, _RUNS.c.status == "active")
+        .values(status="withdrawn", active_key=None)
+    )
+    if done.rowcount != 1:  # type: ignore[attr-defined]
+        session.rollback()
+        raise Conflict(f"Run {run.id} left its slot meanwhile; it cannot be withdrawn.")
+    expire_loaded(session, Run, run.id)
+    bump(session, run.eval_set_id)
+    record(
+        session,
+        user.email,
+        "withdraw-run",
+        at=now,
+        task=run.subtask.task.slug,
+        subtask=run.subtask.slug,
+        run=run.id,
+        team=run.team.name if run.team is not None else None,
+        slot=run.slot,
+        set=run.eval_set.slug,
+    )
+    session.commit()
+    session.refresh(run)
+    return run
+
+
+@dataclass(frozen=True)
+class RunFile:
+    """A stored run file to send back: where it is and the name to give it."""
+
+    path: str
+    filename: str
+
+
+def run_files(store: FileStore, run: Run) -> dict[str, RunFile]:
+    """Return a run's stored files by upload field, with the names they were uploaded under."""
+    out = {}
+    for fieldname, meta in sorted(run.files.items()):
+        # Only the last part of the uploaded name: it becomes a download or zip entry name.
+        name = PurePosixPath(str(meta.get("filename") or "").replace("\\", "/")).name
+        name = name if name not in ("", ".", "..") else f"run-{run.id}-{fieldname}.txt"
+        out[fieldname] = RunFile(str(store.path(str(meta["key"]))), name)
+    return out

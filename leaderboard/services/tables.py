@@ -89,7 +89,9 @@ def official_runs(session: Session, target: Target) -> list[Run]:
         key = (run.team_id, run.slot)
         if key not in latest or (run.created_at, run.id) > (latest[key].created_at, latest[key].id):
             latest[key] = run
-    return sorted(latest.values(), key=lambda r: r.id)
+    # A slot whose last on-time run was withdrawn is empty: the run it replaced stays out too.
+    kept = (r for r in latest.values() if r.status != "withdrawn")
+    return sorted(kept, key=lambda r: r.id)
 
 
 def _note(flags: list[str]) -> str | None:

@@ -63,6 +63,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         participant,
         public,
         teams,
+        tokens,
     )
     from leaderboard.web.extensions import csrf, init_login
     from leaderboard.web.security import init_security
@@ -70,8 +71,20 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     csrf.init_app(app)
     init_login(app)
     init_security(app)
-    blueprints = (public.bp, auth.bp, participant.bp, teams.bp, organizer.bp, organizer_teams.bp)
-    for bp in (*blueprints, analysis.bp, api.bp, errors.bp, ops.bp):
+    blueprints = (
+        public.bp,
+        auth.bp,
+        participant.bp,
+        teams.bp,
+        tokens.bp,
+        organizer.bp,
+        organizer_teams.bp,
+        analysis.bp,
+        api.bp,
+        errors.bp,
+        ops.bp,
+    )
+    for bp in blueprints:
         app.register_blueprint(bp)
     ops.init_request_logs(app)
     pagecache.init_caches(app)

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from flask import Blueprint, g, jsonify, request
+from flask import Blueprint, g, jsonify, request, send_file
 from flask.typing import ResponseReturnValue
 
 from leaderboard.formats.issues import shown
@@ -15,8 +15,16 @@ from leaderboard.services.accounts import user_for_token
 from leaderboard.services.catalog import measures_by_subtask, resolve, upload_fields_by_subtask
 from leaderboard.services.errors import DomainError, Forbidden, InvalidInput
 from leaderboard.services.freeze import frozen_of
+from leaderboard.services.overview import tasks_overview
 from leaderboard.services.phases import remaining_quota
-from leaderboard.services.runs import Submission, submit_run, visible_run
+from leaderboard.services.runs import (
+    Submission,
+    run_files,
+    submit_run,
+    team_runs,
+    visible_run,
+    withdraw_run,
+)
 from leaderboard.services.tables import live_table
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.tables.exports import table_to_dict
@@ -24,6 +32,7 @@ from leaderboard.web.context import db, now, settings, store
 from leaderboard.web.openapi import openapi_document
 from leaderboard.web.present import run_json
 from leaderboard.web.uploads import collect_upload
+from leaderboard.web.zipped import zip_of
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -41,7 +50,7 @@ def token_required(view: Callable[..., Any]) -> Callable[..., Any]:
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         header = request.headers.get("Authorization", "")
         scheme, _, token = header.partition(" ")
-        user = user_for_token(db(), token.strip()) if scheme.lower() == "bearer" else None
+        user = user_for_token(db(), token.strip(), now()) if scheme.lower() == "bearer" else None
         if user is None:
             resp = jsonify(
                 {"error": "A valid API token is required (Authorization: Bearer <token>)."}
@@ -124,3 +133,60 @@ def table(task: str, subtask: str) -> ResponseReturnValue:
     if view not in ("official", "live"):
         raise InvalidInput(f"Unknown view {shown(view)}; use official or live.")
     return jsonify(table_to_dict(live_table(db(), store(), target)))
+
+
+@bp.route("/v1/tasks")
+@token_required
+def tasks() -> ResponseReturnValue:
+    """List tasks, subtasks, sets and phases with deadlines, and the team's remaining quotas."""
+    user = _user()
+    return jsonify({"tasks": tasks_overview(db(), user.team, now())})
+
+
+@bp.route("/v1/team/runs")
+@token_required
+def my_team_runs() -> ResponseReturnValue:
+    """List the caller's team's runs, newest first; scores only where the caller may see them."""
+    user = _user()
+    if user.team is None:
+        return jsonify({"runs": []})
+    hidden: dict[int, bool] = {}
+    out = []
+    for run in team_runs(db(), user.team):
+        if run.eval_set_id not in hidden:
+            hidden[run.eval_set_id] = hiding_phase(db(), run.eval_set, user) is not None
+        out.append(run_json(run, show_scores=not hidden[run.eval_set_id]))
+    return jsonify({"runs": out})
+
+
+@bp.route("/v1/runs/<int:run_id>/file")
+@token_required
+def run_file(run_id: int) -> ResponseReturnValue:
+    """Send a run's file back as uploaded; a multi-file run as a zip of its files."""
+    run = visible_run(db(), _user(), run_id)
+    files = run_files(store(), run)
+    if len(files) == 1:
+        only = next(iter(files.values()))
+        return send_file(
+            only.path,
+            mimetype="application/octet-stream",
+            as_attachment=True,
+            download_name=only.filename,
+            max_age=0,
+        )
+    return send_file(
+        zip_of(files),
+        mimetype="application/zip",
+        as_attachment=True,
+        download_name=f"run-{run.id}.zip",
+        max_age=0,
+    )
+
+
+@bp.route("/v1/runs/<int:run_id>/withdraw", methods=["POST"])
+@token_required
+def withdraw(run_id: int) -> ResponseReturnValue:
+    """Withdraw one of the team's active runs before the deadline: its slot becomes empty."""
+    user = _user()
+    run = withdraw_run(db(), user, run_id, now(), settings().display_timezone)
+    return jsonify(run_json(run, show_scores=hiding_phase(db(), run.eval_set, user) is None))

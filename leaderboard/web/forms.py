@@ -119,3 +119,9 @@ class MergeTeamForm(FlaskForm):
     """An organizer merges a team into another (members and runs move)."""
 
     into = StringField("Merge into (team name)", validators=[DataRequired(), Length(max=255)])
+
+
+class TokenForm(FlaskForm):
+    """Create a named API token."""
+
+    name = StringField("Token name", validators=[DataRequired(), Length(max=100)])

@@ -36,7 +36,7 @@ _RUN = {
         "slot": {"type": "string"},
         "name": {"type": "string"},
         "description": {"type": "string"},
-        "status": {"type": "string", "enum": ["active", "replaced"]},
+        "status": {"type": "string", "enum": ["active", "replaced", "withdrawn"]},
         "late": {"type": "boolean"},
         "corrected": {"type": "boolean"},
         "created_at": {"type": "string", "format": "date-time"},
@@ -49,11 +49,169 @@ _RUN = {
 }
 
 
+_PHASE = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string"},
+        "starts_at": {"type": ["string", "null"], "format": "date-time"},
+        "ends_at": {"type": ["string", "null"], "format": "date-time"},
+        "open": {"type": "boolean"},
+        "late_allowed": {"type": "boolean"},
+        "corrections_allowed": {"type": "boolean"},
+        "results": {"type": "string", "enum": ["hidden", "visible"]},
+        "daily_quota": {"type": ["integer", "null"]},
+        "total_quota": {"type": ["integer", "null"]},
+        "quota_remaining": {
+            "type": ["object", "null"],
+            "description": "Runs the caller's team may still submit (null: no team or no quota).",
+            "properties": {
+                "daily": {"type": ["integer", "null"]},
+                "total": {"type": ["integer", "null"]},
+            },
+        },
+    },
+}
+
+_TASKS = {
+    "type": "object",
+    "required": ["tasks"],
+    "properties": {
+        "tasks": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "slug": {"type": "string"},
+                    "title": {"type": "string"},
+                    "family": {"type": "string"},
+                    "definition_sha256": {"type": "string"},
+                    "subtasks": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "properties": {
+                                "slug": {"type": "string"},
+                                "title": {"type": "string"},
+                                "default_set": {"type": "string"},
+                                "slots": {"type": "array", "items": {"type": "string"}},
+                                "sets": {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {
+                                            "slug": {"type": "string"},
+                                            "title": {"type": "string"},
+                                            "gold_version": {"type": "integer"},
+                                            "upload_fields": {
+                                                "type": "array",
+                                                "items": {"type": "string"},
+                                            },
+                                            "measures": {
+                                                "type": "array",
+                                                "items": {"type": "object"},
+                                            },
+                                            "phases": {
+                                                "type": "array",
+                                                "items": {"$ref": "#/components/schemas/Phase"},
+                                            },
+                                        },
+                                    },
+                                },
+                            },
+                        },
+                    },
+                },
+            },
+        }
+    },
+}
+
+
 def _err(description: str) -> dict[str, Any]:
     return {
         "description": description,
         "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
     }
+
+
+def _json(description: str, ref: str) -> dict[str, Any]:
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
+    }
+
+
+_RUN_ID = [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}]
+
+#: The participants' routes: task listing, the team's runs, a run's file, withdrawal.
+_PARTICIPANT_PATHS: dict[str, Any] = {
+    "/api/v1/tasks": {
+        "get": {
+            "summary": "Tasks, subtasks, sets and phases with deadlines and the team's quotas",
+            "responses": {
+                "200": _json("The hosted tasks", "Tasks"),
+                "401": _err("No valid token"),
+            },
+        }
+    },
+    "/api/v1/team/runs": {
+        "get": {
+            "summary": "The caller's team's runs, newest first (none without a team)",
+            "responses": {
+                "200": {
+                    "description": "The runs; scores of a hidden phase are left out",
+                    "content": {
+                        "application/json": {
+                            "schema": {
+                                "type": "object",
+                                "required": ["runs"],
+                                "properties": {
+                                    "runs": {
+                                        "type": "array",
+                                        "items": {"$ref": "#/components/schemas/Run"},
+                                    }
+                                },
+                            }
+                        }
+                    },
+                },
+                "401": _err("No valid token"),
+            },
+        }
+    },
+    "/api/v1/runs/{id}/file": {
+        "get": {
+            "summary": "A run's file as uploaded (a multi-file run: a zip of its files)",
+            "parameters": _RUN_ID,
+            "responses": {
+                "200": {
+                    "description": "The file",
+                    "content": {
+                        "application/octet-stream": {
+                            "schema": {"type": "string", "format": "binary"}
+                        },
+                        "application/zip": {"schema": {"type": "string", "format": "binary"}},
+                    },
+                },
+                "401": _err("No valid token"),
+                "404": _err("No such run, or not one of the caller's team"),
+            },
+        }
+    },
+    "/api/v1/runs/{id}/withdraw": {
+        "post": {
+            "summary": "Withdraw an active run before the deadline: its slot becomes empty",
+            "parameters": _RUN_ID,
+            "responses": {
+                "200": _json("The withdrawn run, kept in the history", "Run"),
+                "401": _err("No valid token"),
+                "403": _err("Organizers do not withdraw runs"),
+                "404": _err("No such run, or not one of the caller's team"),
+                "409": _err("Not active, or the deadline has passed"),
+            },
+        }
+    },
+}
 
 
 def _upload_schema(fields: Mapping[str, Sequence[tuple[str, str]]]) -> dict[str, Any]:
@@ -108,6 +266,8 @@ def openapi_document(
             "schemas": {
                 "Error": _ERROR,
                 "Run": _RUN,
+                "Phase": _PHASE,
+                "Tasks": _TASKS,
                 "Table": {
                     "type": "object",
                     "description": "Columns, rows and cells; each hosted subtask's measure "
@@ -118,6 +278,7 @@ def openapi_document(
         },
         "security": [{"bearer": []}],
         "paths": {
+            **_PARTICIPANT_PATHS,
             "/api/v1/tasks/{task}/{subtask}/runs": {
                 "post": {
                     "summary": "Upload a run into a slot",

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 
 from leaderboard.models import User
 from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import DomainError, RunRejected
-from leaderboard.services.phases import current_phase, phases_of, remaining_quota
-from leaderboard.services.runs import Submission, submit_run, visible_run
+from leaderboard.services.phases import current_phase, may_withdraw, phases_of, remaining_quota
+from leaderboard.services.runs import Submission, submit_run, visible_run, withdraw_run
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.web.context import db, now, settings, store
-from leaderboard.web.forms import UploadForm, options
+from leaderboard.web.forms import ConfirmForm, UploadForm, options
 from leaderboard.web.present import score_lines
 from leaderboard.web.uploads import collect_upload, upload_fields
 
@@ -87,4 +87,19 @@ def run_page(run_id: int) -> ResponseReturnValue:
         scores=[] if hidden else score_lines(run),
         hidden=hidden,
         new=bool(request.args.get("new")),
+        withdraw_form=(
+            ConfirmForm() if not user.is_organizer and may_withdraw(db(), run, now()) else None
+        ),
     )
+
+
+@bp.route("/runs/<int:run_id>/withdraw", methods=["POST"])
+@login_required
+def withdraw(run_id: int) -> ResponseReturnValue:
+    """Withdraw one of the team's active runs before the deadline; its slot becomes empty."""
+    form = ConfirmForm()
+    if not form.validate_on_submit():
+        abort(400, "The form was missing its security token; reload the page and try again.")
+    run = withdraw_run(db(), _user(), run_id, now(), settings().display_timezone)
+    flash(f"Run {run.id} was withdrawn: its slot is empty and it is no longer ranked.", "info")
+    return redirect(url_for("participant.run_page", run_id=run.id))

@@ -120,6 +120,19 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     )
     assert hidden_run["scores_hidden"] is True and hidden_run["scores"] == {}
     ids["run_hidden"] = hidden_run["id"]
+    # Runs for the withdrawal probes (the web button and the API), and a spare token of Alice's
+    # for the revocation probe (her main one serves the API probes).
+    for key, slot in (("run_w", "contrastive1"), ("run_w2", "contrastive2")):
+        ids[key] = _api_upload(
+            api, tokens["alice"], "A", run_for(GOLD_TEST_A, "0.5"), slot=slot, name=key
+        )["id"]
+    token_for(app, EMAILS["alice"])
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        from sqlalchemy import func, select
+
+        from leaderboard.models import ApiToken
+
+        ids["alice_spare_token"] = session.scalar(select(func.max(ApiToken.id)))
     added = runner.invoke(args=["leaderboard", "add-baselines", T3, "A"])
     assert added.exit_code == 0, added.output
     table = api.get(
@@ -345,6 +358,17 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/api/v1/runs/999999", by_role(401, 404, 404, 404), api=True),
         Probe("GET", "/api/v1/runs/99999999999999999999", by_role(401, 404, 404, 404), api=True),
     ],
+    ("api.tasks", "GET"): [Probe("GET", "/api/v1/tasks", by_role(401, 200, 200, 200), api=True)],
+    ("api.my_team_runs", "GET"): [
+        Probe("GET", "/api/v1/team/runs", by_role(401, 200, 200, 200), api=True)
+    ],
+    ("api.run_file", "GET"): [
+        Probe("GET", "/api/v1/runs/{run_a}/file", by_role(401, 200, 404, 200), api=True),
+        Probe("GET", "/api/v1/runs/{run_b}/file", by_role(401, 404, 200, 200), api=True),
+        Probe("GET", "/api/v1/runs/{baseline}/file", by_role(401, 404, 404, 200), api=True),
+        Probe("GET", "/api/v1/runs/999999/file", by_role(401, 404, 404, 404), api=True),
+    ],
+    ("tokens.tokens_page", "GET"): [Probe("GET", "/account/tokens", by_role(LOGIN, 200, 200, 200))],
     ("api.table", "GET"): [
         Probe("GET", f"{API}/A/table", by_role(401, 200, 200, 200), api=True),
         Probe("GET", f"{API}/B/table", by_role(401, 403, 403, 200), api=True),
@@ -431,6 +455,23 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe(
             "POST", "/organizer/teams/999999/merge", by_role(LOGIN, 403, 403, 404), form=merge_form
         ),
+    ],
+    ("api.withdraw", "POST"): [
+        Probe("POST", "/api/v1/runs/{run_w2}/withdraw", by_role(401, 200, 404, 403), api=True),
+        Probe("POST", "/api/v1/runs/999999/withdraw", by_role(401, 404, 404, 404), api=True),
+    ],
+    ("participant.withdraw", "POST"): [
+        Probe("POST", "/runs/{run_w}/withdraw", each(400), csrf=False),
+        Probe("POST", "/runs/{run_w}/withdraw", by_role(LOGIN, 302, 404, 403)),
+    ],
+    ("tokens.tokens_page", "POST"): [
+        Probe("POST", "/account/tokens", each(400), form=lambda: {"name": "x"}, csrf=False),
+        Probe("POST", "/account/tokens", by_role(LOGIN, 200, 200, 200), form=lambda: {"name": "x"}),
+    ],
+    ("tokens.revoke", "POST"): [
+        Probe("POST", "/account/tokens/{alice_spare_token}/revoke", each(400), csrf=False),
+        Probe("POST", "/account/tokens/{alice_spare_token}/revoke", by_role(LOGIN, 302, 404, 404)),
+        Probe("POST", "/account/tokens/999999/revoke", by_role(LOGIN, 404, 404, 404)),
     ],
     ("organizer.phase", "POST"): [
         Probe("POST", f"{ORG}/phase", ORGANIZER_ACTION, form=phase_form),
@@ -533,7 +574,9 @@ def test_participants_never_reach_gold_other_teams_runs_or_hidden_scores(world: 
             for line in gold_lines:
                 if line in body or json.dumps(line)[1:-1] in body:
                     leaks.append(f"{role} {request}: gold line {line!r}")
-            if "/B" in request or request.endswith((f"/runs/{world.ids['run_hidden']}", "/team")):
+            if "/B" in request or request.endswith(
+                (f"/runs/{world.ids['run_hidden']}", "/team", "/team/runs")
+            ):
                 leaks += [f"{role} {request}: hidden score {s}" for s in secrets if s in body]
             if role != "bob":
                 for secret in (BOB_SECRET, bob_run_line):

@@ -240,6 +240,7 @@ COMMANDS = [
     "init",
     "merge-teams",
     "phase",
+    "remote",
     "rename-team",
     "rescore",
     "runs",

@@ -51,14 +51,33 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         "clock": (overrides or {}).get("clock") or clock_from_environment(),
     }
 
-    from leaderboard.web import api, auth, errors, ops, organizer, pagecache, participant, public
+    from leaderboard.web import (
+        api,
+        auth,
+        downloads,
+        errors,
+        ops,
+        organizer,
+        pagecache,
+        participant,
+        public,
+    )
     from leaderboard.web.extensions import csrf, init_login
     from leaderboard.web.security import init_security
 
     csrf.init_app(app)
     init_login(app)
     init_security(app)
-    for bp in (public.bp, auth.bp, participant.bp, organizer.bp, api.bp, errors.bp, ops.bp):
+    for bp in (
+        public.bp,
+        auth.bp,
+        participant.bp,
+        organizer.bp,
+        downloads.bp,
+        api.bp,
+        errors.bp,
+        ops.bp,
+    ):
         app.register_blueprint(bp)
     ops.init_request_logs(app)
     pagecache.init_caches(app)

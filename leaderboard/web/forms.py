@@ -74,6 +74,18 @@ class PhaseForm(FlaskForm):
     total_quota = StringField(
         "Runs per team in the phase (0: none)", validators=[Optional(), Length(max=9)]
     )
+    # Optional in the post: a form from before the field existed leaves the names unchanged.
+    names = SelectField(
+        "Team names in public tables",
+        default="",
+        choices=options(
+            [
+                ("", "unchanged"),
+                ("public", "public (reveal)"),
+                ("anonymous", "anonymous (Team 1, Team 2, ...)"),
+            ]
+        ),
+    )
 
 
 class ImportForm(FlaskForm):
@@ -100,3 +112,14 @@ class GoldForm(FlaskForm):
     """Add or replace a reference file (gold, a part's gold, or a qrels variant)."""
 
     target = SelectField("File to replace", validators=[DataRequired()])
+
+
+class DataFileForm(FlaskForm):
+    """Attach a file for participants (the file itself is the multipart field ``file``)."""
+
+    phase = SelectField("Phase", validators=[DataRequired()])
+    title = StringField("Title (default: the file name)", validators=[Optional(), Length(max=255)])
+
+
+class TermsForm(FlaskForm):
+    """Accept a task's terms before downloading its data: CSRF token only."""

@@ -14,9 +14,10 @@ from leaderboard.services.catalog import Target, definition_of, list_tasks, reso
 from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.freeze import RENDERERS, frozen_of
 from leaderboard.services.tables import has_active_runs, live_table
+from leaderboard.services.taskdata import available_files
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.web import pagecache
-from leaderboard.web.context import db, store
+from leaderboard.web.context import db, now, store
 
 bp = Blueprint("public", __name__)
 
@@ -124,6 +125,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         hidden=hidden,
         table_html=table_html,
         empty=empty,
+        data_files=available_files(db(), target.subtask, viewer(), now()),
     )
     return _remember(key, make_response(page))
 

@@ -10,6 +10,7 @@ from markupsafe import Markup
 from leaderboard.formats.issues import shown
 from leaderboard.models import FrozenTable, User
 from leaderboard.services import revisions
+from leaderboard.services.anonymity import audience_for, audience_key
 from leaderboard.services.catalog import Target, definition_of, list_tasks, resolve
 from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.freeze import RENDERERS, frozen_of
@@ -95,9 +96,12 @@ def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) 
     """Return the table of a view in a format (html, csv, json, md, tex), cached by revision."""
     if view == "official" and snapshot is not None:
         return str(snapshot.renders[fmt])
-    key = (target.eval_set.id, target.eval_set.revision, view, fmt)
+    audience = audience_for(viewer())
+    # Anonymous tables differ by reader (their own team by name): the reader is in the key.
+    names = audience_key(db(), target, audience)
+    key = (target.eval_set.id, target.eval_set.revision, view, fmt, names)
     return pagecache.tables().get_or_make(
-        key, lambda: RENDERERS[fmt](live_table(db(), store(), target))
+        key, lambda: RENDERERS[fmt](live_table(db(), store(), target, audience))
     )
 
 

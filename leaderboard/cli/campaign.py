@@ -100,8 +100,8 @@ def phase_cmd(
             f"late runs {'accepted' if phase.late_allowed else 'refused'}; "
             f"corrections {'accepted' if phase.corrections_allowed else 'refused'}; "
             f"results {'hidden' if phase.results_hidden else 'visible'}; "
-            f"team names {phase.names}; "
-            f"quota {phase.daily_quota or 'none'} per day, {phase.total_quota or 'none'} in total."
+            f"quota {phase.daily_quota or 'none'} per day, {phase.total_quota or 'none'} in total; "
+            f"team names {phase.names}."
         )
 
 

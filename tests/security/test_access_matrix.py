@@ -328,6 +328,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", f"/tasks/{T3}/B/data/{{data_future}}", by_role(LOGIN, 404, 404, 200)),
         Probe("GET", f"/tasks/{T3}/A/data/{{data_b}}", by_role(LOGIN, 404, 404, 404)),
         Probe("GET", f"/tasks/{T3}/B/data/999999", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", f"/tasks/{T3}/B/data/99999999999999999999", by_role(LOGIN, 404, 404, 404)),
         Probe("GET", f"/tasks/{T3}/Z/data/{{data_b}}", by_role(LOGIN, 404, 404, 404)),
     ],
     ("api.openapi", "GET"): [Probe("GET", "/api/openapi.json", each(200), api=True)],

@@ -205,3 +205,41 @@ def test_organizer_phase_form_sets_names(anon_app: Flask) -> None:
     # A post without the field leaves the names as they are.
     assert org.post(url, data=form).status_code == 302
     assert _phase_names(anon_app) == "public"
+
+
+def test_a_masked_entry_hides_team_run_tag_and_label() -> None:
+    from leaderboard.models import Run, Team
+    from leaderboard.services.tables import entry_for
+
+    run = Run(
+        kind="run",
+        slot="contrastive1",
+        name="aurora-name",
+        label="Aurora-custom",
+        report={"run_tag": "aurora-tag"},
+        late=False,
+        corrected=False,
+        scores=[],
+    )
+    run.team = Team(name="Aurora")
+    shown = entry_for(run, ("MAP",))
+    assert (shown.team, shown.run, shown.label) == ("Aurora", "aurora-tag", "Aurora-custom")
+    masked = entry_for(run, ("MAP",), "Team 3")
+    assert (masked.team, masked.run, masked.label, masked.slot) == (
+        "Team 3",
+        "contrastive1",
+        None,
+        "contrastive1",
+    )
+
+
+def test_team_numbers_follow_first_runs_and_skip_baselines(anon_app: Flask) -> None:
+    from leaderboard.models import Team
+    from leaderboard.services.anonymity import team_numbers
+    from leaderboard.services.catalog import resolve
+
+    _cli(anon_app, "add-baselines", T3, "A")
+    with anon_app.extensions["leaderboard"]["sessionmaker"]() as s:
+        numbers = team_numbers(s, resolve(s, T3, "A").subtask)
+        names = {s.get(Team, team_id).name: n for team_id, n in numbers.items()}
+    assert names == {"Aurora": 1, "Borealis": 2}

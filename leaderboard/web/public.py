@@ -10,7 +10,7 @@ from markupsafe import Markup
 from leaderboard.formats.issues import shown
 from leaderboard.models import FrozenTable, User
 from leaderboard.services import revisions
-from leaderboard.services.anonymity import audience_for, audience_key
+from leaderboard.services.anonymity import audience_for, audience_key, is_anonymous
 from leaderboard.services.catalog import Target, definition_of, list_tasks, resolve
 from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.freeze import RENDERERS, frozen_of
@@ -130,6 +130,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         table_html=table_html,
         empty=empty,
         data_files=available_files(db(), target.subtask, viewer(), now()),
+        anonymous=is_anonymous(db(), target),
     )
     return _remember(key, make_response(page))
 

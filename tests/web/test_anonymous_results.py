@@ -77,7 +77,7 @@ def _rows(app: Flask, client: FlaskClient, path: str = f"{PAGE}/results.json") -
 def test_public_page_and_every_export_name_teams_by_number(anon_app: Flask) -> None:
     anon = _client(anon_app, None)
     page = anon.get(PAGE).get_data(as_text=True)
-    assert "Team 1" in page and "Team 2" in page
+    assert "Team 1" in page and "Team 2" in page and 'id="anonymous-names"' in page
     for ext in ("csv", "json", "md", "tex"):
         body = anon.get(f"{PAGE}/results.{ext}").get_data(as_text=True)
         assert "Team 1" in body and "Team 2" in body, ext
@@ -151,7 +151,7 @@ def test_reveal_shows_names_and_the_freeze_keeps_what_was_shown(anon_app: Flask)
     assert "Verified" in _cli(anon_app, "verify", T3, "A", "--set", "test")
     assert "team names public" in _names(anon_app, "public")
     live = anon.get(f"{PAGE}?view=live").get_data(as_text=True)
-    assert "Aurora" in live and "Borealis" in live
+    assert "Aurora" in live and "Borealis" in live and "anonymous-names" not in live
     official = anon.get(f"{PAGE}?view=official").get_data(as_text=True)
     assert "Team 1" in official and "Aurora" not in official
     frozen = _cli(anon_app, "table", T3, "A", "--set", "test", "--official", "--format", "json")

@@ -1,31 +1,39 @@
 # Two commands matter: `make run` (install, initialise, serve) and `make test` (the whole suite).
+# `make run` installs only the server's runtime dependencies; `make test` adds the `test` extra
+# (pytest, Playwright, schemathesis, mypy, ruff ...), each behind its own sentinel file.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run install test lint format clean
+.PHONY: run install install-test test lint format clean
 
 $(BIN)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $@
+
+$(BIN)/.installed-test: $(BIN)/.installed pyproject.toml
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $@
 
 install: $(BIN)/.installed
 
+install-test: $(BIN)/.installed-test
+
 run: install
 	$(BIN)/leaderboard init
 	$(BIN)/gunicorn --bind $(HOST):$(PORT) wsgi:app
 
-lint: install
+lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
 # The whole suite on SQLite, then again on PostgreSQL when a server answers (required under CI=true).
-test: install lint
+test: install-test lint
 	$(BIN)/pytest -q
 	@url=$$($(BIN)/python -m tests.postgres) || exit 1; \
 	if [ -n "$$url" ]; then \
@@ -33,7 +41,7 @@ test: install lint
 		LEADERBOARD_TEST_DATABASE_URL="$$url" $(BIN)/pytest -q; \
 	fi
 
-format: install
+format: install-test
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 

@@ -15,6 +15,7 @@ from leaderboard.cli import (
     accounts,
     analysis,
     campaign,
+    data,
     gold,
     offline,
     operations,
@@ -34,7 +35,7 @@ def leaderboard_group() -> None:
     """Run the shared-task leaderboard: tasks, accounts, runs, baselines and tables."""
 
 
-for _module in (accounts, analysis, campaign, gold, operations, runs, tables, tasks, teams):
+for _module in (accounts, analysis, campaign, data, gold, operations, runs, tables, tasks, teams):
     for _command in _module.COMMANDS:
         leaderboard_group.add_command(_command)
 leaderboard_group.add_command(offline.score_cmd)

@@ -46,6 +46,11 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
     type=click.Choice(["hidden", "visible"]),
     help="Hide results until released, or release them.",
 )
+@click.option(
+    "--names",
+    type=click.Choice(["public", "anonymous"]),
+    help="Show teams in public tables as Team 1, Team 2, ... (anonymous), or reveal them.",
+)
 @click.option("--daily-quota", type=int, help="Runs per team per UTC day (0: no quota).")
 @click.option("--total-quota", type=int, help="Runs per team in the phase (0: no quota).")
 @with_appcontext
@@ -59,6 +64,7 @@ def phase_cmd(
     late: bool | None,
     corrections: bool | None,
     results: str | None,
+    names: str | None,
     daily_quota: int | None,
     total_quota: int | None,
 ) -> None:
@@ -75,6 +81,7 @@ def phase_cmd(
         results=results,
         daily_quota=daily_quota,
         total_quota=total_quota,
+        names=names,
     )
     zone = common.settings().display_timezone
     with common.session() as session:
@@ -93,7 +100,8 @@ def phase_cmd(
             f"late runs {'accepted' if phase.late_allowed else 'refused'}; "
             f"corrections {'accepted' if phase.corrections_allowed else 'refused'}; "
             f"results {'hidden' if phase.results_hidden else 'visible'}; "
-            f"quota {phase.daily_quota or 'none'} per day, {phase.total_quota or 'none'} in total."
+            f"quota {phase.daily_quota or 'none'} per day, {phase.total_quota or 'none'} in total; "
+            f"team names {phase.names}."
         )
 
 

@@ -32,6 +32,7 @@ FORMATS = {
 @with_appcontext
 def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official: bool) -> None:
     """Print the ranking table: live (late and corrected runs marked), or the frozen official one."""
+    from leaderboard.services.anonymity import ALL_NAMES
     from leaderboard.services.catalog import resolve
     from leaderboard.services.freeze import frozen_of
     from leaderboard.services.tables import live_table
@@ -47,7 +48,8 @@ def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official:
                     )
                 text = snapshot.renders["tex" if fmt == "latex" else fmt]
             else:
-                text = FORMATS[fmt](live_table(session, common.store(), target))
+                # The command line is the organizers': every team by name, as on their pages.
+                text = FORMATS[fmt](live_table(session, common.store(), target, ALL_NAMES))
         except DomainError as exc:
             common.fail(exc.message)
         click.echo(text, nl=not text.endswith("\n"))

@@ -9,6 +9,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import Run, User
 from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
+from leaderboard.services.anonymity import PUBLIC, Audience
 from leaderboard.services.catalog import Target, resolve
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.phases import hidden_phase, phases_of
@@ -58,12 +59,16 @@ def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
 
 
 def run_diagnostics(
-    session: Session, store: FileStore, run: Run, measure: str | None = None
+    session: Session,
+    store: FileStore,
+    run: Run,
+    measure: str | None = None,
+    audience: Audience = PUBLIC,
 ) -> RunDiagnostics:
     """Return the run's per-query values on a measure that is a mean over queries."""
     subtask = run.subtask
     target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
-    table = live_table(session, store, target)
+    table = live_table(session, store, target, audience)
     specs = {s.key: s for s in target.family.measure_specs(target.context())}
     official = next((c.key for c in table.columns if c.official), table.columns[0].key)
     # The official measure, or the first one that is a mean over queries.

@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 from leaderboard.config import Settings
 from leaderboard.models import FrozenTable, GoldFile, Run
 from leaderboard.scoring import SCORER_VERSION
+from leaderboard.services.anonymity import PUBLIC, masked_names
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, current_files
 from leaderboard.services.errors import Conflict, NotFound
@@ -119,7 +120,9 @@ def freeze(
             f"{existing.frozen_at:%Y-%m-%d %H:%M:%S} UTC; an official ranking is frozen once."
         )
     runs = official_runs(session, target)
-    inputs = table_inputs(session, store, target, runs, include_late=False)
+    # The snapshot keeps what the public was shown: anonymous names stay after a reveal.
+    masked = masked_names(session, target, PUBLIC)
+    inputs = table_inputs(session, store, target, runs, include_late=False, masked=masked)
     frozen_at = now.isoformat()
     table = render(target, inputs, official=True, frozen_at=frozen_at)
     gold = {

@@ -11,6 +11,7 @@ from sqlalchemy import bindparam, event, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from leaderboard.formats.issues import shown
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Team
 from leaderboard.services.audit import record
 from leaderboard.services.catalog import Target
@@ -39,6 +40,7 @@ class PhaseChange:
     results: str | None = None  # "hidden" | "visible"
     daily_quota: int | None = None  # 0 removes the quota
     total_quota: int | None = None
+    names: str | None = None  # "public" | "anonymous"
 
 
 _MEMO = "leaderboard.phases"
@@ -101,6 +103,10 @@ def upsert_phase(
         if phase.results_hidden and not hidden:
             phase.released_at = now
         phase.results_hidden = hidden
+    if change.names is not None:
+        if change.names not in ("public", "anonymous"):
+            raise InvalidInput(f"Names must be 'public' or 'anonymous', not {shown(change.names)}.")
+        phase.names = change.names
     for attr in ("daily_quota", "total_quota"):
         value = getattr(change, attr)
         if value is not None:
@@ -125,6 +131,7 @@ def upsert_phase(
         results="hidden" if phase.results_hidden else "visible",
         daily_quota=phase.daily_quota,
         total_quota=phase.total_quota,
+        names=phase.names,
     )
     session.commit()
     return phase

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -9,6 +10,7 @@ from sqlalchemy import exists, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.models import Run, Team
+from leaderboard.services.anonymity import PUBLIC, Audience, masked_names
 from leaderboard.services.catalog import Target, load_gold
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
@@ -99,8 +101,12 @@ def _note(flags: list[str]) -> str | None:
     return "".join(markers) or None
 
 
-def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
-    """Turn a stored run into a table entry (baselines keep only their shown measures)."""
+def entry_for(run: Run, measures: tuple[str, ...], masked: str | None = None) -> Entry:
+    """Turn a stored run into a table entry (baselines keep only their shown measures).
+
+    ``masked`` is the team's anonymous name: the row then shows it, and its slot in place of
+    the run's name and label, which could name the team.
+    """
     shown = set(run.report.get("shown", measures)) if run.kind == "baseline" else set(measures)
     # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
     values = {
@@ -110,13 +116,13 @@ def entry_for(run: Run, measures: tuple[str, ...]) -> Entry:
     }
     return Entry(
         kind="baseline" if run.kind == "baseline" else "run",
-        team=run.team.name if run.team is not None else None,
-        run=str(run.report.get("run_tag", run.name)),
+        team=masked or (run.team.name if run.team is not None else None),
+        run=run.slot if masked else str(run.report.get("run_tag", run.name)),
         slot=run.slot if run.kind == "run" else None,
         values=values,
         late=run.late,
         corrected=run.corrected,
-        label=run.label,
+        label=None if masked else run.label,
         baseline_order=int(run.report.get("order", 0)),
         markers=("‡",) if "truncation" in run.report else (),
         run_id=run.id,
@@ -157,13 +163,23 @@ def _measure_notes(runs: list[Run], columns: tuple[str, ...]) -> list[str]:
 
 
 def table_inputs(
-    session: Session, store: FileStore, target: Target, runs: list[Run], *, include_late: bool
+    session: Session,
+    store: FileStore,
+    target: Target,
+    runs: list[Run],
+    *,
+    include_late: bool,
+    masked: Mapping[int, str] | None = None,
 ) -> TableInputs:
-    """Return the entries and style options of a table over ``runs``."""
+    """Return the entries and style options of a table over ``runs``.
+
+    ``masked`` maps the ids of teams shown anonymously to their shown names.
+    """
+    masked = masked or {}
     columns = tuple(m.key for m in target.family.measure_specs(target.context()))
-    entries = [entry_for(r, columns) for r in runs]
+    entries = [entry_for(r, columns, masked.get(r.team_id or 0)) for r in runs]
     truncation_notes = {
-        f"{r.team.name}-{r.slot}": r.report["truncation"]["note"]
+        f"{masked.get(r.team.id) or r.team.name}-{r.slot}": r.report["truncation"]["note"]
         for r in runs
         if r.team is not None and "truncation" in r.report
     }
@@ -206,17 +222,27 @@ def render(
     )
 
 
-def live_table(session: Session, store: FileStore, target: Target) -> Table:
-    """Build the live table: every active run, late and corrected ones marked and ranked "as if"."""
+def live_table(
+    session: Session, store: FileStore, target: Target, audience: Audience = PUBLIC
+) -> Table:
+    """Build the live table: every active run, late and corrected ones marked and ranked "as if".
+
+    Team names are those the audience may see (anonymous phases hide the others').
+    """
     runs = active_runs(session, target)
     # It is a post-deadline view only once a late or corrected run exists.
     off_time = any(r.late or r.corrected for r in runs)
-    return render(target, table_inputs(session, store, target, runs, include_late=off_time))
+    masked = masked_names(session, target, audience)
+    return render(
+        target, table_inputs(session, store, target, runs, include_late=off_time, masked=masked)
+    )
 
 
-def provisional_table(session: Session, store: FileStore, target: Target) -> Table:
+def provisional_table(
+    session: Session, store: FileStore, target: Target, audience: Audience = PUBLIC
+) -> Table:
     """Build the table a freeze would store now: on-time runs and baselines only."""
     runs = official_runs(session, target)
-    return render(
-        target, table_inputs(session, store, target, runs, include_late=False), official=True
-    )
+    masked = masked_names(session, target, audience)
+    inputs = table_inputs(session, store, target, runs, include_late=False, masked=masked)
+    return render(target, inputs, official=True)

@@ -24,6 +24,7 @@ KNOWN_TOP_KEYS = {
     "format",
     "subtasks",
     "table",
+    "terms",
 }
 
 
@@ -104,6 +105,8 @@ class TaskDefinition:
     sha256: str
     #: The family's own options set at the top level (a subtask may override each).
     options: dict[str, Any] = field(default_factory=dict)
+    #: Terms participants accept before downloading the task's data files ("" when none).
+    terms: str = ""
 
     def subtask(self, slug: str) -> SubtaskDef | None:
         """Return the subtask with this slug, or None."""
@@ -325,6 +328,9 @@ def parse_definition(
         raise DefinitionError("format", "must be a table")
     if not isinstance(table, dict):
         raise DefinitionError("table", "must be a table")
+    terms = raw.get("terms", "")
+    if not isinstance(terms, str):
+        raise DefinitionError("terms", "must be a string")
     return TaskDefinition(
         slug=slug,
         title=title,
@@ -342,6 +348,7 @@ def parse_definition(
         raw=raw,
         sha256=sha256,
         options={k: raw[k] for k in option_keys if k in raw},
+        terms=terms.strip(),
     )
 
 

@@ -19,10 +19,12 @@ from wtforms.validators import InputRequired, NumberRange
 from leaderboard import charts
 from leaderboard.models import Analysis
 from leaderboard.services.analyses import request_analysis, status
+from leaderboard.services.anonymity import audience_for
 from leaderboard.services.catalog import Target, resolve
 from leaderboard.services.diagnostics import diagnosable_run, run_diagnostics
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.significance import METHODS, Request
+from leaderboard.services.tables import live_table
 from leaderboard.tables.exports import csv_safe
 from leaderboard.web.context import db, now, store
 from leaderboard.web.forms import options
@@ -186,7 +188,25 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
     state = status(db(), target)
     if not state.current or state.analysis is None or state.analysis.report is None:
         raise NotFound("No analysis of the current results yet.")
-    return _chart(state.analysis.report, name, fmt)
+    # Runs are named as this reader's table names them (anonymous phases hide teams).
+    table = live_table(db(), store(), target, audience_for(viewer()))
+    return _chart(
+        relabel(state.analysis.report, {r.run_id: r.label for r in table.rows}), name, fmt
+    )
+
+
+def relabel(report: dict[str, Any], names: dict[int | None, str]) -> dict[str, Any]:
+    """Return the report with each run's label replaced by its name in ``names``."""
+    new = {
+        old: names.get(run_id, old)
+        for old, run_id in zip(report["runs"], report["run_ids"], strict=True)
+    }
+    return {
+        **report,
+        "runs": [new[label] for label in report["runs"]],
+        "pairs": [{**p, "a": new[p["a"]], "b": new[p["b"]]} for p in report["pairs"]],
+        "clusters": [[new[label] for label in group] for group in report["clusters"]],
+    }
 
 
 @bp.route("/runs/<int:run_id>/queries")
@@ -194,7 +214,9 @@ def run_queries(run_id: int) -> ResponseReturnValue:
     """Show a run's per-query values against the median and best of the ranked runs."""
     run = diagnosable_run(db(), viewer(), run_id)
     try:
-        found = run_diagnostics(db(), store(), run, request.args.get("measure") or None)
+        found = run_diagnostics(
+            db(), store(), run, request.args.get("measure") or None, audience_for(viewer())
+        )
     except InvalidInput as exc:
         raise NotFound(exc.message) from None
     return render_template("analysis/queries.html", d=found)
@@ -207,7 +229,9 @@ def run_queries_file(run_id: int, fmt: str) -> ResponseReturnValue:
         abort(404)
     run = diagnosable_run(db(), viewer(), run_id)
     try:
-        found = run_diagnostics(db(), store(), run, request.args.get("measure") or None)
+        found = run_diagnostics(
+            db(), store(), run, request.args.get("measure") or None, audience_for(viewer())
+        )
     except InvalidInput as exc:
         raise NotFound(exc.message) from None
     if fmt == "csv":

@@ -12,6 +12,7 @@ from flask.typing import ResponseReturnValue
 from leaderboard.formats.issues import shown
 from leaderboard.models import User
 from leaderboard.services.accounts import user_for_token
+from leaderboard.services.anonymity import audience_for
 from leaderboard.services.catalog import measures_by_subtask, resolve, upload_fields_by_subtask
 from leaderboard.services.errors import DomainError, Forbidden, InvalidInput
 from leaderboard.services.freeze import frozen_of
@@ -132,7 +133,7 @@ def table(task: str, subtask: str) -> ResponseReturnValue:
         return jsonify(snapshot.table)
     if view not in ("official", "live"):
         raise InvalidInput(f"Unknown view {shown(view)}; use official or live.")
-    return jsonify(table_to_dict(live_table(db(), store(), target)))
+    return jsonify(table_to_dict(live_table(db(), store(), target, audience_for(_user()))))
 
 
 @bp.route("/v1/tasks")

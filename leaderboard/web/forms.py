@@ -74,6 +74,18 @@ class PhaseForm(FlaskForm):
     total_quota = StringField(
         "Runs per team in the phase (0: none)", validators=[Optional(), Length(max=9)]
     )
+    # Optional in the post: a form from before the field existed leaves the names unchanged.
+    names = SelectField(
+        "Team names in public tables",
+        default="",
+        choices=options(
+            [
+                ("", "unchanged"),
+                ("public", "public (reveal)"),
+                ("anonymous", "anonymous (Team 1, Team 2, ...)"),
+            ]
+        ),
+    )
 
 
 class ImportForm(FlaskForm):
@@ -125,3 +137,14 @@ class TokenForm(FlaskForm):
     """Create a named API token."""
 
     name = StringField("Token name", validators=[DataRequired(), Length(max=100)])
+
+
+class DataFileForm(FlaskForm):
+    """Attach a file for participants (the file itself is the multipart field ``file``)."""
+
+    phase = SelectField("Phase", validators=[DataRequired()])
+    title = StringField("Title (default: the file name)", validators=[Optional(), Length(max=255)])
+
+
+class TermsForm(FlaskForm):
+    """Accept a task's terms before downloading its data: CSRF token only."""

@@ -334,6 +334,12 @@ def openapi_document(
             "/api/v1/tasks/{task}/{subtask}/table": {
                 "get": {
                     "summary": "The results table (Table JSON)",
+                    "description": (
+                        "While the set's phase shows names anonymously, teams other than the "
+                        "caller's are named Team 1, Team 2, ... (numbered by their first run) "
+                        "and their run names are replaced by their slots; organizers see every "
+                        "name. A frozen table is served as it was shown when it was frozen."
+                    ),
                     "parameters": [
                         *task_params,
                         {

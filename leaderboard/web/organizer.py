@@ -29,8 +29,16 @@ from leaderboard.services.gold import (
 from leaderboard.services.listing import LISTING_FORMATS, run_listing
 from leaderboard.services.phases import PhaseChange, phases_of, upsert_phase
 from leaderboard.services.runs import Submission, submit_run
+from leaderboard.services.taskdata import add_data_file, data_files, delete_data_file
 from leaderboard.web.context import db, now, settings, store
-from leaderboard.web.forms import ConfirmForm, GoldForm, ImportForm, PhaseForm, options
+from leaderboard.web.forms import (
+    ConfirmForm,
+    DataFileForm,
+    GoldForm,
+    ImportForm,
+    PhaseForm,
+    options,
+)
 from leaderboard.web.uploads import collect_upload, upload_fields
 
 bp = Blueprint("organizer", __name__, url_prefix="/organizer")
@@ -78,6 +86,10 @@ def dashboard() -> ResponseReturnValue:
     )
 
 
+def _phase_choices(target: Target) -> list[Any]:
+    return options([(p.name, p.name) for p in phases_of(db(), target.subtask)])
+
+
 def _page(target: Target, **extra: Any) -> str:
     session = db()
     sets = [(s.slug, s.title) for s in target.subtask.eval_sets]
@@ -88,6 +100,8 @@ def _page(target: Target, **extra: Any) -> str:
     import_form.slot.choices = options([(s, s) for s in target.definition.runs.slots])
     gold_form = GoldForm()
     gold_form.target.choices = options(gold_choices(target))
+    data_form = extra.pop("data_form", None) or DataFileForm()
+    data_form.phase.choices = _phase_choices(target)
     gold_files = gold_history(session, target)
     events = events_of_subtask(session, target.task.slug, target.subtask.slug)
     frozen = {
@@ -103,6 +117,8 @@ def _page(target: Target, **extra: Any) -> str:
         gold_form=gold_form,
         confirm=ConfirmForm(),
         gold_files=gold_files,
+        data_form=data_form,
+        data_files=data_files(session, target.subtask),
         frozen=frozen,
         events=events,
         upload_fields=upload_fields(target),
@@ -165,6 +181,7 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
         results=form.results.data or None,
         daily_quota=_int_or_none(form.daily_quota.data, "The daily quota"),
         total_quota=_int_or_none(form.total_quota.data, "The total quota"),
+        names=form.names.data or None,
     )
     target = resolve(db(), task, subtask, form.eval_set.data)
     upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
@@ -305,3 +322,42 @@ def listing(task: str, subtask: str, eval_set: str, ext: str) -> ResponseReturnV
         mimetype=LISTING_MIME[ext],
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
+
+
+@bp.route("/tasks/<task>/<subtask>/data", methods=["POST"])
+@organizer_required
+def add_data(task: str, subtask: str) -> ResponseReturnValue:
+    """Attach a file for participants to one of the subtask's phases."""
+    target = resolve(db(), task, subtask)
+    form = DataFileForm()
+    form.phase.choices = _phase_choices(target)
+    if not form.validate_on_submit():
+        return _page(target, data_form=form), 400
+    upload = request.files.get("file")
+    if upload is None or not upload.filename:
+        raise InvalidInput("Choose the file participants should download.")
+    data = add_data_file(
+        db(),
+        store(),
+        target.subtask,
+        form.phase.data or "",
+        upload.stream,
+        upload.filename,
+        title=form.title.data or "",
+        actor=_actor(),
+        now=now(),
+    )
+    flash(f"Data file {data.filename} added to phase {form.phase.data}.", "info")
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/data/<int:file_id>/delete", methods=["POST"])
+@organizer_required
+def delete_data(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
+    """Remove a data file from its phase."""
+    _confirmed()
+    gone = delete_data_file(
+        db(), resolve(db(), task, subtask).subtask, file_id, actor=_actor(), now=now()
+    )
+    flash(f"Data file {gone.filename} deleted.", "info")
+    return _back(task, subtask)

@@ -10,13 +10,15 @@ from markupsafe import Markup
 from leaderboard.formats.issues import shown
 from leaderboard.models import FrozenTable, User
 from leaderboard.services import revisions
+from leaderboard.services.anonymity import audience_for, audience_key, is_anonymous
 from leaderboard.services.catalog import Target, definition_of, list_tasks, resolve
 from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.freeze import RENDERERS, frozen_of
 from leaderboard.services.tables import has_active_runs, live_table
+from leaderboard.services.taskdata import available_files
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.web import pagecache
-from leaderboard.web.context import db, store
+from leaderboard.web.context import db, now, store
 
 bp = Blueprint("public", __name__)
 
@@ -94,9 +96,12 @@ def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) 
     """Return the table of a view in a format (html, csv, json, md, tex), cached by revision."""
     if view == "official" and snapshot is not None:
         return str(snapshot.renders[fmt])
-    key = (target.eval_set.id, target.eval_set.revision, view, fmt)
+    audience = audience_for(viewer())
+    # Anonymous tables differ by reader (their own team by name): the reader is in the key.
+    names = audience_key(db(), target, audience)
+    key = (target.eval_set.id, target.eval_set.revision, view, fmt, names)
     return pagecache.tables().get_or_make(
-        key, lambda: RENDERERS[fmt](live_table(db(), store(), target))
+        key, lambda: RENDERERS[fmt](live_table(db(), store(), target, audience))
     )
 
 
@@ -124,6 +129,8 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         hidden=hidden,
         table_html=table_html,
         empty=empty,
+        data_files=available_files(db(), target.subtask, viewer(), now()),
+        anonymous=is_anonymous(db(), target),
     )
     return _remember(key, make_response(page))
 

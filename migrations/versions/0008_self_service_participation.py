@@ -50,7 +50,7 @@ def upgrade() -> None:
     sa.Column('filename', sa.String(length=255), nullable=False),
     sa.Column('storage_key', sa.String(length=255), nullable=False),
     sa.Column('sha256', sa.String(length=64), nullable=False),
-    sa.Column('size', sa.Integer(), nullable=False),
+    sa.Column('size', sa.BigInteger(), nullable=False),  # files may exceed 2 GiB
     sa.Column('created_at', leaderboard.models.UTCDateTime(timezone=True), nullable=False),
     sa.Column('created_by', sa.String(length=320), nullable=False),
     sa.ForeignKeyConstraint(['phase_id'], ['phases.id'], name=op.f('fk_task_data_files_phase_id_phases'), ondelete='CASCADE'),

@@ -115,6 +115,38 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
             description=BOB_SECRET,
         )["id"],
     }
+    data_dir = tmp_path_factory.mktemp("matrix-data")
+    later = runner.invoke(
+        args=[
+            "leaderboard",
+            "phase",
+            T3,
+            "B",
+            "later",
+            "--set",
+            "test",
+            "--start",
+            "2016-03-01T00:00:00Z",
+            "--end",
+            "2016-04-01T00:00:00Z",
+        ]
+    )
+    assert later.exit_code == 0, later.output
+    for name, phase in (("data_b", "test"), ("data_future", "later"), ("data_del", "test")):
+        (data_dir / f"{name}.txt").write_text(f"task data {name}\n")
+        added = runner.invoke(
+            args=[
+                "leaderboard",
+                "data",
+                "add",
+                T3,
+                "B",
+                str(data_dir / f"{name}.txt"),
+                "--phase",
+                phase,
+            ]
+        )
+        assert added.exit_code == 0, added.output
     hidden_run = _api_upload(
         api, tokens["alice"], "B", run_for(GOLD_TEST_B, "0.2", every=5), slot="primary"
     )
@@ -152,6 +184,11 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         # Formatted into probe paths like the ids; the first CLI-made member is the captain.
         ids["aurora_code"] = aurora.invite_code  # type: ignore[assignment]
         ids["borealis"] = session.scalar(select(Team.id).where(Team.name == "Borealis"))
+
+        from leaderboard.models import TaskDataFile
+
+        for data_file in session.scalars(select(TaskDataFile)):
+            ids[data_file.filename.removesuffix(".txt")] = data_file.id
     clients = {role: app.test_client() for role in ROLES}
     for role in ("alice", "bob", "org"):
         login(clients[role], EMAILS[role], PASSWORDS[role])
@@ -259,6 +296,10 @@ def merge_form() -> dict[str, Any]:
     return {"into": "Aurora"}
 
 
+def data_form() -> dict[str, Any]:
+    return {"phase": "test", "title": "Inputs", "file": (io.BytesIO(b"inputs\n"), "in.txt")}
+
+
 SUB = f"/tasks/{T3}/A"
 ORG = f"/organizer/tasks/{T3}/A"
 API = f"/api/v1/tasks/{T3}"
@@ -348,6 +389,15 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             for e in ("json", "csv", "md", "latex")
         ),
         Probe("GET", f"{ORG}/test/runs.exe", by_role(LOGIN, 403, 403, 404)),
+    ],
+    ("data.download_file", "GET"): [
+        Probe("GET", f"/tasks/{T3}/B/data/{{data_b}}", by_role(LOGIN, 200, 200, 200)),
+        # A phase that has not started: its files answer like missing ones (organizers: served).
+        Probe("GET", f"/tasks/{T3}/B/data/{{data_future}}", by_role(LOGIN, 404, 404, 200)),
+        Probe("GET", f"/tasks/{T3}/A/data/{{data_b}}", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", f"/tasks/{T3}/B/data/999999", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", f"/tasks/{T3}/B/data/99999999999999999999", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", f"/tasks/{T3}/Z/data/{{data_b}}", by_role(LOGIN, 404, 404, 404)),
     ],
     ("api.openapi", "GET"): [Probe("GET", "/api/openapi.json", each(200), api=True)],
     ("api.get_run", "GET"): [
@@ -476,6 +526,21 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("organizer.phase", "POST"): [
         Probe("POST", f"{ORG}/phase", ORGANIZER_ACTION, form=phase_form),
         Probe("POST", f"{ORG}/phase", each(400), form=phase_form, csrf=False),
+    ],
+    ("data.accept", "POST"): [
+        Probe("POST", f"/tasks/{T3}/B/data/{{data_b}}", each(400), csrf=False),
+        Probe("POST", f"/tasks/{T3}/B/data/{{data_future}}", by_role(LOGIN, 404, 404, 302)),
+        Probe("POST", f"/tasks/{T3}/B/data/{{data_b}}", by_role(LOGIN, 302, 302, 302)),
+    ],
+    ("organizer.add_data", "POST"): [
+        Probe("POST", f"{ORG}/data", each(400), form=data_form, csrf=False),
+        Probe("POST", f"{ORG}/data", by_role(LOGIN, 403, 403, 400), form=data_form),
+        Probe("POST", f"/organizer/tasks/{T3}/B/data", ORGANIZER_ACTION, form=data_form),
+    ],
+    ("organizer.delete_data", "POST"): [
+        Probe("POST", f"/organizer/tasks/{T3}/B/data/{{data_del}}/delete", each(400), csrf=False),
+        Probe("POST", f"{ORG}/data/{{data_del}}/delete", by_role(LOGIN, 403, 403, 404)),
+        Probe("POST", f"/organizer/tasks/{T3}/B/data/{{data_del}}/delete", ORGANIZER_ACTION),
     ],
     ("organizer.baselines", "POST"): [Probe("POST", f"{ORG}/dev/baselines", ORGANIZER_ACTION)],
     ("organizer.import_run", "POST"): [

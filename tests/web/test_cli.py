@@ -233,6 +233,7 @@ COMMANDS = [
     "backup",
     "create-team",
     "create-user",
+    "data",
     "disable-user",
     "enable-user",
     "freeze",

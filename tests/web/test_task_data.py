@@ -1,0 +1,279 @@
+"""Task data files: organizers attach them to phases, approved teams download them, gold never."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select, update
+
+from leaderboard.clock import FixedClock
+from leaderboard.models import AuditEvent, Task, TaskDataFile, Team, TermsAcceptance
+from leaderboard.services.taskdata import safe_filename
+from tests.conftest import AppFactory, csrf_from, login
+from tests.runs import GOLD_TEST_A, make_organizer, make_participant
+
+T3 = "semeval2016-task3"
+NOW = datetime(2016, 1, 15, 12, 0, tzinfo=UTC)
+TRIAL_BYTES = b"trial input line 1\ntrial input line 2\n"
+SECRET_FUTURE = b"test inputs, not yet released\n"
+
+
+def _cli(app: Flask, *args: str) -> tuple[int, str]:
+    result = app.test_cli_runner().invoke(args=["leaderboard", *args])
+    return result.exit_code, result.output
+
+
+def _phase(app: Flask, subtask: str, name: str, start: str, end: str) -> None:
+    code, out = _cli(app, "phase", T3, subtask, name, "--start", start, "--end", end)
+    assert code == 0, out
+
+
+def _add(app: Flask, tmp: Path, data: bytes, name: str, phase: str, sub: str = "A", *extra: str):
+    path = tmp / name
+    path.write_bytes(data)
+    return _cli(app, "data", "add", T3, sub, str(path), "--phase", phase, *extra)
+
+
+def _rows(app: Flask) -> list[TaskDataFile]:
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        return list(s.scalars(select(TaskDataFile).order_by(TaskDataFile.id)))
+
+
+def _actions(app: Flask) -> list[str]:
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        return list(s.scalars(select(AuditEvent.action).order_by(AuditEvent.id)))
+
+
+@pytest.fixture
+def world(make_app: AppFactory, tmp_path: Path) -> Flask:
+    """An app with an organizer, Aurora (alice), a started trial phase and a future test phase."""
+    app = make_app(clock=FixedClock(NOW))
+    make_organizer(app, "org@example.org")
+    make_participant(app, "Aurora", "alice@example.org")
+    _phase(app, "A", "trial", "2016-01-01T00:00:00Z", "2016-01-20T00:00:00Z")
+    _phase(app, "A", "test", "2016-02-01T00:00:00Z", "2016-02-20T00:00:00Z")
+    code, out = _add(
+        app, tmp_path, TRIAL_BYTES, "trial input.txt", "trial", "A", "--title", "Trial inputs"
+    )
+    assert code == 0, out
+    code, out = _add(app, tmp_path, SECRET_FUTURE, "test-input.txt", "test")
+    assert code == 0, out
+    return app
+
+
+def _client(app: Flask, email: str | None) -> FlaskClient:
+    client = app.test_client()
+    if email:
+        login(
+            client,
+            email,
+            "organizer password" if email.startswith("org") else "correct horse battery",
+        )
+    return client
+
+
+def _ids(app: Flask) -> dict[str, int]:
+    return {r.title: r.id for r in _rows(app)}
+
+
+def test_cli_adds_lists_and_deletes_with_an_audit(world: Flask, tmp_path: Path) -> None:
+    rows = _rows(world)
+    assert [(r.title, r.filename, r.phase.name if False else r.size) for r in rows] == [
+        ("Trial inputs", "trial_input.txt", len(TRIAL_BYTES)),
+        ("test-input.txt", "test-input.txt", len(SECRET_FUTURE)),
+    ]
+    assert rows[0].sha256 == hashlib.sha256(TRIAL_BYTES).hexdigest()
+    code, out = _cli(world, "data", "list", T3, "A")
+    assert code == 0 and "trial\ttrial_input.txt" in out and "test\ttest-input.txt" in out
+    code, out = _cli(world, "data", "delete", T3, "A", str(rows[1].id))
+    assert code == 0, out
+    assert [r.title for r in _rows(world)] == ["Trial inputs"]
+    assert _actions(world)[-3:] == ["add-data-file", "add-data-file", "delete-data-file"]
+    code, out = _cli(world, "data", "delete", T3, "B", str(rows[0].id))
+    assert code == 1 and f"No data file {rows[0].id} in subtask B" in out
+
+
+def test_cli_refuses_gold_bytes_under_any_name_and_unknown_phases(
+    world: Flask, tmp_path: Path
+) -> None:
+    before = len(_rows(world))
+    code, out = _add(world, tmp_path, GOLD_TEST_A.read_bytes(), "innocent.txt", "trial")
+    assert code == 1 and "same bytes as a reference (gold) file" in out
+    # A gold file of another subtask of the task is refused as well.
+    other = next((GOLD_TEST_A.parent).glob("*subtaskB*"))
+    code, out = _add(world, tmp_path, other.read_bytes(), "b.txt", "trial")
+    assert code == 1 and "gold" in out
+    code, out = _add(world, tmp_path, b"x\n", "x.txt", "no-such-phase")
+    assert code == 1 and "No phase 'no-such-phase'" in out and "trial" in out
+    assert len(_rows(world)) == before
+
+
+def test_subtask_page_lists_started_phases_files_to_members_only(world: Flask) -> None:
+    alice = _client(world, "alice@example.org").get(f"/tasks/{T3}/A").get_data(as_text=True)
+    assert "Trial inputs" in alice and "test-input.txt" not in alice
+    anon = world.test_client().get(f"/tasks/{T3}/A").get_data(as_text=True)
+    assert "Trial inputs" not in anon and "task-data" not in anon
+    org = _client(world, "org@example.org").get(f"/tasks/{T3}/A").get_data(as_text=True)
+    assert "Trial inputs" in org and "test-input.txt" in org
+
+
+def test_members_download_the_bytes_with_a_safe_name(world: Flask) -> None:
+    ids = _ids(world)
+    resp = _client(world, "alice@example.org").get(f"/tasks/{T3}/A/data/{ids['Trial inputs']}")
+    assert resp.status_code == 200
+    assert resp.data == TRIAL_BYTES
+    assert resp.headers["Content-Disposition"] == "attachment; filename=trial_input.txt"
+    assert resp.mimetype == "application/octet-stream"
+
+
+def test_download_refusals(world: Flask) -> None:
+    ids = _ids(world)
+    trial, future = ids["Trial inputs"], ids["test-input.txt"]
+    anon = world.test_client().get(f"/tasks/{T3}/A/data/{trial}")
+    assert anon.status_code == 302 and anon.headers["Location"].startswith("/login")
+    alice = _client(world, "alice@example.org")
+    assert alice.get(f"/tasks/{T3}/A/data/{future}").status_code == 404
+    assert alice.get(f"/tasks/{T3}/B/data/{trial}").status_code == 404
+    assert alice.get(f"/tasks/{T3}/A/data/999999").status_code == 404
+    org = _client(world, "org@example.org")
+    assert org.get(f"/tasks/{T3}/A/data/{future}").data == SECRET_FUTURE
+    with world.extensions["leaderboard"]["sessionmaker"]() as s:
+        s.execute(update(Team).values(approved=False))
+        s.commit()
+    refused = alice.get(f"/tasks/{T3}/A/data/{trial}")
+    assert refused.status_code == 403 and TRIAL_BYTES not in refused.data
+    assert "Trial inputs" not in alice.get(f"/tasks/{T3}/A").get_data(as_text=True)
+    with world.extensions["leaderboard"]["sessionmaker"]() as s:
+        s.execute(update(Team).values(approved=True, withdrawn_at=NOW))
+        s.commit()
+    assert alice.get(f"/tasks/{T3}/A/data/{trial}").status_code == 403
+
+
+def _set_terms(app: Flask, terms: str) -> None:
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        task = s.scalar(select(Task).where(Task.slug == T3))
+        assert task is not None
+        task.definition = {**task.definition, "terms": terms}
+        task.definition_sha256 = "0" * 64
+        s.commit()
+
+
+def _acceptances(app: Flask) -> int:
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        return len(s.scalars(select(TermsAcceptance)).all())
+
+
+def test_terms_are_accepted_once_before_the_first_download(world: Flask) -> None:
+    _set_terms(world, "Use the data for research only. <b>no html</b>")
+    trial = _ids(world)["Trial inputs"]
+    url = f"/tasks/{T3}/A/data/{trial}"
+    alice = _client(world, "alice@example.org")
+    page = alice.get(url)
+    body = page.get_data(as_text=True)
+    assert page.status_code == 200 and TRIAL_BYTES not in page.data
+    assert "Use the data for research only. &lt;b&gt;no html&lt;/b&gt;" in body
+    assert alice.post(url, data={}).status_code == 400
+    assert _acceptances(world) == 0
+    accepted = alice.post(url, data={"csrf_token": csrf_from(body)})
+    assert accepted.status_code == 302 and accepted.headers["Location"] == url
+    assert _acceptances(world) == 1
+    assert alice.get(url).data == TRIAL_BYTES
+    # Accepting a file the user may not have yet records nothing.
+    future = _ids(world)["test-input.txt"]
+    refused = alice.post(f"/tasks/{T3}/A/data/{future}", data={"csrf_token": csrf_from(body)})
+    assert refused.status_code == 404
+    # Organizers are never asked.
+    assert _client(world, "org@example.org").get(url).data == TRIAL_BYTES
+
+
+def test_a_task_without_terms_asks_nothing(world: Flask) -> None:
+    trial = _ids(world)["Trial inputs"]
+    assert (
+        _client(world, "alice@example.org").get(f"/tasks/{T3}/A/data/{trial}").data == TRIAL_BYTES
+    )
+    assert _acceptances(world) == 0
+
+
+def _organizer_page(client: FlaskClient) -> str:
+    return client.get(f"/organizer/tasks/{T3}/A").get_data(as_text=True)
+
+
+def test_organizer_page_adds_and_deletes_files(world: Flask) -> None:
+    org = _client(world, "org@example.org")
+    page = _organizer_page(org)
+    assert 'id="data-form"' in page and "Trial inputs" in page
+    token = csrf_from(page)
+    url = f"/organizer/tasks/{T3}/A/data"
+    form = {"phase": "trial", "title": "Baseline code", "csrf_token": token}
+    no_csrf = org.post(
+        url, data={**form, "csrf_token": "", "file": (io.BytesIO(b"code\n"), "b.py")}
+    )
+    assert no_csrf.status_code == 400
+    gold = org.post(url, data={**form, "file": (io.BytesIO(GOLD_TEST_A.read_bytes()), "g.txt")})
+    assert gold.status_code == 400 and "gold" in gold.get_data(as_text=True)
+    bad_phase = org.post(
+        url, data={**form, "phase": "nope", "file": (io.BytesIO(b"code\n"), "b.py")}
+    )
+    assert bad_phase.status_code == 400
+    missing = org.post(url, data=form)
+    assert missing.status_code == 400
+    assert len(_rows(world)) == 2
+    added = org.post(url, data={**form, "file": (io.BytesIO(b"code\n"), "my code (v2).py")})
+    assert added.status_code == 302
+    row = _rows(world)[-1]
+    assert (row.title, row.filename, row.created_by) == (
+        "Baseline code",
+        "my_code__v2_.py",
+        "org@example.org",
+    )
+    delete = f"/organizer/tasks/{T3}/A/data/{row.id}/delete"
+    assert org.post(delete, data={}).status_code == 400
+    assert org.post(delete, data={"csrf_token": token}).status_code == 302
+    assert len(_rows(world)) == 2
+    assert _actions(world)[-2:] == ["add-data-file", "delete-data-file"]
+    alice = _client(world, "alice@example.org")
+    assert alice.post(delete, data={"csrf_token": token}).status_code in (400, 403)
+
+
+def test_a_50_mb_download_is_streamed_not_loaded(world: Flask, tmp_path: Path) -> None:
+    big = tmp_path / "big.bin"
+    chunk = bytes(range(256)) * 4096  # 1 MiB
+    digest = hashlib.sha256()
+    with big.open("wb") as out:
+        for i in range(50):
+            block = chunk[i:] + chunk[:i]
+            digest.update(block)
+            out.write(block)
+    code, out = _cli(world, "data", "add", T3, "A", str(big), "--phase", "trial")
+    assert code == 0, out
+    file_id = _rows(world)[-1].id
+    alice = _client(world, "alice@example.org")
+    resp = alice.get(f"/tasks/{T3}/A/data/{file_id}", buffered=False)
+    try:
+        assert resp.status_code == 200
+        assert resp.is_streamed
+        assert int(resp.headers["Content-Length"]) == 50 * (1 << 20)
+        got = hashlib.sha256()
+        largest = 0
+        for part in resp.response:
+            largest = max(largest, len(part))
+            got.update(part)
+        # The body arrives in blocks, never as one 50 MB string.
+        assert largest <= 1 << 20
+        assert got.hexdigest() == digest.hexdigest()
+    finally:
+        resp.close()
+
+
+def test_safe_filename_keeps_only_a_plain_base_name() -> None:
+    assert safe_filename("../../etc/passwd") == "passwd"
+    assert safe_filename('C:\\dir\\evil name".txt') == "evil_name_.txt"
+    assert safe_filename("\r\nX-Header: 1") == "X-Header__1"
+    assert safe_filename("...") == "data"
+    assert safe_filename("données.tsv") == "donn_es.tsv"

@@ -51,6 +51,11 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
     type=click.Choice(["public", "anonymous"]),
     help="Show teams in public tables as Team 1, Team 2, ... (anonymous), or reveal them.",
 )
+@click.option(
+    "--diagnostics",
+    type=click.Choice(["teams", "public"]),
+    help="Who sees each run's per-query values once results are visible: its team, or anyone.",
+)
 @click.option("--daily-quota", type=int, help="Runs per team per UTC day (0: no quota).")
 @click.option("--total-quota", type=int, help="Runs per team in the phase (0: no quota).")
 @with_appcontext
@@ -65,6 +70,7 @@ def phase_cmd(
     corrections: bool | None,
     results: str | None,
     names: str | None,
+    diagnostics: str | None,
     daily_quota: int | None,
     total_quota: int | None,
 ) -> None:
@@ -82,6 +88,7 @@ def phase_cmd(
         daily_quota=daily_quota,
         total_quota=total_quota,
         names=names,
+        diagnostics=diagnostics,
     )
     zone = common.settings().display_timezone
     with common.session() as session:
@@ -101,7 +108,8 @@ def phase_cmd(
             f"corrections {'accepted' if phase.corrections_allowed else 'refused'}; "
             f"results {'hidden' if phase.results_hidden else 'visible'}; "
             f"quota {phase.daily_quota or 'none'} per day, {phase.total_quota or 'none'} in total; "
-            f"team names {phase.names}."
+            f"team names {phase.names}; per-query diagnostics for "
+            f"{'everyone' if phase.public_diagnostics else 'its own team only'}."
         )
 
 

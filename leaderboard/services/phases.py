@@ -41,6 +41,7 @@ class PhaseChange:
     daily_quota: int | None = None  # 0 removes the quota
     total_quota: int | None = None
     names: str | None = None  # "public" | "anonymous"
+    diagnostics: str | None = None  # "teams" (own runs only) | "public" (every run's)
 
 
 _MEMO = "leaderboard.phases"
@@ -107,6 +108,12 @@ def upsert_phase(
         if change.names not in ("public", "anonymous"):
             raise InvalidInput(f"Names must be 'public' or 'anonymous', not {shown(change.names)}.")
         phase.names = change.names
+    if change.diagnostics is not None:
+        if change.diagnostics not in ("teams", "public"):
+            raise InvalidInput(
+                f"Diagnostics must be 'teams' or 'public', not {shown(change.diagnostics)}."
+            )
+        phase.public_diagnostics = change.diagnostics == "public"
     for attr in ("daily_quota", "total_quota"):
         value = getattr(change, attr)
         if value is not None:
@@ -132,6 +139,7 @@ def upsert_phase(
         daily_quota=phase.daily_quota,
         total_quota=phase.total_quota,
         names=phase.names,
+        diagnostics="public" if phase.public_diagnostics else "teams",
     )
     session.commit()
     return phase

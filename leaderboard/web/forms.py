@@ -86,6 +86,11 @@ class PhaseForm(FlaskForm):
             ]
         ),
     )
+    diagnostics = SelectField(
+        "Per-query diagnostics",
+        default="",
+        choices=options([("", "unchanged"), ("teams", "each run's team"), ("public", "everyone")]),
+    )
 
 
 class ImportForm(FlaskForm):

@@ -182,6 +182,7 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
         daily_quota=_int_or_none(form.daily_quota.data, "The daily quota"),
         total_quota=_int_or_none(form.total_quota.data, "The total quota"),
         names=form.names.data or None,
+        diagnostics=form.diagnostics.data or None,
     )
     target = resolve(db(), task, subtask, form.eval_set.data)
     upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())

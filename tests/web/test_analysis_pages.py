@@ -86,3 +86,24 @@ def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> Non
     # Another team's run is not found for alice, nor for anonymous visitors.
     assert alice.get("/runs/2/queries").status_code == 404
     assert app.test_client().get(f"/runs/{run_id}/queries").status_code == 404
+
+
+def test_public_diagnostics_is_a_phase_option(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+    anonymous = app.test_client()
+    assert anonymous.get("/runs/2/queries").status_code == 404
+    result = hosted.invoke(
+        args=["leaderboard", "phase", "example-sentiment", "A", "test", "--diagnostics", "public"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "per-query diagnostics for everyone" in result.output
+    assert anonymous.get("/runs/2/queries").status_code == 200
+    # Hidden results hide diagnostics again, whatever the option says.
+    hidden = hosted.invoke(
+        args=["leaderboard", "phase", "example-sentiment", "A", "test", "--results", "hidden"]
+    )
+    assert hidden.exit_code == 0, hidden.output
+    assert anonymous.get("/runs/2/queries").status_code == 404
+    bad = hosted.invoke(
+        args=["leaderboard", "phase", "example-sentiment", "A", "test", "--diagnostics", "all"]
+    )
+    assert bad.exit_code == 2

@@ -113,6 +113,8 @@ class EvalSet(Base):
     position: Mapped[int] = mapped_column(Integer, default=0)
     # Bumped by every change that can alter the set's tables; caches are keyed by it.
     revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # Advanced when an analysis of the set is stored, so cached tables take its clusters.
+    analysed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     subtask: Mapped[Subtask] = relationship(back_populates="eval_sets")
     gold_files: Mapped[list[GoldFile]] = relationship(

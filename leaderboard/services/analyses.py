@@ -123,9 +123,17 @@ def compute_now(
     analysis.finished_at = utcnow()
     analysis.worker = worker_name()
     session.add(analysis)
+    _mark_analysed(session, target.eval_set.id)
     record_for(session, actor, "compute-analysis", target, method=request.method, at=now)
     session.commit()
     return analysis
+
+
+def _mark_analysed(session: Session, eval_set_id: int) -> None:
+    """Advance the set's analysis counter: cached tables of it are rebuilt with the clusters."""
+    session.execute(
+        update(EvalSet).where(EvalSet.id == eval_set_id).values(analysed=EvalSet.analysed + 1)
+    )
 
 
 def claim_next(session: Session, *, worker: str, now: datetime | None = None) -> Analysis | None:
@@ -166,6 +174,7 @@ def run_claimed(session: Session, store: FileStore, analysis: Analysis) -> Analy
         analysis.revision = target.eval_set.revision
         analysis.report = compute(session, store, target, _request_of(analysis))
         analysis.status = "done"
+        _mark_analysed(session, target.eval_set.id)
     except DomainError as exc:
         session.rollback()
         analysis.status = "failed"

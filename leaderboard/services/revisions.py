@@ -28,7 +28,7 @@ def bump(session: Session, *eval_set_ids: int) -> None:
 # A prepared text query: this runs on every cached page view, where building an ORM statement
 # would cost more than the rest of the request.
 _CURRENT = text(
-    "SELECT e.id, e.revision FROM eval_sets e"
+    "SELECT e.id, e.revision, e.analysed FROM eval_sets e"
     " JOIN subtasks s ON e.subtask_id = s.id JOIN tasks t ON s.task_id = t.id"
     " WHERE t.slug = :task AND s.slug = :subtask AND e.slug = COALESCE(:set_slug, s.default_set)"
 )
@@ -36,9 +36,9 @@ _CURRENT = text(
 
 def current(
     session: Session, task: str, subtask: str, set_slug: str | None
-) -> tuple[int, int] | None:
-    """Return (set id, revision) of a set named by slugs in one query, or None if there is none."""
+) -> tuple[int, int, int] | None:
+    """Return (set id, revision, analyses stored) of a set named by slugs in one query."""
     row = session.execute(
         _CURRENT, {"task": task, "subtask": subtask, "set_slug": set_slug}
     ).first()
-    return (int(row[0]), int(row[1])) if row is not None else None
+    return (int(row[0]), int(row[1]), int(row[2])) if row is not None else None

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, selectinload
 from leaderboard.models import Run, Team
 from leaderboard.services.anonymity import PUBLIC, Audience, masked_names
 from leaderboard.services.catalog import Target, load_gold
+from leaderboard.services.table_analysis import with_analysis
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table
@@ -223,19 +224,26 @@ def render(
 
 
 def live_table(
-    session: Session, store: FileStore, target: Target, audience: Audience = PUBLIC
+    session: Session,
+    store: FileStore,
+    target: Target,
+    audience: Audience = PUBLIC,
+    *,
+    analysed: bool = True,
 ) -> Table:
     """Build the live table: every active run, late and corrected ones marked and ranked "as if".
 
-    Team names are those the audience may see (anonymous phases hide the others').
+    Team names are those the audience may see (anonymous phases hide the others'). With
+    ``analysed``, the set's current analysis adds clusters and intervals.
     """
     runs = active_runs(session, target)
     # It is a post-deadline view only once a late or corrected run exists.
     off_time = any(r.late or r.corrected for r in runs)
     masked = masked_names(session, target, audience)
-    return render(
+    table = render(
         target, table_inputs(session, store, target, runs, include_late=off_time, masked=masked)
     )
+    return with_analysis(session, target, table) if analysed else table
 
 
 def provisional_table(
@@ -245,4 +253,4 @@ def provisional_table(
     runs = official_runs(session, target)
     masked = masked_names(session, target, audience)
     inputs = table_inputs(session, store, target, runs, include_late=False, masked=masked)
-    return render(target, inputs, official=True)
+    return with_analysis(session, target, render(target, inputs, official=True))

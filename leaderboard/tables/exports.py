@@ -59,6 +59,7 @@ def _row_dict(row: Row, columns: tuple[Column, ...]) -> dict[str, Any]:
         "bold": row.bold,
         "rank_display": row.rank_display,
         "markers": list(row.markers),
+        **({"cluster": row.cluster} if row.cluster is not None else {}),
     }
 
 
@@ -72,6 +73,7 @@ def _cell_dict(cell: Cell | None) -> dict[str, Any] | None:
         "rank": cell.rank,
         "bold": cell.bold,
         "note": cell.note,
+        **({"ci": [json_number(cell.ci[0]), json_number(cell.ci[1])]} if cell.ci else {}),
     }
 
 
@@ -419,7 +421,11 @@ def to_latex(table: Table) -> str:
     head.append(_latex_lines([latex_escape(label) for label in (*lead, *measures, *trail)]))
 
     body = []
+    previous = None
     for row in table.rows:
+        if row.starts_cluster(previous):
+            body.append(r"\midrule")  # a significance cluster starts
+        previous = row
         cells = [_latex_meta(row, name) for name in table.lead_columns]
         cells.extend(_latex_value(row, row.cells.get(c.key)) for c in table.columns)
         cells.extend(_latex_meta(row, name) for name in table.trail_columns)

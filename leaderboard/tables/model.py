@@ -125,6 +125,10 @@ class Cell:
     rank: int | None = None
     bold: bool = False
     note: str | None = None
+    #: The 95 % bootstrap interval of the value, in the display scale, once analysed.
+    ci: tuple[float, float] | None = None
+    #: The interval as shown, "[low, high]" with the column's decimals.
+    ci_display: str = ""
 
 
 @dataclass(frozen=True)
@@ -160,6 +164,17 @@ class Row:
     meta: Mapping[str, MetaCell]
     corrected: bool = False
     run_id: int | None = None
+    #: The significance cluster (1, 2, ...) of a ranked row, once analysed.
+    cluster: int | None = None
+
+    def starts_cluster(self, previous: Row | None) -> bool:
+        """Return whether a rule goes above this row: it opens a cluster after another one."""
+        return (
+            self.cluster is not None
+            and previous is not None
+            and previous.cluster is not None
+            and previous.cluster != self.cluster
+        )
 
 
 @dataclass(frozen=True)

@@ -99,7 +99,7 @@ def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) 
     audience = audience_for(viewer())
     # Anonymous tables differ by reader (their own team by name): the reader is in the key.
     names = audience_key(db(), target, audience)
-    key = (target.eval_set.id, target.eval_set.revision, view, fmt, names)
+    key = (target.eval_set.id, target.eval_set.revision, target.eval_set.analysed, view, fmt, names)
     return pagecache.tables().get_or_make(
         key, lambda: RENDERERS[fmt](live_table(db(), store(), target, audience))
     )

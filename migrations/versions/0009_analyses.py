@@ -45,9 +45,15 @@ def upgrade() -> None:
     with op.batch_alter_table('phases', schema=None) as batch_op:
         batch_op.add_column(sa.Column('public_diagnostics', sa.Boolean(), server_default=sa.false(), nullable=False))
 
+    with op.batch_alter_table('eval_sets', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('analysed', sa.Integer(), server_default='0', nullable=False))
+
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('eval_sets', schema=None) as batch_op:
+        batch_op.drop_column('analysed')
+
     with op.batch_alter_table('phases', schema=None) as batch_op:
         batch_op.drop_column('public_diagnostics')
 

@@ -107,3 +107,47 @@ def test_public_diagnostics_is_a_phase_option(app: Flask, hosted: FlaskCliRunner
         args=["leaderboard", "phase", "example-sentiment", "A", "test", "--diagnostics", "all"]
     )
     assert bad.exit_code == 2
+
+
+def test_the_table_takes_clusters_and_intervals_of_the_current_analysis(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+    tmp_path,  # type: ignore[no-untyped-def]
+) -> None:
+    from tests.security import compile_latex
+
+    public = app.test_client()
+    before = public.get("/tasks/example-sentiment/A/results.json").get_json()
+    assert all("cluster" not in row for row in before["rows"])
+    page_before = public.get("/tasks/example-sentiment/A").get_data(as_text=True)  # now cached
+    assert "significance clusters" not in page_before
+
+    result = hosted.invoke(
+        args=["leaderboard", "significance", "example-sentiment", "A", "--samples", "400"]
+    )
+    assert result.exit_code == 0, result.output
+    report = __import__("json").loads(result.output)
+    table = public.get("/tasks/example-sentiment/A/results.json").get_json()
+    by_label = {row["label"]: row for row in table["rows"]}
+    for n, group in enumerate(report["clusters"], 1):
+        for label in group:
+            assert by_label[label]["cluster"] == n
+    for run_id, label in zip(report["run_ids"], report["runs"], strict=True):
+        low, high = report["intervals"][str(run_id)]["macro-F1"]
+        cell = by_label[label]["cells"]["macro-F1"]
+        # The cell's scale is the stored one here (fractions shown as fractions).
+        assert cell["ci"] == [low, high]
+    assert any("significance clusters" in note for note in table["footnotes"])
+
+    # The cached anonymous page is rebuilt: storing an analysis advances the set's counter.
+    page = public.get("/tasks/example-sentiment/A").get_data(as_text=True)
+    assert "significance clusters" in page
+    starts = page.count("cluster-start")
+    assert starts == len(report["clusters"]) - 1
+    assert page.count('class="ci"') == sum(
+        1 for row in table["rows"] for cell in row["cells"].values() if cell and "ci" in cell
+    )
+    latex = public.get("/tasks/example-sentiment/A/results.tex").get_data(as_text=True)
+    assert latex.count(r"\midrule") >= 1 + starts  # the header rule and one per cluster start
+    compiled = compile_latex(latex, tmp_path, "clusters")
+    assert compiled.returncode == 0, compiled.stdout[-2000:]

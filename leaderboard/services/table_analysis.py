@@ -1,0 +1,79 @@
+"""Put the set's current analysis into its table: each ranked row's cluster, each cell's interval.
+
+The analysis used is the latest finished one of the set's current score revision made with the
+official measure over the ranked runs; without one the table is left as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, undefer
+
+from leaderboard.models import Analysis
+from leaderboard.services.catalog import Target
+from leaderboard.tables.model import Cell, Row, Table
+
+CLUSTER_NOTE = (
+    "Rules separate significance clusters ({method}, {correction}-adjusted p < {alpha}): each "
+    "cluster's first run is significantly worse than every run of the cluster above; runs within "
+    "a cluster may or may not differ significantly. Intervals are 95 % bootstrap intervals."
+)
+
+
+def current_report(session: Session, target: Target) -> dict[str, Any] | None:
+    """Return the report of the set's current analysis of the official measure, if any."""
+    specs = target.family.measure_specs(target.context())
+    official = next((s.key for s in specs if s.official), specs[0].key)
+    analysis = session.scalar(
+        select(Analysis)
+        .where(
+            Analysis.eval_set_id == target.eval_set.id,
+            Analysis.revision == target.eval_set.revision,
+            Analysis.status == "done",
+            Analysis.runs == "ranked",
+            Analysis.measure.in_(("", official)),
+        )
+        .order_by(Analysis.id.desc())
+        .limit(1)
+        .options(undefer(Analysis.report))
+    )
+    return analysis.report if analysis is not None else None
+
+
+def with_analysis(session: Session, target: Target, table: Table) -> Table:
+    """Return the table with clusters on its ranked rows and intervals on its cells."""
+    report = current_report(session, target)
+    if report is None:
+        return table
+    cluster_of: dict[int, int] = {}
+    label_ids = dict(zip(report["runs"], report["run_ids"], strict=True))
+    for n, group in enumerate(report["clusters"], 1):
+        for label in group:
+            cluster_of[label_ids[label]] = n
+    specs = {s.key: s for s in target.family.measure_specs(target.context())}
+    intervals: dict[str, dict[str, list[float]]] = report.get("intervals", {})
+
+    def cell(run_id: int | None, key: str, value: Cell | None) -> Cell | None:
+        found = intervals.get(str(run_id), {}).get(key)
+        if value is None or found is None:
+            return value
+        spec = specs[key]
+        low, high = found[0] * spec.scale, found[1] * spec.scale
+        places = spec.display_decimals
+        return replace(value, ci=(low, high), ci_display=f"[{low:.{places}f}, {high:.{places}f}]")
+
+    rows: list[Row] = [
+        replace(
+            row,
+            cluster=cluster_of.get(row.run_id) if row.run_id is not None else None,
+            cells={k: cell(row.run_id, k, v) for k, v in row.cells.items()},
+        )
+        for row in table.rows
+    ]
+    note = CLUSTER_NOTE.format(
+        method=report["method"], correction=report["correction"], alpha=report["alpha"]
+    )
+    return replace(table, rows=tuple(rows), footnotes=(*table.footnotes, note))

@@ -11,7 +11,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from leaderboard.cli import accounts, campaign, gold, offline, operations, runs, tables, tasks
+from leaderboard.cli import (
+    accounts,
+    campaign,
+    gold,
+    invitations,
+    offline,
+    operations,
+    runs,
+    tables,
+    tasks,
+)
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -22,7 +32,7 @@ def leaderboard_group() -> None:
     """Run the shared-task leaderboard: tasks, accounts, runs, baselines and tables."""
 
 
-for _module in (accounts, campaign, gold, operations, runs, tables, tasks):
+for _module in (accounts, campaign, gold, invitations, operations, runs, tables, tasks):
     for _command in _module.COMMANDS:
         leaderboard_group.add_command(_command)
 leaderboard_group.add_command(offline.score_cmd)

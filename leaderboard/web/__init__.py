@@ -51,7 +51,18 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         "clock": (overrides or {}).get("clock") or clock_from_environment(),
     }
 
-    from leaderboard.web import api, auth, errors, ops, organizer, pagecache, participant, public
+    from leaderboard.web import (
+        account,
+        api,
+        auth,
+        errors,
+        ops,
+        org_accounts,
+        organizer,
+        pagecache,
+        participant,
+        public,
+    )
     from leaderboard.web.extensions import csrf, init_login
     from leaderboard.web.security import init_security
 
@@ -60,6 +71,8 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     init_security(app)
     for bp in (public.bp, auth.bp, participant.bp, organizer.bp, api.bp, errors.bp, ops.bp):
         app.register_blueprint(bp)
+    app.register_blueprint(account.bp)
+    app.register_blueprint(org_accounts.bp)
     ops.init_request_logs(app)
     pagecache.init_caches(app)
     csrf.exempt(api.bp)

@@ -83,8 +83,10 @@ def compose(sender: str, to: str, subject: str, body: str) -> EmailMessage:
 def send(transport: Transport, message: EmailMessage) -> None:
     """Deliver a message now; raise MailError when it cannot be sent."""
     if transport.kind == "console":
-        # A fresh install has no mail server: the whole message goes to the server log.
-        log.info("mail (console transport):\n%s", message.as_string())
+        # A fresh install has no mail server: the whole message goes to the server log, its
+        # body decoded so that a long link reads whole (on the wire it is quoted-printable).
+        headers = "".join(f"{k}: {v}\n" for k, v in message.items())
+        log.info("mail (console transport):\n%s\n%s", headers, message.get_content())
         return
     try:
         if transport.kind == "smtps":

@@ -18,6 +18,8 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
+from leaderboard.services import mail
+
 LINK = re.compile(r"https?://\S+")
 
 
@@ -113,6 +115,8 @@ def smtp_server(
     try:
         yield MailServer("127.0.0.1", controller.port, inbox)
     finally:
+        # Mail still on its way finishes first: a server stopped under a client leaves sockets.
+        mail.flush()
         controller.stop()
 
 

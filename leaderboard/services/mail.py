@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import smtplib
 import ssl
 import threading
@@ -16,6 +17,8 @@ log = logging.getLogger("leaderboard.mail")
 #: Seconds an SMTP connection may take before a mail counts as failed.
 TIMEOUT = 15.0
 
+#: One address: a local part without quoting or separators, and a dotted domain.
+_ADDRESS = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(\.[\w-]+)+")
 _pending: list[threading.Thread] = []
 _pending_lock = threading.Lock()
 
@@ -68,8 +71,15 @@ class Transport:
         return ssl.create_default_context(cafile=self.cafile or None)
 
 
+def is_plain_address(address: str) -> bool:
+    """Return whether ``address`` is one plain e-mail address (nothing a header reads as more)."""
+    return _ADDRESS.fullmatch(address) is not None and ".." not in address
+
+
 def compose(sender: str, to: str, subject: str, body: str) -> EmailMessage:
-    """Build a plain-text message."""
+    """Build a plain-text message to one plain address."""
+    if not is_plain_address(to):
+        raise MailError(f"{to!r} is not a plain e-mail address; nothing was sent.")
     message = EmailMessage()
     message["From"] = sender
     message["To"] = to
@@ -108,7 +118,8 @@ def send(transport: Transport, message: EmailMessage) -> None:
 def _deliver(smtp: smtplib.SMTP, transport: Transport, message: EmailMessage) -> None:
     if transport.username:
         smtp.login(transport.username, transport.password)
-    smtp.send_message(message)
+    # The one recipient, not whatever the headers could be read as.
+    smtp.send_message(message, to_addrs=[str(message["To"])])
 
 
 def send_logged(transport: Transport, message: EmailMessage) -> bool:

@@ -26,7 +26,14 @@ class Outbox:
     background: bool = True
 
     def _send(self, to: str, subject: str, body: str) -> None:
-        message = mail.compose(self.sender, to, f"[{self.site_name}] {subject}", body)
+        try:
+            message = mail.compose(self.sender, to, f"[{self.site_name}] {subject}", body)
+        except mail.MailError as exc:
+            if not self.background:
+                raise
+            # A web answer never fails over mail (nor says whether there was any to send).
+            mail.log.error("mail to %r not sent: %s", to, exc)
+            return
         if self.background:
             mail.send_in_background(self.transport, message)
         else:

@@ -15,6 +15,7 @@ from leaderboard.models import Team, User
 from leaderboard.services import settings as site
 from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.links import BadLink, check_age, fingerprint
+from leaderboard.services.mail import is_plain_address
 from leaderboard.services.passwords import check_password, clean_text, hasher
 
 
@@ -65,8 +66,9 @@ def registration_refusal(session: Session, invite_code: str, invited_email: str)
 def normalize_email(email: str) -> str:
     """Return an e-mail address stripped and lower-cased, refusing what is not one."""
     email = clean_text(email, "e-mail address", required=True, limit=320).lower()
-    local, at, domain = email.partition("@")
-    if not at or not local or not domain or " " in email or "@" in domain:
+    # One plain address: no display name, comment, list or quoting that a mail header or an
+    # SMTP server would read as more (or other) recipients.
+    if not is_plain_address(email):
         raise InvalidInput(f"{shown(email)} is not an e-mail address.")
     return email
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import quote
 
 from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
@@ -26,6 +27,7 @@ from leaderboard.services.signup import (
     registration_refusal,
     resend_target,
     sign_up,
+    team_for_invite,
     verification_user,
     verify,
 )
@@ -108,6 +110,8 @@ def signup() -> ResponseReturnValue:
         return redirect(url_for("public.home"))
     session = db()
     invite_code = request.args.get("invite", "").strip()[:64]
+    if invite_code and team_for_invite(session, invite_code) is None:
+        invite_code = ""  # not a team's code: the refusal below (invite mode) or no team to join
     invited_email, bad_invitation = _invitation()
     terms = site.get(session, "terms")
     form = SignupForm()
@@ -168,7 +172,7 @@ def verify_page(token: str) -> ResponseReturnValue:
     except DomainError as exc:
         return render_template("account/verify.html", error=exc.message), exc.status
     code = payload.get("j") if isinstance(payload.get("j"), str) else ""
-    after = f"/teams/join/{code}" if code else None
+    after = f"/teams/join/{quote(code, safe='')}" if code else None
     login_link = url_for("auth.login", next=after) if after else url_for("auth.login")
     if pending is None:
         return render_template(

@@ -13,6 +13,7 @@ from leaderboard.services.links import (
     make_token,
     read_token,
 )
+from leaderboard.services.mail import MailError, compose, is_plain_address
 from leaderboard.services.passwords import password_problems
 
 SITE = "SemEval Leaderboard"
@@ -67,3 +68,29 @@ def test_links_carry_their_payload_for_their_purpose_only() -> None:
 
 def test_fingerprints_differ_per_hash() -> None:
     assert fingerprint("a") != fingerprint("b") and fingerprint(None) == fingerprint("")
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "a,b@example.org",
+        "a b@example.org",
+        "<a@example.org>",
+        "a@example",
+        "a..b@example.org",
+        "x@y@z.org",
+    ],
+)
+def test_only_plain_addresses_get_mail(address: str) -> None:
+    assert not is_plain_address(address)
+    with pytest.raises(MailError):
+        compose("lb@example.org", address, "s", "b")
+
+
+def test_plain_addresses_pass() -> None:
+    for address in (
+        "dana@example.org",
+        "d.o'neil+lb@mail.example.co.uk",
+        "\u0639\u0644\u064a@example.org",
+    ):
+        assert is_plain_address(address)

@@ -416,3 +416,19 @@ def test_the_organizer_sees_a_sign_up(site: Flask, web: FlaskClient) -> None:
     login(org, "org@example.org", "organizer password")
     page = org.get("/organizer/users").get_data(as_text=True)
     assert NEW in page and "Dana Doe" in page and "Example University" in page
+
+
+def test_an_address_list_is_no_address(site: Flask, web: FlaskClient, server: MailServer) -> None:
+    for listed in ("victim@example.org,attacker@example.org", "victim,attacker@example.org"):
+        resp = sign_up(web, listed)
+        assert resp.status_code == 400
+        assert "not an e-mail address" in resp.get_data(as_text=True) or (
+            "Enter an e-mail address" in resp.get_data(as_text=True)
+        )
+    assert user_row(site, "victim,attacker@example.org") is None
+    assert mails_to(server.inbox, "attacker@example.org") == []
+    # An odd address made on the command line gets no mail, and the answer is the usual one.
+    make_participant(site, "Aurora", "odd,one@example.org", PASSWORD)
+    forgot = post_form(web, "/password/forgot", {"email": "odd,one@example.org"})
+    assert forgot.status_code == 200
+    assert mails_to(server.inbox, "odd,one@example.org") == []

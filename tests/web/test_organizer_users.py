@@ -210,3 +210,11 @@ def test_commands_need_a_base_url(make_app: AppFactory) -> None:
     result = app.test_cli_runner().invoke(args=["leaderboard", "invite", NEW])
     assert result.exit_code == 1 and "LEADERBOARD_BASE_URL" in result.output
     assert user_row(app, NEW) is None
+
+
+def test_hostile_names_are_escaped_on_the_users_page(site: Flask, org: FlaskClient) -> None:
+    hostile = "<script>alert(1)</script>"
+    sign_up(site.test_client(), NEW, display_name=hostile, affiliation='O"Brien & <b>Co</b>')
+    page = org.get("/organizer/users").get_data(as_text=True)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page and hostile not in page
+    assert "O&#34;Brien &amp; &lt;b&gt;Co&lt;/b&gt;" in page

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import statistics
 import time
 from collections.abc import Iterator
@@ -26,7 +27,7 @@ from tests.accounts import (
     user_row,
 )
 from tests.conftest import AppFactory, csrf_from, login
-from tests.runs import make_organizer, make_participant
+from tests.runs import make_organizer, make_participant, token_for
 from tests.smtp import MailServer, body_of, smtp_server
 
 T0 = datetime(2016, 1, 20, 9, 0, tzinfo=UTC)
@@ -111,6 +112,15 @@ def test_sign_up_verify_and_log_in(site: Flask, web: FlaskClient, server: MailSe
     for path in ("/", "/tasks/semeval2016-task3", "/tasks/semeval2016-task3/A"):
         assert web.get(path).status_code == 200, path
     assert ">Account<" in web.get("/").get_data(as_text=True)
+    assert web.get("/runs/1").status_code == 404
+    token = token_for(site, NEW)
+    upload = site.test_client().post(
+        "/api/v1/tasks/semeval2016-task3/A/runs",
+        data={"slot": "primary", "file": (io.BytesIO(b"x"), "run.txt")},
+        headers={"Authorization": f"Bearer {token}"},
+        content_type="multipart/form-data",
+    )
+    assert upload.status_code == 403 and "not in a team" in upload.get_json()["error"]
 
 
 def test_the_nav_offers_sign_up_to_visitors(web: FlaskClient) -> None:

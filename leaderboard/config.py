@@ -30,6 +30,12 @@ class Settings:
     secure_cookies: bool = False
     #: How many reverse proxies in front of the app set ``X-Forwarded-*`` (0: ignore them).
     trusted_proxies: int = 0
+    #: Where mail goes: ``console`` (the server log), ``smtp://…`` or ``smtps://…``.
+    mail_url: str = "console"
+    #: The sender of every mail.
+    mail_from: str = "leaderboard@localhost"
+    #: The start of links in mail; empty: the site URL, else the request's host.
+    base_url: str = ""
 
 
 def _persisted_secret(instance_dir: Path) -> str:
@@ -104,6 +110,11 @@ def load_settings(overrides: dict[str, object] | None = None) -> Settings:
     proxies = int(str(proxies_text)) if proxies_text not in (None, "") else 0
     if proxies < 0:
         raise ValueError("LEADERBOARD_TRUSTED_PROXIES must be 0 or more")
+    mail_url = str(_pick(o, "mail_url", "LEADERBOARD_MAIL_URL") or "console").strip()
+    if mail_url != "console" and not mail_url.lower().startswith(("smtp://", "smtps://")):
+        raise ValueError("LEADERBOARD_MAIL_URL must be console, smtp://… or smtps://…")
+    mail_from = str(_pick(o, "mail_from", "LEADERBOARD_MAIL_FROM") or "leaderboard@localhost")
+    base_url = str(_pick(o, "base_url", "LEADERBOARD_BASE_URL") or "").strip().rstrip("/")
     return Settings(
         instance_dir=instance_dir,
         database_url=database_url,
@@ -117,4 +128,7 @@ def load_settings(overrides: dict[str, object] | None = None) -> Settings:
         # An https site sends its cookies over https only unless told otherwise.
         secure_cookies=site_url.lower().startswith("https://") if secure is None else secure,
         trusted_proxies=proxies,
+        mail_url=mail_url,
+        mail_from=mail_from.strip(),
+        base_url=base_url,
     )

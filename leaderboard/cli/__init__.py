@@ -17,6 +17,7 @@ from leaderboard.cli import (
     campaign,
     data,
     gold,
+    invitations,
     offline,
     operations,
     remote,
@@ -35,7 +36,19 @@ def leaderboard_group() -> None:
     """Run the shared-task leaderboard: tasks, accounts, runs, baselines and tables."""
 
 
-for _module in (accounts, analysis, campaign, data, gold, operations, runs, tables, tasks, teams):
+for _module in (
+    accounts,
+    analysis,
+    campaign,
+    data,
+    gold,
+    invitations,
+    operations,
+    runs,
+    tables,
+    tasks,
+    teams,
+):
     for _command in _module.COMMANDS:
         leaderboard_group.add_command(_command)
 leaderboard_group.add_command(offline.score_cmd)

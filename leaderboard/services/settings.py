@@ -124,3 +124,19 @@ def set_value(session: Session, name: str, value: str, *, actor: str) -> str:
     record(session, actor, "set-setting", name=name, old=old, new=clean)
     session.commit()
     return clean
+
+
+def set_values(session: Session, values: dict[str, str], *, actor: str) -> list[str]:
+    """Check every new value first, then store and audit the changed ones; return their names."""
+    checked = {name: _spec(name).check(value) for name, value in values.items()}
+    current = all_settings(session)
+    changed = [name for name, value in checked.items() if value != current[name]]
+    for name in changed:
+        stored = session.get(SiteSetting, name)
+        if stored is None:
+            session.add(SiteSetting(name=name, value=checked[name]))
+        else:
+            stored.value = checked[name]
+        record(session, actor, "set-setting", name=name, old=current[name], new=checked[name])
+    session.commit()
+    return changed

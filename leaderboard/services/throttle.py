@@ -1,4 +1,4 @@
-"""Limit log-in attempts with counters in the shared database, claimed before the password check."""
+"""Limit log-ins, sign-ups, reset and resend requests with counters in the shared database."""
 
 # Three limits, each counted in a window that starts at the first counted attempt:
 # - an account from one address ("pair"): the lockout, which never blocks the owner elsewhere;
@@ -7,6 +7,8 @@
 # An attempt takes a slot in all three with conditional UPDATEs (count < limit) in one
 # transaction and commits before the password is verified, so parallel requests on any number
 # of workers and hosts cannot exceed a limit; a successful log-in gives its slots back.
+# Sign-ups, password-reset and verification-resend requests are counted the same way, per
+# address and per account (e-mail), in windows of an hour (REQUEST_LIMITS).
 
 from __future__ import annotations
 
@@ -25,6 +27,15 @@ WINDOW = timedelta(minutes=15)
 PER_PAIR = 5
 PER_ACCOUNT = 100
 PER_ADDRESS = 30
+#: Requests per hour of each mailing action: (per address, per account).
+REQUEST_LIMITS = {"signup": (20, 5), "reset": (20, 5), "resend": (20, 5)}
+REQUEST_WINDOW = timedelta(hours=1)
+#: The window of each scope that is not a log-in scope.
+_WINDOWS = {
+    f"{action}-{kind}": REQUEST_WINDOW
+    for action in REQUEST_LIMITS
+    for kind in ("address", "account")
+}
 #: Tries at a claim when a counter row vanished in between or the database gave up on a lock.
 _TRIES = 5
 
@@ -59,10 +70,34 @@ class Attempt:
         )
 
 
+def _window(scope: str) -> timedelta:
+    return _WINDOWS.get(scope, WINDOW)
+
+
+def claim_request(session: Session, action: str, email: str, remote: str, now: datetime) -> None:
+    """Count one sign-up, reset or resend request; raise TooManyAttempts when over a limit."""
+    per_address, per_account = REQUEST_LIMITS[action]
+    login = Attempt.of(email, remote)
+    account, address = login.keys[1][1], login.keys[2][1]
+    attempt = Attempt(
+        (
+            (f"{action}-address", address, per_address),
+            (f"{action}-account", account, per_account),
+        )
+    )
+    _claim_all(session, attempt, now)
+
+
 def claim_attempt(session: Session, email: str, remote: str, now: datetime) -> Attempt:
     """Count one log-in attempt before its password is checked; raise TooManyAttempts when over."""
     # Known and unknown accounts are counted alike, so the answer tells nothing about either.
     attempt = Attempt.of(email, remote)
+    _claim_all(session, attempt, now)
+    return attempt
+
+
+def _claim_all(session: Session, attempt: Attempt, now: datetime) -> None:
+    """Take a slot in every counter of ``attempt`` or raise TooManyAttempts."""
     _forget_expired(session, now)
     for _ in range(_TRIES):
         try:
@@ -72,7 +107,7 @@ def claim_attempt(session: Session, email: str, remote: str, now: datetime) -> A
             session.rollback()  # SQLite busy past its timeout, or a PostgreSQL deadlock: again
             continue
         if refused is None:
-            return attempt
+            return
         if refused > 0:
             raise TooManyAttempts(refused)
         # A counter row was removed between the two steps (expired rows are cleared): again.
@@ -110,13 +145,15 @@ def _ensure_rows(session: Session, attempt: Attempt, now: datetime) -> None:
 def _claim(session: Session, attempt: Attempt, now: datetime) -> int | None:
     """Claim a slot in every counter: None if done, else the seconds to wait (0: a row vanished)."""
     # Nothing is kept unless every counter had room.
-    # A window starting far ahead (a rehearsal clock moved back) is over too; a little ahead is
-    # normal, as parallel requests read the clock in one order and reach the database in another.
-    expired = (LoginCounter.window_start <= now - WINDOW) | (
-        LoginCounter.window_start > now + WINDOW
-    )
     # Rows are always taken in the same order (pair, account, address), so no deadlock.
     for scope, key, limit in attempt.keys:
+        window = _window(scope)
+        # A window starting far ahead (a rehearsal clock moved back) is over too; a little ahead
+        # is normal, as parallel requests read the clock in one order and reach the database in
+        # another.
+        expired = (LoginCounter.window_start <= now - window) | (
+            LoginCounter.window_start > now + window
+        )
         this = (LoginCounter.scope == scope, LoginCounter.key == key)
         claimed = session.execute(
             update(LoginCounter)
@@ -133,18 +170,19 @@ def _claim(session: Session, attempt: Attempt, now: datetime) -> int | None:
         session.rollback()
         if started is None:
             return 0
-        return max(1, int((started + WINDOW - now).total_seconds()))
+        return max(1, int((started + window - now).total_seconds()))
     session.commit()
     return None
 
 
 def _forget_expired(session: Session, now: datetime) -> None:
     """Delete counters whose window ended, skipping rows another attempt holds."""
-    stale = (
-        select(LoginCounter.id)
-        .where(LoginCounter.window_start <= now - WINDOW)
-        .with_for_update(skip_locked=True)
+    long_scopes = list(_WINDOWS)
+    # Request counters keep their hour; log-in counters go after their own window.
+    over = (LoginCounter.window_start <= now - REQUEST_WINDOW) | (
+        LoginCounter.scope.not_in(long_scopes) & (LoginCounter.window_start <= now - WINDOW)
     )
+    stale = select(LoginCounter.id).where(over).with_for_update(skip_locked=True)
     try:
         session.execute(delete(LoginCounter).where(LoginCounter.id.in_(stale)))
         session.commit()

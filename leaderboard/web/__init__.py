@@ -52,12 +52,14 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     }
 
     from leaderboard.web import (
+        account,
         analysis,
         api,
         auth,
         downloads,
         errors,
         ops,
+        org_accounts,
         organizer,
         organizer_teams,
         pagecache,
@@ -82,6 +84,8 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         organizer_teams.bp,
         downloads.bp,
         analysis.bp,
+        account.bp,
+        org_accounts.bp,
         api.bp,
         errors.bp,
         ops.bp,

@@ -46,6 +46,11 @@ def login() -> ResponseReturnValue:
             resp.headers["Retry-After"] = str(exc.retry_after)
             return resp
         user = authenticate(db(), email, form.password.data or "")
+        if user is not None and user.verified_at is None:
+            # The right password, but the address is unconfirmed: no session, a resend offer.
+            attempt_succeeded(db(), attempt)
+            flash("Your e-mail address is not verified yet; open the link we mailed you.", "error")
+            return render_template("auth/login.html", form=form, unverified=user.email), 403
         if user is not None:
             attempt_succeeded(db(), attempt)
             start_session(user)

@@ -46,7 +46,12 @@ def _load_user(user_id: str) -> User | None:
                 user = db().get(User, int(user_id))
             except ValueError:
                 user = None
-    if user is None or not user.is_active or user.session_generation != generation:
+    if (
+        user is None
+        or not user.is_active
+        or user.verified_at is None
+        or user.session_generation != generation
+    ):
         _forget_login()
         return None
     return user

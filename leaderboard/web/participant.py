@@ -18,6 +18,11 @@ from leaderboard.web.present import score_lines
 from leaderboard.web.uploads import collect_upload, upload_fields
 
 bp = Blueprint("participant", __name__)
+#: The answer to an account without a team (a new sign-up) on a team's pages.
+NO_TEAM = (
+    "Your account is not in a team yet: create one at /teams/new, or open the invite link "
+    "a team's captain gave you."
+)
 
 
 def _user() -> User:
@@ -30,8 +35,10 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
     """Show the upload form; validate, score and store an uploaded run."""
     user = _user()
     target = resolve(db(), task, subtask, request.values.get("eval_set") or None)
-    if user.role != "participant" or user.team is None:
+    if user.role != "participant":
         abort(403, "Only members of a team can upload runs.")
+    if user.team is None:
+        abort(403, NO_TEAM)
     form = UploadForm()
     form.eval_set.choices = options([(s.slug, s.title) for s in target.subtask.eval_sets])
     form.slot.choices = options([(s, s) for s in target.definition.runs.slots])

@@ -300,6 +300,42 @@ def data_form() -> dict[str, Any]:
     return {"phase": "test", "title": "Inputs", "file": (io.BytesIO(b"inputs\n"), "in.txt")}
 
 
+def signup_form() -> dict[str, Any]:
+    return {
+        "email": "newcomer@example.org",
+        "display_name": "Newcomer",
+        "password": "a long enough secret 42",
+        "password_confirm": "a long enough secret 42",
+        "affiliation": "",
+    }
+
+
+def nobody_form() -> dict[str, Any]:
+    return {"email": "nobody@example.org"}
+
+
+def new_password_form() -> dict[str, Any]:
+    return {"password": "a long enough secret 42", "password_confirm": "a long enough secret 42"}
+
+
+def profile_form() -> dict[str, Any]:
+    return {"display_name": "Someone", "affiliation": "Somewhere"}
+
+
+def invite_form() -> dict[str, Any]:
+    return {"email": "invited@example.org"}
+
+
+def settings_form() -> dict[str, Any]:
+    # The defaults, so that the matrix's other probes see the site unchanged.
+    return {
+        "registration": "open",
+        "max_team_size": "10",
+        "site_name": "Shared-task leaderboard",
+        "terms": "",
+    }
+
+
 SUB = f"/tasks/{T3}/A"
 ORG = f"/organizer/tasks/{T3}/A"
 API = f"/api/v1/tasks/{T3}"
@@ -424,6 +460,15 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", f"{API}/B/table", by_role(401, 403, 403, 200), api=True),
         Probe("GET", f"{API}/Z/table", by_role(401, 404, 404, 404), api=True),
     ],
+    # ---- self-service accounts and the organizer's users and settings pages
+    ("account.signup", "GET"): [Probe("GET", "/signup", by_role(200, 302, 302, 302))],
+    ("account.verify_page", "GET"): [Probe("GET", "/verify/not-a-token", each(400))],
+    ("account.resend", "GET"): [Probe("GET", "/verify/resend", each(200))],
+    ("account.forgot", "GET"): [Probe("GET", "/password/forgot", each(200))],
+    ("account.reset", "GET"): [Probe("GET", "/password/reset/not-a-token", each(400))],
+    ("account.account_page", "GET"): [Probe("GET", "/account", by_role(LOGIN, 200, 200, 200))],
+    ("org_accounts.users", "GET"): [Probe("GET", "/organizer/users", ORGANIZER_ONLY)],
+    ("org_accounts.site_settings", "GET"): [Probe("GET", "/organizer/settings", ORGANIZER_ONLY)],
     # ---- POSTs: refused visitors first, so that only the last (allowed) one changes anything.
     ("auth.login", "POST"): [
         Probe(
@@ -554,6 +599,42 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ],
     ("organizer.verify_set", "POST"): [
         Probe("POST", f"{ORG}/dev/verify", by_role(LOGIN, 403, 403, 200))
+    ],
+    ("account.signup", "POST"): [
+        Probe("POST", "/signup", each(400), form=signup_form, csrf=False),
+        Probe("POST", "/signup", by_role(200, 302, 302, 302), form=signup_form),
+    ],
+    ("account.verify_page", "POST"): [
+        Probe("POST", "/verify/not-a-token", each(400), csrf=False),
+        Probe("POST", "/verify/not-a-token", each(400)),
+    ],
+    ("account.resend", "POST"): [
+        Probe("POST", "/verify/resend", each(400), form=nobody_form, csrf=False),
+        Probe("POST", "/verify/resend", each(200), form=nobody_form),
+    ],
+    ("account.forgot", "POST"): [
+        Probe("POST", "/password/forgot", each(400), form=nobody_form, csrf=False),
+        Probe("POST", "/password/forgot", each(200), form=nobody_form),
+    ],
+    ("account.reset", "POST"): [
+        Probe("POST", "/password/reset/not-a-token", each(400), form=new_password_form, csrf=False),
+        Probe("POST", "/password/reset/not-a-token", each(400), form=new_password_form),
+    ],
+    ("account.account_page", "POST"): [
+        Probe("POST", "/account", each(400), form=profile_form, csrf=False),
+        Probe("POST", "/account", by_role(LOGIN, 302, 302, 302), form=profile_form),
+    ],
+    ("org_accounts.user_action", "POST"): [
+        Probe("POST", "/organizer/users/999999/resend", each(400), csrf=False),
+        Probe("POST", "/organizer/users/999999/resend", by_role(LOGIN, 403, 403, 404)),
+    ],
+    ("org_accounts.invite", "POST"): [
+        Probe("POST", "/organizer/users/invite", each(400), form=invite_form, csrf=False),
+        Probe("POST", "/organizer/users/invite", ORGANIZER_ACTION, form=invite_form),
+    ],
+    ("org_accounts.site_settings", "POST"): [
+        Probe("POST", "/organizer/settings", each(400), form=settings_form, csrf=False),
+        Probe("POST", "/organizer/settings", ORGANIZER_ACTION, form=settings_form),
     ],
     # Methods a route does not have (with a valid token, so that CSRF is not what refuses).
     ("public.home", "POST"): [Probe("POST", "/", each(405))],

@@ -1,0 +1,84 @@
+"""Account mail from the command line: invitations and verification links."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import click
+
+from leaderboard.cli import common
+from leaderboard.cli.common import with_appcontext
+from leaderboard.services.errors import DomainError
+
+if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
+    from leaderboard.services.notices import Outbox
+
+
+def _outbox(session: Session) -> Outbox:
+    """Return a mail builder that sends at once, with links from the configured base URL."""
+    from leaderboard.services import settings as site
+    from leaderboard.services.mail import Transport
+    from leaderboard.services.notices import Outbox
+
+    config = common.settings()
+    base = config.base_url or config.site_url
+    if not base:
+        common.fail("Set LEADERBOARD_BASE_URL (the site's address) so that mailed links work.")
+    return Outbox(
+        transport=Transport.parse(config.mail_url),
+        sender=config.mail_from,
+        secret=config.secret_key,
+        base_url=base,
+        site_name=site.get(session, "site_name"),
+        now=common.now(),
+        background=False,
+    )
+
+
+def _mail(send: Callable[[Session], str]) -> None:
+    from leaderboard.services.mail import MailError
+
+    with common.session() as session:
+        try:
+            report = send(session)
+        except (DomainError, MailError) as exc:
+            common.fail(exc.message if isinstance(exc, DomainError) else str(exc))
+    click.echo(report)
+
+
+@click.command("invite")
+@click.argument("email")
+@with_appcontext
+def invite_cmd(email: str) -> None:
+    """Mail EMAIL a signed sign-up link (works in every registration mode but closed)."""
+    from leaderboard.services.users import invitable
+
+    def send(session: Session) -> str:
+        box = _outbox(session)
+        address = invitable(session, email, actor=common.actor())
+        box.invitation(address, "The organizers")
+        return f"Invitation sent to {address}."
+
+    _mail(send)
+
+
+@click.command("resend-verification")
+@click.argument("email")
+@with_appcontext
+def resend_verification_cmd(email: str) -> None:
+    """Mail an unverified account a new verification link."""
+    from leaderboard.services.users import unverified_for_resend
+
+    def send(session: Session) -> str:
+        box = _outbox(session)
+        user = unverified_for_resend(session, email, actor=common.actor())
+        box.verification(user)
+        return f"Verification link sent to {user.email}."
+
+    _mail(send)
+
+
+COMMANDS = (invite_cmd, resend_verification_cmd)

@@ -1,0 +1,152 @@
+"""Send plain-text mail through SMTP (plain, STARTTLS or SMTPS) or to the server log."""
+
+from __future__ import annotations
+
+import logging
+import re
+import smtplib
+import ssl
+import threading
+from dataclasses import dataclass
+from email.message import EmailMessage
+from email.utils import formatdate, make_msgid
+from urllib.parse import parse_qs, unquote, urlsplit
+
+log = logging.getLogger("leaderboard.mail")
+
+#: Seconds an SMTP connection may take before a mail counts as failed.
+TIMEOUT = 15.0
+
+#: One address: a local part without quoting or separators, and a dotted domain.
+_ADDRESS = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(\.[\w-]+)+")
+_pending: list[threading.Thread] = []
+_pending_lock = threading.Lock()
+
+
+class MailError(Exception):
+    """A mail could not be sent; the message says why."""
+
+
+@dataclass(frozen=True)
+class Transport:
+    """Where mail goes, read from ``LEADERBOARD_MAIL_URL``."""
+
+    kind: str  # "console", "smtp" or "smtps"
+    host: str = ""
+    port: int = 0
+    username: str = ""
+    password: str = ""
+    starttls: bool = False
+    #: A CA bundle to trust for the server's certificate (a private CA); empty: the system's.
+    cafile: str = ""
+
+    @classmethod
+    def parse(cls, url: str) -> Transport:
+        """Read ``console``, ``smtp://user:pass@host:port[?starttls=1]`` or ``smtps://…``."""
+        if url.strip() in ("", "console"):
+            return cls("console")
+        parts = urlsplit(url.strip())
+        scheme = parts.scheme.lower()
+        if scheme not in ("smtp", "smtps") or not parts.hostname:
+            raise MailError("LEADERBOARD_MAIL_URL must be console, smtp://HOST[:PORT] or smtps://…")
+        query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+        starttls = query.get("starttls", "0").lower() in ("1", "true", "yes", "on")
+        try:
+            port = parts.port
+        except ValueError:
+            raise MailError("LEADERBOARD_MAIL_URL has a port that is not a number.") from None
+        default_port = 465 if scheme == "smtps" else (587 if starttls else 25)
+        return cls(
+            kind=scheme,
+            host=parts.hostname,
+            port=port or default_port,
+            username=unquote(parts.username or ""),
+            password=unquote(parts.password or ""),
+            starttls=starttls and scheme == "smtp",
+            cafile=query.get("cafile", ""),
+        )
+
+    def tls_context(self) -> ssl.SSLContext:
+        """Return a verifying TLS context (trusting ``cafile`` where one is given)."""
+        return ssl.create_default_context(cafile=self.cafile or None)
+
+
+def is_plain_address(address: str) -> bool:
+    """Return whether ``address`` is one plain e-mail address (nothing a header reads as more)."""
+    return _ADDRESS.fullmatch(address) is not None and ".." not in address
+
+
+def compose(sender: str, to: str, subject: str, body: str) -> EmailMessage:
+    """Build a plain-text message to one plain address."""
+    if not is_plain_address(to):
+        raise MailError(f"{to!r} is not a plain e-mail address; nothing was sent.")
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = to
+    message["Subject"] = subject
+    message["Date"] = formatdate(localtime=False, usegmt=True)
+    message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or "localhost")
+    message.set_content(body)
+    return message
+
+
+def send(transport: Transport, message: EmailMessage) -> None:
+    """Deliver a message now; raise MailError when it cannot be sent."""
+    if transport.kind == "console":
+        # A fresh install has no mail server: the whole message goes to the server log, its
+        # body decoded so that a long link reads whole (on the wire it is quoted-printable).
+        headers = "".join(f"{k}: {v}\n" for k, v in message.items())
+        log.info("mail (console transport):\n%s\n%s", headers, message.get_content())
+        return
+    try:
+        if transport.kind == "smtps":
+            with smtplib.SMTP_SSL(
+                transport.host, transport.port, timeout=TIMEOUT, context=transport.tls_context()
+            ) as smtp:
+                _deliver(smtp, transport, message)
+        else:
+            with smtplib.SMTP(transport.host, transport.port, timeout=TIMEOUT) as smtp:
+                if transport.starttls:
+                    smtp.starttls(context=transport.tls_context())
+                _deliver(smtp, transport, message)
+    except (OSError, smtplib.SMTPException) as exc:
+        raise MailError(
+            f"could not send mail via {transport.host}:{transport.port}: {exc}"
+        ) from exc
+
+
+def _deliver(smtp: smtplib.SMTP, transport: Transport, message: EmailMessage) -> None:
+    if transport.username:
+        smtp.login(transport.username, transport.password)
+    # The one recipient, not whatever the headers could be read as.
+    smtp.send_message(message, to_addrs=[str(message["To"])])
+
+
+def send_logged(transport: Transport, message: EmailMessage) -> bool:
+    """Deliver a message; log a failure instead of raising it; return whether it went."""
+    try:
+        send(transport, message)
+    except MailError as exc:
+        log.error("mail to %s not sent: %s", message["To"], exc)
+        return False
+    except Exception:  # a thread must not die with an unlogged error
+        log.exception("mail to %s not sent", message["To"])
+        return False
+    return True
+
+
+def send_in_background(transport: Transport, message: EmailMessage) -> None:
+    """Deliver a message on another thread, so the answer's timing tells nothing about it."""
+    thread = threading.Thread(target=send_logged, args=(transport, message), name="mail")
+    with _pending_lock:
+        _pending[:] = [t for t in _pending if t.is_alive()]
+        _pending.append(thread)
+    thread.start()
+
+
+def flush(timeout: float = 30.0) -> None:
+    """Wait until every mail sent in the background has gone (or failed)."""
+    with _pending_lock:
+        threads = list(_pending)
+    for thread in threads:
+        thread.join(timeout)

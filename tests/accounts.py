@@ -1,0 +1,84 @@
+"""Helpers for the self-service account tests: forms posted with their CSRF token, mailed links."""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+from urllib.parse import urlsplit
+
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import select
+from werkzeug.test import TestResponse
+
+from leaderboard.models import User
+from leaderboard.services import mail
+from tests.conftest import csrf_from
+from tests.smtp import Inbox, link_in
+
+BASE = "https://lb.example.org"
+PASSWORD = "a long enough secret 42"
+
+
+def post_form(
+    client: FlaskClient, path: str, data: dict[str, str], remote: str = "127.0.0.1"
+) -> TestResponse:
+    """GET a page, then POST its form with the page's CSRF token."""
+    page = client.get(path, environ_base={"REMOTE_ADDR": remote})
+    token = csrf_from(page.get_data(as_text=True))
+    return client.post(
+        path, data={**data, "csrf_token": token}, environ_base={"REMOTE_ADDR": remote}
+    )
+
+
+def sign_up(
+    client: FlaskClient,
+    email: str,
+    password: str = PASSWORD,
+    query: str = "",
+    remote: str = "127.0.0.1",
+    **extra: str,
+) -> TestResponse:
+    """Post the sign-up form."""
+    data = {
+        "email": email,
+        "display_name": "Dana Doe",
+        "affiliation": "Example University",
+        "password": password,
+        "password_confirm": password,
+        **extra,
+    }
+    return post_form(client, f"/signup{query}", data, remote)
+
+
+def path_of(link: str) -> str:
+    """Return a mailed link's path and query, checking that it starts with the base URL."""
+    assert link.startswith(BASE + "/"), link
+    parts = urlsplit(link)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+def last_link(inbox: Inbox, email: str, count: int = 1) -> str:
+    """Wait for the ``count``-th mail to ``email`` and return its link's path."""
+    return path_of(link_in(inbox.wait_for(email, count)[count - 1]))
+
+
+def confirm(client: FlaskClient, path: str) -> TestResponse:
+    """Open a verification link and press its confirm button."""
+    page = client.get(path)
+    assert page.status_code == 200, page.get_data(as_text=True)
+    return client.post(path, data={"csrf_token": csrf_from(page.get_data(as_text=True))})
+
+
+def user_row(app: Flask, email: str) -> User | None:
+    """Return the account with this address, read afresh."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        user = session.scalar(select(User).where(User.email == email))
+        if user is not None:
+            session.expunge(user)
+        return user
+
+
+def mails_to(inbox: Inbox, email: str) -> list[EmailMessage]:
+    """Return the mails to ``email`` once every background delivery has finished."""
+    mail.flush()
+    return inbox.to(email)

@@ -105,10 +105,11 @@ def test_sign_up_verify_and_log_in(site: Flask, web: FlaskClient, server: MailSe
     login(web, NEW, PASSWORD)
     account = web.get("/account")
     assert account.status_code == 200 and 'href="/account/tokens"' in account.get_data(as_text=True)
-    # A new account has no team: the team's pages refuse cleanly.
-    for path in ("/team", "/tasks/semeval2016-task3/A/submit"):
-        resp = web.get(path)
-        assert resp.status_code == 403 and "/teams/new" in resp.get_data(as_text=True), path
+    # A new account has no team: the team page offers to create one, uploads refuse cleanly.
+    team = web.get("/team")
+    assert team.status_code == 200 and 'href="/teams/new"' in team.get_data(as_text=True)
+    resp = web.get("/tasks/semeval2016-task3/A/submit")
+    assert resp.status_code == 403 and "/teams/new" in resp.get_data(as_text=True)
     for path in ("/", "/tasks/semeval2016-task3", "/tasks/semeval2016-task3/A"):
         assert web.get(path).status_code == 200, path
     assert ">Account<" in web.get("/").get_data(as_text=True)

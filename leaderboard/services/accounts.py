@@ -254,7 +254,7 @@ def revoke_own_token(session: Session, user: User, token_id: int) -> ApiToken:
 
 
 def user_for_token(session: Session, token: str, now: datetime | None = None) -> User | None:
-    """Return the active user owning an unrevoked token, or None; note when the token was used.
+    """Return the active, verified user owning an unrevoked token, or None; note its use.
 
     The use is written at most once a minute per token, so a burst of requests costs no writes.
     """
@@ -297,6 +297,8 @@ _TOKEN_USER = (
         ApiToken.token_sha256 == bindparam("token_sha256"),
         ApiToken.revoked_at.is_(None),
         User.is_active.is_(True),
+        # An unverified address opens no session, and no API door either.
+        User.verified_at.is_not(None),
     )
     .options(joinedload(User.team))
 )

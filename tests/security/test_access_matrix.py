@@ -24,10 +24,19 @@ from leaderboard.clock import FixedClock
 from tests.conftest import app_on_copy, csrf_from, dispose, login
 from tests.runs import GOLD_TEST_A, PRESET, make_organizer, make_participant, token_for
 
-ROLES = ("anon", "alice", "bob", "org")
-EMAILS = {"alice": "alice@example.org", "bob": "bob@example.org", "org": "org@example.org"}
-PASSWORDS = {"alice": "correct horse battery", "bob": "correct horse battery"}
+# anon; carol, signed up but unverified; alice, captain of Aurora; amy, a plain member of Aurora;
+# bob, captain of Borealis (another team); the organizer.
+ROLES = ("anon", "carol", "alice", "amy", "bob", "org")
+EMAILS = {
+    "carol": "carol@example.org",
+    "alice": "alice@example.org",
+    "amy": "amy@example.org",
+    "bob": "bob@example.org",
+    "org": "org@example.org",
+}
+PASSWORDS = {role: "correct horse battery" for role in ("carol", "alice", "amy", "bob")}
 PASSWORDS["org"] = "organizer password"
+LOGGED_IN = ("alice", "amy", "bob", "org")
 NOW = datetime(2016, 1, 15, 12, 0, tzinfo=UTC)
 GOLD_DEV_A = (
     PRESET / "gold" / "dev" / "SemEval2016-Task3-CQA-QL-dev-subtaskA.xml.subtaskA.relevancy"
@@ -78,9 +87,21 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     """Build the app: two teams with runs, baselines, and a phase whose results are hidden."""
     app = app_on_copy(template_instance, tmp_path_factory.mktemp("matrix"), clock=FixedClock(NOW))
     make_organizer(app, EMAILS["org"])
-    make_participant(app, "Aurora", EMAILS["alice"])
+    make_participant(app, "Aurora", EMAILS["alice"])  # the first member: captain
+    make_participant(app, "Aurora", EMAILS["amy"])
     make_participant(app, "Borealis", EMAILS["bob"])
-    tokens = {role: token_for(app, email) for role, email in EMAILS.items()}
+    tokens = {role: token_for(app, email) for role, email in EMAILS.items() if role != "carol"}
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        from leaderboard.services import accounts
+
+        # Signed up (a team-less participant), the address never verified; an organizer even
+        # issued a token, which must open nothing.
+        carol = accounts.create_user(
+            session, EMAILS["carol"], role="organizer", password=PASSWORDS["carol"], actor="test"
+        )
+        carol.role, carol.verified_at = "participant", None
+        session.commit()
+    tokens["carol"] = token_for(app, EMAILS["carol"])
     runner = app.test_cli_runner()
     hidden = runner.invoke(
         args=[
@@ -190,11 +211,23 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         for data_file in session.scalars(select(TaskDataFile)):
             ids[data_file.filename.removesuffix(".txt")] = data_file.id
     clients = {role: app.test_client() for role in ROLES}
-    for role in ("alice", "bob", "org"):
+    for role in LOGGED_IN:
         login(clients[role], EMAILS[role], PASSWORDS[role])
     w = World(app, clients, tokens, ids)
-    w.csrf["anon"] = csrf_from(clients["anon"].get("/login").get_data(as_text=True))
-    for role in ("alice", "bob", "org"):
+    for role in ("anon", "carol"):
+        page = clients[role].get("/login").get_data(as_text=True)
+        w.csrf[role] = csrf_from(page)
+    # An unverified account's log-in opens no session: carol stays a visitor without one.
+    refused = clients["carol"].post(
+        "/login",
+        data={
+            "email": EMAILS["carol"],
+            "password": PASSWORDS["carol"],
+            "csrf_token": w.csrf["carol"],
+        },
+    )
+    assert refused.status_code == 403 and "not verified" in refused.get_data(as_text=True)
+    for role in LOGGED_IN:
         w.csrf[role] = csrf_from(clients[role].get("/").get_data(as_text=True))
     yield w
     dispose(app)
@@ -221,8 +254,19 @@ def each(status: int) -> dict[str, int]:
     return dict.fromkeys(ROLES, status)
 
 
-def by_role(anon: int, alice: int, bob: int, org: int) -> dict[str, int]:
-    return {"anon": anon, "alice": alice, "bob": bob, "org": org}
+def by_role(
+    anon: int, alice: int, bob: int, org: int, *, amy: int | None = None, carol: int | None = None
+) -> dict[str, int]:
+    """Return the statuses by visitor: amy (Aurora's plain member) gets alice's unless given,
+    carol (unverified, so without a session or a working token) the anonymous visitor's."""
+    return {
+        "anon": anon,
+        "carol": anon if carol is None else carol,
+        "alice": alice,
+        "amy": alice if amy is None else amy,
+        "bob": bob,
+        "org": org,
+    }
 
 
 LOGIN = 302  # login_required sends anonymous visitors to the login page
@@ -501,11 +545,11 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("POST", "/teams/join/no-such-code", by_role(LOGIN, 404, 404, 404)),
     ],
     ("teams.accept_request", "POST"): [
-        Probe("POST", "/team/requests/999999/accept", by_role(LOGIN, 404, 404, 403)),
+        Probe("POST", "/team/requests/999999/accept", by_role(LOGIN, 404, 404, 403, amy=403)),
         Probe("POST", "/team/requests/999999/accept", each(400), csrf=False),
     ],
     ("teams.decline_request", "POST"): [
-        Probe("POST", "/team/requests/999999/decline", by_role(LOGIN, 404, 404, 403)),
+        Probe("POST", "/team/requests/999999/decline", by_role(LOGIN, 404, 404, 403, amy=403)),
         Probe("POST", "/team/requests/999999/decline", each(400), csrf=False),
     ],
     ("teams.withdraw_request", "POST"): [
@@ -513,11 +557,11 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("POST", "/team/requests/999999/withdraw", each(400), csrf=False),
     ],
     ("teams.hand_over", "POST"): [
-        Probe("POST", "/team/members/999999/captain", by_role(LOGIN, 404, 404, 403)),
+        Probe("POST", "/team/members/999999/captain", by_role(LOGIN, 404, 404, 403, amy=403)),
         Probe("POST", "/team/members/999999/captain", each(400), csrf=False),
     ],
     ("teams.remove_member", "POST"): [
-        Probe("POST", "/team/members/999999/remove", by_role(LOGIN, 404, 404, 403)),
+        Probe("POST", "/team/members/999999/remove", by_role(LOGIN, 404, 404, 403, amy=403)),
         Probe("POST", "/team/members/999999/remove", each(400), csrf=False),
     ],
     # Leaving for real would take alice out of Aurora for the later tests; web tests do that.
@@ -525,7 +569,8 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("teams.leave", "GET"): [Probe("GET", "/team/leave", each(405))],
     ("teams.regenerate_invite", "POST"): [
         Probe("POST", "/team/invite", each(400), csrf=False),
-        Probe("POST", "/team/invite", by_role(LOGIN, 302, 302, 403)),
+        # Captains only: amy is a plain member of Aurora.
+        Probe("POST", "/team/invite", by_role(LOGIN, 302, 302, 403, amy=403)),
     ],
     **{
         (f"organizer_teams.{action}", "POST"): [
@@ -552,12 +597,18 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         ),
     ],
     ("api.withdraw", "POST"): [
-        Probe("POST", "/api/v1/runs/{run_w2}/withdraw", by_role(401, 200, 404, 403), api=True),
+        # Alice withdraws first; her teammate then finds the slot empty.
+        Probe(
+            "POST",
+            "/api/v1/runs/{run_w2}/withdraw",
+            by_role(401, 200, 404, 403, amy=409),
+            api=True,
+        ),
         Probe("POST", "/api/v1/runs/999999/withdraw", by_role(401, 404, 404, 404), api=True),
     ],
     ("participant.withdraw", "POST"): [
         Probe("POST", "/runs/{run_w}/withdraw", each(400), csrf=False),
-        Probe("POST", "/runs/{run_w}/withdraw", by_role(LOGIN, 302, 404, 403)),
+        Probe("POST", "/runs/{run_w}/withdraw", by_role(LOGIN, 302, 404, 403, amy=409)),
     ],
     ("tokens.tokens_page", "POST"): [
         Probe("POST", "/account/tokens", each(400), form=lambda: {"name": "x"}, csrf=False),
@@ -565,7 +616,12 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ],
     ("tokens.revoke", "POST"): [
         Probe("POST", "/account/tokens/{alice_spare_token}/revoke", each(400), csrf=False),
-        Probe("POST", "/account/tokens/{alice_spare_token}/revoke", by_role(LOGIN, 302, 404, 404)),
+        # A token is its owner's alone, even within a team.
+        Probe(
+            "POST",
+            "/account/tokens/{alice_spare_token}/revoke",
+            by_role(LOGIN, 302, 404, 404, amy=404),
+        ),
         Probe("POST", "/account/tokens/999999/revoke", by_role(LOGIN, 404, 404, 404)),
     ],
     ("organizer.phase", "POST"): [
@@ -610,11 +666,12 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ],
     ("account.resend", "POST"): [
         Probe("POST", "/verify/resend", each(400), form=nobody_form, csrf=False),
-        Probe("POST", "/verify/resend", each(200), form=nobody_form),
+        # One address, six requests in the hour: the sixth meets the per-address limit.
+        Probe("POST", "/verify/resend", {**each(200), "org": 429}, form=nobody_form),
     ],
     ("account.forgot", "POST"): [
         Probe("POST", "/password/forgot", each(400), form=nobody_form, csrf=False),
-        Probe("POST", "/password/forgot", each(200), form=nobody_form),
+        Probe("POST", "/password/forgot", {**each(200), "org": 429}, form=nobody_form),
     ],
     ("account.reset", "POST"): [
         Probe("POST", "/password/reset/not-a-token", each(400), form=new_password_form, csrf=False),
@@ -715,7 +772,7 @@ def test_participants_never_reach_gold_other_teams_runs_or_hidden_scores(world: 
     ]
     bob_run_line = run_for(GOLD_TEST_A, "0.4242", every=4).decode().splitlines()[1]
     leaks = []
-    for role in ("anon", "alice", "bob"):
+    for role in ("anon", "carol", "alice", "amy", "bob"):
         for request, body in world.seen.get(role, {}).items():
             for line in gold_lines:
                 if line in body or json.dumps(line)[1:-1] in body:

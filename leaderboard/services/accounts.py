@@ -28,7 +28,8 @@ _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("not a real password")
 
 
-def _clean_name(name: str, what: str, limit: int = 255) -> str:
+def clean_name(name: str, what: str, limit: int = 255) -> str:
+    """Return a name stripped; refuse it empty, over ``limit`` or with control characters."""
     name = name.strip()
     if not name:
         raise InvalidInput(f"The {what} must not be empty.")
@@ -41,7 +42,7 @@ def _clean_name(name: str, what: str, limit: int = 255) -> str:
 
 def create_team(session: Session, name: str, *, actor: str = "cli") -> Team:
     """Create a team with a unique name."""
-    name = _clean_name(name, "team name")
+    name = clean_name(name, "team name")
     if session.scalar(select(Team).where(Team.name == name)) is not None:
         raise Conflict(f"A team named {shown(name)} already exists.")
     team = Team(name=name, invite_code=secrets.token_urlsafe(18))
@@ -60,7 +61,7 @@ def team_for_import(session: Session, name: str, *, actor: str) -> Team:
 
     The caller's transaction decides: a refused import rolls the new team back with the run.
     """
-    name = _clean_name(name, "team name")
+    name = clean_name(name, "team name")
     team = session.scalar(select(Team).where(Team.name == name))
     if team is None:
         team = Team(name=name, invite_code=secrets.token_urlsafe(18))
@@ -93,7 +94,7 @@ def create_user(
     actor: str = "cli",
 ) -> User:
     """Create a user; participants must belong to a team."""
-    email = _clean_name(email, "e-mail address", 320).lower()
+    email = clean_name(email, "e-mail address", 320).lower()
     if "@" not in email:
         raise InvalidInput(f"{shown(email)} is not an e-mail address.")
     if role not in ROLES:
@@ -206,7 +207,7 @@ def _digest(token: str) -> str:
 
 def _new_token(session: Session, user: User, name: str, *, actor: str) -> str:
     """Add a token for ``user`` (in the caller's transaction) and return it in clear."""
-    name = _clean_name(name, "token name", MAX_TOKEN_NAME) if name.strip() else ""
+    name = clean_name(name, "token name", MAX_TOKEN_NAME) if name.strip() else ""
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     session.add(ApiToken(user=user, token_sha256=_digest(token), prefix=token[:10], name=name))
     record(session, actor, "issue-token", email=user.email, name=name)

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.formats.issues import shown
 from leaderboard.models import EvalSet, JoinRequest, QuotaUsage, Run, Subtask, Team, User, utcnow
-from leaderboard.services.accounts import _clean_name
+from leaderboard.services.accounts import clean_name
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, NotFound
 from leaderboard.services.revisions import bump
@@ -89,7 +89,7 @@ def approve_team(session: Session, team_id: int, *, actor: str) -> Team:
 
 def rename_team(session: Session, team_id: int, new_name: str, *, actor: str) -> Team:
     """Rename a team; live tables show the new name, frozen tables keep the old one."""
-    new_name = _clean_name(new_name, "team name")
+    new_name = clean_name(new_name, "team name")
     try:
         lock_teams(session, team_id)
         team = _fresh(session, team_id)

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from leaderboard.formats.issues import shown
 from leaderboard.models import JoinRequest, Run, Team, User, utcnow
 from leaderboard.services import settings
-from leaderboard.services.accounts import _clean_name
+from leaderboard.services.accounts import clean_name
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 
@@ -97,7 +97,7 @@ def create_own_team(session: Session, user: User, name: str, affiliation: str = 
     mode = settings.registration(session)
     if mode == "closed":
         raise Forbidden("Registration is closed: no new teams can be created.")
-    name = _clean_name(name, "team name")
+    name = clean_name(name, "team name")
     affiliation = clean_affiliation(affiliation)
     if user.team_id is not None:
         raise Conflict("You are already in a team; leave it before creating another one.")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
@@ -19,17 +18,6 @@ if TYPE_CHECKING:
 ROLES = ("organizer", "participant")
 
 
-def _account_change(change: Callable[[Session], str]) -> None:
-    """Run ``change`` in a session and print its report; a refusal is an error (exit 1)."""
-    with common.session() as session:
-        try:
-            # The report is built inside the session: the rows it names expire at its end.
-            report = change(session)
-        except DomainError as exc:
-            common.fail(exc.message)
-    click.echo(report)
-
-
 @click.command("create-team")
 @click.argument("name")
 @with_appcontext
@@ -37,7 +25,7 @@ def create_team_cmd(name: str) -> None:
     """Create a team."""
     from leaderboard.services import accounts
 
-    _account_change(
+    common.report_change(
         lambda s: f"Created team {accounts.create_team(s, name, actor=common.actor()).name!r}."
     )
 
@@ -61,7 +49,7 @@ def create_user_cmd(email: str, role: str, team: str | None, password: str | Non
         )
         return f"Created {user.role} {user.email}" + (f" in team {team!r}." if team else ".")
 
-    _account_change(create)
+    common.report_change(create)
     if generated:
         click.echo(f"Password: {chosen}")
 
@@ -78,7 +66,7 @@ def set_password_cmd(email: str, password: str) -> None:
         accounts.set_password(s, email, password, actor=common.actor())
         return "Password set; every session of the user has ended."
 
-    _account_change(change)
+    common.report_change(change)
 
 
 @click.command("disable-user")
@@ -92,7 +80,7 @@ def disable_user_cmd(email: str) -> None:
         accounts.disable_user(s, email, actor=common.actor())
         return f"Disabled {email.strip().lower()}; every session of the user has ended."
 
-    _account_change(change)
+    common.report_change(change)
 
 
 @click.command("enable-user")
@@ -106,7 +94,7 @@ def enable_user_cmd(email: str) -> None:
         accounts.enable_user(s, email, actor=common.actor())
         return f"Enabled {email.strip().lower()}."
 
-    _account_change(change)
+    common.report_change(change)
 
 
 @click.command("token")
@@ -123,7 +111,7 @@ def token_cmd(email: str, revoke: bool, name: str) -> None:
             return f"Revoked {accounts.revoke_tokens(s, email, actor=common.actor())} token(s)."
         return accounts.issue_token(s, email, name=name, actor=common.actor())
 
-    _account_change(change)
+    common.report_change(change)
 
 
 @click.command("settings")
@@ -146,7 +134,7 @@ def settings_cmd(name: str | None, value: str | None) -> None:
             click.echo(f"{key} = {current}")
         return
     chosen = name or ""
-    _account_change(
+    common.report_change(
         lambda s: f"{chosen} = {settings.set_value(s, chosen, value, actor=common.actor())}"
     )
 

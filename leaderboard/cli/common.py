@@ -85,3 +85,16 @@ def fail(message: str, code: int = 1) -> NoReturn:
 set_option = click.option(
     "--set", "set_slug", help="Evaluation set (default: the subtask's default set)."
 )
+
+
+def report_change(change: Callable[[Session], str]) -> None:
+    """Run ``change`` in a session and print its report; a refusal is an error (exit 1)."""
+    from leaderboard.services.errors import DomainError
+
+    with session() as db:
+        try:
+            # The report is built inside the session: the rows it names expire at its end.
+            report = change(db)
+        except DomainError as exc:
+            fail(exc.message)
+    click.echo(report)

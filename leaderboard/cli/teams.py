@@ -2,30 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import with_appcontext
-from leaderboard.services.errors import DomainError
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
 #: The participants table's formats, spelled out so that option parsing loads no service.
 FORMAT_NAMES = ("csv", "json", "latex", "md")
-
-
-def _team_change(change: Callable[[Session], str]) -> None:
-    """Run ``change`` in a session and print its report; a refusal is an error (exit 1)."""
-    with common.session() as session:
-        try:
-            report = change(session)
-        except DomainError as exc:
-            common.fail(exc.message)
-    click.echo(report)
 
 
 @click.command("teams")
@@ -58,7 +46,7 @@ def rename_team_cmd(old: str, new: str) -> None:
         team = rename_team(s, _team_id(s, old), new, actor=common.actor())
         return f"Renamed team {old!r} to {team.name!r}."
 
-    _team_change(change)
+    common.report_change(change)
 
 
 @click.command("merge-teams")
@@ -73,7 +61,7 @@ def merge_teams_cmd(source: str, target: str) -> None:
         team = merge_teams(s, _team_id(s, source), _team_id(s, target), actor=common.actor())
         return f"Merged team {source!r} into {team.name!r}."
 
-    _team_change(change)
+    common.report_change(change)
 
 
 @click.command("withdraw-team")
@@ -87,7 +75,7 @@ def withdraw_team_cmd(name: str) -> None:
         team = withdraw_team(s, _team_id(s, name), actor=common.actor())
         return f"Withdrew team {team.name!r}."
 
-    _team_change(change)
+    common.report_change(change)
 
 
 @click.command("approve-team")
@@ -101,7 +89,7 @@ def approve_team_cmd(name: str) -> None:
         team = approve_team(s, _team_id(s, name), actor=common.actor())
         return f"Approved team {team.name!r}."
 
-    _team_change(change)
+    common.report_change(change)
 
 
 COMMANDS = [teams_cmd, rename_team_cmd, merge_teams_cmd, withdraw_team_cmd, approve_team_cmd]

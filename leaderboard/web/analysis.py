@@ -21,7 +21,7 @@ from leaderboard.models import Analysis
 from leaderboard.services.analyses import request_analysis, status
 from leaderboard.services.anonymity import audience_for
 from leaderboard.services.catalog import Target, resolve
-from leaderboard.services.diagnostics import diagnosable_run, run_diagnostics
+from leaderboard.services.diagnostics import RunDiagnostics, diagnosable_run, run_diagnostics
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.significance import METHODS, Request
 from leaderboard.services.tables import live_table
@@ -209,17 +209,21 @@ def relabel(report: dict[str, Any], names: dict[int | None, str]) -> dict[str, A
     }
 
 
-@bp.route("/runs/<int:run_id>/queries")
-def run_queries(run_id: int) -> ResponseReturnValue:
-    """Show a run's per-query values against the median and best of the ranked runs."""
+def _diagnostics(run_id: int) -> RunDiagnostics:
+    """Return a run's per-query diagnostics for this reader, or answer 404."""
     run = diagnosable_run(db(), viewer(), run_id)
     try:
-        found = run_diagnostics(
+        return run_diagnostics(
             db(), store(), run, request.args.get("measure") or None, audience_for(viewer())
         )
     except InvalidInput as exc:
         raise NotFound(exc.message) from None
-    return render_template("analysis/queries.html", d=found)
+
+
+@bp.route("/runs/<int:run_id>/queries")
+def run_queries(run_id: int) -> ResponseReturnValue:
+    """Show a run's per-query values against the median and best of the ranked runs."""
+    return render_template("analysis/queries.html", d=_diagnostics(run_id))
 
 
 @bp.route("/runs/<int:run_id>/queries.<fmt>")
@@ -227,13 +231,8 @@ def run_queries_file(run_id: int, fmt: str) -> ResponseReturnValue:
     """Return a run's per-query chart (SVG, PDF) or its numbers (CSV)."""
     if fmt not in MIME:
         abort(404)
-    run = diagnosable_run(db(), viewer(), run_id)
-    try:
-        found = run_diagnostics(
-            db(), store(), run, request.args.get("measure") or None, audience_for(viewer())
-        )
-    except InvalidInput as exc:
-        raise NotFound(exc.message) from None
+    found = _diagnostics(run_id)
+    run = found.run
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")

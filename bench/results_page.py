@@ -197,6 +197,11 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=10)
     parser.add_argument("--seconds", type=int, default=10)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument(
+        "--analysed",
+        action="store_true",
+        help="store a significance analysis first: the page then shows clusters and intervals",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="lb-bench-page-") as tmp:
         root = Path(tmp)
@@ -208,6 +213,12 @@ def main() -> None:
         print(
             f"stored and scored {runs} runs of {args.teams} teams in {time.perf_counter() - start:.0f} s"
         )
+        if args.analysed:
+            start = time.perf_counter()
+            instance.cli("significance", TASK, SUBTASK, "--samples", "1000", "--format", "csv")
+            print(
+                f"analysed (1,000 samples, all pairs, every run's intervals) in {time.perf_counter() - start:.0f} s"
+            )
         static = root / "static"
         static.mkdir()
         (root / "bench_wsgi.py").write_text(WSGI.format(static=str(static)))

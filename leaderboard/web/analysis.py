@@ -130,11 +130,7 @@ def _chart(report: dict[str, Any], name: str, fmt: str) -> Response:
 def organizer_page(task: str, subtask: str) -> ResponseReturnValue:
     """Show the set's latest analysis (or that it is out of date) and queue a new one."""
     target = _target(task, subtask)
-    form = AnalysisForm()
-    columns = target.family.measure_specs(target.context())
-    form.measure.choices = options((c.key, c.label) for c in columns)
-    if request.method == "GET":
-        form.measure.data = next((c.key for c in columns if c.official), columns[0].key)
+    form = analysis_form(target)
     if form.validate_on_submit():
         analysis = request_analysis(
             db(),
@@ -155,6 +151,23 @@ def organizer_page(task: str, subtask: str) -> ResponseReturnValue:
     if request.method == "POST":
         return render_template("analysis/organizer.html", **_page(target, form)), 400
     return render_template("analysis/organizer.html", **_page(target, form))
+
+
+def analysis_form(target: Target) -> AnalysisForm:
+    """Return the queue form with the target's measures, the official one chosen."""
+    form = AnalysisForm()
+    columns = target.family.measure_specs(target.context())
+    form.measure.choices = options((c.key, c.label) for c in columns)
+    if request.method == "GET":
+        form.measure.data = next((c.key for c in columns if c.official), columns[0].key)
+    return form
+
+
+def analysis_context(target: Target, form: AnalysisForm | None = None) -> dict[str, Any]:
+    """Return what the analysis section shows: status, queue form, report, matrix and rows."""
+    context = _page(target, form or analysis_form(target))
+    del context["target"]  # the including page has its own
+    return context
 
 
 def _page(target: Target, form: AnalysisForm) -> dict[str, Any]:

@@ -108,8 +108,12 @@ def _page(target: Target, **extra: Any) -> str:
         s.slug: frozen_of(session, resolve(session, target.task.slug, target.subtask.slug, s.slug))
         for s in target.subtask.eval_sets
     }
+    # Imported here: the analysis pages use this module's organizer_required.
+    from leaderboard.web.analysis import analysis_context
+
     return render_template(
         "organizer/subtask.html",
+        **analysis_context(target),
         target=target,
         phases=phases_of(session, target.subtask),
         phase_form=phase_form,

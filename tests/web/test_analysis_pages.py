@@ -151,3 +151,22 @@ def test_the_table_takes_clusters_and_intervals_of_the_current_analysis(
     assert latex.count(r"\midrule") >= 1 + starts  # the header rule and one per cluster start
     compiled = compile_latex(latex, tmp_path, "clusters")
     assert compiled.returncode == 0, compiled.stdout[-2000:]
+
+
+def test_the_subtask_page_queues_and_shows_the_p_value_matrix(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+) -> None:
+    make_organizer(app, "org@example.org")
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    subtask_page = "/organizer/tasks/example-sentiment/A"
+    html = org.get(subtask_page).get_data(as_text=True)
+    assert 'id="analysis-form"' in html and "No analysis of this set has been computed yet." in html
+    form = {"csrf_token": csrf_from(html), "measure": "macro-F1", "method": "bootstrap",
+            "samples": "300", "seed": "2"}  # fmt: skip
+    assert org.post(PAGE + "?set=test", data=form).status_code == 302
+    assert hosted.invoke(args=["leaderboard", "worker", "--once"]).exit_code == 0
+    html = org.get(subtask_page).get_data(as_text=True)
+    assert 'id="pvalue-matrix"' in html and "bootstrap, 300 samples, seed 2" in html
+    assert len(re.findall(r"<tr><th><bdi>", html)) == 4

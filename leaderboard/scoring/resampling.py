@@ -9,9 +9,9 @@ segment) and how the measure follows from them:
 - ``RecomputedRows``: anything else (Spearman, Kendall): the measure is recomputed from the
   rows of each sample.
 
-Samples are drawn from ``numpy.random.default_rng([seed, chunk])``: the same seed and data give
-the same numbers, and every pair of runs is tested on the same samples (common random
-numbers), which keeps all pairs of a table one matrix product per chunk.
+Samples are drawn from a generator per seed, kind and chunk (a SeedSequence spawn key): the same
+seed and data give the same numbers, and every pair of runs is tested on the same samples
+(common random numbers), which keeps all pairs of a table one matrix product per chunk.
 """
 
 from __future__ import annotations
@@ -23,8 +23,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 FloatArray = NDArray[np.float64]
-#: Samples drawn at a time: bounds the sample matrix to CHUNK × units entries.
+#: Samples drawn at a time, at most: bounds the sample matrix to CHUNK × units entries.
 CHUNK = 500
+#: Entries of a chunk's sample matrix, at most (8 bytes each as floats): large sets of items
+#: take fewer samples per chunk instead of more memory.
+CHUNK_ENTRIES = 4_000_000
 
 
 class NotResampled(ValueError):
@@ -60,22 +63,30 @@ class RecomputedRows:
 UnitRows = SummedRows | RecomputedRows
 
 
-def _chunks(samples: int) -> Iterator[tuple[int, int]]:
-    for index, start in enumerate(range(0, samples, CHUNK)):
-        yield index, min(CHUNK, samples - start)
+def _chunks(samples: int, units: int) -> Iterator[tuple[int, int]]:
+    size = max(1, min(CHUNK, CHUNK_ENTRIES // max(units, 1)))
+    for index, start in enumerate(range(0, samples, size)):
+        yield index, min(size, samples - start)
+
+
+def _generator(seed: int, kind: int, chunk: int) -> np.random.Generator:
+    """Return the generator of one chunk of one kind of sample (0: swaps, 1: bootstrap)."""
+    # A spawn key keeps every (kind, chunk) stream apart from each other and from a plain
+    # default_rng(seed) a caller may use for its own data.
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(kind, chunk)))
 
 
 def swap_masks(seed: int, samples: int, units: int) -> Iterator[NDArray[np.bool_]]:
     """Yield the randomization samples chunk by chunk: True where a unit's outputs swap."""
-    for index, size in _chunks(samples):
-        rng = np.random.default_rng([seed, 0, index])
+    for index, size in _chunks(samples, units):
+        rng = _generator(seed, 0, index)
         yield rng.random((size, units)) < 0.5
 
 
 def bootstrap_indices(seed: int, samples: int, units: int) -> Iterator[NDArray[np.int64]]:
     """Yield the bootstrap samples chunk by chunk: the units each sample draws, with repeats."""
-    for index, size in _chunks(samples):
-        rng = np.random.default_rng([seed, 1, index])
+    for index, size in _chunks(samples, units):
+        rng = _generator(seed, 1, index)
         yield rng.integers(0, units, size=(size, units))
 
 

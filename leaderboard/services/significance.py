@@ -49,6 +49,7 @@ class Request:
 
 
 def check_request(request: Request) -> None:
+    """Raise InvalidInput naming the first setting of a request that is out of range."""
     if request.method not in METHODS:
         raise InvalidInput(
             f"Unknown method {shown(request.method)}; methods: {', '.join(METHODS)}."

@@ -243,3 +243,15 @@ def test_adjust_keeps_raw_p_values_and_adds_holm() -> None:
     assert [r.p for r in holmed] == [0.01, 0.04]
     assert [r.p_adjusted for r in holmed] == pytest.approx([0.02, 0.04])
     assert [r.p_adjusted for r in adjust(results, "none")] == [0.01, 0.04]
+
+
+def test_large_item_sets_take_fewer_samples_per_chunk_not_more_memory() -> None:
+    from leaderboard.scoring import resampling
+
+    # 100,000 items: 40 samples per chunk keep the sample matrix at 4,000,000 entries.
+    masks = list(resampling.swap_masks(0, 100, 100_000))
+    assert [m.shape for m in masks] == [(40, 100_000), (40, 100_000), (20, 100_000)]
+    # Samples do not depend on the data's own random stream: a run drawn from
+    # default_rng(seed) is not the swap mask of that seed.
+    data = np.random.default_rng(0).random(100_000) < 0.5
+    assert not np.array_equal(masks[0][0], data)

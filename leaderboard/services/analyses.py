@@ -20,7 +20,13 @@ from leaderboard.models import Analysis, EvalSet, utcnow
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, resolve
 from leaderboard.services.errors import DomainError, NotFound
-from leaderboard.services.significance import Request, check_request, intervals, significance
+from leaderboard.services.significance import (
+    Request,
+    check_request,
+    intervals,
+    significance,
+    source_of,
+)
 from leaderboard.storage import FileStore
 
 #: A claimed job still running after this long is taken to have lost its worker.
@@ -97,9 +103,10 @@ def _request_of(analysis: Analysis) -> Request:
 
 def compute(session: Session, store: FileStore, target: Target, request: Request) -> dict[str, Any]:
     """Return the report of a request on the set's scores now, with every run's intervals."""
-    report = significance(session, store, target, request)
+    source = source_of(session, store, target)
+    report = significance(session, target, source, request)
     report["intervals"] = intervals(
-        session, store, target, samples=request.samples, seed=request.seed
+        session, target, source, samples=request.samples, seed=request.seed
     )
     report["revision"] = target.eval_set.revision
     return report

@@ -142,13 +142,27 @@ def with_values(table: Table, measure: str, runs: str) -> list[Row]:
     ]
 
 
-def intervals(
-    session: Session, store: FileStore, target: Target, *, samples: int, seed: int
-) -> dict[str, dict[str, list[float]]]:
-    """Return the 95 % bootstrap interval of every run's every resampled measure, by run id."""
+@dataclass(frozen=True)
+class Source:
+    """What an analysis reads: the live table (every team named) and the set's parsed gold."""
+
+    table: Table
+    gold: Any
+
+
+def source_of(session: Session, store: FileStore, target: Target) -> Source:
+    """Build the table and load the gold an analysis of the set reads, once for all its parts."""
     # Analyses are the organizers' own: computed and stored with every team's name.
     table = live_table(session, store, target, ALL_NAMES, analysed=False)
     gold, _files = load_gold(session, store, target)
+    return Source(table, gold)
+
+
+def intervals(
+    session: Session, target: Target, source: Source, *, samples: int, seed: int
+) -> dict[str, dict[str, list[float]]]:
+    """Return the 95 % bootstrap interval of every run's every resampled measure, by run id."""
+    table, gold = source.table, source.gold
     out: dict[str, dict[str, list[float]]] = {}
     for column in table.columns:
         chosen = with_values(table, column.key, "all")
@@ -165,12 +179,11 @@ def intervals(
 
 
 def significance(
-    session: Session, store: FileStore, target: Target, request: Request
+    session: Session, target: Target, source: Source, request: Request
 ) -> dict[str, Any]:
     """Test every pair of the table's runs on one measure; return the report (JSON-ready)."""
     check_request(request)
-    # Analyses are the organizers' own: computed and stored with every team's name.
-    table = live_table(session, store, target, ALL_NAMES, analysed=False)
+    table = source.table
     official = next((c.key for c in table.columns if c.official), table.columns[0].key)
     measure = request.measure or official
     if measure not in {c.key for c in table.columns}:
@@ -179,8 +192,7 @@ def significance(
     chosen = with_values(table, measure, request.runs)
     if len(chosen) < 2:
         raise InvalidInput("At least two runs with a value of the measure are needed.")
-    gold, _files = load_gold(session, store, target)
-    labels, rows = _run_rows(session, target, gold, chosen, measure)
+    labels, rows = _run_rows(session, target, source.gold, chosen, measure)
     values = [r.value() for r in rows]
     tolerance = RELATIVE_TOLERANCE * max(1.0, *(abs(v) for v in values))
     per_query = None

@@ -23,10 +23,8 @@ CLUSTER_NOTE = (
 )
 
 
-def current_report(session: Session, target: Target) -> dict[str, Any] | None:
+def current_report(session: Session, target: Target, official: str) -> dict[str, Any] | None:
     """Return the report of the set's current analysis of the official measure, if any."""
-    specs = target.family.measure_specs(target.context())
-    official = next((s.key for s in specs if s.official), specs[0].key)
     analysis = session.scalar(
         select(Analysis)
         .where(
@@ -45,7 +43,8 @@ def current_report(session: Session, target: Target) -> dict[str, Any] | None:
 
 def with_analysis(session: Session, target: Target, table: Table) -> Table:
     """Return the table with clusters on its ranked rows and intervals on its cells."""
-    report = current_report(session, target)
+    official = next((c.key for c in table.columns if c.official), table.columns[0].key)
+    report = current_report(session, target, official)
     if report is None:
         return table
     cluster_of: dict[int, int] = {}

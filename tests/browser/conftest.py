@@ -11,6 +11,7 @@ import os
 import re
 import sys
 from collections.abc import Callable, Generator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -67,10 +68,12 @@ def chromium() -> Iterator[Browser]:
         browser.close()
 
 
-@pytest.fixture
-def live_server(chromium: Browser, tmp_path: Path, template_instance: Path) -> Iterator[LiveServer]:
-    """Serve a fresh copy of the template instance with gunicorn (2 workers) on a free port."""
-    # Asking for ``chromium`` first skips before any server starts when there is no browser.
+@contextmanager
+def serve(template_instance: Path, tmp_path: Path, **settings: str) -> Iterator[LiveServer]:
+    """Serve a fresh copy of the template instance with gunicorn (2 workers) on a free port.
+
+    ``settings`` are extra environment variables of the server (e.g. its mail URL).
+    """
     server = LiveServer.from_template(
         template_instance,
         tmp_path,
@@ -78,6 +81,7 @@ def live_server(chromium: Browser, tmp_path: Path, template_instance: Path) -> I
         LEADERBOARD_SECRET_KEY="browser-test-secret",
         # Log-ins last so long by the server's clock, which the tests move by weeks.
         LEADERBOARD_SESSION_HOURS=str(24 * 366),
+        **settings,
     )
     server.log_file = tmp_path / "gunicorn.log"
     server.set_clock(START)
@@ -89,6 +93,14 @@ def live_server(chromium: Browser, tmp_path: Path, template_instance: Path) -> I
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def live_server(chromium: Browser, tmp_path: Path, template_instance: Path) -> Iterator[LiveServer]:
+    """Serve a fresh copy of the template instance (see ``serve``)."""
+    # Asking for ``chromium`` first skips before any server starts when there is no browser.
+    with serve(template_instance, tmp_path) as server:
+        yield server
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import START, click_and_load
+from tests.browser.conftest import click_and_load, serve
 from tests.live import BIN, REPO, LiveServer
 from tests.runs import oracle_run
 from tests.smtp import MailServer, link_in, smtp_server
@@ -38,25 +38,13 @@ def live_server(
     chromium: Browser, tmp_path: Path, template_instance: Path, mail: MailServer
 ) -> Iterator[LiveServer]:
     """Serve a fresh instance whose mail goes to the loopback SMTP server (``open_page`` uses it)."""
-    server = LiveServer.from_template(
+    with serve(
         template_instance,
         tmp_path,
-        workers=2,
-        LEADERBOARD_SECRET_KEY="journey-secret",
         LEADERBOARD_MAIL_URL=f"smtp://{mail.host}:{mail.port}",
         LEADERBOARD_MAIL_FROM="leaderboard@example.org",
-        LEADERBOARD_SESSION_HOURS=str(24 * 366),
-    )
-    server.log_file = tmp_path / "gunicorn.log"
-    server.set_clock(START)
-    try:
-        server.start()
-    except RuntimeError as exc:
-        pytest.fail(f"{exc}:\n{server.log_file.read_text()}")
-    try:
+    ) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def sign_up_and_verify(

@@ -21,6 +21,7 @@ from leaderboard.cli.references import load_set_gold, read_definition
 from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Evaluation, StoredScore
+from tests.web.test_item_families import pairs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 LIMIT = 10 << 20
@@ -79,15 +80,6 @@ def on_sample(rows: UnitRows, index: np.ndarray) -> float:
     if isinstance(rows, SummedRows):
         return float(rows.finish(rows.rows[index].sum(axis=0)))
     return float(rows.measure(rows.rows[index]))
-
-
-def pairs(path: Path) -> dict[str, str]:
-    out = {}
-    for line in path.read_text().splitlines():
-        if line and not line.startswith("#"):
-            item, value = line.split("\t")
-            out[item] = value
-    return out
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -23,8 +23,12 @@ install: $(BIN)/.installed
 
 install-test: $(BIN)/.installed-test
 
+# The worker beside the server runs what organizers queue (analyses, freezes, verifications);
+# it stops with the server.
 run: install
 	$(BIN)/leaderboard init
+	@$(BIN)/leaderboard worker & worker=$$!; \
+	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/gunicorn --bind $(HOST):$(PORT) wsgi:app
 
 lint: install-test

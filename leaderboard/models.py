@@ -426,7 +426,8 @@ class Analysis(Base):
     """A significance analysis of a set's scores at one revision; queued, then computed.
 
     The row is also the job: the web action adds it ``queued``, ``leaderboard worker`` claims
-    it (``running``) and stores the report (``done``) or the reason it failed (``failed``).
+    it (``running``) and stores the report (``done``) or the reason it failed (``failed``). A
+    ``freeze`` job analyses the official table and then freezes it with its analysis.
     """
 
     __tablename__ = "analyses"
@@ -442,6 +443,8 @@ class Analysis(Base):
     alpha: Mapped[float] = mapped_column(Float)
     correction: Mapped[str] = mapped_column(String(8))
     runs: Mapped[str] = mapped_column(String(8))
+    # "table": the live table's analysis; "freeze": the official table's, then the freeze.
+    purpose: Mapped[str] = mapped_column(String(8), default="table", server_default="table")
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     report: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
     error: Mapped[str] = mapped_column(Text, default="")

@@ -68,12 +68,16 @@ def significance_cmd(
     click.echo(renders[fmt](report), nl=False)
 
 
+#: How the worker names each kind of job it reports.
+JOB_NAMES = {"table": "analysis", "freeze": "freeze", "verify": "verification"}
+
+
 @click.command("worker")
 @click.option("--once", is_flag=True, help="Compute what is queued now, then exit.")
 @click.option("--poll", type=float, default=2.0, show_default=True, help="Seconds between looks.")
 @with_appcontext
 def worker_cmd(once: bool, poll: float) -> None:
-    """Compute the analyses organizers queue on the web, one at a time, until stopped."""
+    """Run the analyses, freezes and verifications organizers queue on the web, one at a time."""
     import time
 
     from leaderboard.services.analyses import claim_next, run_claimed, worker_name
@@ -81,11 +85,13 @@ def worker_cmd(once: bool, poll: float) -> None:
     name = worker_name()
     while True:
         with common.session() as session:
-            analysis = claim_next(session, worker=name)
+            analysis = claim_next(session, worker=name, now=common.now())
             if analysis is not None:
-                done = run_claimed(session, common.store(), analysis)
+                done = run_claimed(
+                    session, common.store(), common.settings(), analysis, clock=common.now
+                )
                 click.echo(
-                    f"analysis {done.id}: {done.status}"
+                    f"{JOB_NAMES[done.purpose]} {done.id}: {done.status}"
                     + (f" ({done.error})" if done.error else "")
                 )
                 continue

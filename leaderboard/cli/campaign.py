@@ -121,7 +121,7 @@ def phase_cmd(
 def freeze_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Freeze the official ranking: an immutable snapshot with the hashes to verify it."""
     from leaderboard.services.catalog import resolve
-    from leaderboard.services.freeze import freeze
+    from leaderboard.services.freeze import describe_analysis, freeze
 
     with common.session() as session:
         try:
@@ -140,6 +140,7 @@ def freeze_cmd(task: str, subtask: str, set_slug: str | None) -> None:
             f"Frozen {task} {subtask} ({target.eval_set.slug}) at {snapshot.frozen_at.isoformat()}: "
             f"{len(snapshot.manifest['runs'])} rows; snapshot SHA-256 {snapshot.manifest_sha256}."
         )
+        click.echo(describe_analysis(snapshot.manifest.get("analysis")))
 
 
 @click.command("verify")
@@ -166,7 +167,8 @@ def verify_cmd(task: str, subtask: str, set_slug: str | None) -> None:
         )
         sys.exit(1)
     click.echo(
-        f"Verified: {report.checked_runs} frozen rows re-score to the snapshot; hashes match."
+        f"Verified: {report.checked_runs} frozen rows re-score to the snapshot; its analysis "
+        "recomputes to the same p-values, clusters and intervals; hashes match."
     )
 
 

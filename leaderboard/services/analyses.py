@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,15 +17,17 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.orm import Session, undefer
 
+from leaderboard.config import Settings
 from leaderboard.models import Analysis, EvalSet, utcnow
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, resolve
-from leaderboard.services.errors import DomainError, NotFound
+from leaderboard.services.errors import Conflict, DomainError, NotFound
+from leaderboard.services.freeze import freeze, frozen_of, verify
+from leaderboard.services.revisions import touch
 from leaderboard.services.significance import (
     Request,
+    analyse,
     check_request,
-    intervals,
-    significance,
     source_of,
 )
 from leaderboard.storage import FileStore
@@ -58,6 +61,7 @@ def request_analysis(
         select(Analysis).where(
             Analysis.eval_set_id == target.eval_set.id,
             Analysis.revision == revision,
+            Analysis.purpose == "table",
             Analysis.status.in_(("queued", "running")),
             Analysis.measure == (request.measure or ""),
             Analysis.method == request.method,
@@ -70,6 +74,52 @@ def request_analysis(
     record_for(session, actor, "request-analysis", target, method=request.method, at=now)
     session.commit()
     return analysis
+
+
+def request_job(
+    session: Session, target: Target, purpose: str, *, actor: str, now: datetime | None = None
+) -> Analysis:
+    """Queue the freeze or the verification of a set's official table (or return the queued one).
+
+    A freeze analyses the official table first, which is never done inside a page request;
+    verifying re-scores every frozen run and recomputes that analysis.
+    """
+    now = now or utcnow()
+    frozen = frozen_of(session, target)
+    where = f"{target.task.slug} {target.subtask.slug} ({target.eval_set.slug})"
+    if purpose == "freeze" and frozen is not None:
+        raise Conflict(
+            f"{where} was frozen at {frozen.frozen_at:%Y-%m-%d %H:%M:%S} UTC; "
+            "an official ranking is frozen once."
+        )
+    if purpose == "verify" and frozen is None:
+        raise NotFound(f"{where} has not been frozen.")
+    waiting = session.scalar(
+        select(Analysis).where(
+            Analysis.eval_set_id == target.eval_set.id,
+            Analysis.purpose == purpose,
+            Analysis.status.in_(("queued", "running")),
+        )
+    )
+    if waiting is not None:
+        return waiting
+    job = _row(target, Request(), actor=actor, now=now, status="queued")
+    job.purpose = purpose
+    session.add(job)
+    record_for(session, actor, f"request-{purpose}", target, at=now)
+    session.commit()
+    return job
+
+
+def latest_job(session: Session, target: Target, purpose: str) -> Analysis | None:
+    """Return the set's latest freeze or verification job, with its report."""
+    return session.scalar(
+        select(Analysis)
+        .where(Analysis.eval_set_id == target.eval_set.id, Analysis.purpose == purpose)
+        .order_by(Analysis.id.desc())
+        .limit(1)
+        .options(undefer(Analysis.report))
+    )
 
 
 def _row(target: Target, request: Request, *, actor: str, now: datetime, status: str) -> Analysis:
@@ -103,11 +153,7 @@ def _request_of(analysis: Analysis) -> Request:
 
 def compute(session: Session, store: FileStore, target: Target, request: Request) -> dict[str, Any]:
     """Return the report of a request on the set's scores now, with every run's intervals."""
-    source = source_of(session, store, target)
-    report = significance(session, target, source, request)
-    report["intervals"] = intervals(
-        session, target, source, samples=request.samples, seed=request.seed
-    )
+    report = analyse(target, source_of(session, store, target), request)
     report["revision"] = target.eval_set.revision
     return report
 
@@ -130,17 +176,10 @@ def compute_now(
     analysis.finished_at = utcnow()
     analysis.worker = worker_name()
     session.add(analysis)
-    _mark_analysed(session, target.eval_set.id)
+    touch(session, target.eval_set.id)
     record_for(session, actor, "compute-analysis", target, method=request.method, at=now)
     session.commit()
     return analysis
-
-
-def _mark_analysed(session: Session, eval_set_id: int) -> None:
-    """Advance the set's analysis counter: cached tables of it are rebuilt with the clusters."""
-    session.execute(
-        update(EvalSet).where(EvalSet.id == eval_set_id).values(analysed=EvalSet.analysed + 1)
-    )
 
 
 def claim_next(session: Session, *, worker: str, now: datetime | None = None) -> Analysis | None:
@@ -169,24 +208,49 @@ def claim_next(session: Session, *, worker: str, now: datetime | None = None) ->
             return session.get(Analysis, candidate)
 
 
-def run_claimed(session: Session, store: FileStore, analysis: Analysis) -> Analysis:
-    """Compute a claimed analysis on the set's scores now; store the report or the failure."""
+def run_claimed(
+    session: Session,
+    store: FileStore,
+    settings: Settings,
+    analysis: Analysis,
+    *,
+    clock: Callable[[], datetime] = utcnow,
+) -> Analysis:
+    """Run a claimed job on the set as it is now; store its report or why it failed.
+
+    An analysis stores its report; a freeze freezes the official table (as of the request)
+    and stores the analysis frozen with it; a verification stores what it found.
+    """
     eval_set = session.get(EvalSet, analysis.eval_set_id)
     try:
         if eval_set is None:
             raise NotFound("The set of this analysis no longer exists.")
         subtask = eval_set.subtask
         target = resolve(session, subtask.task.slug, subtask.slug, eval_set.slug)
-        # The analysis describes the scores it was computed on, not those it was asked for.
+        # The job describes the scores it was computed on, not those it was asked for.
         analysis.revision = target.eval_set.revision
-        analysis.report = compute(session, store, target, _request_of(analysis))
+        if analysis.purpose == "freeze":
+            snapshot = freeze(
+                session,
+                store,
+                settings,
+                target,
+                actor=analysis.requested_by,
+                now=analysis.requested_at,
+            )
+            analysis.report = snapshot.manifest["analysis"]
+        elif analysis.purpose == "verify":
+            found = verify(session, store, settings, target)
+            analysis.report = {"checked_runs": found.checked_runs, "differences": found.differences}
+        else:
+            analysis.report = compute(session, store, target, _request_of(analysis))
+            touch(session, target.eval_set.id)
         analysis.status = "done"
-        _mark_analysed(session, target.eval_set.id)
     except DomainError as exc:
         session.rollback()
         analysis.status = "failed"
         analysis.error = exc.message
-    analysis.finished_at = utcnow()
+    analysis.finished_at = clock()
     session.commit()
     return analysis
 
@@ -195,7 +259,11 @@ def status(session: Session, target: Target) -> Status:
     """Return the set's latest finished analysis and whether it matches the current scores."""
     latest = session.scalar(
         select(Analysis)
-        .where(Analysis.eval_set_id == target.eval_set.id, Analysis.status == "done")
+        .where(
+            Analysis.eval_set_id == target.eval_set.id,
+            Analysis.purpose == "table",
+            Analysis.status == "done",
+        )
         .order_by(Analysis.id.desc())
         .limit(1)
         .options(undefer(Analysis.report))
@@ -205,6 +273,7 @@ def status(session: Session, target: Target) -> Status:
             select(Analysis.id)
             .where(
                 Analysis.eval_set_id == target.eval_set.id,
+                Analysis.purpose == "table",
                 Analysis.status.in_(("queued", "running")),
             )
             .limit(1)

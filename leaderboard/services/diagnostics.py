@@ -13,7 +13,7 @@ from leaderboard.services.anonymity import PUBLIC, Audience
 from leaderboard.services.catalog import Target, resolve
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.phases import hidden_phase, phases_of
-from leaderboard.services.significance import stored_scores, with_values
+from leaderboard.services.significance import stored_scores
 from leaderboard.services.tables import live_table
 from leaderboard.storage import FileStore
 
@@ -70,13 +70,13 @@ def run_diagnostics(
     target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
     table = live_table(session, store, target, audience)
     specs = {s.key: s for s in target.family.measure_specs(target.context())}
-    official = next((c.key for c in table.columns if c.official), table.columns[0].key)
+    official = table.official_key
     # The official measure, or the first one that is a mean over queries.
     candidates = [measure] if measure else [official, *(c.key for c in table.columns)]
     for key in candidates:
         if key not in specs:
             raise InvalidInput(f"This task has no measure {key!r}.")
-        ranked = with_values(table, key, "ranked")
+        ranked = table.run_rows(key, "ranked")
         ids = [r.run_id for r in ranked if r.run_id is not None]
         stored = stored_scores(session, [*ids, run.id], key)
         own = stored.get(run.id)

@@ -25,6 +25,13 @@ def bump(session: Session, *eval_set_ids: int) -> None:
         expire_loaded(session, EvalSet, set_id, ["revision"])
 
 
+def touch(session: Session, eval_set_id: int) -> None:
+    """Advance the set's page counter alone: cached pages rebuild, its scores' revision stays."""
+    session.execute(
+        update(EvalSet).where(EvalSet.id == eval_set_id).values(analysed=EvalSet.analysed + 1)
+    )
+
+
 # A prepared text query: this runs on every cached page view, where building an ORM statement
 # would cost more than the rest of the request.
 _CURRENT = text(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -112,17 +114,19 @@ def _aligned(units: list[list[str]], rows: list[UnitRows], labels: list[str]) ->
 
 
 def _run_rows(
-    session: Session, target: Target, gold: Any, chosen: list[Row], measure: str
+    target: Target, source: Source, chosen: list[Row], measure: str
 ) -> tuple[list[str], list[UnitRows]]:
     """Return the chosen rows' labels and their resampling rows of one measure, aligned."""
     labels = [row.label for row in chosen]
-    stored = stored_scores(session, [r.run_id for r in chosen if r.run_id is not None], measure)
+    stored = source.scores([r.run_id for r in chosen if r.run_id is not None], measure)
     units: list[list[str]] = []
     rows: list[UnitRows] = []
     try:
         for row in chosen:
             assert row.run_id is not None
-            ids, run_rows = target.family.unit_rows(measure, gold, stored[row.run_id])
+            if row.run_id not in stored:
+                raise NotResampled(f"{row.label} keeps no value of {measure}")
+            ids, run_rows = target.family.unit_rows(measure, source.gold, stored[row.run_id])
             units.append(ids)
             rows.append(run_rows)
     except NotResampled as exc:
@@ -130,46 +134,39 @@ def _run_rows(
     return labels, _aligned(units, rows, labels)
 
 
-def with_values(table: Table, measure: str, runs: str) -> list[Row]:
-    """Return the table's run rows that have a value of the measure (ranked ones, or all)."""
-    return [
-        r
-        for r in table.rows
-        if r.run_id is not None
-        # Ranked rows: primaries, and baselines placed "as if" they took part.
-        and (runs == "all" or r.rank is not None or r.kind == "baseline")
-        and r.cells.get(measure) is not None
-    ]
+#: Each listed run's kept values of one measure, by run id.
+ScoreLookup = Callable[[list[int], str], dict[int, StoredScore]]
 
 
 @dataclass(frozen=True)
 class Source:
-    """What an analysis reads: the live table (every team named) and the set's parsed gold."""
+    """What an analysis reads: a table, the set's parsed gold and its runs' kept values."""
 
     table: Table
     gold: Any
+    scores: ScoreLookup
 
 
 def source_of(session: Session, store: FileStore, target: Target) -> Source:
-    """Build the table and load the gold an analysis of the set reads, once for all its parts."""
+    """Build the live table and load the gold an analysis of the set reads, once for all parts."""
     # Analyses are the organizers' own: computed and stored with every team's name.
     table = live_table(session, store, target, ALL_NAMES, analysed=False)
     gold, _files = load_gold(session, store, target)
-    return Source(table, gold)
+    return Source(table, gold, partial(stored_scores, session))
 
 
 def intervals(
-    session: Session, target: Target, source: Source, *, samples: int, seed: int
+    target: Target, source: Source, *, samples: int, seed: int
 ) -> dict[str, dict[str, list[float]]]:
     """Return the 95 % bootstrap interval of every run's every resampled measure, by run id."""
-    table, gold = source.table, source.gold
+    table = source.table
     out: dict[str, dict[str, list[float]]] = {}
     for column in table.columns:
-        chosen = with_values(table, column.key, "all")
+        chosen = table.run_rows(column.key, "all")
         if not chosen:
             continue
         try:
-            _labels, rows = _run_rows(session, target, gold, chosen, column.key)
+            _labels, rows = _run_rows(target, source, chosen, column.key)
         except InvalidInput:
             continue  # a measure that keeps nothing to resample has no interval
         for row, (low, high) in zip(chosen, run_intervals(rows, seed, samples), strict=True):
@@ -178,21 +175,19 @@ def intervals(
     return out
 
 
-def significance(
-    session: Session, target: Target, source: Source, request: Request
-) -> dict[str, Any]:
+def significance(target: Target, source: Source, request: Request) -> dict[str, Any]:
     """Test every pair of the table's runs on one measure; return the report (JSON-ready)."""
     check_request(request)
     table = source.table
-    official = next((c.key for c in table.columns if c.official), table.columns[0].key)
+    official = table.official_key
     measure = request.measure or official
     if measure not in {c.key for c in table.columns}:
         keys = ", ".join(c.key for c in table.columns)
         raise InvalidInput(f"{shown(target.task.slug)} has no measure {shown(measure)}; {keys}.")
-    chosen = with_values(table, measure, request.runs)
+    chosen = table.run_rows(measure, request.runs)
     if len(chosen) < 2:
         raise InvalidInput("At least two runs with a value of the measure are needed.")
-    labels, rows = _run_rows(session, target, source.gold, chosen, measure)
+    labels, rows = _run_rows(target, source, chosen, measure)
     values = [r.value() for r in rows]
     tolerance = RELATIVE_TOLERANCE * max(1.0, *(abs(v) for v in values))
     per_query = None
@@ -247,3 +242,10 @@ def significance(
         ],
         "clusters": [[labels[i] for i in group] for group in groups],
     }
+
+
+def analyse(target: Target, source: Source, request: Request) -> dict[str, Any]:
+    """Return the report of a request on a source, with every run's intervals."""
+    report = significance(target, source, request)
+    report["intervals"] = intervals(target, source, samples=request.samples, seed=request.seed)
+    return report

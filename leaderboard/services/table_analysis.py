@@ -14,13 +14,14 @@ from sqlalchemy.orm import Session, undefer
 
 from leaderboard.models import Analysis
 from leaderboard.services.catalog import Target
-from leaderboard.tables.model import Cell, Row, Table
+from leaderboard.tables.model import Cell, MeasureSpec, Row, Table
 
 CLUSTER_NOTE = (
     "Rules separate significance clusters ({method}, {correction}-adjusted p < {alpha}): each "
     "cluster's first run is significantly worse than every run of the cluster above; runs within "
     "a cluster may or may not differ significantly. Intervals are 95 % bootstrap intervals."
 )
+INTERVAL_NOTE = "Intervals are 95 % bootstrap intervals."
 
 
 def current_report(session: Session, target: Target, official: str) -> dict[str, Any] | None:
@@ -30,6 +31,7 @@ def current_report(session: Session, target: Target, official: str) -> dict[str,
         .where(
             Analysis.eval_set_id == target.eval_set.id,
             Analysis.revision == target.eval_set.revision,
+            Analysis.purpose == "table",
             Analysis.status == "done",
             Analysis.runs == "ranked",
             Analysis.measure.in_(("", official)),
@@ -42,24 +44,35 @@ def current_report(session: Session, target: Target, official: str) -> dict[str,
 
 
 def with_analysis(session: Session, target: Target, table: Table) -> Table:
-    """Return the table with clusters on its ranked rows and intervals on its cells."""
-    official = next((c.key for c in table.columns if c.official), table.columns[0].key)
+    """Return the table with the set's current analysis: clusters and intervals."""
+    official = table.official_key
     report = current_report(session, target, official)
     if report is None:
         return table
-    cluster_of: dict[int, int] = {}
+    return annotate(table, report, target.family.measure_specs(target.context()))
+
+
+def annotate(table: Table, report: dict[str, Any], specs: list[MeasureSpec]) -> Table:
+    """Return the table with a report's clusters on its ranked rows and intervals on its cells.
+
+    Clusters hold only for the runs they were computed on: a table ranking other runs (the
+    official table without the late ones) gets the intervals, which are per run, but no rules.
+    """
     label_ids = dict(zip(report["runs"], report["run_ids"], strict=True))
-    for n, group in enumerate(report["clusters"], 1):
-        for label in group:
-            cluster_of[label_ids[label]] = n
-    specs = {s.key: s for s in target.family.measure_specs(target.context())}
+    ranked = {r.run_id for r in table.run_rows(report["measure"], "ranked")}
+    cluster_of: dict[int, int] = {}
+    if ranked == set(report["run_ids"]):
+        for n, group in enumerate(report["clusters"], 1):
+            for label in group:
+                cluster_of[label_ids[label]] = n
+    by_key = {s.key: s for s in specs}
     intervals: dict[str, dict[str, list[float]]] = report.get("intervals", {})
 
     def cell(run_id: int | None, key: str, value: Cell | None) -> Cell | None:
         found = intervals.get(str(run_id), {}).get(key)
         if value is None or found is None:
             return value
-        spec = specs[key]
+        spec = by_key[key]
         low, high = found[0] * spec.scale, found[1] * spec.scale
         places = spec.display_decimals
         return replace(value, ci=(low, high), ci_display=f"[{low:.{places}f}, {high:.{places}f}]")
@@ -72,7 +85,8 @@ def with_analysis(session: Session, target: Target, table: Table) -> Table:
         )
         for row in table.rows
     ]
-    note = CLUSTER_NOTE.format(
+    note = CLUSTER_NOTE if cluster_of else INTERVAL_NOTE
+    text = note.format(
         method=report["method"], correction=report["correction"], alpha=report["alpha"]
     )
-    return replace(table, rows=tuple(rows), footnotes=(*table.footnotes, note))
+    return replace(table, rows=tuple(rows), footnotes=(*table.footnotes, text))

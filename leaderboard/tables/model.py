@@ -228,6 +228,22 @@ class Table:
         )
 
     @property
+    def official_key(self) -> str:
+        """Return the key of the official measure's column (the first column without one)."""
+        return next((c.key for c in self.columns if c.official), self.columns[0].key)
+
+    def run_rows(self, measure: str, runs: str) -> list[Row]:
+        """Return the run rows with a value of the measure: the ranked ones, or ``all``."""
+        return [
+            r
+            for r in self.rows
+            if r.run_id is not None
+            # Ranked rows: primaries, and baselines placed "as if" they took part.
+            and (runs == "all" or r.rank is not None or r.kind == "baseline")
+            and r.cells.get(measure) is not None
+        ]
+
+    @property
     def row_header(self) -> str | None:
         """Return the meta column that names the row (the first one holding user text)."""
         return next((name for name in self.lead_columns if name in USER_TEXT_COLUMNS), None)

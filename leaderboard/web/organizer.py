@@ -14,11 +14,12 @@ from leaderboard.clock import parse_instant
 from leaderboard.formats.issues import shown
 from leaderboard.models import User
 from leaderboard.services.accounts import list_teams
+from leaderboard.services.analyses import latest_job, request_job
 from leaderboard.services.audit import events_of_subtask, latest_events
 from leaderboard.services.baselines import add_baselines
 from leaderboard.services.catalog import Target, list_tasks, resolve
 from leaderboard.services.errors import DomainError, InvalidInput, RunRejected
-from leaderboard.services.freeze import freeze, frozen_of, verify
+from leaderboard.services.freeze import describe_analysis, frozen_of
 from leaderboard.services.gold import (
     gold_choices,
     gold_history,
@@ -104,9 +105,19 @@ def _page(target: Target, **extra: Any) -> str:
     data_form.phase.choices = _phase_choices(target)
     gold_files = gold_history(session, target)
     events = events_of_subtask(session, target.task.slug, target.subtask.slug)
-    frozen = {
-        s.slug: frozen_of(session, resolve(session, target.task.slug, target.subtask.slug, s.slug))
+    targets = {
+        s.slug: resolve(session, target.task.slug, target.subtask.slug, s.slug)
         for s in target.subtask.eval_sets
+    }
+    frozen = {slug: frozen_of(session, t) for slug, t in targets.items()}
+    frozen_notes = {
+        slug: describe_analysis(snap.manifest.get("analysis"))
+        for slug, snap in frozen.items()
+        if snap is not None
+    }
+    jobs = {
+        slug: {p: latest_job(session, t, p) for p in ("freeze", "verify")}
+        for slug, t in targets.items()
     }
     # Imported here: the analysis pages use this module's organizer_required.
     from leaderboard.web.analysis import analysis_context
@@ -124,6 +135,8 @@ def _page(target: Target, **extra: Any) -> str:
         data_form=data_form,
         data_files=data_files(session, target.subtask),
         frozen=frozen,
+        jobs=jobs,
+        frozen_notes=frozen_notes,
         events=events,
         upload_fields=upload_fields(target),
         zone=settings().display_timezone,
@@ -291,13 +304,13 @@ def rescore(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/freeze", methods=["POST"])
 @organizer_required
 def freeze_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
-    """Freeze the official ranking of a set."""
+    """Queue the freeze of a set's official ranking: the worker analyses it, then freezes."""
     _confirmed()
-    snapshot = freeze(
-        db(), store(), settings(), resolve(db(), task, subtask, eval_set), actor=_actor(), now=now()
-    )
+    target = resolve(db(), task, subtask, eval_set)
+    job = request_job(db(), target, "freeze", actor=_actor(), now=now())
     flash(
-        f"Official ranking of {eval_set} frozen; snapshot SHA-256 {snapshot.manifest_sha256}.",
+        f"Freeze of {eval_set} queued (job {job.id}): `leaderboard worker` computes the "
+        "official table's significance analysis, then freezes the table with it.",
         "info",
     )
     return _back(task, subtask)
@@ -306,11 +319,16 @@ def freeze_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/verify", methods=["POST"])
 @organizer_required
 def verify_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
-    """Re-score the frozen runs and confirm the snapshot, showing every difference."""
+    """Queue the verification of a frozen ranking: re-scoring every run and its analysis."""
     _confirmed()
     target = resolve(db(), task, subtask, eval_set)
-    report = verify(db(), store(), settings(), target)
-    return _page(resolve(db(), task, subtask), verify_report=report, verify_set=eval_set)
+    job = request_job(db(), target, "verify", actor=_actor(), now=now())
+    flash(
+        f"Verification of {eval_set} queued (job {job.id}): `leaderboard worker` re-scores "
+        "the frozen runs and recomputes their analysis; this page shows what it finds.",
+        "info",
+    )
+    return _back(task, subtask)
 
 
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/runs.<ext>")

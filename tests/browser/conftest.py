@@ -214,13 +214,16 @@ def upload_run(
 
 
 def ranking_rows(page: Page) -> list[list[tuple[str, str | None]]]:
-    """Return the ranking table's body as rows of (cell text without subscript, subscript)."""
+    """Return the ranking table's body as rows of (cell text, subscript).
+
+    The text leaves out subscripts, superscripts and confidence intervals (``.ci``).
+    """
     rows = page.evaluate(
         """() => Array.from(document.querySelectorAll('table.ranking tbody tr')).map(
             tr => Array.from(tr.children).map(cell => {
                 const sub = cell.querySelector('sub');
                 const bare = cell.cloneNode(true);
-                bare.querySelectorAll('sub, sup').forEach(e => e.remove());
+                bare.querySelectorAll('sub, sup, .ci').forEach(e => e.remove());
                 return [bare.textContent.trim(), sub ? sub.textContent.trim() : null];
             }))"""
     )

@@ -266,8 +266,12 @@ def test_a_whole_campaign_in_the_browser(
     # 2016-02-02: the freeze; the official table has the on-time runs only.
     live_server.set_clock("2016-02-02T12:00:00+00:00")
     organizer_action(org, "test", "freeze")
-    expect(org.locator(".flash.info")).to_contain_text(
-        "Official ranking of test frozen; snapshot SHA-256 "
+    expect(org.locator(".flash.info")).to_contain_text("Freeze of test queued (job ")
+    # The worker analyses the official table, then freezes it as of the organizer's request.
+    assert live_server.cli("worker", "--once").startswith("freeze ")
+    org.reload()
+    expect(org.locator("p.frozen-analysis").first).to_contain_text(
+        "Analysis frozen with it (randomization, 10,000 samples, seed 0; "
     )
     public.goto(TASK_A)
     expect(public.locator("p.status.frozen")).to_contain_text(
@@ -289,8 +293,12 @@ def test_a_whole_campaign_in_the_browser(
     click_and_load(org, gold_form.get_by_role("button", name="Store and re-score"))
     expect(org.locator(".flash.info")).to_contain_text("Stored gold version 2; re-scored ")
     organizer_action(org, "test", "verify")
-    expect(org.locator("div.verify.ok")).to_have_text(
-        "Verified: 7 frozen rows re-score to the snapshot; hashes match."
+    expect(org.locator("div.verify.pending")).to_contain_text("Verification queued (job ")
+    assert live_server.cli("worker", "--once").startswith("verification ")
+    org.reload()
+    expect(org.locator("div.verify.ok")).to_contain_text(
+        "7 frozen rows re-score to the snapshot; its analysis recomputes to the same p-values, "
+        "clusters and intervals; hashes match."
     )
     screenshot(org, "verified")
 

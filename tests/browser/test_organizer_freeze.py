@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,9 +58,12 @@ def test_organizer_adds_baselines_and_freezes(
         "4 baselines added to semeval2016-task3 A (test)."
     )
     click_and_load(page, page.locator(f'form[action="{ORGANIZE_A}/test/freeze"] button'))
-    expect(page.locator(".flash.info")).to_contain_text(
-        "Official ranking of test frozen; snapshot SHA-256 "
-    )
+    expect(page.locator(".flash.info")).to_contain_text("Freeze of test queued (job 1)")
+    expect(page.locator("p.job.queued")).to_contain_text("Freeze queued (job 1")
+    # The worker computes the official table's analysis, then freezes it.
+    assert live_server.cli("worker", "--once") == "freeze 1: done\n"
+    page.reload()
+    expect(page.locator("section#sets")).to_contain_text("Official ranking frozen at 2016-01-05")
     # Frozen once: the freeze button is gone and verify is offered instead.
     expect(page.locator(f'form[action="{ORGANIZE_A}/test/freeze"]')).to_have_count(0)
     expect(page.locator(f'form[action="{ORGANIZE_A}/test/verify"] button')).to_have_text(
@@ -73,6 +77,10 @@ def test_organizer_adds_baselines_and_freezes(
         "Official ranking, frozen at 2016-01-05 12:00:00 UTC."
     )
     expect(page.locator("table.ranking thead th.measure")).to_have_text(MEASURES)
+    # The frozen analysis: each value's 95 % interval, and the note on clusters.
+    first_ci = page.locator("table.ranking tbody tr").first.locator(".ci").first
+    expect(first_ci).to_have_text(re.compile(r"^\[\d+\.\d\d, \d+\.\d\d\]$"))
+    expect(page.locator("body")).to_contain_text("Rules separate significance clusters")
     rows = ranking_rows(page)
     # Primary rows: the rank, the label, then every value with its rank as a <sub>.
     assert rows[0] == [("1", None), ("Aurora-primary", None)] + [(v, "1") for v in ORACLE_TEST_A]

@@ -126,14 +126,30 @@ def test_import_baselines_freeze_verify_and_listing(org_app: Flask, org: FlaskCl
     assert broken.status_code == 422
     assert "Line 1" in broken.get_data(as_text=True)
     assert post(org, "/test/baselines", {}).status_code == 302
-    assert post(org, "/test/freeze", {}).status_code == 302
+    # The freeze is queued (its analysis is never computed inside a request) ...
+    queued = post(org, "/test/freeze", {})
+    assert queued.status_code == 302
+    page = org.get(PAGE).get_data(as_text=True)
+    assert "Freeze of test queued (job 1)" in page and "Freeze queued (job 1" in page
+    assert f'action="{PAGE}/test/freeze"' not in page and f'action="{PAGE}/dev/freeze"' in page
+    # ... asking again adds no second job ...
+    post(org, "/test/freeze", {})
+    assert "Freeze of test queued (job 1)" in org.get(PAGE).get_data(as_text=True)
+    worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
+    assert worker.output == "freeze 1: done\n"
+    # ... and the worker freezes the table as of the request, with its analysis.
     page = org.get(PAGE).get_data(as_text=True)
     assert "Official ranking frozen at 2016-01-20 12:00:00 UTC" in page
+    assert "Analysis frozen with it (randomization, 10,000 samples, seed 0; " in page
     again = post(org, "/test/freeze", {})
     assert again.status_code == 409 and "frozen once" in again.get_data(as_text=True)
-    verified = post(org, "/test/verify", {})
-    assert verified.status_code == 200
-    assert "Verified: 5 frozen rows re-score to the snapshot" in verified.get_data(as_text=True)
+    assert post(org, "/test/verify", {}).status_code == 302
+    page = org.get(PAGE).get_data(as_text=True)
+    assert "Verification queued (job 2" in page
+    worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
+    assert worker.output == "verification 2: done\n"
+    page = org.get(PAGE).get_data(as_text=True)
+    assert "Verified at 2016-01-20" in page and "5 frozen rows re-score to the snapshot" in page
     listing = org.get(PAGE + "/test/runs.csv")
     assert listing.status_code == 200
     assert (

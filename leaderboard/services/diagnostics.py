@@ -31,12 +31,22 @@ class RunDiagnostics:
     runs_compared: int
 
 
-def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
-    """Return a run whose diagnostics ``user`` may see; NotFound for any other.
+@dataclass(frozen=True)
+class DiagnosticsAccess:
+    """A run whose diagnostics page a reader may open; ``hidden``: its values are not shown."""
 
-    Organizers see every run's. While a phase hides the set's scores nobody else does (the
-    diagnostics are scores). Once visible, a team sees its own runs', and anyone sees every
-    run's when the phase makes diagnostics public.
+    run: Run
+    #: The reader's own run in a phase that hides the set's scores: the page says so instead.
+    hidden: bool = False
+
+
+def diagnostics_access(session: Session, user: User | None, run_id: int) -> DiagnosticsAccess:
+    """Return whether ``user`` may open a run's diagnostics page, and see its values; else NotFound.
+
+    Organizers see every run's. While a phase hides the set's scores a team opens its own
+    runs' page, which says the values are hidden (they are scores), and nobody else opens any.
+    Once visible, a team sees its own runs', and anyone every run's if the phase makes
+    diagnostics public.
     """
     if not 0 < run_id < 2**31:
         raise NotFound(f"No run {run_id}.")
@@ -44,10 +54,12 @@ def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
     if run is None or run.status == "replaced":
         raise NotFound(f"No run {run_id}.")
     if user is not None and user.is_organizer:
-        return run
-    if hidden_phase(session, run.eval_set) is not None:
-        raise NotFound(f"No run {run_id}.")
+        return DiagnosticsAccess(run)
     own = user is not None and run.team_id is not None and user.team_id == run.team_id
+    if hidden_phase(session, run.eval_set) is not None:
+        if own:
+            return DiagnosticsAccess(run, hidden=True)
+        raise NotFound(f"No run {run_id}.")
     public = any(
         p.public_diagnostics
         for p in phases_of(session, run.subtask)
@@ -55,7 +67,15 @@ def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
     )
     if not (own or public):
         raise NotFound(f"No run {run_id}.")
-    return run
+    return DiagnosticsAccess(run)
+
+
+def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
+    """Return a run whose diagnostics ``user`` may see, values included; NotFound for any other."""
+    access = diagnostics_access(session, user, run_id)
+    if access.hidden:
+        raise NotFound(f"No run {run_id}.")
+    return access.run
 
 
 def run_diagnostics(

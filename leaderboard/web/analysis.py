@@ -21,7 +21,12 @@ from leaderboard.models import Analysis
 from leaderboard.services.analyses import request_analysis, status
 from leaderboard.services.anonymity import audience_for
 from leaderboard.services.catalog import Target, resolve
-from leaderboard.services.diagnostics import RunDiagnostics, diagnosable_run, run_diagnostics
+from leaderboard.services.diagnostics import (
+    RunDiagnostics,
+    diagnosable_run,
+    diagnostics_access,
+    run_diagnostics,
+)
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.significance import METHODS, Request
 from leaderboard.services.tables import live_table
@@ -236,6 +241,9 @@ def _diagnostics(run_id: int) -> RunDiagnostics:
 @bp.route("/runs/<int:run_id>/queries")
 def run_queries(run_id: int) -> ResponseReturnValue:
     """Show a run's per-query values against the median and best of the ranked runs."""
+    access = diagnostics_access(db(), viewer(), run_id)
+    if access.hidden:
+        return render_template("analysis/queries_hidden.html", run=access.run)
     return render_template("analysis/queries.html", d=_diagnostics(run_id))
 
 

@@ -420,10 +420,11 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ],
     ("analysis.run_queries", "GET"): [
         # A team sees its own run's diagnostics once results are visible; nobody else unless the
-        # phase makes them public; during a hidden phase only organizers (they are scores).
+        # phase makes them public; during a hidden phase only organizers see values (they are
+        # scores): the team's own page says they are hidden.
         Probe("GET", "/runs/{run_a}/queries", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/{run_b}/queries", by_role(404, 404, 200, 200)),
-        Probe("GET", "/runs/{run_hidden}/queries", by_role(404, 404, 404, 200)),
+        Probe("GET", "/runs/{run_hidden}/queries", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/999999/queries", by_role(404, 404, 404, 404)),
     ],
     ("analysis.run_queries_file", "GET"): [

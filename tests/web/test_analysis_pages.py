@@ -103,6 +103,17 @@ def test_public_diagnostics_is_a_phase_option(app: Flask, hosted: FlaskCliRunner
     )
     assert hidden.exit_code == 0, hidden.output
     assert anonymous.get("/runs/2/queries").status_code == 404
+    # Bob opens his own run's page, which says its values are hidden and shows none of them.
+    bob = app.test_client()
+    login(bob, "bob@example.org", "correct horse battery")
+    own = bob.get("/runs/2/queries")
+    assert own.status_code == 200
+    html = own.get_data(as_text=True)
+    assert "they are hidden, like the run's scores" in html
+    assert "query-table" not in html and "<img" not in html
+    for fmt in ("csv", "svg", "pdf"):
+        assert bob.get(f"/runs/2/queries.{fmt}").status_code == 404
+    assert bob.get("/runs/1/queries").status_code == 404
     bad = hosted.invoke(
         args=["leaderboard", "phase", "example-sentiment", "A", "test", "--diagnostics", "all"]
     )

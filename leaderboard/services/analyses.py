@@ -21,8 +21,8 @@ from leaderboard.config import Settings
 from leaderboard.models import Analysis, EvalSet, utcnow
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, resolve
-from leaderboard.services.errors import Conflict, DomainError, NotFound
-from leaderboard.services.freeze import freeze, frozen_of, verify
+from leaderboard.services.errors import DomainError, NotFound
+from leaderboard.services.freeze import freeze, frozen_of, frozen_once, not_frozen, verify
 from leaderboard.services.revisions import touch
 from leaderboard.services.significance import (
     Request,
@@ -86,14 +86,10 @@ def request_job(
     """
     now = now or utcnow()
     frozen = frozen_of(session, target)
-    where = f"{target.task.slug} {target.subtask.slug} ({target.eval_set.slug})"
     if purpose == "freeze" and frozen is not None:
-        raise Conflict(
-            f"{where} was frozen at {frozen.frozen_at:%Y-%m-%d %H:%M:%S} UTC; "
-            "an official ranking is frozen once."
-        )
+        raise frozen_once(target, frozen)
     if purpose == "verify" and frozen is None:
-        raise NotFound(f"{where} has not been frozen.")
+        raise not_frozen(target)
     waiting = session.scalar(
         select(Analysis).where(
             Analysis.eval_set_id == target.eval_set.id,

@@ -102,6 +102,21 @@ def frozen_of(session: Session, target: Target) -> FrozenTable | None:
     )
 
 
+def frozen_once(target: Target, existing: FrozenTable) -> Conflict:
+    """Return the refusal of a second freeze of a set."""
+    return Conflict(
+        f"{target.task.slug} {target.subtask.slug} ({target.eval_set.slug}) was frozen at "
+        f"{existing.frozen_at:%Y-%m-%d %H:%M:%S} UTC; an official ranking is frozen once."
+    )
+
+
+def not_frozen(target: Target) -> NotFound:
+    """Return the refusal of verifying a set that was never frozen."""
+    return NotFound(
+        f"{target.task.slug} {target.subtask.slug} ({target.eval_set.slug}) has not been frozen."
+    )
+
+
 def _run_record(run: Run, entry: Entry) -> dict[str, Any]:
     return {
         "entry": entry_record(entry),
@@ -187,10 +202,7 @@ def freeze(
     """
     existing = frozen_of(session, target)
     if existing is not None:
-        raise Conflict(
-            f"{target.task.slug} {target.subtask.slug} ({target.eval_set.slug}) was frozen at "
-            f"{existing.frozen_at:%Y-%m-%d %H:%M:%S} UTC; an official ranking is frozen once."
-        )
+        raise frozen_once(target, existing)
     runs = official_runs(session, target)
     # The snapshot keeps what the public was shown: anonymous names stay after a reveal.
     masked = masked_names(session, target, PUBLIC)
@@ -298,9 +310,7 @@ def verify(session: Session, store: FileStore, settings: Settings, target: Targe
     """Re-score the frozen runs from the stored files and gold, and compare with the snapshot."""
     snapshot = frozen_of(session, target)
     if snapshot is None:
-        raise NotFound(
-            f"{target.task.slug} {target.subtask.slug} ({target.eval_set.slug}) has not been frozen."
-        )
+        raise not_frozen(target)
     report = VerifyReport()
     manifest = snapshot.manifest
     expected_sha = _sha256(

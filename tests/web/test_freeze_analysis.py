@@ -262,3 +262,21 @@ def test_a_freeze_of_one_ranked_run_says_why_it_has_no_analysis(
     assert "cluster" not in json.dumps(table(runner, "--official")["footnotes"]).lower()
     verified = invoke(runner, "verify", "example-sentiment", "A")
     assert verified.exit_code == 0, verified.output
+
+
+def test_a_queued_freeze_fails_with_the_reason_when_the_set_was_frozen_meanwhile(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    from leaderboard.services.analyses import request_job
+    from leaderboard.services.catalog import resolve
+
+    host(app, runner)
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        target = resolve(session, "example-sentiment", "A", None)
+        job = request_job(session, target, "freeze", actor="org@example.org").id
+        # A second request while it waits is the same job.
+        assert request_job(session, target, "freeze", actor="org@example.org").id == job
+    assert invoke(runner, "freeze", "example-sentiment", "A").exit_code == 0
+    worker = invoke(runner, "worker", "--once")
+    assert worker.output.startswith(f"freeze {job}: failed (example-sentiment A (test) was frozen")
+    assert "an official ranking is frozen once." in worker.output

@@ -121,7 +121,8 @@ def phase_cmd(
 def freeze_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Freeze the official ranking: an immutable snapshot with the hashes to verify it."""
     from leaderboard.services.catalog import resolve
-    from leaderboard.services.freeze import describe_analysis, freeze
+    from leaderboard.services.freeze import freeze
+    from leaderboard.services.frozen_analysis import describe_analysis
 
     with common.session() as session:
         try:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -20,22 +19,20 @@ from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.anonymity import PUBLIC, masked_names
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, current_files, load_gold
-from leaderboard.services.errors import Conflict, InvalidInput, NotFound
-from leaderboard.services.revisions import touch
-from leaderboard.services.significance import (
-    Request,
-    ScoreLookup,
-    Source,
-    analyse,
-    stored_scores,
+from leaderboard.services.errors import Conflict, NotFound
+from leaderboard.services.frozen_analysis import (
+    RescoredRun,
+    analyse_frozen,
+    freeze_request,
+    recheck,
 )
-from leaderboard.services.table_analysis import annotate, current_report
+from leaderboard.services.revisions import touch
+from leaderboard.services.significance import Request, stored_scores
 from leaderboard.services.tables import TableInputs, official_runs, render, table_inputs
 from leaderboard.storage import FileStore
 from leaderboard.tables import exports
 from leaderboard.tables.html import to_html
-from leaderboard.tables.model import Entry, Table, Value
-from leaderboard.tasks.families.base import MeasureResult, StoredScore
+from leaderboard.tables.model import Entry, Value
 
 RENDERERS = {
     "json": exports.to_json,
@@ -129,62 +126,6 @@ def _run_record(run: Run, entry: Entry) -> dict[str, Any]:
     }
 
 
-def freeze_request(session: Session, target: Target, official: str) -> Request:
-    """Return how a freeze analyses its table: as the set's current analysis, or the defaults."""
-    report = current_report(session, target, official)
-    return Request() if report is None else _request_of(report)
-
-
-def _request_of(report: Mapping[str, Any]) -> Request:
-    """Return the request of the official measure over the ranked runs a report was made with."""
-    default = Request()
-    return Request(
-        method=report["method"],
-        # A t-test or Wilcoxon report has no samples; its intervals take the defaults.
-        samples=report["samples"] or default.samples,
-        seed=report["seed"] if report["seed"] is not None else default.seed,
-        alpha=report["alpha"],
-        correction=report["correction"],
-    )
-
-
-def _request_record(request: Request) -> dict[str, Any]:
-    return {
-        "method": request.method,
-        "samples": request.samples,
-        "seed": request.seed,
-        "alpha": request.alpha,
-        "correction": request.correction,
-    }
-
-
-def _analysis(
-    target: Target, table: Table, gold: Any, scores: ScoreLookup, request: Request
-) -> dict[str, Any]:
-    """Return the analysis of a frozen table, or why it has none (fewer than two runs, ...)."""
-    try:
-        return analyse(target, Source(table, gold, scores), request)
-    except InvalidInput as exc:
-        return {**_request_record(request), "unavailable": exc.message}
-
-
-def describe_analysis(analysis: Mapping[str, Any] | None) -> str:
-    """Return one line saying how a frozen table was analysed, or why it was not."""
-    if analysis is None:
-        return "Frozen before freezes stored an analysis."
-    if "unavailable" in analysis:
-        return f"No analysis frozen with it: {analysis['unavailable']}"
-    how = analysis["method"]
-    if analysis["samples"] is not None:
-        how += f", {analysis['samples']:,} samples, seed {analysis['seed']}"
-    count = len(analysis["clusters"])
-    return (
-        f"Analysis frozen with it ({how}; {analysis['correction']}-adjusted p < "
-        f"{analysis['alpha']}): {count} cluster{'' if count == 1 else 's'} of "
-        f"{len(analysis['runs'])} ranked runs."
-    )
-
-
 def freeze(
     session: Session,
     store: FileStore,
@@ -210,15 +151,13 @@ def freeze(
     frozen_at = now.isoformat()
     table = render(target, inputs, official=True, frozen_at=frozen_at)
     parsed_gold, _files = load_gold(session, store, target)
-    analysis = _analysis(
+    table, analysis = analyse_frozen(
         target,
         table,
         parsed_gold,
         partial(stored_scores, session),
         request or freeze_request(session, target, table.official_key),
     )
-    if "unavailable" not in analysis:
-        table = annotate(table, analysis, target.family.measure_specs(target.context()))
     gold = {
         role: {"sha256": g.sha256, "version": g.version, "filename": g.filename}
         for role, g in sorted(current_files(session, target.eval_set).items())
@@ -391,95 +330,11 @@ def verify(session: Session, store: FileStore, settings: Settings, target: Targe
         )
         stored = manifest.get("analysis")
         if stored is not None:
-            table = _recheck_analysis(target, table, gold, kept, stored, report)
+            table, found = recheck(target, table, gold, kept, stored)
+            report.differences += found
         rebuilt = exports.table_to_dict(table)
         if report.ok and _canonical(rebuilt) != _canonical(snapshot.table):
             report.differences.append(
                 "the table rebuilt from the re-scored runs differs from the frozen table"
             )
     return report
-
-
-@dataclass(frozen=True)
-class RescoredRun:
-    """What verify re-scored of a frozen run: its measures and its per-item predictions."""
-
-    results: Mapping[str, MeasureResult]
-    item_values: Mapping[str, Any] | None
-
-    def kept(self, measure: str) -> StoredScore | None:
-        """Return what the run would keep of a measure, as stored scores do."""
-        result = self.results.get(measure)
-        if result is None or result.raw is None:
-            return None
-        return StoredScore(result.per_query, result.item_stats, self.item_values)
-
-
-#: How many of an analysis' differing numbers verify lists.
-LISTED_DIFFERENCES = 5
-
-
-def _recheck_analysis(
-    target: Target,
-    table: Table,
-    gold: Any,
-    runs: Mapping[int, RescoredRun],
-    stored: dict[str, Any],
-    report: VerifyReport,
-) -> Table:
-    """Recompute the frozen analysis from the re-scored runs; report what differs from it."""
-
-    def scores(run_ids: list[int], measure: str) -> dict[int, StoredScore]:
-        found = {i: runs[i].kept(measure) for i in run_ids if i in runs}
-        return {i: kept for i, kept in found.items() if kept is not None}
-
-    again = _analysis(target, table, gold, scores, _request_of(stored))
-    report.differences += analysis_differences(stored, again)
-    if "unavailable" in again:
-        return table
-    return annotate(table, again, target.family.measure_specs(target.context()))
-
-
-def analysis_differences(stored: dict[str, Any], again: dict[str, Any]) -> list[str]:
-    """Return what differs between a frozen analysis and its recomputation, a line each."""
-    if "unavailable" in stored or "unavailable" in again:
-        if stored.get("unavailable") == again.get("unavailable"):
-            return []
-        was = stored.get("unavailable") or "computed"
-        now = again.get("unavailable") or "computed"
-        return [f"analysis: the snapshot's was {was}; recomputed, it is {now}"]
-    found: list[str] = []
-    for key in ("measure", "method", "samples", "seed", "alpha", "correction", "runs"):
-        if stored[key] != again[key]:
-            found.append(f"analysis: {key} is {again[key]!r}, the snapshot says {stored[key]!r}")
-    old_pairs = {(p["a"], p["b"]): p for p in stored["pairs"]}
-    for pair in again["pairs"]:
-        old = old_pairs.get((pair["a"], pair["b"]))
-        if old is None:
-            found.append(f"analysis: the pair {pair['a']} / {pair['b']} is not in the snapshot")
-            continue
-        for key in ("diff", "p", "p_adjusted", "significant"):
-            if pair[key] != old[key]:
-                found.append(
-                    f"analysis: {key} of {pair['a']} / {pair['b']} is {pair[key]!r}, "
-                    f"the snapshot says {old[key]!r}"
-                )
-    if again["clusters"] != stored["clusters"]:
-        found.append(
-            f"analysis: the clusters are {again['clusters']}, the snapshot says {stored['clusters']}"
-        )
-    new_intervals, old_intervals = again["intervals"], stored["intervals"]
-    for run_id in sorted({*new_intervals, *old_intervals}, key=int):
-        measures = {**new_intervals.get(run_id, {}), **old_intervals.get(run_id, {})}
-        for key in measures:
-            interval = new_intervals.get(run_id, {}).get(key)
-            old_interval = old_intervals.get(run_id, {}).get(key)
-            if interval != old_interval:
-                found.append(
-                    f"analysis: the interval of run {run_id} on {key} is {interval}, "
-                    f"the snapshot says {old_interval}"
-                )
-    if len(found) > LISTED_DIFFERENCES:
-        more = len(found) - LISTED_DIFFERENCES
-        found = [*found[:LISTED_DIFFERENCES], f"analysis: … and {more:,} more differences"]
-    return found

@@ -19,7 +19,8 @@ from leaderboard.services.audit import events_of_subtask, latest_events
 from leaderboard.services.baselines import add_baselines
 from leaderboard.services.catalog import Target, list_tasks, resolve
 from leaderboard.services.errors import DomainError, InvalidInput, RunRejected
-from leaderboard.services.freeze import describe_analysis, frozen_of
+from leaderboard.services.freeze import frozen_of
+from leaderboard.services.frozen_analysis import describe_analysis
 from leaderboard.services.gold import (
     gold_choices,
     gold_history,

@@ -184,8 +184,9 @@ def score_cqa(
 
     relevant = np.add.reduceat(gold_labels.astype(np.int64), question_starts)
     recall_stats = avgrec_stats(hits, relevant)
-    # recall_at_ranks is 0 throughout when no question has a relevant candidate; fsum rounds
-    # the mean of the 10 recalls exactly, as the scores have always been stored.
+    # recall_at_ranks is 0 throughout when no question has a relevant candidate. fsum rounds
+    # the sum of the 10 recalls once, as stored scores always were; resampling's
+    # avgrec_from_sums adds them in floating point (within a few ulps, and vectorized).
     avg_rec = math.fsum(recall_at_ranks(recall_stats.sum(axis=0)).tolist()) / TOP_K
     flags = (AVGREC_UNDEFINED,) if relevant.sum() == 0 else ()
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from leaderboard.scoring.classification import binary_measures
+from leaderboard.scoring.classification import BINARY_MEASURES, binary_from_counts
 from leaderboard.scoring.registry import Measure, MeasureRegistry
 
 
@@ -47,6 +47,10 @@ class CqaScores:
     #: For the measures that are means over questions (MAP, MRR), each question's value in
     #: question order, on the measure's stored scale: AP_q, and 100/i* for MRR.
     per_question: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False)
+    #: For the other measures, each question's counts they follow from when summed over
+    #: questions (a row per question, in question order): AvgRec's ``avgrec_stats``, and
+    #: [TP, FP, FN, TN] for P, R, F1 and Acc.
+    question_stats: Mapping[str, np.ndarray] = field(default_factory=dict, compare=False)
 
 
 def official(value: float) -> str:
@@ -93,6 +97,40 @@ def _top_relevance(
     return matrix
 
 
+def avgrec_stats(hits: np.ndarray, relevant: np.ndarray) -> np.ndarray:
+    """Return each question's [h_q(1..10), min(k, R_q) for k = 1..10] (questions × 20)."""
+    ranks = np.arange(1, TOP_K + 1, dtype=np.int64)
+    possible = np.minimum(ranks[None, :], np.asarray(relevant, dtype=np.int64)[:, None])
+    return np.hstack([np.asarray(hits, dtype=np.int64), possible])
+
+
+def recall_at_ranks(sums: np.ndarray) -> np.ndarray:
+    """Return Σ_q h_q(k) / Σ_q min(k, R_q), k = 1..10, from summed ``avgrec_stats`` (..., 20).
+
+    Every k is 0 when Σ_q R_q = 0 (then Σ_q min(k, R_q) = 0 for every k, and > 0 otherwise).
+    """
+    s = np.asarray(sums, dtype=np.float64)
+    hits, possible = s[..., :TOP_K], s[..., TOP_K:]
+    out = np.zeros(hits.shape, dtype=np.float64)
+    np.divide(hits, possible, out=out, where=possible > 0)
+    return out
+
+
+def avgrec_from_sums(sums: np.ndarray) -> np.ndarray:
+    """Return AvgRec = (1/10) Σ_k recall_at_ranks(sums)_k, vectorized over leading axes."""
+    return recall_at_ranks(sums).sum(axis=-1) / TOP_K
+
+
+def question_counts(
+    question_starts: np.ndarray, gold_labels: np.ndarray, predicted: np.ndarray
+) -> np.ndarray:
+    """Return each question's [TP, FP, FN, TN] of the ``true`` class (questions × 4)."""
+    gold = np.asarray(gold_labels, dtype=bool)
+    pred = np.asarray(predicted, dtype=bool)
+    cells = np.column_stack([gold & pred, ~gold & pred, gold & ~pred, ~gold & ~pred])
+    return np.add.reduceat(cells.astype(np.int64), np.asarray(question_starts, dtype=np.int64))
+
+
 def _mean(values: np.ndarray) -> float:
     """Return the exactly rounded mean of ``values`` (independent of summation order)."""
     return math.fsum(values.tolist()) / values.size
@@ -114,7 +152,9 @@ def score_cqa(
       MRR = 100 · mean_q 1/i* with i* the first relevant rank ≤ K (0 when none)
     Every question counts in the means of MAP and MRR, also one without a relevant candidate.
     AvgRec is a ratio of sums over questions, not a mean of per-question values.
-    P, R, F1 and Acc are over all rows, for the ``true`` class (see ``binary_measures``).
+    P, R, F1 and Acc are over all rows, for the ``true`` class (see ``binary_from_counts``).
+    AvgRec, P, R, F1 and Acc follow from per-question counts summed over the questions
+    (``question_stats``), with the formulas resampled analysis applies to any sample of them.
     """
     gold_labels = np.asarray(gold_labels, dtype=bool)
     scores = np.asarray(scores, dtype=np.float64)
@@ -143,19 +183,20 @@ def score_cqa(
     rr = np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
 
     relevant = np.add.reduceat(gold_labels.astype(np.int64), question_starts)
-    flags: tuple[str, ...] = ()
-    if relevant.sum() == 0:
-        avg_rec = 0.0
-        flags = (AVGREC_UNDEFINED,)
-    else:
-        possible = np.minimum(ranks.astype(np.int64)[None, :], relevant[:, None]).sum(axis=0)
-        recall_at_k = hits.sum(axis=0) / possible
-        avg_rec = math.fsum(recall_at_k.tolist()) / TOP_K
+    recall_stats = avgrec_stats(hits, relevant)
+    # recall_at_ranks is 0 throughout when no question has a relevant candidate. fsum rounds
+    # the sum of the 10 recalls once, as stored scores always were; resampling's
+    # avgrec_from_sums adds them in floating point (within a few ulps, and vectorized).
+    avg_rec = math.fsum(recall_at_ranks(recall_stats.sum(axis=0)).tolist()) / TOP_K
+    flags = (AVGREC_UNDEFINED,) if relevant.sum() == 0 else ()
 
+    counts = question_counts(question_starts, gold_labels, predicted)
+    binary = binary_from_counts(counts.sum(axis=0))
     values = {"MAP": _mean(ap), "AvgRec": avg_rec, "MRR": 100.0 * _mean(rr)}
-    values.update(binary_measures(gold_labels, predicted))
+    values.update({name: float(value) for name, value in binary.items()})
     return CqaScores(
         values={name: float(values[name]) for name in CQA_MEASURES},
         flags=flags,
         per_question={"MAP": ap, "MRR": 100.0 * rr},
+        question_stats={"AvgRec": recall_stats, **dict.fromkeys(BINARY_MEASURES, counts)},
     )

@@ -9,6 +9,10 @@ segment) and how the measure follows from them:
 - ``RecomputedRows``: anything else (Spearman, Kendall): the measure is recomputed from the
   rows of each sample.
 
+A family may give one measure summed rows for some runs and recomputed rows of the same layout
+for others (Pearson from sums where they are accurate); a pair mixing the two is recomputed on
+every sample, the summed run by its ``recompute`` when it has one.
+
 Samples are drawn from a generator per seed, kind and chunk (a SeedSequence spawn key): the same
 seed and data give the same numbers, and every pair of runs is tested on the same samples
 (common random numbers), which keeps all pairs of a table one matrix product per chunk.
@@ -42,6 +46,9 @@ class SummedRows:
     finish: Callable[[FloatArray], FloatArray]
     #: The per-unit values when the measure is their mean (what t-tests and Wilcoxon test).
     mean_of: FloatArray | None = None
+    #: The measure recomputed from rows, for samples mixing these rows with a recomputed run's
+    #: (whose rows may not sum accurately); None: ``finish`` of the rows' sums.
+    recompute: Callable[[FloatArray], float] | None = None
 
     def value(self) -> float:
         """Return the measure on all units."""
@@ -116,7 +123,8 @@ def randomization_diffs(
             blocks.append(run.rows)
             width += run.rows.shape[1]
     stacked = np.hstack(blocks) if blocks else np.empty((units, 0))
-    totals = [r.rows.sum(axis=0) for r in runs]
+    # Only summed runs' totals are used (a recomputed run's rows may not even sum finitely).
+    totals = {r: run.rows.sum(axis=0) for r, run in enumerate(runs) if isinstance(run, SummedRows)}
     out: list[FloatArray] = []
     for mask in swap_masks(seed, samples, units):
         chunk = np.empty((len(mask), len(pairs)))
@@ -160,6 +168,8 @@ def bootstrap_values(runs: list[UnitRows], seed: int, samples: int) -> FloatArra
 
 def _recompute(run: UnitRows, rows: FloatArray) -> float:
     if isinstance(run, SummedRows):
+        if run.recompute is not None:
+            return float(run.recompute(rows))
         return float(run.finish(rows.sum(axis=0)))
     return float(run.measure(rows))
 

@@ -24,6 +24,7 @@ from leaderboard.scoring.resampling import (
     percentile_interval,
     randomization_diffs,
     randomization_p,
+    swap_masks,
 )
 from leaderboard.scoring.significance import (
     PairResult,
@@ -161,6 +162,29 @@ def test_recomputed_measures_are_resampled_like_summed_ones() -> None:
     b1 = bootstrap_values(summed, seed=5, samples=600)
     b2 = bootstrap_values(recomputed, seed=5, samples=600)
     assert np.allclose(b1, b2, atol=1e-12)
+
+
+def test_a_summed_run_paired_with_a_recomputed_one_is_recomputed_by_its_own_rule() -> None:
+    # The summed run's sums are deliberately useless (NaN): on samples mixing its rows with a
+    # recomputed run's, only its ``recompute`` may be used, on the mixed rows.
+    rng = np.random.default_rng(6)
+    a, b = rng.random(40), rng.random(40) + 0.1
+
+    def median(rows: np.ndarray) -> float:
+        return float(np.median(rows[:, 0]))
+
+    summed = SummedRows(a.reshape(-1, 1), lambda s: np.full(s.shape[:-1], np.nan), recompute=median)
+    recomputed = RecomputedRows(b.reshape(-1, 1), median)
+    diffs = randomization_diffs([summed, recomputed], [(0, 1)], seed=2, samples=300)[:, 0]
+    expected = [
+        float(np.median(np.where(swap, b, a)) - np.median(np.where(swap, a, b)))
+        for mask in swap_masks(2, 300, 40)
+        for swap in mask
+    ]
+    assert np.allclose(diffs, expected, rtol=0, atol=1e-15)
+    # Two summed runs still use their sums (here NaN), never ``recompute``.
+    both = randomization_diffs([summed, summed], [(0, 1)], seed=2, samples=10)
+    assert np.isnan(both).all()
 
 
 def test_the_same_seed_gives_the_same_numbers_and_another_seed_others() -> None:

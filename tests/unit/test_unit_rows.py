@@ -18,7 +18,14 @@ from scipy import stats
 from sklearn import metrics
 
 from leaderboard.cli.references import load_set_gold, read_definition
-from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
+from leaderboard.scoring.resampling import (
+    NotResampled,
+    RecomputedRows,
+    SummedRows,
+    UnitRows,
+    randomization_diffs,
+    swap_masks,
+)
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Evaluation, StoredScore
 from tests.web.test_item_families import pairs
@@ -123,6 +130,31 @@ def test_regression_rows_on_a_sample_are_scipys_measures(seed: int) -> None:
         x = np.array([float(truth[units[i]]) for i in index])
         y = np.array([float(predicted[units[i]]) for i in index])
         assert on_sample(rows, index) == pytest.approx(reference(x, y), abs=1e-9), key
+
+
+def test_regression_pearson_is_summed_and_a_run_sums_would_not_reproduce_is_recomputed() -> None:
+    family, gold, evaluation = evaluate("regression", "run-valid.tsv")
+    units, summed = rows_of(family, gold, evaluation, "Pearson")
+    assert isinstance(summed, SummedRows)
+    truth = pairs(EXAMPLES / "regression" / "gold.tsv")
+    predicted = pairs(EXAMPLES / "regression" / "run-valid.tsv")
+    y = np.array([float(truth[u]) for u in units])
+    x = np.array([float(predicted[u]) for u in units])
+    # Beyond 1e154 the squares overflow: this run is recomputed from its raw values, and a
+    # sample mixing its rows with the summed run's is recomputed for both.
+    wild = 1e200 * (1.0 + y + np.sin(np.arange(len(units))))
+    stored = StoredScore(item_values=dict(zip(units, wild.tolist(), strict=True)))
+    wild_units, recomputed = family.unit_rows("Pearson", gold, stored)
+    assert wild_units == units and isinstance(recomputed, RecomputedRows)
+    assert recomputed.value() == pytest.approx(stats.pearsonr(y, wild).statistic, abs=1e-12)
+    diffs = randomization_diffs([summed, recomputed], [(0, 1)], seed=4, samples=300)[:, 0]
+    expected = [
+        stats.pearsonr(y, np.where(swap, wild, x)).statistic
+        - stats.pearsonr(y, np.where(swap, x, wild)).statistic
+        for mask in swap_masks(4, 300, len(units))
+        for swap in mask
+    ]
+    assert np.allclose(diffs, expected, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(5))

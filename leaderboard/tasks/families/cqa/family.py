@@ -7,11 +7,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from leaderboard.formats import cqa as fmt
 from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import shown
-from leaderboard.scoring.cqa import CQA_MEASURES, MEASURES
+from leaderboard.scoring.classification import binary_from_counts
+from leaderboard.scoring.cqa import CQA_MEASURES, MEASURES, TOP_K, avgrec_from_sums
 from leaderboard.scoring.registry import UnknownMeasure
+from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
@@ -21,6 +25,7 @@ from leaderboard.tasks.families.base import (
     FolderRun,
     MeasureResult,
     RunInputs,
+    StoredScore,
     Verdict,
     file_bound,
     read_all,
@@ -161,6 +166,30 @@ class CqaFamily(Family):
     def score(self, parsed: fmt.CqaRun, gold: fmt.CqaGold) -> dict[str, MeasureResult]:
         """Score with the official 2016 definitions (see leaderboard.scoring.cqa)."""
         return measure_results(gold, parsed)
+
+    def unit_rows(
+        self, key: str, gold: fmt.CqaGold, stored: StoredScore
+    ) -> tuple[list[str], UnitRows]:
+        """Return the question ids and rows: per-question values (MAP, MRR) or counts.
+
+        AvgRec sums each question's hits@k and min(k, R_q), P, R, F1 and Acc its TP, FP, FN
+        and TN; the measure follows from the sums with the scorer's own formula.
+        """
+        if key in ("MAP", "MRR"):
+            return super().unit_rows(key, gold, stored)
+        width = 2 * TOP_K if key == "AvgRec" else 4
+        if stored.item_stats is None:
+            raise NotResampled(
+                f"{key}: the run keeps no per-question counts (scored before they were); "
+                "re-score the set"
+            )
+        rows = np.asarray(stored.item_stats, dtype=np.float64)
+        if rows.ndim != 2 or rows.shape[1] != width or not 0 < len(rows) <= len(gold.questions):
+            raise NotResampled(f"{key}: the stored counts do not match the gold; re-score")
+        units = list(gold.questions[: len(rows)])
+        if key == "AvgRec":
+            return units, SummedRows(rows, avgrec_from_sums)
+        return units, SummedRows(rows, lambda sums: binary_from_counts(sums)[key])
 
     def baselines(
         self, gold: fmt.CqaGold, files: Mapping[str, bytes], ctx: Context

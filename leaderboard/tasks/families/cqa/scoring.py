@@ -16,7 +16,11 @@ def score_run(gold: CqaGold, run: CqaRun) -> CqaScores:
 
 
 def measure_results(gold: CqaGold, run: CqaRun) -> dict[str, MeasureResult]:
-    """Return the seven measures with their official strings, flags and per-question values."""
+    """Return the seven measures with their official strings, flags and per-question values.
+
+    MAP and MRR keep their per-question values; AvgRec, P, R, F1 and Acc the per-question
+    counts they are computed from (``item_stats``, one row per question in question order).
+    """
     result = score_run(gold, run)
     # MAP and MRR are means over the scored questions (the first ones of the gold), so their
     # values are keyed by those questions' ids; AvgRec, P, R, F1 and Acc are not such means.
@@ -24,12 +28,14 @@ def measure_results(gold: CqaGold, run: CqaRun) -> dict[str, MeasureResult]:
         m: dict(zip(gold.questions[: values.size], values.tolist(), strict=True))
         for m, values in result.per_question.items()
     }
+    stats = {m: counts.tolist() for m, counts in result.question_stats.items()}
     return {
         m: MeasureResult(
             raw=v,
             official=MEASURES.get(m).official(v),
             flags=result.flags if m == "AvgRec" else (),
             per_query=per_query.get(m),
+            item_stats=stats.get(m),
         )
         for m, v in result.values.items()
     }

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from leaderboard.formats import items
+from leaderboard.scoring.pearson_sums import pearson_from_sums, pearson_rows, sums_accurate
 from leaderboard.scoring.regression import (
     REGRESSION_REGISTRY,
     absolute_errors,
@@ -73,7 +74,7 @@ class RegressionFamily(ItemFamily):
     def unit_rows(
         self, key: str, gold: ItemsGold, stored: StoredScore
     ) -> tuple[list[str], UnitRows]:
-        """Return per-item rows: errors for MSE, MAE and RMSE; (gold, prediction) otherwise."""
+        """Return per-item rows: errors (MSE, MAE, RMSE), Pearson's sums, or (gold, prediction)."""
         if key in ("MSE", "MAE") and stored.per_query is not None:
             return super().unit_rows(key, gold, stored)
         if stored.item_values is None:
@@ -92,10 +93,18 @@ class RegressionFamily(ItemFamily):
         correlation = {"Pearson": pearson, "Spearman": spearman, "Kendall": kendall_tau_b}[key]
 
         def measure(rows: np.ndarray) -> float:
-            value = correlation(rows[:, 0], rows[:, 1])
+            value = correlation(rows[:, -2], rows[:, -1])
             return float("nan") if value is None else value
 
-        return ids, RecomputedRows(np.column_stack([truth, predicted]), measure)
+        raw = np.column_stack([truth, predicted])
+        if key != "Pearson":
+            return ids, RecomputedRows(raw, measure)
+        # Pearson's sums (offset: the gold mean, which every run shares), then the raw values.
+        offset = float(np.mean(truth))
+        rows = np.hstack([pearson_rows(predicted, truth, offset), raw])
+        if sums_accurate(predicted, offset) and sums_accurate(truth, offset):
+            return ids, SummedRows(rows, pearson_from_sums, recompute=measure)
+        return ids, RecomputedRows(rows, measure)
 
     def baselines(
         self, gold: ItemsGold, files: Mapping[str, bytes], ctx: Context

@@ -14,6 +14,7 @@ from leaderboard.formats.archive import ArchiveError, ArchiveLimits, match_membe
 from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import Issue, shown
 from leaderboard.scoring.correlation import MEASURES
+from leaderboard.scoring.resampling import UnitRows
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
@@ -24,12 +25,13 @@ from leaderboard.tasks.families.base import (
     MeasureResult,
     RunInputs,
     RunPathError,
+    StoredScore,
     UploadField,
     Verdict,
     read_all,
 )
 from leaderboard.tasks.families.sts.baseline import baseline_scores
-from leaderboard.tasks.families.sts.scoring import measure_results
+from leaderboard.tasks.families.sts.scoring import item_values, measure_results, unit_rows
 
 RECIPES = ("cosine-bow",)
 #: Upload field for a whole run sent as one .zip or .tar.gz.
@@ -274,6 +276,18 @@ class StsFamily(Family):
     ) -> dict[str, MeasureResult]:
         """Pearson per part over its scored pairs; overall = sum(n_s r_s) / sum(n_s)."""
         return measure_results(parsed, gold.golds, gold.weights, gold.overall)
+
+    def item_values(
+        self, parsed: Mapping[str, np.ndarray], gold: StsGoldBundle
+    ) -> dict[str, float]:
+        """Return the prediction on every scored pair, by part and 1-based run line."""
+        return item_values(parsed, gold.golds)
+
+    def unit_rows(
+        self, key: str, gold: StsGoldBundle, stored: StoredScore
+    ) -> tuple[list[str], UnitRows]:
+        """Return the scored pairs and their rows (Pearson's sums per part) for one measure."""
+        return unit_rows(key, gold.golds, gold.weights, gold.overall, stored)
 
     def baselines(
         self, gold: StsGoldBundle, files: Mapping[str, bytes], ctx: Context

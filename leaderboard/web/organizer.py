@@ -302,34 +302,35 @@ def rescore(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     return _back(task, subtask)
 
 
+#: What the page says once a freeze or a verification is queued for the worker.
+QUEUED = {
+    "freeze": "Freeze of {set} queued (job {job}): `leaderboard worker` computes the official "
+    "table's significance analysis, then freezes the table with it.",
+    "verify": "Verification of {set} queued (job {job}): `leaderboard worker` re-scores the "
+    "frozen runs and recomputes their analysis; this page shows what it finds.",
+}
+
+
+def _queue(task: str, subtask: str, eval_set: str, purpose: str) -> ResponseReturnValue:
+    _confirmed()
+    target = resolve(db(), task, subtask, eval_set)
+    job = request_job(db(), target, purpose, actor=_actor(), now=now())
+    flash(QUEUED[purpose].format(set=eval_set, job=job.id), "info")
+    return _back(task, subtask)
+
+
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/freeze", methods=["POST"])
 @organizer_required
 def freeze_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue the freeze of a set's official ranking: the worker analyses it, then freezes."""
-    _confirmed()
-    target = resolve(db(), task, subtask, eval_set)
-    job = request_job(db(), target, "freeze", actor=_actor(), now=now())
-    flash(
-        f"Freeze of {eval_set} queued (job {job.id}): `leaderboard worker` computes the "
-        "official table's significance analysis, then freezes the table with it.",
-        "info",
-    )
-    return _back(task, subtask)
+    return _queue(task, subtask, eval_set, "freeze")
 
 
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/verify", methods=["POST"])
 @organizer_required
 def verify_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue the verification of a frozen ranking: re-scoring every run and its analysis."""
-    _confirmed()
-    target = resolve(db(), task, subtask, eval_set)
-    job = request_job(db(), target, "verify", actor=_actor(), now=now())
-    flash(
-        f"Verification of {eval_set} queued (job {job.id}): `leaderboard worker` re-scores "
-        "the frozen runs and recomputes their analysis; this page shows what it finds.",
-        "info",
-    )
-    return _back(task, subtask)
+    return _queue(task, subtask, eval_set, "verify")
 
 
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/runs.<ext>")

@@ -23,6 +23,7 @@ from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, resolve
 from leaderboard.services.errors import DomainError, NotFound
 from leaderboard.services.freeze import freeze, frozen_of, frozen_once, not_frozen, verify
+from leaderboard.services.frozen_analysis import request_of_report
 from leaderboard.services.revisions import touch
 from leaderboard.services.significance import (
     Request,
@@ -235,6 +236,10 @@ def run_claimed(
                 now=analysis.requested_at,
             )
             analysis.report = snapshot.manifest["analysis"]
+            # The job row says how the frozen table was analysed, not the defaults it was queued with.
+            used = request_of_report(analysis.report)
+            analysis.method, analysis.samples, analysis.seed = used.method, used.samples, used.seed
+            analysis.alpha, analysis.correction = used.alpha, used.correction
         elif analysis.purpose == "verify":
             found = verify(session, store, settings, target)
             analysis.report = {"checked_runs": found.checked_runs, "differences": found.differences}

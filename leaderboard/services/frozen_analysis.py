@@ -19,10 +19,10 @@ from leaderboard.tasks.families.base import MeasureResult, StoredScore
 def freeze_request(session: Session, target: Target, official: str) -> Request:
     """Return how a freeze analyses its table: as the set's current analysis, or the defaults."""
     report = current_report(session, target, official)
-    return Request() if report is None else _request_of(report)
+    return Request() if report is None else request_of_report(report)
 
 
-def _request_of(report: Mapping[str, Any]) -> Request:
+def request_of_report(report: Mapping[str, Any]) -> Request:
     """Return the request of the official measure over the ranked runs a report was made with."""
     default = Request()
     return Request(
@@ -110,7 +110,7 @@ def recheck(
         found = {i: runs[i].kept(measure) for i in run_ids if i in runs}
         return {i: kept for i, kept in found.items() if kept is not None}
 
-    table, again = analyse_frozen(target, table, gold, scores, _request_of(stored))
+    table, again = analyse_frozen(target, table, gold, scores, request_of_report(stored))
     return table, analysis_differences(stored, again)
 
 

@@ -280,3 +280,26 @@ def test_a_queued_freeze_fails_with_the_reason_when_the_set_was_frozen_meanwhile
     worker = invoke(runner, "worker", "--once")
     assert worker.output.startswith(f"freeze {job}: failed (example-sentiment A (test) was frozen")
     assert "an official ranking is frozen once." in worker.output
+
+
+def test_a_queued_freeze_records_how_the_worker_analysed_the_table(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    from leaderboard.models import Analysis
+    from leaderboard.services.analyses import request_job
+    from leaderboard.services.catalog import resolve
+
+    host(app, runner)
+    significance(runner, "--method", "bootstrap", "--samples", "500", "--seed", "7")
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        target = resolve(session, "example-sentiment", "A", None)
+        job = request_job(session, target, "freeze", actor="org@example.org").id
+    worker = invoke(runner, "worker", "--once")
+    assert worker.output == f"freeze {job}: done\n"
+    analysis = snapshot(app).manifest["analysis"]
+    assert (analysis["method"], analysis["samples"], analysis["seed"]) == ("bootstrap", 500, 7)
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        row = session.get(Analysis, job)
+        assert row is not None
+        assert (row.purpose, row.method, row.samples, row.seed) == ("freeze", "bootstrap", 500, 7)
+        assert row.report == analysis

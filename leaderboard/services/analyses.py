@@ -283,3 +283,18 @@ def status(session: Session, target: Target) -> Status:
     )
     current = latest is not None and latest.revision == target.eval_set.revision
     return Status(latest, current, pending)
+
+
+def shown_report(session: Session, target: Target, view: str) -> dict[str, Any] | None:
+    """Return the analysis a results view shows: the frozen one, or the current live one.
+
+    None when the view has none (not frozen with one, or no analysis of the current scores).
+    """
+    if view == "official":
+        snapshot = frozen_of(session, target)
+        frozen = snapshot.manifest.get("analysis") if snapshot is not None else None
+        return frozen if frozen is not None and "unavailable" not in frozen else None
+    state = status(session, target)
+    if not state.current or state.analysis is None:
+        return None
+    return state.analysis.report

@@ -18,7 +18,7 @@ from wtforms.validators import InputRequired, NumberRange
 
 from leaderboard import charts
 from leaderboard.models import Analysis
-from leaderboard.services.analyses import request_analysis, status
+from leaderboard.services.analyses import request_analysis, shown_report, status
 from leaderboard.services.anonymity import audience_for
 from leaderboard.services.catalog import Target, resolve
 from leaderboard.services.diagnostics import (
@@ -28,13 +28,14 @@ from leaderboard.services.diagnostics import (
     run_diagnostics,
 )
 from leaderboard.services.errors import InvalidInput, NotFound
+from leaderboard.services.freeze import frozen_of
 from leaderboard.services.significance import METHODS, Request
 from leaderboard.services.tables import live_table
 from leaderboard.tables.exports import csv_safe
 from leaderboard.web.context import db, now, store
 from leaderboard.web.forms import options
 from leaderboard.web.organizer import organizer_required
-from leaderboard.web.public import ensure_visible, viewer
+from leaderboard.web.public import chosen_view, ensure_visible, viewer
 
 bp = Blueprint("analysis", __name__)
 
@@ -91,11 +92,24 @@ def _measure_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _chart(report: dict[str, Any], name: str, fmt: str) -> Response:
-    """Return a stored analysis' chart or its numbers."""
+def _scale(target: Target, measure: str) -> float:
+    """Return the factor from a measure's stored values to the table's (×100 for percents)."""
+    specs = target.family.measure_specs(target.context())
+    return next((s.scale for s in specs if s.key == measure), 1.0)
+
+
+def _chart(report: dict[str, Any], name: str, fmt: str, scale: float) -> Response:
+    """Return a stored analysis' chart or its numbers, values on the table's scale."""
     if name not in CHARTS or fmt not in MIME:
         abort(404)
-    rows = _measure_rows(report)
+    rows = [
+        {
+            **row,
+            "value": row["value"] * scale,
+            "interval": [v * scale for v in row["interval"]] if row["interval"] else None,
+        }
+        for row in _measure_rows(report)
+    ]
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -195,22 +209,35 @@ def organizer_chart(analysis_id: int, name: str, fmt: str) -> ResponseReturnValu
     analysis = db().get(Analysis, analysis_id) if 0 < analysis_id < 2**31 else None
     if analysis is None or analysis.status != "done" or analysis.report is None:
         raise NotFound(f"No finished analysis {analysis_id}.")
-    return _chart(analysis.report, name, fmt)
+    subtask = analysis.eval_set.subtask
+    target = resolve(db(), subtask.task.slug, subtask.slug, analysis.eval_set.slug)
+    return _chart(analysis.report, name, fmt, _scale(target, analysis.report["measure"]))
 
 
 @bp.route("/tasks/<task>/<subtask>/analysis/<name>.<fmt>")
 def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturnValue:
-    """Return the current analysis' chart or numbers where the set's results are visible."""
+    """Return the chart or numbers of the analysis a results view shows, where it is visible.
+
+    The official view (the default once frozen) shows the analysis frozen with the table, the
+    live view the analysis of the current scores.
+    """
     target = _target(task, subtask)
     ensure_visible(target)
-    state = status(db(), target)
-    if not state.current or state.analysis is None or state.analysis.report is None:
-        raise NotFound("No analysis of the current results yet.")
+    view = chosen_view(frozen_of(db(), target))
+    report = shown_report(db(), target, view)
+    if report is None:
+        raise NotFound(
+            "The official ranking was frozen without an analysis."
+            if view == "official"
+            else "No analysis of the current results yet."
+        )
+    scale = _scale(target, report["measure"])
+    if view == "official":
+        # Named as frozen, as the official table names them.
+        return _chart(report, name, fmt, scale)
     # Runs are named as this reader's table names them (anonymous phases hide teams).
     table = live_table(db(), store(), target, audience_for(viewer()))
-    return _chart(
-        relabel(state.analysis.report, {r.run_id: r.label for r in table.rows}), name, fmt
-    )
+    return _chart(relabel(report, {r.run_id: r.label for r in table.rows}), name, fmt, scale)
 
 
 def relabel(report: dict[str, Any], names: dict[int | None, str]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ from markupsafe import Markup
 from leaderboard.formats.issues import shown
 from leaderboard.models import FrozenTable, User
 from leaderboard.services import revisions
+from leaderboard.services.analyses import shown_report
 from leaderboard.services.anonymity import audience_for, audience_key, is_anonymous
 from leaderboard.services.catalog import Target, definition_of, list_tasks, resolve
 from leaderboard.services.errors import Forbidden, InvalidInput
@@ -118,9 +119,11 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     hidden = hiding_phase(db(), target.eval_set, viewer())
     table_html = None
     empty = not has_active_runs(db(), target)
+    charted = False
     if hidden is None:
         # Rendered (and escaped) by our own table template, now or at freeze time.
         table_html = Markup(rendered(target, view, "html", snapshot))
+        charted = shown_report(db(), target, view) is not None
     page = render_template(
         "public/results.html",
         target=target,
@@ -131,6 +134,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         empty=empty,
         data_files=available_files(db(), target.subtask, viewer(), now()),
         anonymous=is_anonymous(db(), target),
+        charted=charted,
     )
     return _remember(key, make_response(page))
 

@@ -89,6 +89,10 @@ def test_organizer_analyses_a_set_and_the_pages_show_it(
         re.compile(r"^\[\d+\.\d\d, \d+\.\d\d\]$")
     )
     expect(public.locator("body")).to_contain_text("Rules separate significance clusters")
+    # Beside the table, the chart of the same analysis for the paper, with its downloads.
+    public_chart = loaded_images(public, "#significance")
+    assert len(public_chart) == 1 and public_chart[0][1] > 0, public_chart
+    expect(public.locator("#significance").get_by_role("link", name="PDF").first).to_be_visible()
     screenshot(public, "public-clusters")
 
     # Aurora's member opens the run's per-query values: a chart and the table of its numbers.

@@ -303,3 +303,41 @@ def test_a_queued_freeze_records_how_the_worker_analysed_the_table(
         assert row is not None
         assert (row.purpose, row.method, row.samples, row.seed) == ("freeze", "bootstrap", 500, 7)
         assert row.report == analysis
+
+
+def test_the_results_page_charts_the_analysis_its_view_shows(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    import csv
+    import io
+
+    host(app, runner)
+    add_late_run(app, runner)
+    public = app.test_client()
+    base = "/tasks/example-sentiment/A"
+    # Nothing analysed yet: no chart, and the chart answers 404.
+    assert 'id="significance"' not in public.get(base).get_data(as_text=True)
+    assert public.get(f"{base}/analysis/measure.csv").status_code == 404
+    live = significance(runner, "--samples", "500")
+    page = public.get(base).get_data(as_text=True)
+    assert 'id="significance"' in page and f"{base}/analysis/measure.svg?set=test" in page
+
+    assert invoke(runner, "freeze", "example-sentiment", "A").exit_code == 0
+    frozen = snapshot(app).manifest["analysis"]
+    page = public.get(base).get_data(as_text=True)
+    assert "view=official" in page.split('id="significance"')[1]
+
+    def chart_runs(query: str) -> list[str]:
+        resp = public.get(f"{base}/analysis/measure.csv{query}")
+        assert resp.status_code == 200, resp.get_data(as_text=True)
+        return [row[0] for row in csv.reader(io.StringIO(resp.get_data(as_text=True)))][1:]
+
+    # Once frozen, the official view (the default) charts the frozen analysis: no late run ...
+    assert chart_runs("") == frozen["runs"] == chart_runs("?view=official")
+    assert "Cirrus-primary" not in frozen["runs"]
+    # ... and the live view the live analysis, late run included.
+    assert chart_runs("?view=live") == live["runs"] and "Cirrus-primary" in live["runs"]
+    matrix = public.get(f"{base}/analysis/matrix.csv?view=official").get_data(as_text=True)
+    assert len(matrix.strip().splitlines()) == 1 + len(frozen["pairs"])
+    assert public.get(f"{base}/analysis/measure.svg").mimetype == "image/svg+xml"
+    assert public.get(f"{base}/analysis/measure.csv?view=sideways").status_code == 400

@@ -137,3 +137,22 @@ def test_cqa_avgrec_and_the_label_measures_are_analysed(cqa: FlaskCliRunner) -> 
     # MAP is a mean over questions: the t-test stays available.
     body = report(cqa, "semeval2016-task3", "A", "--method", "t-test")
     assert body["measure"] == "MAP" and body["samples"] is None
+
+
+def test_the_public_chart_shows_values_on_the_tables_scale(app: Flask, cqa: FlaskCliRunner) -> None:
+    import csv
+    import io
+
+    body = report(cqa, "semeval2016-task3", "A", "--samples", "300")
+    public = app.test_client()
+    numbers = public.get("/tasks/semeval2016-task3/A/analysis/measure.csv").get_data(as_text=True)
+    rows = list(csv.reader(io.StringIO(numbers)))
+    assert rows[0] == ["run", "MAP", "ci_low", "ci_high", "cluster"]
+    table = public.get("/tasks/semeval2016-task3/A/results.json").get_json()
+    shown = {r["label"]: r["cells"]["MAP"] for r in table["rows"] if r["cells"].get("MAP")}
+    # MAP is stored as a fraction and shown ×100: the chart's numbers are the table's.
+    for label, value, low, high, _cluster in rows[1:]:
+        assert float(value) == pytest.approx(shown[label]["value"])
+        assert [float(low), float(high)] == pytest.approx(shown[label]["ci"])
+        run_id = str(body["run_ids"][body["runs"].index(label)])
+        assert float(value) == pytest.approx(100 * body["values"][run_id])

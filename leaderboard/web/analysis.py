@@ -227,7 +227,7 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
     report = shown_report(db(), target, view)
     if report is None:
         raise NotFound(
-            "The official ranking was frozen without an analysis."
+            "The official ranking has no analysis (not frozen yet, or frozen without one)."
             if view == "official"
             else "No analysis of the current results yet."
         )

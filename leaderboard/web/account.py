@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import quote
 
 from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
+from sqlalchemy.orm import Session
 
+from leaderboard.models import User
 from leaderboard.services import settings as site
 from leaderboard.services.errors import DomainError
 from leaderboard.services.links import read_token, read_unexpired
@@ -186,23 +189,36 @@ def verify_page(token: str) -> ResponseReturnValue:
     return render_template("account/verify.html", email=user.email, form=ConfirmForm())
 
 
+def _mail_link(
+    kind: str,
+    template: str,
+    form: EmailForm,
+    find: Callable[[Session, str], User | None],
+    send: Callable[[User], None],
+) -> ResponseReturnValue:
+    """Mail a link to the account an address names, if any; the same answer for any address."""
+    if not form.validate_on_submit():
+        return render_template(template, form=form), _status(request.method)
+    email = form.email.data or ""
+    try:
+        _claimed(kind, email)
+    except TooManyAttempts as exc:
+        return _too_many(exc, template, form=form)
+    user = find(db(), email)
+    if user is not None:
+        send(user)
+    return _check_mail(email, kind)
+
+
 @bp.route("/verify/resend", methods=["GET", "POST"])
 def resend() -> ResponseReturnValue:
     """Mail a new verification link to an unverified account (the same answer for any address)."""
     form = EmailForm()
     if request.method == "GET" and request.args.get("email"):
         form.email.data = request.args.get("email", "")[:320]
-    if not form.validate_on_submit():
-        return render_template("account/resend.html", form=form), _status(request.method)
-    email = form.email.data or ""
-    try:
-        _claimed("resend", email)
-    except TooManyAttempts as exc:
-        return _too_many(exc, "account/resend.html", form=form)
-    user = resend_target(db(), email)
-    if user is not None:
-        outbox().verification(user)
-    return _check_mail(email, "resend")
+    return _mail_link(
+        "resend", "account/resend.html", form, resend_target, lambda u: outbox().verification(u)
+    )
 
 
 # --------------------------------------------------------------------------------- password
@@ -211,18 +227,9 @@ def resend() -> ResponseReturnValue:
 @bp.route("/password/forgot", methods=["GET", "POST"])
 def forgot() -> ResponseReturnValue:
     """Mail a password-reset link to an account (the same answer for any address)."""
-    form = EmailForm()
-    if not form.validate_on_submit():
-        return render_template("account/forgot.html", form=form), _status(request.method)
-    email = form.email.data or ""
-    try:
-        _claimed("reset", email)
-    except TooManyAttempts as exc:
-        return _too_many(exc, "account/forgot.html", form=form)
-    user = reset_target(db(), email)
-    if user is not None:
-        outbox().reset(user)
-    return _check_mail(email, "reset")
+    return _mail_link(
+        "reset", "account/forgot.html", EmailForm(), reset_target, lambda u: outbox().reset(u)
+    )
 
 
 @bp.route("/password/reset/<token>", methods=["GET", "POST"])

@@ -15,7 +15,7 @@ from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, NotFound
 from leaderboard.services.revisions import bump
 from leaderboard.services.runs import active_key
-from leaderboard.services.teams import has_runs, lock_teams, member_count
+from leaderboard.services.teams import fresh_row, has_runs, lock_teams, member_count
 
 
 @dataclass(frozen=True)
@@ -59,12 +59,10 @@ def team_by_id(session: Session, team_id: int) -> Team:
 
 
 def _fresh(session: Session, team_id: int) -> Team:
-    team = session.scalar(
-        select(Team).where(Team.id == team_id).execution_options(populate_existing=True)
+    """Return the team re-read after taking its lock."""
+    return fresh_row(
+        session, Team, team_id, f"No team {team_id} (it may have been merged or deleted meanwhile)."
     )
-    if team is None:
-        raise NotFound(f"No team {team_id} (it may have been merged or deleted meanwhile).")
-    return team
 
 
 def _team_sets(session: Session, team_id: int) -> list[int]:

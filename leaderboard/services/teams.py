@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from typing import TypeVar
 
 from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -15,6 +16,9 @@ from leaderboard.services import settings
 from leaderboard.services.accounts import clean_name
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+
+#: What ``fresh_row`` re-reads: a team or an account.
+Fresh = TypeVar("Fresh", Team, User)
 
 MAX_AFFILIATION = 255
 
@@ -42,23 +46,24 @@ def lock_teams(session: Session, *team_ids: int) -> None:
         session.execute(select(Team.id).where(Team.id.in_(ids)).order_by(Team.id).with_for_update())
 
 
-def _fresh_team(session: Session, team_id: int) -> Team:
-    """Return the team re-read after taking its lock (what the session held may be stale)."""
-    team = session.scalar(
-        select(Team).where(Team.id == team_id).execution_options(populate_existing=True)
+def fresh_row(session: Session, model: type[Fresh], row_id: int, missing: str) -> Fresh:
+    """Return a team or account re-read after taking its lock (the session's may be stale)."""
+    row = session.scalar(
+        select(model).where(model.id == row_id).execution_options(populate_existing=True)
     )
-    if team is None:
-        raise NotFound("That team no longer exists.")
-    return team
+    if row is None:
+        raise NotFound(missing)
+    return row
+
+
+def _fresh_team(session: Session, team_id: int) -> Team:
+    """Return the team re-read after taking its lock."""
+    return fresh_row(session, Team, team_id, "That team no longer exists.")
 
 
 def _fresh_user(session: Session, user_id: int) -> User:
-    user = session.scalar(
-        select(User).where(User.id == user_id).execution_options(populate_existing=True)
-    )
-    if user is None:
-        raise NotFound("That account no longer exists.")
-    return user
+    """Return the account re-read after taking its lock."""
+    return fresh_row(session, User, user_id, "That account no longer exists.")
 
 
 def member_count(session: Session, team_id: int) -> int:

@@ -13,10 +13,15 @@ from werkzeug.test import TestResponse
 from leaderboard.models import User
 from leaderboard.services import mail
 from tests.conftest import csrf_from
-from tests.smtp import Inbox, link_in
+from tests.smtp import Inbox, MailServer, link_in
 
 BASE = "https://lb.example.org"
 PASSWORD = "a long enough secret 42"
+
+
+def mailing(server: MailServer) -> dict[str, str]:
+    """Return the app settings that mail through a loopback server, with links under BASE."""
+    return {"mail_url": f"smtp://{server.host}:{server.port}", "base_url": BASE}
 
 
 def post_form(

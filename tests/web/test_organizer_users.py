@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
@@ -11,10 +9,10 @@ from sqlalchemy import select
 
 from leaderboard.models import AuditEvent
 from leaderboard.services import mail
-from tests.accounts import BASE, PASSWORD, confirm, last_link, post_form, sign_up, user_row
+from tests.accounts import PASSWORD, confirm, last_link, mailing, post_form, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant
-from tests.smtp import MailServer, smtp_server
+from tests.smtp import MailServer
 
 ORG = "org@example.org"
 ALICE = "alice@example.org"
@@ -22,15 +20,8 @@ NEW = "dana@example.org"
 
 
 @pytest.fixture
-def server() -> Iterator[MailServer]:
-    with smtp_server() as running:
-        yield running
-    mail.flush()
-
-
-@pytest.fixture
 def site(make_app: AppFactory, server: MailServer) -> Flask:
-    app = make_app(mail_url=f"smtp://{server.host}:{server.port}", base_url=BASE)
+    app = make_app(**mailing(server))
     make_organizer(app, ORG)
     make_participant(app, "Aurora", ALICE, PASSWORD)
     return app

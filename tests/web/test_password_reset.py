@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -10,22 +9,14 @@ from flask import Flask
 from flask.testing import FlaskClient
 
 from leaderboard.clock import FixedClock
-from leaderboard.services import mail
-from tests.accounts import BASE, PASSWORD, last_link, post_form, sign_up, user_row
+from tests.accounts import PASSWORD, last_link, mailing, post_form, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_participant, token_for
-from tests.smtp import MailServer, smtp_server
+from tests.smtp import MailServer
 
 T0 = datetime(2016, 1, 20, 9, 0, tzinfo=UTC)
 ALICE = "alice@example.org"
 NEW_PASSWORD = "a brand new password"
-
-
-@pytest.fixture
-def server() -> Iterator[MailServer]:
-    with smtp_server() as running:
-        yield running
-    mail.flush()
 
 
 @pytest.fixture
@@ -35,7 +26,7 @@ def clock() -> FixedClock:
 
 @pytest.fixture
 def site(make_app: AppFactory, server: MailServer, clock: FixedClock) -> Flask:
-    app = make_app(clock=clock, mail_url=f"smtp://{server.host}:{server.port}", base_url=BASE)
+    app = make_app(clock=clock, **mailing(server))
     make_participant(app, "Aurora", ALICE, PASSWORD)
     return app
 

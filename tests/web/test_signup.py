@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import statistics
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -14,13 +13,12 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from leaderboard.clock import FixedClock
-from leaderboard.services import mail
 from leaderboard.services.throttle import REQUEST_LIMITS
 from tests.accounts import (
-    BASE,
     PASSWORD,
     confirm,
     last_link,
+    mailing,
     mails_to,
     post_form,
     sign_up,
@@ -28,17 +26,10 @@ from tests.accounts import (
 )
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant, token_for
-from tests.smtp import MailServer, body_of, smtp_server
+from tests.smtp import MailServer, body_of
 
 T0 = datetime(2016, 1, 20, 9, 0, tzinfo=UTC)
 NEW = "dana@example.org"
-
-
-@pytest.fixture
-def server() -> Iterator[MailServer]:
-    with smtp_server() as running:
-        yield running
-    mail.flush()
 
 
 @pytest.fixture
@@ -49,7 +40,7 @@ def clock() -> FixedClock:
 @pytest.fixture
 def site(make_app: AppFactory, server: MailServer, clock: FixedClock) -> Flask:
     """An app mailing through the loopback server, with links under BASE and a fixed clock."""
-    return make_app(clock=clock, mail_url=f"smtp://{server.host}:{server.port}", base_url=BASE)
+    return make_app(clock=clock, **mailing(server))
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, undefer
 
 from leaderboard.config import Settings
-from leaderboard.models import Analysis, EvalSet, utcnow
+from leaderboard.models import Analysis, EvalSet, FrozenTable, utcnow
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, resolve
 from leaderboard.services.errors import DomainError, NotFound
@@ -285,13 +285,15 @@ def status(session: Session, target: Target) -> Status:
     return Status(latest, current, pending)
 
 
-def shown_report(session: Session, target: Target, view: str) -> dict[str, Any] | None:
+def shown_report(
+    session: Session, target: Target, view: str, snapshot: FrozenTable | None
+) -> dict[str, Any] | None:
     """Return the analysis a results view shows: the frozen one, or the current live one.
 
-    None when the view has none (not frozen with one, or no analysis of the current scores).
+    ``snapshot`` is the set's frozen table, if any. None when the view has none (not frozen
+    with one, or no analysis of the current scores).
     """
     if view == "official":
-        snapshot = frozen_of(session, target)
         frozen = snapshot.manifest.get("analysis") if snapshot is not None else None
         return frozen if frozen is not None and "unavailable" not in frozen else None
     state = status(session, target)

@@ -223,8 +223,9 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
     """
     target = _target(task, subtask)
     ensure_visible(target)
-    view = chosen_view(frozen_of(db(), target))
-    report = shown_report(db(), target, view)
+    snapshot = frozen_of(db(), target)
+    view = chosen_view(snapshot)
+    report = shown_report(db(), target, view, snapshot)
     if report is None:
         raise NotFound(
             "The official ranking has no analysis (not frozen yet, or frozen without one)."

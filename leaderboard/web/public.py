@@ -123,7 +123,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     if hidden is None:
         # Rendered (and escaped) by our own table template, now or at freeze time.
         table_html = Markup(rendered(target, view, "html", snapshot))
-        charted = shown_report(db(), target, view) is not None
+        charted = shown_report(db(), target, view, snapshot) is not None
     page = render_template(
         "public/results.html",
         target=target,

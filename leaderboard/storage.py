@@ -5,10 +5,21 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
 CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Staged:
+    """A file copied next to the store, not yet in it, with its SHA-256."""
+
+    path: Path
+    sha256: str
 
 
 class FileStore:
@@ -28,6 +39,12 @@ class FileStore:
 
     def put_stream(self, stream: IO[bytes]) -> tuple[str, str]:
         """Copy a stream into the store while hashing it; return ``(key, sha256)``."""
+        with self.staged(stream) as staged:
+            return self.keep(staged)
+
+    @contextmanager
+    def staged(self, stream: IO[bytes]) -> Iterator[Staged]:
+        """Copy a stream to a temporary file while hashing it; remove the file unless kept."""
         tmp_dir = self.root / "tmp"
         tmp_dir.mkdir(parents=True, exist_ok=True)
         digest = hashlib.sha256()
@@ -39,15 +56,17 @@ class FileStore:
                     out.write(chunk)
                 out.flush()
                 os.fsync(out.fileno())
-            sha = digest.hexdigest()
-            final = self._final(sha)
-            final.parent.mkdir(parents=True, exist_ok=True)
-            # rename is atomic: a reader sees either no file or the complete one.
-            os.replace(tmp_name, final)
-        except BaseException:
+            yield Staged(Path(tmp_name), digest.hexdigest())
+        finally:
             Path(tmp_name).unlink(missing_ok=True)
-            raise
-        return self.key_for(sha), sha
+
+    def keep(self, staged: Staged) -> tuple[str, str]:
+        """Move a staged file into the store; return ``(key, sha256)``."""
+        final = self._final(staged.sha256)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        # rename is atomic: a reader sees either no file or the complete one.
+        os.replace(staged.path, final)
+        return self.key_for(staged.sha256), staged.sha256
 
     @staticmethod
     def key_for(sha256: str) -> str:

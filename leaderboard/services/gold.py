@@ -16,6 +16,7 @@ from leaderboard.services.catalog import Target, current_files, load_gold, resol
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.revisions import bump
 from leaderboard.services.runs import gold_versions, score_rows
+from leaderboard.services.taskdata import data_copying
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import reference_problem
 
@@ -121,6 +122,14 @@ def set_gold(
         raise InvalidInput(
             f"{shown(filename)}: the new {role} file was refused: {reference_problem(exc)}"
         ) from exc
+    leak = data_copying(session, store, target.task, role, data)
+    if leak is not None:
+        raise InvalidInput(
+            f"{shown(filename)}: the new {role} file is the text of the data file "
+            f"{shown(leak.filename)} (id {leak.id}, phase {leak.phase.name}, subtask "
+            f"{leak.phase.subtask.slug}) that participants may download; delete that data file "
+            "first (leaderboard data delete, or the organizer's page), then set the gold again."
+        )
     key, sha = store.put(data)
     previous = files.get(role)
     if previous is not None and previous.sha256 == sha:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
+import io
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import PurePosixPath, PureWindowsPath
+from functools import lru_cache
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import IO
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
+from leaderboard.formats.fingerprint import DAMAGED, InspectionLimit, fingerprints
 from leaderboard.formats.issues import shown
 from leaderboard.models import (
     EvalSet,
@@ -45,16 +49,111 @@ def _phase(session: Session, subtask: Subtask, name: str) -> Phase:
     return phase
 
 
-def _gold_hashes(session: Session, task: Task) -> set[str]:
-    """Return the SHA-256 of every reference file, current or old, of every set of the task."""
-    return set(
-        session.scalars(
-            select(GoldFile.sha256)
-            .join(EvalSet, GoldFile.eval_set_id == EvalSet.id)
-            .join(Subtask, EvalSet.subtask_id == Subtask.id)
-            .where(Subtask.task_id == task.id)
-        )
+#: Reference files participants are meant to receive (inputs, sources, topics), by role prefix.
+PUBLIC_ROLES = frozenset({"input", "source", "topics"})
+#: The most a data file may decompress to (all archive members together) to be checked.
+INSPECT_LIMIT = 4 << 30
+
+
+def is_secret(role: str) -> bool:
+    """Return whether a reference file of this role is gold (never given to participants)."""
+    return role.split(":", 1)[0] not in PUBLIC_ROLES
+
+
+def task_gold(session: Session, task: Task) -> list[GoldFile]:
+    """Return every version of every gold file (labels, qrels, references) of the task's sets."""
+    rows = session.scalars(
+        select(GoldFile)
+        .join(EvalSet, GoldFile.eval_set_id == EvalSet.id)
+        .join(Subtask, EvalSet.subtask_id == Subtask.id)
+        .where(Subtask.task_id == task.id)
+        .options(selectinload(GoldFile.eval_set).selectinload(EvalSet.subtask))
+        .order_by(GoldFile.id)
     )
+    return [g for g in rows if is_secret(g.role)]
+
+
+@lru_cache(maxsize=512)
+def _stored_prints(path: str, sha256: str) -> frozenset[str]:
+    """Return the fingerprints of a stored file (its name is its hash, so caching is safe)."""
+    with open(path, "rb") as f:
+        return frozenset(p.value for p in fingerprints(f, limit=INSPECT_LIMIT))
+
+
+def gold_prints(store: FileStore, gold: GoldFile) -> frozenset[str]:
+    """Return the fingerprints of a stored gold file."""
+    return _stored_prints(str(store.path(gold.storage_key)), gold.sha256)
+
+
+def describe_gold(gold: GoldFile) -> str:
+    """Name a gold file for a message: file name, role, set, subtask and version."""
+    es = gold.eval_set
+    return (
+        f"{shown(gold.filename)} ({gold.role} of set {es.slug}, subtask {es.subtask.slug}, "
+        f"version {gold.version})"
+    )
+
+
+def gold_copy(
+    store: FileStore, golds: list[GoldFile], path: Path, sha256: str, filename: str
+) -> str | None:
+    """Return why a file copies one of the gold files (a message), or None if it copies none.
+
+    The file is compared as bytes, then as normalised text once decompressed, member by member
+    if it is an archive; reading is streamed and stops at INSPECT_LIMIT.
+    """
+    for gold in golds:
+        if gold.sha256 == sha256:
+            return (
+                f"The file {shown(filename)} has the same bytes as the reference (gold) file "
+                f"{describe_gold(gold)}; gold files are never given to participants."
+            )
+    try:
+        with path.open("rb") as f:
+            found = fingerprints(f, limit=INSPECT_LIMIT)
+    except InspectionLimit:
+        return (
+            f"The file {shown(filename)} decompresses to more than {INSPECT_LIMIT >> 30} GiB, "
+            "too much to check that it holds no gold file; split it into smaller files."
+        )
+    except DAMAGED as exc:
+        return (
+            f"The file {shown(filename)} looks compressed or archived but cannot be read "
+            f"({exc.__class__.__name__}), so it cannot be checked against the gold files."
+        )
+    for gold in golds:
+        prints = gold_prints(store, gold)
+        for p in found:
+            if p.value in prints:
+                inside = f"its member {shown(p.member)}" if p.member else "its text"
+                return (
+                    f"The file {shown(filename)} is a copy of the reference (gold) file "
+                    f"{describe_gold(gold)}: {inside} holds the same lines once decompressed "
+                    "and normalised (line endings, spaces, blank lines, order); gold files are "
+                    "never given to participants."
+                )
+    return None
+
+
+def data_copying(
+    session: Session, store: FileStore, task: Task, role: str, data: bytes
+) -> TaskDataFile | None:
+    """Return a data file of the task that copies ``data``, a new version of a reference file."""
+    if not is_secret(role):
+        return None
+    gold = frozenset(p.value for p in fingerprints(io.BytesIO(data), limit=INSPECT_LIMIT))
+    sha = hashlib.sha256(data).hexdigest()
+    rows = session.scalars(
+        select(TaskDataFile)
+        .join(Phase, TaskDataFile.phase_id == Phase.id)
+        .join(Subtask, Phase.subtask_id == Subtask.id)
+        .where(Subtask.task_id == task.id)
+        .order_by(TaskDataFile.id)
+    )
+    for row in rows:
+        if row.sha256 == sha or gold & _stored_prints(str(store.path(row.storage_key)), row.sha256):
+            return row
+    return None
 
 
 def add_data_file(
@@ -69,17 +168,17 @@ def add_data_file(
     actor: str,
     now: datetime,
 ) -> TaskDataFile:
-    """Store a file for participants of a phase; refuse one whose bytes are a reference file."""
+    """Store a file for participants of a phase; refuse one that copies a gold file of the task."""
     phase = _phase(session, subtask, phase_name.strip())
     name = safe_filename(filename)
     title = (title.strip() or name)[:255]
-    key, sha = store.put_stream(stream)
-    # Content-addressed: bytes equal to a gold file share its object, so nothing is left over.
-    if sha in _gold_hashes(session, subtask.task):
-        raise InvalidInput(
-            f"The file {shown(filename)} has the same bytes as a reference (gold) file of "
-            f"task {subtask.task.slug}; gold files are never given to participants."
+    with store.staged(stream) as staged:
+        problem = gold_copy(
+            store, task_gold(session, subtask.task), staged.path, staged.sha256, filename
         )
+        if problem is not None:
+            raise InvalidInput(problem)
+        key, sha = store.keep(staged)
     size = store.path(key).stat().st_size
     data = TaskDataFile(
         phase_id=phase.id,

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import hashlib
 import io
+import lzma
+import tarfile
+import zipfile
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -104,7 +109,7 @@ def test_cli_refuses_gold_bytes_under_any_name_and_unknown_phases(
 ) -> None:
     before = len(_rows(world))
     code, out = _add(world, tmp_path, GOLD_TEST_A.read_bytes(), "innocent.txt", "trial")
-    assert code == 1 and "same bytes as a reference (gold) file" in out
+    assert code == 1 and "same bytes as the reference (gold) file" in out
     # A gold file of another subtask of the task is refused as well.
     other = next((GOLD_TEST_A.parent).glob("*subtaskB*"))
     code, out = _add(world, tmp_path, other.read_bytes(), "b.txt", "trial")
@@ -277,3 +282,132 @@ def test_safe_filename_keeps_only_a_plain_base_name() -> None:
     assert safe_filename("\r\nX-Header: 1") == "X-Header__1"
     assert safe_filename("...") == "data"
     assert safe_filename("données.tsv") == "donn_es.tsv"
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def _tar_gz(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as t:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            t.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+def _disguises(gold: bytes) -> dict[str, bytes]:
+    """Copies of a gold file that are not its bytes but hold its text."""
+    lines = gold.decode().splitlines()
+    return {
+        "gzip": gzip.compress(gold),
+        "crlf": gold.replace(b"\n", b"\r\n"),
+        "extra newline": gold + b"\n",
+        "bom, blank lines and trailing spaces": b"\xef\xbb\xbf"
+        + b"\n\n".join(line.encode() + b" \t" for line in lines)
+        + b"\n\n",
+        "tabs as spaces": gold.replace(b"\t", b"   "),
+        "sorted lines": "\n".join(sorted(lines)).encode(),
+        "bzip2 of crlf": bz2.compress(gold.replace(b"\n", b"\r\n")),
+        "xz": lzma.compress(gold),
+        "zip member": _zip({"README": b"inputs\n", "data/test.txt": gold}),
+        "tar.gz member": _tar_gz({"README": b"inputs\n", "test.txt": gzip.compress(gold)}),
+        "zip in a zip": _zip({"inner.zip": _zip({"g.txt": gold + b"\n"})}),
+    }
+
+
+def _objects(app: Flask) -> int:
+    objects = app.extensions["leaderboard"]["store"].root / "objects"
+    return sum(1 for p in objects.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("kind", list(_disguises(b"x\ty\n")))
+def test_cli_refuses_a_gold_copy_in_disguise(world: Flask, tmp_path: Path, kind: str) -> None:
+    before, objects = len(_rows(world)), _objects(world)
+    data = _disguises(GOLD_TEST_A.read_bytes())[kind]
+    code, out = _add(world, tmp_path, data, "inputs.bin", "trial")
+    assert code == 1, (kind, out)
+    assert "copy of the reference (gold) file" in out
+    assert f"'{GOLD_TEST_A.name}' (gold of set test, subtask A, version 1)" in out
+    assert len(_rows(world)) == before
+    # Nothing is left in the store either.
+    assert _objects(world) == objects
+
+
+def test_an_archive_without_gold_and_a_partial_gold_are_accepted(
+    world: Flask, tmp_path: Path
+) -> None:
+    gold_lines = GOLD_TEST_A.read_bytes().splitlines(keepends=True)
+    archive = _zip({"inputs.txt": b"q1\tsome question\n", "half.txt": b"".join(gold_lines[:10])})
+    code, out = _add(world, tmp_path, archive, "inputs.zip", "trial")
+    assert code == 0, out
+    assert _rows(world)[-1].sha256 == hashlib.sha256(archive).hexdigest()
+
+
+def _flip_first_label(gold: bytes) -> bytes:
+    lines = gold.decode().splitlines()
+    first = lines[0].split("\t")
+    first[-1] = "false" if first[-1] == "true" else "true"
+    return ("\n".join(["\t".join(first), *lines[1:]]) + "\n").encode()
+
+
+def test_an_old_gold_version_is_refused(world: Flask, tmp_path: Path) -> None:
+    corrected = tmp_path / "corrected.relevancy"
+    corrected.write_bytes(_flip_first_label(GOLD_TEST_A.read_bytes()))
+    code, out = _cli(world, "set-gold", T3, "A", str(corrected), "--set", "test")
+    assert code == 0, out
+    # Version 1 is no longer current, but it is still gold; so is version 2.
+    code, out = _add(world, tmp_path, gzip.compress(GOLD_TEST_A.read_bytes()), "v1.gz", "trial")
+    assert code == 1 and "(gold of set test, subtask A, version 1)" in out, out
+    crlf = corrected.read_bytes().replace(b"\n", b"\r\n")
+    code, out = _add(world, tmp_path, crlf, "v2.txt", "trial")
+    assert code == 1 and "(gold of set test, subtask A, version 2)" in out, out
+
+
+def test_set_gold_refuses_a_gold_that_participants_may_already_download(
+    world: Flask, tmp_path: Path
+) -> None:
+    dev = (
+        GOLD_TEST_A.parent.parent
+        / "dev"
+        / "SemEval2016-Task3-CQA-QL-dev-subtaskA.xml.subtaskA.relevancy"
+    )
+    corrected = _flip_first_label(dev.read_bytes())
+    # Not gold yet: it differs from the dev gold by one label, so it may be handed out.
+    code, out = _add(world, tmp_path, _zip({"dev-labels.txt": corrected}), "dev.zip", "trial")
+    assert code == 0, out
+    data_id = _rows(world)[-1].id
+    path = tmp_path / "dev-corrected.relevancy"
+    path.write_bytes(corrected)
+    code, out = _cli(world, "set-gold", T3, "A", str(path), "--set", "dev")
+    assert code == 1, out
+    assert f"data file 'dev.zip' (id {data_id}, phase trial, subtask A)" in out
+    assert "delete that data file first" in out
+    code, out = _cli(world, "data", "delete", T3, "A", str(data_id))
+    assert code == 0, out
+    code, out = _cli(world, "set-gold", T3, "A", str(path), "--set", "dev")
+    assert code == 0, out
+
+
+def test_organizer_page_refuses_a_gzipped_gold_with_its_name(world: Flask) -> None:
+    org = _client(world, "org@example.org")
+    token = csrf_from(_organizer_page(org))
+    resp = org.post(
+        f"/organizer/tasks/{T3}/A/data",
+        data={
+            "phase": "trial",
+            "title": "Inputs",
+            "csrf_token": token,
+            "file": (io.BytesIO(gzip.compress(GOLD_TEST_A.read_bytes())), "inputs.gz"),
+        },
+    )
+    body = resp.get_data(as_text=True)
+    assert resp.status_code == 400
+    assert GOLD_TEST_A.name in body and "copy of the reference (gold) file" in body
+    assert len(_rows(world)) == 2

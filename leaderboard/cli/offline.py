@@ -151,13 +151,13 @@ def score_cmd(
         sys.exit(0 if results is not None else 1)
     if results is None:
         for issue in summarise(verdict.errors, unlisted=verdict.more_errors):
-            click.echo(f"error: {issue.message}")
+            click.echo(f"error: {issue.text}")
         for w in verdict.warnings:
-            click.echo(f"warning: {w.message}")
+            click.echo(f"warning: {w.text}")
         click.echo("The run was rejected.")
         sys.exit(1)
     for w in verdict.warnings:
-        click.echo(f"warning: {w.message}")
+        click.echo(f"warning: {w.text}")
     for t in verdict.tolerances:
         click.echo(f"tolerated: {t}")
     width = max(len(s.label) for s in specs)

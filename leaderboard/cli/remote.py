@@ -20,6 +20,7 @@ from typing import IO, Any, NoReturn, TypeVar
 import click
 
 from leaderboard.cli.api_client import Answer, Client, FilePart, Unreachable, path_of
+from leaderboard.formats.issues import located
 
 #: Exit statuses: accepted, rejected run, refused request.
 OK, REJECTED, REFUSED = 0, 1, 2
@@ -71,13 +72,10 @@ def _refused(answer: Answer) -> NoReturn:
 
 
 def _issue_line(issue: dict[str, Any], prefix: str) -> str:
-    """Return ``line N: message`` (validators' messages may already start with ``Line N:``)."""
+    """Return ``line N: message``, the line named once (the server's message may name it too)."""
     line = issue.get("line")
-    message = str(issue.get("message", ""))
-    if line is None:
-        return f"{prefix}{message}"
-    message = message.removeprefix(f"Line {line}: ").removeprefix(f"line {line}: ")
-    return f"{prefix}line {line}: {message}"
+    label, rest = located(line if isinstance(line, int) else None, str(issue.get("message", "")))
+    return f"{prefix}{label}: {rest}" if label else f"{prefix}{rest}"
 
 
 def _print_issues(issues: list[Any], prefix: str) -> None:
@@ -264,7 +262,7 @@ def submit_cmd(
             stream.close()
     if answer.status != 201:
         _refused(answer)
-    _print_accepted(answer.body, es, {str(w.get("message")) for w in local_warnings})
+    _print_accepted(answer.body, es, {_issue_line(w, "") for w in local_warnings})
 
 
 def _print_accepted(body: dict[str, Any], es: dict[str, Any], shown_already: set[str]) -> None:

@@ -82,7 +82,7 @@ def _rejected(what: str, exc: RunRejected) -> bool:
     """Print why a run was refused, each problem on its own line; return False (not stored)."""
     click.echo(f"REJECTED {what}: {exc.message}")
     for issue in exc.issues:
-        click.echo(f"    {issue.message}")
+        click.echo(f"    {issue.text}")
     return False
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,9 +24,38 @@ class Issue:
     message: str
     severity: Severity = "error"
 
+    @property
+    def detail(self) -> str:
+        """Return the message without a leading "Line N:" that repeats ``line``."""
+        return located(self.line, self.message)[1]
+
+    @property
+    def text(self) -> str:
+        """Return the issue as printed: "line N: message", its line named once."""
+        label, rest = located(self.line, self.message)
+        return f"{label}: {rest}" if label else rest
+
     def as_dict(self) -> dict[str, object]:
-        """Return the API form ``{"line": n, "message": ...}``."""
-        return {"line": self.line, "message": self.message}
+        """Return the API form ``{"line": n, "message": ...}`` (the message without "Line N:")."""
+        return {"line": self.line, "message": self.detail}
+
+
+def located(line: int | None, message: str) -> tuple[str, str]:
+    """Split an issue into its label ("line N", or "" to print none) and its message.
+
+    Validators often start a message with "Line N: "; that prefix is dropped so no surface
+    prints the line twice. A message naming its line otherwise ("Line 5 is empty.",
+    "headlines line 3 is empty") is kept whole, unlabelled.
+    """
+    if line is None:
+        return "", message
+    number = f"(?:{line}|{line:,})"
+    prefix = re.match(rf"\s*line {number}:\s*", message, re.IGNORECASE)
+    if prefix:
+        return f"line {line}", message[prefix.end() :]
+    if re.match(rf"\s*(?:\S+ )?line {number}(?!\d|,\d)", message, re.IGNORECASE):
+        return "", message
+    return f"line {line}", message
 
 
 def quote(text: str) -> str:

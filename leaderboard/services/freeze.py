@@ -302,7 +302,7 @@ def verify(session: Session, store: FileStore, settings: Settings, target: Targe
         results = evaluation.results
         if results is None:
             errors = evaluation.verdict.errors
-            first = errors[0].message if errors else "the run could not be read"
+            first = errors[0].text if errors else "the run could not be read"
             report.differences.append(f"{label}: the stored run no longer validates: {first}")
             continue
         if rec["run_id"] is not None:

@@ -213,7 +213,7 @@ def rescore_set(
                 stream.close()
         results = evaluation.results
         if results is None:
-            report.failed[run.id] = [i.message for i in evaluation.verdict.errors[:5]]
+            report.failed[run.id] = [i.text for i in evaluation.verdict.errors[:5]]
             run.report = {**run.report, "rescore_error": report.failed[run.id]}
             continue
         for s in run.scores:

@@ -309,7 +309,7 @@ def _submit_run(
             file_sha256=manifest_sha(stored),
             files=stored,
             item_values=evaluation.item_values,
-            warnings=[w.message for w in warnings],
+            warnings=[w.text for w in warnings],
             report=report,
             submitted_by_id=user.id if user is not None else None,
             submitted_via=sub.via,

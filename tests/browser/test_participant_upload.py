@@ -49,8 +49,10 @@ def test_participant_uploads_a_valid_and_a_broken_run(
     expect(verdict.locator("h2")).to_have_text("The run was rejected: 1 error.")
     expect(verdict.locator("ul.issues.errors li")).to_have_count(1)
     expect(verdict.locator("ul.issues.errors li .line")).to_have_text("line 5")
-    expect(verdict.locator("ul.issues.errors li .msg")).to_have_text(
-        "Line 5: score 'abc' is not a number."
+    expect(verdict.locator("ul.issues.errors li .msg")).to_have_text("score 'abc' is not a number.")
+    # The line is named once.
+    expect(verdict.locator("ul.issues.errors li")).to_have_text(
+        "line 5: score 'abc' is not a number."
     )
     expect(verdict).to_contain_text("Nothing was stored")
     # A rejected upload shows no scores and the form stays ready for the fixed file.

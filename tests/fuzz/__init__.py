@@ -244,7 +244,7 @@ def check_issues(issues: Sequence[Issue]) -> None:
         assert isinstance(issue.message, str) and issue.message.strip(), issue
         assert issue.line is None or (type(issue.line) is int and issue.line >= 1), issue
         assert issue.severity in ("error", "warning"), issue
-        assert issue.as_dict() == {"line": issue.line, "message": issue.message}
+        assert issue.as_dict() == {"line": issue.line, "message": issue.detail}
 
 
 def check_finite(values: dict[str, float]) -> None:

@@ -87,3 +87,18 @@ def test_an_undefined_measure_is_null_with_a_warning() -> None:
     assert report["warnings"] == [
         {"line": None, "message": "P is undefined for this run: the prediction is constant"}
     ]
+
+
+def test_the_command_names_each_bad_line_once(tmp_path: Path) -> None:
+    lines = oracle_run().decode().splitlines()
+    fields = lines[4].split("\t")
+    fields[3] = "abc"
+    lines[4] = "\t".join(fields)
+    run = tmp_path / "run.txt"
+    run.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(
+        leaderboard_group, ["score", "semeval2016-task3", "A", str(run), "--set", "test"]
+    )
+    assert result.exit_code == 1
+    assert "error: line 5: score 'abc' is not a number.\n" in result.output
+    assert "Line 5" not in result.output

@@ -19,10 +19,16 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 
 #: family folder, task/subtask, valid run, invalid run, a line the refusal must name.
 CASES = [
-    ("classification", "example-sentiment/A", "run-valid.tsv", "run-invalid.tsv", "Line 3:"),
-    ("regression", "example-change/graded", "run-valid.tsv", "run-invalid.tsv", "Line 2:"),
+    (
+        "classification",
+        "example-sentiment/A",
+        "run-valid.tsv",
+        "run-invalid.tsv",
+        "line 3</span>: ",
+    ),
+    ("regression", "example-change/graded", "run-valid.tsv", "run-invalid.tsv", "line 2</span>: "),
     ("generation", "example-translation/en-de", "run-valid.de", "run-invalid.de", "segments"),
-    ("trec", "example-adhoc/adhoc", "run-valid.txt", "run-invalid.txt", "Line "),
+    ("trec", "example-adhoc/adhoc", "run-valid.txt", "run-invalid.txt", "line "),
 ]
 
 

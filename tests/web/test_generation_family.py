@@ -78,9 +78,12 @@ def test_generation_example_scored_as_the_sacrebleu_command(
         client, token, (EXAMPLE / "run-invalid.de").read_bytes(), path=API, slot="contrastive1"
     )
     assert resp.status_code == 422
-    messages = [i["message"] for i in resp.get_json()["issues"]]
+    issues = resp.get_json()["issues"]
+    messages = [i["message"] for i in issues]
     assert "The file has 9 lines; the source has 10 segments" in " ".join(messages)
-    assert any(m.startswith("Line 9:") and "UTF-8" in m for m in messages)
+    assert any(
+        i["line"] == 9 and "UTF-8" in i["message"] and "Line" not in i["message"] for i in issues
+    )
 
     result = runner.invoke(args=["leaderboard", "add-baselines", "example-translation", "en-de"])
     assert result.exit_code == 0, result.output

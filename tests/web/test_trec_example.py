@@ -141,8 +141,8 @@ def test_offline_score_refuses_the_invalid_run_with_its_lines(runner: FlaskCliRu
         ]
     )  # fmt: skip
     assert result.exit_code == 1
-    assert "Line 8: score 'not-a-score' is not a number." in result.output
-    assert "Line 13: unknown query id '999' (not a topic of this set)." in result.output
+    assert "line 8: score 'not-a-score' is not a number." in result.output
+    assert "line 13: unknown query id '999' (not a topic of this set)." in result.output
 
 
 def test_set_gold_replaces_the_one_qrels_file_and_rescores(

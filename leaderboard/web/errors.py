@@ -1,10 +1,10 @@
-"""Error pages and JSON errors: clear messages, the right 4xx status, never a stack trace."""
+"""Error pages, JSON and plain-text errors: clear messages, the right 4xx status, no stack trace."""
 
 from __future__ import annotations
 
 import logging
 
-from flask import Blueprint, jsonify, render_template, request
+from flask import Blueprint, Response, jsonify, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
@@ -17,13 +17,29 @@ bp = Blueprint("errors", __name__)
 log = logging.getLogger(__name__)
 
 
-def _wants_json() -> bool:
-    return request.path.startswith("/api/")
+#: Suffixes of data routes (exports, charts, per-query numbers) whose errors are plain text:
+#: a program reading a CSV, a chart or a table file must not be handed an HTML page.
+TEXT_SUFFIXES = (".csv", ".md", ".tex", ".latex", ".svg", ".pdf", ".txt")
+
+
+def _error_kind() -> str:
+    """Return how an error on this route is answered: "json", "text" or "html"."""
+    path = request.path
+    if path.startswith("/api/") or path.endswith(".json"):
+        return "json"
+    if path.endswith(TEXT_SUFFIXES):
+        return "text"
+    if request.accept_mimetypes.best == "application/json":
+        return "json"
+    return "html"
 
 
 def _respond(status: int, message: str, **extra: object) -> ResponseReturnValue:
-    if _wants_json():
+    kind = _error_kind()
+    if kind == "json":
         return jsonify({"error": message, **extra}), status
+    if kind == "text":
+        return Response(f"{message}\n", status=status, mimetype="text/plain")
     return render_template("errors/error.html", status=status, message=message, **extra), status
 
 

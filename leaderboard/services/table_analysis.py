@@ -14,14 +14,13 @@ from sqlalchemy.orm import Session, undefer
 
 from leaderboard.models import Analysis
 from leaderboard.services.catalog import Target
-from leaderboard.tables.model import Cell, MeasureSpec, Row, Table
+from leaderboard.tables.model import CLUSTER_RULES, INTERVAL_NOTE, Cell, MeasureSpec, Row, Table
 
 CLUSTER_NOTE = (
-    "Rules separate significance clusters ({method}, {correction}-adjusted p < {alpha}): each "
+    CLUSTER_RULES + " ({method}, {correction}-adjusted p < {alpha}): each "
     "cluster's first run is significantly worse than every run of the cluster above; runs within "
-    "a cluster may or may not differ significantly. Intervals are 95 % bootstrap intervals."
+    "a cluster may or may not differ significantly. " + INTERVAL_NOTE
 )
-INTERVAL_NOTE = "Intervals are 95 % bootstrap intervals."
 
 
 def current_report(session: Session, target: Target, official: str) -> dict[str, Any] | None:

@@ -16,6 +16,7 @@ from leaderboard.services.table_analysis import with_analysis
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table
+from leaderboard.tasks.definition import subtask_heading
 
 #: Score flags shown as cell notes: flag -> (marker, footnote text).
 FLAG_NOTES = {
@@ -197,6 +198,7 @@ def table_inputs(
         "note_texts": {marker: text for marker, text in FLAG_NOTES.values()},
         "truncation_notes": truncation_notes,
         "include_late": include_late,
+        "caption": caption_of(target),
         **target.family.style_options(target.context()),
         **target.definition.table,
     }
@@ -204,6 +206,12 @@ def table_inputs(
         gold, _files = load_gold(session, store, target)
         options.update(target.family.table_options(gold))
     return TableInputs(entries, options)
+
+
+def caption_of(target: Target) -> str:
+    """Return a table's caption: the task's title, the subtask's heading and the set's title."""
+    heading = subtask_heading(target.subtask.slug, target.subtask_def.title)
+    return f"{target.definition.title or target.task.slug} — {heading} — {target.eval_set.title}"
 
 
 def render(

@@ -17,6 +17,7 @@ from leaderboard.tables.model import (
     SimpleTable,
     Table,
     json_number,
+    shown_notes,
 )
 
 # ------------------------------------------------------------------------------------------ JSON
@@ -251,6 +252,8 @@ def _md_value(row: Row, cell: Cell | None) -> str:
         text += str(cell.rank).translate(_SUBSCRIPTS)
     if cell.note:
         text += md_escape(cell.note)
+    if cell.ci_display:
+        text += " " + md_escape(cell.ci_display)
     return text
 
 
@@ -278,7 +281,8 @@ def to_markdown(table: Table) -> str:
             cells = [f"**{c}**" if c else c for c in cells]
         body.append(cells)
     lines = [f"**{md_escape(table.title)}**", "", *_md_table(header, body)]
-    for note in table.footnotes:
+    # A pipe table has no rules between clusters, so their note goes; it shows the intervals.
+    for note in shown_notes(table, intervals=True, rules=False):
         lines.extend(["", _md_paragraph(note)])
     if table.extra is not None:
         extra = table.extra
@@ -435,7 +439,10 @@ def to_latex(table: Table) -> str:
 
     parts = [
         "% requires \\usepackage{booktabs}",
-        _latex_float(spec, head, body, table.title, list(table.footnotes)),
+        # The LaTeX table has rules between clusters but no intervals: say only what it shows.
+        _latex_float(
+            spec, head, body, table.title, shown_notes(table, intervals=False, rules=True)
+        ),
     ]
     if table.extra is not None:
         extra = table.extra

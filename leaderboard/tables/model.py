@@ -282,8 +282,13 @@ class TableContext:
         title_suffix: str = "",
         extra: SimpleTable | None = None,
     ) -> Table:
-        """Return the table of this context (the "title" option overrides the default title)."""
-        default_title = f"{self.task} {self.subtask} ({self.set}){title_suffix}"
+        """Return the table of this context (the "title" option overrides the default title).
+
+        The default title is the "caption" option (the task's, subtask's and set's titles, as
+        the server passes them), else made of the slugs.
+        """
+        caption = opt_str(self.options, "caption", f"{self.task} {self.subtask} ({self.set})")
+        default_title = f"{caption}{title_suffix}"
         return Table(
             task=self.task,
             subtask=self.subtask,
@@ -413,6 +418,29 @@ def opt_mapping(options: Mapping[str, object], key: str) -> Mapping[str, object]
 
 
 # ---------------------------------------------------------------------------------- footnotes
+
+#: The sentence announcing the cells' intervals; an export that does not show them drops it.
+INTERVAL_NOTE = "Intervals are 95 % bootstrap intervals."
+#: How the note on significance clusters starts; an export without cluster rules drops it.
+CLUSTER_RULES = "Rules separate significance clusters"
+
+
+def shown_notes(table: Table, *, intervals: bool, rules: bool) -> list[str]:
+    """Return the footnotes an export prints, saying only what it shows.
+
+    Without intervals the interval sentence goes; without rules between clusters, the note
+    explaining them.
+    """
+    notes = []
+    for note in table.footnotes:
+        announces = INTERVAL_NOTE in note
+        rest = " ".join(note.replace(INTERVAL_NOTE, "").split())
+        if rest and (rules or not rest.startswith(CLUSTER_RULES)):
+            notes.append(f"{rest} {INTERVAL_NOTE}" if announces and intervals else rest)
+        elif announces and intervals:
+            notes.append(INTERVAL_NOTE)
+    return notes
+
 
 TRUNCATED_NOTE = "legacy run with a truncated file, scored on the part present"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,19 @@ class SetDef:
     title: str
     files: dict[str, str]
     options: dict[str, Any] = field(default_factory=dict)
+
+
+def subtask_heading(slug: str, title: str) -> str:
+    """Return "Subtask A: title", without a second "Subtask A" when the title starts with it."""
+    title = title.strip()
+    if not title or title == slug:
+        return f"Subtask {slug}"
+    label = re.escape(slug)
+    if re.match(rf"subtask\s+{label}(?![\w-])", title, re.IGNORECASE):
+        return title
+    if re.match(rf"{label}\s*[:.–—]", title, re.IGNORECASE):
+        return f"Subtask {title}"
+    return f"Subtask {slug}: {title}"
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 from flask import Flask
 
 from leaderboard.formats.issues import Issue, located
+from leaderboard.tasks.definition import subtask_heading
 from leaderboard.web.context import settings
 
 
@@ -36,3 +37,4 @@ def init_filters(app: Flask) -> None:
     """Register the template filters."""
     app.jinja_env.filters["utc"] = format_time
     app.jinja_env.filters["issue_parts"] = issue_parts
+    app.jinja_env.globals["subtask_heading"] = subtask_heading

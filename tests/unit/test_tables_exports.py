@@ -511,3 +511,35 @@ def test_latex_hostile_tables_are_well_formed() -> None:
         assert "<script>" not in latex
         assert RLO not in latex
         assert r"\textless{}script\textgreater{}" in latex
+
+
+def test_exports_say_only_what_they_show() -> None:
+    from dataclasses import replace
+
+    from leaderboard.tables.model import INTERVAL_NOTE, shown_notes
+
+    cluster = (
+        "Rules separate significance clusters (paired bootstrap, holm-adjusted p < 0.05): each "
+        "cluster's first run is significantly worse than every run of the cluster above. "
+        + INTERVAL_NOTE
+    )
+    table = replace(cqa_table(), footnotes=("Ranks note.", cluster))
+    latex = to_latex(table)
+    assert "Rules separate significance clusters" in latex and "bootstrap intervals" not in latex
+    markdown = to_markdown(table)
+    assert "Rules separate" not in markdown and INTERVAL_NOTE in markdown
+    assert shown_notes(table, intervals=True, rules=True) == ["Ranks note.", cluster]
+    assert shown_notes(table, intervals=False, rules=False) == ["Ranks note."]
+
+
+def test_unscaled_measures_get_no_meaningless_note() -> None:
+    table = build_table(
+        "semeval-cqa",
+        task="t",
+        subtask="A",
+        set="test",
+        entries=[Entry("run", "T", "primary", "primary", {"F1": Value(0.5, "0.5000")})],
+        measures=(MeasureSpec("F1", "F1", official=True),),
+    )
+    assert not any("stored" in note for note in table.footnotes)
+    assert "stored" not in to_latex(table) and "stored" not in to_markdown(table)

@@ -162,6 +162,24 @@ def test_the_table_takes_clusters_and_intervals_of_the_current_analysis(
     assert latex.count(r"\midrule") >= 1 + starts  # the header rule and one per cluster start
     compiled = compile_latex(latex, tmp_path, "clusters")
     assert compiled.returncode == 0, compiled.stdout[-2000:]
+    # The caption is the task's title and the subtask's ("Subtask A: ..." once), not slugs.
+    assert (
+        r"\caption{Example message polarity classification --- Subtask A: message polarity --- Test}"
+    ) in latex
+    # The LaTeX table has rules between clusters but no intervals: its notes say just that.
+    assert "Rules separate significance clusters" in latex
+    assert "Intervals are" not in latex and "bootstrap" not in latex
+    # Fractions shown as computed need no note ("Values as stored." told a reader nothing).
+    assert "as stored" not in latex
+    markdown = public.get("/tasks/example-sentiment/A/results.md").get_data(as_text=True)
+    assert markdown.startswith(
+        "**Example message polarity classification — Subtask A: message polarity — Test**"
+    )
+    # A pipe table shows the intervals (in each cell) but no cluster rules.
+    cis = sum(1 for row in table["rows"] for cell in row["cells"].values() if cell and "ci" in cell)
+    assert cis > 0 and len(re.findall(r" \\\[-?\d+\.\d+, -?\d+\.\d+\\\]", markdown)) == cis
+    assert "Intervals are 95 % bootstrap intervals." in markdown
+    assert "Rules separate" not in markdown and "as stored" not in markdown
 
 
 def test_the_subtask_page_queues_and_shows_the_p_value_matrix(
@@ -181,3 +199,19 @@ def test_the_subtask_page_queues_and_shows_the_p_value_matrix(
     html = org.get(subtask_page).get_data(as_text=True)
     assert 'id="pvalue-matrix"' in html and "bootstrap, 300 samples, seed 2" in html
     assert len(re.findall(r"<tr><th><bdi>", html)) == 4
+
+
+def test_a_title_starting_with_its_label_is_not_labelled_twice(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+) -> None:
+    # The definition's subtask title is "Subtask A: message polarity".
+    public = app.test_client()
+    for url in ("/", "/tasks/example-sentiment", "/tasks/example-sentiment/A"):
+        page = public.get(url).get_data(as_text=True)
+        assert "Subtask A: message polarity" in page, url
+        assert "Subtask A: Subtask A" not in page and "A: Subtask A" not in page, url
+    table = public.get("/tasks/example-sentiment/A/results.json").get_json()
+    assert table["title"] == (
+        "Example message polarity classification — Subtask A: message polarity — Test"
+    )

@@ -66,7 +66,11 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     rows.extend(_baseline_row(e, specs) for e in baselines)
     table_rows = tuple(rows)
 
-    footnotes = [RANKS_NOTE, opt_str(ctx.options, "measure_note", _scale_note(specs))]
+    footnotes = [RANKS_NOTE]
+    # Only a note that tells the reader something: no note when every value is as computed.
+    measure_note = opt_str(ctx.options, "measure_note", _scale_note(specs))
+    if measure_note:
+        footnotes.append(measure_note)
     footnotes.extend(opt_strings(ctx.options, "footnotes"))
     if any(row.rank_marker == LATE_MARKER or row.late or row.corrected for row in table_rows):
         footnotes.append(LATE_NOTE)
@@ -87,9 +91,12 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
 
 
 def _scale_note(specs: tuple[MeasureSpec, ...]) -> str:
-    """Return a footnote naming the columns shown x100 (a family may give its own note)."""
+    """Return a footnote naming the columns shown x100, or "" when none is scaled.
+
+    A family may give its own note (the "measure_note" option).
+    """
     scaled = [m.label for m in specs if m.scale != 1]
-    return f"{', '.join(scaled)} ×100." if scaled else "Values as stored."
+    return f"{', '.join(scaled)} ×100." if scaled else ""
 
 
 def _run_row(

@@ -79,6 +79,14 @@ class Upload:
             stream.close()
 
 
+#: How a warning names where the run name was given, by the surface of the upload.
+NAME_SOURCES = {
+    "web": "entered in the form",
+    "api": "sent in the upload's name field",
+    "cli": "given on the command line",
+}
+
+
 @dataclass(frozen=True)
 class Submission:
     """Who submits what, where: the input of :func:`submit_run`."""
@@ -201,7 +209,11 @@ def check_and_score(
         gold,
         target.context(settings.max_decompressed_bytes),
         lenient=sub.lenient,
-        options={"run_name": sub.name or None, **sub.options},
+        options={
+            "run_name": sub.name or None,
+            "run_name_source": NAME_SOURCES.get(sub.via, "given with the upload"),
+            **sub.options,
+        },
     )
     verdict = evaluation.verdict
     if evaluation.results is None:

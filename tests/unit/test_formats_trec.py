@@ -62,14 +62,19 @@ def check(
     topics: frozenset[str] = TOPICS,
     settings: TrecSettings = CAR,
     form_run_name: str | None = None,
+    **named: str,
 ) -> tuple[TrecRun | None, list[Issue], list[Issue]]:
     """Validate as a line iterator and as a file-like stream; both must agree."""
     raw = data.encode() if isinstance(data, str) else data
     by_lines = validate_run(
-        io.BytesIO(raw).readlines(), topics=topics, settings=settings, form_run_name=form_run_name
+        io.BytesIO(raw).readlines(),
+        topics=topics,
+        settings=settings,
+        form_run_name=form_run_name,
+        **named,
     )
     by_stream = validate_run(
-        io.BytesIO(raw), topics=topics, settings=settings, form_run_name=form_run_name
+        io.BytesIO(raw), topics=topics, settings=settings, form_run_name=form_run_name, **named
     )
     assert by_lines[1:] == by_stream[1:]
     assert (by_lines[0] is None) == (by_stream[0] is None)
@@ -470,12 +475,18 @@ def test_row21_single_pair_wording() -> None:
 
 def test_row22_form_run_name() -> None:
     data = line(T1, tag="aur-rm3") + line(T2, tag="aur-rm3") + line(T3, tag="aur-rm3")
-    run, errors, warnings = check(data, form_run_name="aurora-rm3")
+    run, errors, warnings = check(
+        data, form_run_name="aurora-rm3", name_source="entered in the form"
+    )
     assert errors == [] and run is not None
     assert messages(warnings) == [
         "The run tag 'aur-rm3' differs from the run name 'aurora-rm3' entered in the form."
     ]
     assert check(data, form_run_name="aur-rm3")[2] == []
+    # Without a form, the warning does not mention one.
+    assert messages(check(data, form_run_name="aurora-rm3")[2]) == [
+        "The run tag 'aur-rm3' differs from the run name 'aurora-rm3' given with the upload."
+    ]
 
 
 def test_generic_settings() -> None:

@@ -12,8 +12,10 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.models import Run, Score
+from tests.conftest import login
 from tests.runs import api_upload, make_participant, token_for
 from tests.security import compile_latex
+from tests.web.test_upload_flows import form_upload
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "trec"
 API = "/api/v1/tasks/example-adhoc/adhoc/runs"
@@ -175,3 +177,38 @@ def test_set_gold_replaces_the_one_qrels_file_and_rescores(
     result = runner.invoke(args=["leaderboard", "set-gold", "example-adhoc", "adhoc", str(bad)])
     assert result.exit_code == 1
     assert "bad.qrels" in result.output and "Line 2" in result.output and "two" in result.output
+
+
+def test_a_run_tag_warning_names_where_the_run_name_was_given(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, hosted: str
+) -> None:
+    opened = runner.invoke(
+        args=[
+            "leaderboard",
+            "phase",
+            "example-adhoc",
+            "adhoc",
+            "open",
+            "--start",
+            "2000-01-01T00:00:00Z",
+        ]
+    )
+    assert opened.exit_code == 0, opened.output
+    # The API: no form was used, so the warning does not speak of one.
+    body = upload(client, hosted, "run-valid.txt").get_json()
+    tagged = [w for w in body["warnings"] if "run tag" in w]
+    assert tagged == [
+        "The run tag 'bm25-rerank' differs from the run name 'bm25' sent in the upload's name field."
+    ]
+    # The web form: the name was typed into it.
+    login(client, "alice@example.org", "correct horse battery")
+    page = form_upload(
+        client,
+        (EXAMPLE / "run-valid.txt").read_bytes(),
+        slot="contrastive1",
+        url="/tasks/example-adhoc/adhoc/submit",
+        name="bm25",
+    )
+    assert page.status_code == 302, page.get_data(as_text=True)[-500:]
+    run_page = client.get(page.headers["Location"]).get_data(as_text=True)
+    assert "differs from the run name &#39;bm25&#39; entered in the form." in run_page

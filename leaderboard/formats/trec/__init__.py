@@ -15,7 +15,7 @@ from leaderboard.formats.trec.records import (
     TrecRun,
     TrecSettings,
 )
-from leaderboard.formats.trec.strict import find_duplicates, validate_run
+from leaderboard.formats.trec.strict import NAME_SOURCE, find_duplicates, validate_run
 
 __all__ = [
     "MAX_COLLECTED_ERRORS",
@@ -31,4 +31,5 @@ __all__ = [
     "parse_qrels",
     "qrels_report",
     "validate_run",
+    "NAME_SOURCE",
 ]

@@ -109,6 +109,10 @@ def _precision_ties(
     return count, min(a, b), max(a, b)
 
 
+#: Where a run name came from when the caller does not say (the web form says "entered in the form").
+NAME_SOURCE = "given with the upload"
+
+
 class _StrictValidator:
     """State of one strict validation pass."""
 
@@ -482,7 +486,9 @@ class _StrictValidator:
 
     # -- whole file -------------------------------------------------------------------------
 
-    def finish(self, form_run_name: str | None) -> tuple[TrecRun | None, list[Issue], list[Issue]]:
+    def finish(
+        self, form_run_name: str | None, name_source: str = NAME_SOURCE
+    ) -> tuple[TrecRun | None, list[Issue], list[Issue]]:
         """Run the whole-file checks and return (run or None, errors, warnings)."""
         if not self.seen_data:
             return None, [Issue(None, "The file is empty.")], self.warnings
@@ -531,7 +537,7 @@ class _StrictValidator:
         if form_run_name is not None and tag != form_run_name:
             self.warn(
                 f"The run tag '{quote(tag)}' differs from the run name '{quote(form_run_name)}'"
-                " entered in the form."
+                f" {name_source}."
             )
         if self.errors:
             return None, by_line(self.errors), self.warnings
@@ -600,8 +606,12 @@ def validate_run(
     topics: frozenset[str],
     settings: TrecSettings,
     form_run_name: str | None = None,
+    name_source: str = NAME_SOURCE,
 ) -> tuple[TrecRun | None, list[Issue], list[Issue]]:
     """Validate a participant run strictly in one streaming pass.
+
+    ``form_run_name`` is the run name given with the upload, if any; ``name_source`` says where
+    it was given, as the warning about a different run tag words it ("entered in the form").
 
     ``lines`` are physical lines as bytes (each ending with b"\\n" except possibly the last),
     e.g. a file or gzip stream iterated line by line. Returns (run or None, errors, warnings);
@@ -618,6 +628,6 @@ def validate_run(
     except TooManyErrors:
         return None, validator.stopped(), validator.warnings
     try:
-        return validator.finish(form_run_name)
+        return validator.finish(form_run_name, name_source)
     except TooManyErrors:
         return None, validator.stopped(), validator.warnings

@@ -208,6 +208,7 @@ class TrecFamily(Family):
             topics=gold.topics,
             settings=gold.settings,
             form_run_name=options.get("run_name"),
+            name_source=options.get("run_name_source") or fmt.NAME_SOURCE,
         )
         return Verdict(errors, warnings, run, (), {"run_tag": run.tag} if run is not None else {})
 

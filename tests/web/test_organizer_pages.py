@@ -124,7 +124,7 @@ def test_import_baselines_freeze_verify_and_listing(org_app: Flask, org: FlaskCl
         },
     )
     assert broken.status_code == 422
-    assert "Line 1" in broken.get_data(as_text=True)
+    assert '<span class="line">line 1</span>: ' in broken.get_data(as_text=True)
     assert post(org, "/test/baselines", {}).status_code == 302
     # The freeze is queued (its analysis is never computed inside a request) ...
     queued = post(org, "/test/freeze", {})

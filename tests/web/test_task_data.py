@@ -411,3 +411,25 @@ def test_organizer_page_refuses_a_gzipped_gold_with_its_name(world: Flask) -> No
     assert resp.status_code == 400
     assert GOLD_TEST_A.name in body and "copy of the reference (gold) file" in body
     assert len(_rows(world)) == 2
+
+
+STS = Path(__file__).resolve().parents[2] / "leaderboard/tasks/presets/semeval2016-task1/english"
+
+
+def test_sts_inputs_may_be_handed_out_but_not_a_gold_part(world: Flask, tmp_path: Path) -> None:
+    code, out = _cli(
+        world, "phase", "semeval2016-task1", "en", "trial", "--start", "2016-01-01T00:00:00Z"
+    )
+    assert code == 0, out
+    inputs = (STS / "STS2016.input.headlines.txt").read_bytes()
+    path = tmp_path / "headlines.input.txt.gz"
+    path.write_bytes(gzip.compress(inputs))
+    code, out = _cli(world, "data", "add", "semeval2016-task1", "en", str(path), "--phase", "trial")
+    assert code == 0, out
+    gold = (STS / "STS2016.gs.headlines.txt").read_bytes().replace(b"\n", b"\r\n")
+    path = tmp_path / "scores.zip"
+    path.write_bytes(_zip({"scores.txt": gold}))
+    code, out = _cli(world, "data", "add", "semeval2016-task1", "en", str(path), "--phase", "trial")
+    assert code == 1
+    assert "'STS2016.gs.headlines.txt' (gold:headlines of set test, subtask en, version 1)" in out
+    assert "its member 'scores.txt'" in out

@@ -49,8 +49,10 @@ def _phase(session: Session, subtask: Subtask, name: str) -> Phase:
     return phase
 
 
-#: Reference files participants are meant to receive (inputs, sources, topics), by role prefix.
-PUBLIC_ROLES = frozenset({"input", "source", "topics"})
+#: Reference files that are no gold, by role prefix: what participants are meant to receive
+#: (STS inputs, generation sources, TREC topics) and baseline runs (whose scores are public).
+#: Every other role (gold, qrels, references, mappings, any new one) is gold.
+PUBLIC_ROLES = frozenset({"input", "source", "topics", "random_baseline"})
 #: The most a data file may decompress to (all archive members together) to be checked.
 INSPECT_LIMIT = 4 << 30
 

@@ -49,6 +49,7 @@ def significance_cmd(
     from leaderboard.services.analyses import compute_now
     from leaderboard.services.catalog import resolve
     from leaderboard.services.significance import Request
+    from leaderboard.services.tables import caption_of
     from leaderboard.tables import significance_exports as exports
 
     request = Request(measure, method, samples, seed, alpha, correction, runs)
@@ -57,13 +58,15 @@ def significance_cmd(
             target = resolve(session, task, subtask, set_slug)
             analysis = compute_now(session, common.store(), target, request, actor=common.actor())
             report = dict(analysis.report or {})
+            # Tables name the task, subtask and set by their titles, not their slugs.
+            titled = {**report, "caption": caption_of(target)}
         except DomainError as exc:
             common.fail(exc.message)
     renders = {
         "json": lambda r: json.dumps(r, ensure_ascii=False, indent=1) + "\n",
-        "md": exports.to_markdown,
+        "md": lambda _r: exports.to_markdown(titled),
         "csv": exports.to_csv,
-        "latex": exports.to_latex,
+        "latex": lambda _r: exports.to_latex(titled),
     }
     click.echo(renders[fmt](report), nl=False)
 

@@ -13,6 +13,11 @@ def _p(value: float) -> str:
     return f"{value:.4g}"
 
 
+def _subject(report: dict[str, Any]) -> str:
+    """Return what the report is about: its "caption" (the titles) if given, else the slugs."""
+    return str(report.get("caption") or f"{report['task']} {report['subtask']} ({report['set']})")
+
+
 def _title(report: dict[str, Any]) -> str:
     samples = f", {report['samples']:,} samples, seed {report['seed']}" if report["samples"] else ""
     return (
@@ -24,8 +29,7 @@ def _title(report: dict[str, Any]) -> str:
 def to_markdown(report: dict[str, Any]) -> str:
     """Return the pairs as a Markdown table and the clusters as a numbered list."""
     lines = [
-        f"Significance of {md_escape(report['task'])} {md_escape(report['subtask'])} "
-        f"({md_escape(report['set'])}), {md_escape(_title(report))}",
+        f"Significance of {md_escape(_subject(report))}, {md_escape(_title(report))}",
         "",
         "| A | B | A − B | p | p (adjusted) | significant |",
         "|---|---|---:|---:|---:|---|",
@@ -84,8 +88,7 @@ def to_latex(report: dict[str, Any]) -> str:
                 cells.append(rf"\textbf{{{text}}}" if pair["significant"] else text)
         body.append(" & ".join(cells) + r" \\")
     caption = latex_escape(
-        f"{report['task']} {report['subtask']} ({report['set']}): adjusted p-values of "
-        f"{_title(report)}; bold: significant."
+        f"{_subject(report)}: adjusted p-values of {_title(report)}; bold: significant."
     )
     columns = "l" + "r" * (len(labels) - 1)
     return "\n".join(

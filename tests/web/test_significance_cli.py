@@ -111,6 +111,11 @@ def test_formats_and_refusals(hosted: FlaskCliRunner, tmp_path: Path) -> None:
         hosted, "significance", "example-sentiment", "A", "--samples", "500", "--format", "md"
     )
     assert md.exit_code == 0 and "| A | B | A − B | p |" in md.output and "\n1. " in md.output
+    # Named by the titles, not the slugs.
+    assert md.output.startswith(
+        "Significance of Example message polarity classification — Subtask A: message polarity "
+        "— Test, "
+    )
     csv = invoke(
         hosted, "significance", "example-sentiment", "A", "--samples", "500", "--format", "csv"
     )
@@ -120,6 +125,10 @@ def test_formats_and_refusals(hosted: FlaskCliRunner, tmp_path: Path) -> None:
         hosted, "significance", "example-sentiment", "A", "--samples", "500", "--format", "latex"
     )
     assert tex.exit_code == 0 and r"\begin{tabular}" in tex.output
+    assert (
+        r"\caption{Example message polarity classification --- Subtask A: message polarity --- "
+        "Test: adjusted p-values of"
+    ) in tex.output
     compiled = compile_latex(tex.output, tmp_path, "significance")
     assert compiled.returncode == 0, compiled.stdout[-2000:]
     # Refused: a t-test of a corpus-level F1, an unknown measure, bad numbers; exit 1, a message.

@@ -19,6 +19,7 @@ from sqlalchemy import select, update
 
 from leaderboard.clock import FixedClock
 from leaderboard.models import AuditEvent, Task, TaskDataFile, Team, TermsAcceptance
+from leaderboard.services import taskdata
 from leaderboard.services.taskdata import safe_filename
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import GOLD_TEST_A, make_organizer, make_participant
@@ -433,3 +434,16 @@ def test_sts_inputs_may_be_handed_out_but_not_a_gold_part(world: Flask, tmp_path
     assert code == 1
     assert "'STS2016.gs.headlines.txt' (gold:headlines of set test, subtask en, version 1)" in out
     assert "its member 'scores.txt'" in out
+
+
+def test_a_file_that_cannot_be_checked_is_refused(
+    world: Flask, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = len(_rows(world))
+    damaged = gzip.compress(b"some text\n" * 100)[:-30]
+    code, out = _add(world, tmp_path, damaged, "broken.gz", "trial")
+    assert code == 1 and "cannot be read" in out and "checked against the gold files" in out
+    monkeypatch.setattr(taskdata, "INSPECT_LIMIT", 1000)
+    code, out = _add(world, tmp_path, gzip.compress(b"x" * 5000), "big.gz", "trial")
+    assert code == 1 and "too much to check that it holds no gold file" in out
+    assert len(_rows(world)) == before

@@ -29,6 +29,7 @@ from leaderboard.services.diagnostics import (
 )
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.freeze import frozen_of
+from leaderboard.services.frozen_analysis import compared
 from leaderboard.services.significance import METHODS, Request
 from leaderboard.services.tables import live_table
 from leaderboard.tables.exports import csv_safe
@@ -199,6 +200,7 @@ def _page(target: Target, form: AnalysisForm) -> dict[str, Any]:
         "report": report,
         "matrix": _matrix(report) if report else [],
         "rows": _measure_rows(report) if report else [],
+        "summary": compared(report).capitalize() if report else "",
     }
 
 

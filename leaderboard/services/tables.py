@@ -130,6 +130,24 @@ def entry_for(run: Run, measures: tuple[str, ...], masked: str | None = None) ->
     )
 
 
+def run_label(
+    session: Session, target: Target, run: Run, audience: Audience, table: Table | None = None
+) -> str:
+    """Return how a reader sees a run named: its row's label, or as a row would name it.
+
+    Every page, chart and export that names a run outside a table row goes through here, so a
+    run that left the live table (withdrawn by its team, or its team withdrawn) is named by the
+    anonymity rule like any other: "Team 2-primary" while its team is anonymous to the reader.
+    """
+    if table is not None:
+        row = next((r for r in table.rows if r.run_id == run.id), None)
+        if row is not None:
+            return row.label
+    masked = masked_names(session, target, audience).get(run.team_id or 0)
+    entry = entry_for(run, (), masked)
+    return entry.label or f"{entry.team or ''}-{entry.run}"
+
+
 UNDEFINED_NOTE = (
     "— no value: the measure is undefined for the run (e.g. a correlation or kappa of a "
     "constant prediction); it is not ranked on that measure."

@@ -26,6 +26,7 @@ from leaderboard.services.diagnostics import (
     diagnosable_run,
     diagnostics_access,
     run_diagnostics,
+    shown_name,
 )
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.freeze import frozen_of
@@ -273,7 +274,8 @@ def run_queries(run_id: int) -> ResponseReturnValue:
     """Show a run's per-query values against the median and best of the ranked runs."""
     access = diagnostics_access(db(), viewer(), run_id)
     if access.hidden:
-        return render_template("analysis/queries_hidden.html", run=access.run)
+        label = shown_name(db(), access.run, audience_for(viewer()))
+        return render_template("analysis/queries_hidden.html", run=access.run, label=label)
     return render_template("analysis/queries.html", d=_diagnostics(run_id))
 
 

@@ -14,6 +14,8 @@ from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 FORMATS = ("svg", "pdf")
+#: What draws the charts: stored charts are keyed by it, so a new drawing code draws them anew.
+RENDERER = f"leaderboard-charts-2/matplotlib-{matplotlib.__version__}"
 # Stable element ids in SVG output (matplotlib salts them randomly otherwise).
 matplotlib.rcParams["svg.hashsalt"] = "leaderboard"
 matplotlib.rcParams["svg.fonttype"] = "none"

@@ -29,6 +29,9 @@ class RunDiagnostics:
     lower_is_better: bool
     rows: list[QueryComparison]
     runs_compared: int
+    #: What the values are per, as the task's family names it ("query", "item", ...).
+    unit: str = "query"
+    units: str = "queries"
 
 
 @dataclass(frozen=True)
@@ -74,11 +77,12 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
     return DiagnosticsAccess(run)
 
 
-def shown_name(session: Session, run: Run, audience: Audience) -> str:
-    """Return a run's name as this audience sees it (the anonymity rule, whatever its state)."""
+def shown_name(session: Session, run: Run, audience: Audience) -> tuple[str, str]:
+    """Return a run's name as this audience sees it (the anonymity rule, whatever its state),
+    and the unit its family keeps values per."""
     subtask = run.subtask
     target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
-    return run_label(session, target, run, audience)
+    return run_label(session, target, run, audience), target.family.unit
 
 
 def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
@@ -127,4 +131,6 @@ def run_diagnostics(
         lower,
         compare(own.per_query, summary, lower_is_better=lower),
         len(others),
+        target.family.unit,
+        target.family.unit_plural,
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
@@ -22,7 +23,7 @@ matplotlib.rcParams["svg.fonttype"] = "none"
 matplotlib.rcParams["font.family"] = "DejaVu Sans"
 # Labels are plain text: never handed to TeX, never parsed as mathtext ("$...$").
 matplotlib.rcParams["text.usetex"] = False
-PLAIN = {"parse_math": False}
+PLAIN: dict[str, Any] = {"parse_math": False}
 
 
 def _save(figure: Figure, fmt: str) -> bytes:

@@ -54,9 +54,7 @@ def test_labels_are_plain_text_never_mathtext(fmt: str) -> None:
     measure = charts.measure_chart(
         labels, [0.1 * i for i in range(5)], intervals, [1, 1, 2, 2, 3], measure="$M$", fmt=fmt
     )
-    matrix = charts.pvalue_matrix(
-        labels, [[None, *[0.5] * 4] for _ in labels], alpha=0.05, fmt=fmt
-    )
+    matrix = charts.pvalue_matrix(labels, [[None, *[0.5] * 4] for _ in labels], alpha=0.05, fmt=fmt)
     diff = charts.difference_chart(labels, [0.1, -0.1, 0.2, 0.0, 0.3], measure="$M$", fmt=fmt)
     if fmt == "svg":
         for svg in (measure, matrix, diff):

@@ -44,7 +44,9 @@ def test_each_audience_variant_is_drawn_once_and_stored(
 
     monkeypatch.setattr(charts, "measure_chart", counting)
     _cli(hosted, "phase", "example-sentiment", "A", "test", "--names", "anonymous")
-    analysis = json.loads(_cli(hosted, "significance", "example-sentiment", "A", "--samples", "200"))
+    analysis = json.loads(
+        _cli(hosted, "significance", "example-sentiment", "A", "--samples", "200")
+    )
     make_organizer(app, "org@example.org")
     org = app.test_client()
     login(org, "org@example.org", "organizer password")

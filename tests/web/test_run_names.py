@@ -94,7 +94,7 @@ def test_a_replaced_runs_per_query_page_says_what_is_true(
     page = alice.get("/runs/1/queries")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
-    assert f"Run 1 was replaced by <a href=\"/runs/{new_id}\">run {new_id}</a>" in html
+    assert f'Run 1 was replaced by <a href="/runs/{new_id}">run {new_id}</a>' in html
     assert 'id="query-table"' in html
     assert alice.get("/runs/1/queries.csv").status_code == 200
     assert "/runs/1/queries" in alice.get("/runs/1").get_data(as_text=True)

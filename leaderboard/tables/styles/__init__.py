@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from types import MappingProxyType
@@ -81,13 +80,13 @@ def unique_labels(rows: Sequence[Row]) -> tuple[Row, ...]:
             new[id(row)] = candidate
     out: list[Row] = []
     for row in rows:
-        label = new.get(id(row))
-        if label is None:
+        unique = new.get(id(row))
+        if unique is None:
             out.append(row)
             continue
         meta = {
-            name: MetaCell(label, cell.marker) if cell.text == row.label else cell
+            name: MetaCell(unique, cell.marker) if cell.text == row.label else cell
             for name, cell in row.meta.items()
         }
-        out.append(replace(row, label=label, meta=meta))
+        out.append(replace(row, label=unique, meta=meta))
     return tuple(out)

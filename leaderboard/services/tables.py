@@ -15,7 +15,7 @@ from leaderboard.services.catalog import Target, load_gold
 from leaderboard.services.table_analysis import with_analysis
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
-from leaderboard.tables.styles import build_table
+from leaderboard.tables.styles import build_table, entry_label
 
 #: Score flags shown as cell notes: flag -> (marker, footnote text).
 FLAG_NOTES = {
@@ -144,8 +144,7 @@ def run_label(
         if row is not None:
             return row.label
     masked = masked_names(session, target, audience).get(run.team_id or 0)
-    entry = entry_for(run, (), masked)
-    return entry.label or f"{entry.team or ''}-{entry.run}"
+    return entry_label(target.family.table_style(target.definition), entry_for(run, (), masked))
 
 
 UNDEFINED_NOTE = (

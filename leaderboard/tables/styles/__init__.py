@@ -28,6 +28,21 @@ STYLES: Mapping[str, StyleFn] = MappingProxyType(
 )
 
 
+#: How each style labels one entry's row (before labels are made unique within a table).
+LABELS: Mapping[str, Callable[[Entry], str]] = MappingProxyType(
+    {
+        semeval_cqa.STYLE: semeval_cqa.row_label,
+        sts.STYLE: sts.row_label,
+        trec.STYLE: trec.row_label,
+    }
+)
+
+
+def entry_label(style: str, entry: Entry) -> str:
+    """Return the label a style gives an entry's row, as a table of it alone would show it."""
+    return LABELS[style](entry)
+
+
 def build_table(
     style: str,
     *,

@@ -81,3 +81,43 @@ def test_each_audience_variant_is_drawn_once_and_stored(
         from leaderboard.web.context import db
 
         assert db().scalar(select(func.count()).select_from(ChartFile)) == 4
+
+
+def test_two_runs_sharing_team_and_tag_get_one_label_each_everywhere(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    """The table, the analysis, the chart and its CSV tell the two runs apart alike."""
+    import csv
+    import io
+    from pathlib import Path
+
+    from tests.runs import api_upload, make_participant, token_for
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "trec"
+    _cli(runner, "add-task", str(example / "task.toml"))
+    _cli(runner, "phase", "example-adhoc", "adhoc", "open", "--start", "2000-01-01T00:00:00Z")
+    make_participant(app, "Team 1", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    run = (example / "run-valid.txt").read_bytes()
+    lines = run.decode().splitlines(keepends=True)
+    # The same tag, another ranking: the first ten documents of every topic in reverse.
+    other = "".join(lines[i] for i in range(len(lines) - 1, -1, -1)).encode()
+    for slot, data in (("primary", run), ("contrastive1", other)):
+        resp = api_upload(app.test_client(), token, data, path="/api/v1/tasks/example-adhoc/adhoc/runs",
+                          slot=slot)  # fmt: skip
+        assert resp.status_code == 201, resp.get_json()
+    table = app.test_client().get("/tasks/example-adhoc/adhoc/results.json").get_json()
+    labels = [row["label"] for row in table["rows"] if row["kind"] == "run"]
+    assert sorted(labels) == ["Team 1-bm25-rerank (contrastive1)", "Team 1-bm25-rerank (primary)"]
+    report = json.loads(
+        _cli(runner, "significance", "example-adhoc", "adhoc", "--runs", "all", "--samples", "50")
+    )
+    assert sorted(report["runs"]) == sorted(labels)
+    make_organizer(app, "org@example.org")
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    numbers = org.get("/organizer/analyses/1/measure.csv").get_data(as_text=True)
+    rows = list(csv.reader(io.StringIO(numbers)))[1:]
+    assert sorted(row[0] for row in rows) == sorted(labels)
+    svg = org.get("/organizer/analyses/1/measure.svg").get_data(as_text=True)
+    assert all(label in svg for label in labels)

@@ -78,8 +78,7 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
 
 
 def shown_name(session: Session, run: Run, audience: Audience) -> tuple[str, str]:
-    """Return a run's name as this audience sees it (the anonymity rule, whatever its state),
-    and the unit its family keeps values per."""
+    """Return a run's name as this audience sees it, whatever its state, and its family's unit."""
     subtask = run.subtask
     target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
     return run_label(session, target, run, audience), target.family.unit

@@ -457,6 +457,22 @@ class Analysis(Base):
     eval_set: Mapped[EvalSet] = relationship()
 
 
+class ChartFile(Base):
+    """A chart drawn once and stored: the hash of everything it shows, and its stored file.
+
+    The key covers the chart's kind, format and every label and number drawn, so each
+    audience's variant (anonymous or named runs) is a file of its own and none is served to
+    another audience. Charts can be drawn again, so a missing file is simply redrawn.
+    """
+
+    __tablename__ = "chart_files"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    storage_key: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
 class LoginCounter(Base):
     """Log-in attempts in one window, for an account, an address, or an account from an address."""
 

@@ -179,6 +179,11 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         ids[key] = _api_upload(
             api, tokens["alice"], "A", run_for(GOLD_TEST_A, "0.5"), slot=slot, name=key
         )["id"]
+    # A run of Bob's replaced in its slot: its per-query page is his team's and the organizers'.
+    for key in ("run_replaced", "run_replacing"):
+        ids[key] = _api_upload(
+            api, tokens["bob"], "A", run_for(GOLD_TEST_A, "0.6"), slot="contrastive1", name=key
+        )["id"]
     token_for(app, EMAILS["alice"])
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         from sqlalchemy import func, select
@@ -426,12 +431,14 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/{run_b}/queries", by_role(404, 404, 200, 200)),
         Probe("GET", "/runs/{run_hidden}/queries", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/999999/queries", by_role(404, 404, 404, 404)),
+        Probe("GET", "/runs/{run_replaced}/queries", by_role(404, 404, 200, 200)),
     ],
     ("analysis.run_queries_file", "GET"): [
         Probe("GET", "/runs/{run_a}/queries.csv", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/{run_a}/queries.svg", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/{run_hidden}/queries.pdf", by_role(404, 404, 404, 200)),
         Probe("GET", "/runs/{run_a}/queries.exe", each(404)),
+        Probe("GET", "/runs/{run_replaced}/queries.csv", by_role(404, 404, 200, 200)),
     ],
     ("analysis.public_chart", "GET"): [
         # No analysis has been computed in this world: nothing to show, to anyone.

@@ -132,3 +132,15 @@ def test_formats_and_refusals(hosted: FlaskCliRunner, tmp_path: Path) -> None:
         result = invoke(hosted, "significance", "example-sentiment", "A", *args)
         assert result.exit_code == 1, (args, result.output)
         assert message in result.output, (args, result.output)
+
+
+def test_baselines_are_walked_in_rank_order_and_counted_apart(hosted: FlaskCliRunner) -> None:
+    # The table prints the baselines below the runs; the analysis walks everything by the measure.
+    body = report(hosted, "--samples", "500")
+    values = [body["values"][str(run_id)] for run_id in body["run_ids"]]
+    assert values == sorted(values, reverse=True)
+    assert [label for group in body["clusters"] for label in group] == body["runs"]
+    assert sorted(body["baselines"]) == sorted(
+        label for label in body["runs"] if not label.startswith(("Aurora", "Borealis"))
+    )
+    assert len(body["baselines"]) == 3

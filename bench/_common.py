@@ -189,8 +189,9 @@ def start_gunicorn(
     timeout: int = 300,
     extra: Sequence[str] = (),
     log: Path | None = None,
+    port: int | None = None,
 ) -> tuple[str, subprocess.Popen[bytes]]:
-    """Start gunicorn serving ``app`` on a free loopback port; return (base URL, master).
+    """Start gunicorn serving ``app`` on a loopback port; return (base URL, master).
 
     The one way tests and benchmarks start a server: gunicorn's defaults (not
     gunicorn.conf.py) but for the settings given, run from the repository, its output in

@@ -114,12 +114,14 @@ def sign_up(session: Session, form: SignUp, now: datetime) -> Outcome:
     }
     dialect = session.get_bind().dialect.name
     insert = pg_insert(User) if dialect == "postgresql" else sqlite_insert(User)
-    added = session.execute(insert.values(new).on_conflict_do_nothing(index_elements=["email"]))
+    added = session.execute(
+        insert.values(new).on_conflict_do_nothing(index_elements=["email"]).returning(User.id)
+    ).scalar_one_or_none()
     user = session.scalars(
         select(User).where(User.email == email).execution_options(populate_existing=True)
     ).one()
     session.commit()
-    if added.rowcount == 1:  # type: ignore[attr-defined]
+    if added is not None:
         return Outcome("verify", user)
     if not user.is_active:
         return Outcome("exists", user, deliver=False)

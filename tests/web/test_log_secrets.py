@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import http.cookiejar
+import logging
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from flask import Flask
 from sqlalchemy import create_engine, select
 from sqlalchemy.pool import NullPool
 
@@ -156,3 +158,16 @@ def test_gunicorn_and_the_app_log_no_token_and_no_invite_code(
     assert f"GET /verify/{REDACTED} HTTP/1.1" in log
     assert f"/signup?invitation={REDACTED}" in log
     assert f'"path":"/teams/join/{REDACTED}"' in log
+
+
+def test_the_development_servers_request_lines_are_redacted(
+    app: Flask, caplog: pytest.LogCaptureFixture
+) -> None:
+    # ``flask run`` logs each request line through the "werkzeug" logger.
+    with caplog.at_level(logging.INFO, logger="werkzeug"):
+        logging.getLogger("werkzeug").info(
+            '%s - - "%s" %s', "127.0.0.1", "GET /password/reset/eyJ1.sEcReT HTTP/1.1", "200"
+        )
+    (record,) = [r for r in caplog.records if r.name == "werkzeug"]
+    assert "sEcReT" not in record.getMessage()
+    assert f"/password/reset/{REDACTED}" in record.getMessage()

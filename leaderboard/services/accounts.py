@@ -136,12 +136,13 @@ def find_user(session: Session, email: str) -> User:
 
 
 def set_password(session: Session, email: str, password: str, *, actor: str = "cli") -> None:
-    """Set a user's password."""
+    """Set a user's password; end every session and revoke every API token of the user."""
     if len(password) < 8:
         raise InvalidInput("A password needs at least 8 characters.")
     user = find_user(session, email)
     user.password_hash = _hasher.hash(password)
     _bump_generation(session, user.id)
+    revoke_all_tokens(session, user.id)
     record(session, actor, "set-password", email=user.email)
     session.commit()
 
@@ -158,6 +159,24 @@ def _bump_generation(session: Session, user_id: int) -> None:
     expire_loaded(session, User, user_id, ["session_generation"])
 
 
+def revoke_all_tokens(session: Session, user_id: int) -> int:
+    """Revoke every token of a user (in the caller's transaction); return how many were live.
+
+    A new password or a disabled account must shut the API door too: a token taken along with
+    the old password would otherwise outlive it.
+    """
+    result = session.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    for loaded in list(session.identity_map.values()):
+        if isinstance(loaded, ApiToken) and loaded.user_id == user_id:
+            session.expire(loaded, ["revoked_at"])
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
 def end_sessions(session: Session, user_id: int) -> None:
     """End every session of a user at once, in every browser (log-out does this)."""
     _bump_generation(session, user_id)
@@ -165,10 +184,11 @@ def end_sessions(session: Session, user_id: int) -> None:
 
 
 def disable_user(session: Session, email: str, *, actor: str = "cli") -> None:
-    """Disable an account: no log-in, every session ended, its API tokens refused."""
+    """Disable an account: no log-in, every session ended, every API token revoked."""
     user = find_user(session, email)
     user.is_active = False
     _bump_generation(session, user.id)
+    revoke_all_tokens(session, user.id)
     record(session, actor, "disable-user", email=user.email)
     session.commit()
 

@@ -85,7 +85,13 @@ def _api_upload(
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[World]:
     """Build the app: two teams with runs, baselines, and a phase whose results are hidden."""
-    app = app_on_copy(template_instance, tmp_path_factory.mktemp("matrix"), clock=FixedClock(NOW))
+    # Mailed links need a base URL (never the request's host); mail goes to the console.
+    app = app_on_copy(
+        template_instance,
+        tmp_path_factory.mktemp("matrix"),
+        clock=FixedClock(NOW),
+        base_url="https://lb.example.org",
+    )
     make_organizer(app, EMAILS["org"])
     make_participant(app, "Aurora", EMAILS["alice"])  # the first member: captain
     make_participant(app, "Aurora", EMAILS["amy"])

@@ -136,3 +136,30 @@ def test_crossed_merges_lock_in_id_order_and_lose_no_run(app: Flask) -> None:
         assert len(owners) == 1 and None not in owners
         assert s.scalar(select(func.count(Run.id)).where(Run.kind == "run")) == 2
         assert s.scalar(select(func.count(User.id)).where(User.team_id.in_(owners))) == 2
+
+
+def test_simultaneous_creations_of_one_name_in_two_spellings_make_one_team(app: Flask) -> None:
+    from leaderboard.services.teams import create_own_team
+
+    factory = app.extensions["leaderboard"]["sessionmaker"]
+    spellings = ["Borealis", "BOREALIS", "\uff42orealis", "borealis"]
+    for i in range(len(spellings)):
+        loose_participant(app, f"founder{i}@example.org")
+
+    def founder(i: int) -> Callable[[], str]:
+        def run() -> str:
+            with factory() as s:
+                user = s.scalar(select(User).where(User.email == f"founder{i}@example.org"))
+                assert user is not None
+                return create_own_team(s, user, spellings[i]).name
+
+        return run
+
+    results = all_at_once([founder(i) for i in range(len(spellings))])
+    made = [r for r in results if isinstance(r, str)]
+    refused = [r for r in results if not isinstance(r, str)]
+    assert len(made) == 1, results
+    assert all(isinstance(r, DomainError) and r.status == 409 for r in refused), refused
+    with factory() as s:
+        assert s.scalars(select(Team.name)).all() == made
+        assert s.scalar(select(func.count(User.id)).where(User.team_id.is_not(None))) == 1

@@ -397,7 +397,7 @@ def remove_member(session: Session, captain: User, member_id: int) -> User:
         if member is None or member.team_id != team.id:
             raise NotFound("That account is not a member of your team.")
         if member.id == captain.id:
-            raise InvalidInput("To leave your own team, use Leave (hand over the captaincy first).")
+            raise InvalidInput("To leave your own team, use Leave.")
         member.team_id, member.is_captain, member.joined_team_at = None, False, None
         # The removed member may know the link: it stops working.
         team.invite_code = new_invite_code()

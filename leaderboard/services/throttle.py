@@ -28,9 +28,9 @@ PER_PAIR = 5
 PER_ACCOUNT = 100
 PER_ADDRESS = 30
 #: Requests per hour of each mailing action: (per address, per account).
-#: "team-name" counts the team names a participant tries (/teams/new), so that names cannot be
+#: "team" counts the team names a participant tries (/teams/new), so that names cannot be
 #: guessed quickly while they are anonymous.
-REQUEST_LIMITS = {"signup": (20, 5), "reset": (20, 5), "resend": (20, 5), "team-name": (60, 10)}
+REQUEST_LIMITS = {"signup": (20, 5), "reset": (20, 5), "resend": (20, 5), "team": (60, 10)}
 REQUEST_WINDOW = timedelta(hours=1)
 #: The window of each scope that is not a log-in scope.
 _WINDOWS = {

@@ -65,9 +65,7 @@ def new_team() -> ResponseReturnValue:
             try:
                 if user.team_id is None:
                     # Every name tried counts: uniqueness must not let anyone list teams quickly.
-                    claim_request(
-                        session, "team-name", user.email, request.remote_addr or "", now()
-                    )
+                    claim_request(session, "team", user.email, request.remote_addr or "", now())
                 team = teams.create_own_team(
                     session, user, form.name.data or "", form.affiliation.data or ""
                 )

@@ -245,3 +245,12 @@ def test_the_migration_backfills_keys_and_join_times(empty_database_url: str) ->
     # The audit log's join wins; otherwise the later of the account's and the team's creation.
     assert day(joined["old@example.org"]) == 7
     assert day(joined["new@example.org"]) == 9
+
+
+def test_every_request_counter_scope_fits_its_column() -> None:
+    from leaderboard.models import LoginCounter
+    from leaderboard.services.throttle import REQUEST_LIMITS
+
+    width = LoginCounter.__table__.c.scope.type.length
+    for action in REQUEST_LIMITS:
+        assert len(f"{action}-address") <= width and len(f"{action}-account") <= width, action

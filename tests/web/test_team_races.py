@@ -163,3 +163,31 @@ def test_simultaneous_creations_of_one_name_in_two_spellings_make_one_team(app: 
     with factory() as s:
         assert s.scalars(select(Team.name)).all() == made
         assert s.scalar(select(func.count(User.id)).where(User.team_id.is_not(None))) == 1
+
+
+def test_the_last_two_members_leaving_at_once_leave_an_empty_team_without_a_code(
+    app: Flask,
+) -> None:
+    from leaderboard.services.teams import leave_team
+
+    make_participant(app, "Aurora", "alice@example.org")  # the captain
+    make_participant(app, "Aurora", "amy@example.org")
+    accepted(api_upload(app.test_client(), token_for(app, "alice@example.org"), oracle_run()))
+    factory = app.extensions["leaderboard"]["sessionmaker"]
+
+    def leaver(email: str) -> Callable[[], bool]:
+        def run() -> bool:
+            with factory() as s:
+                user = s.scalar(select(User).where(User.email == email))
+                assert user is not None
+                return leave_team(s, user).deleted
+
+        return run
+
+    results = all_at_once([leaver("alice@example.org"), leaver("amy@example.org")])
+    assert results == [False, False], results
+    with factory() as s:
+        team = s.scalar(select(Team).where(Team.name == "Aurora"))
+        assert team is not None and team.invite_code is None
+        assert s.scalar(select(func.count(User.id)).where(User.team_id == team.id)) == 0
+        assert s.scalar(select(func.count(User.id)).where(User.is_captain)) == 0

@@ -15,13 +15,16 @@ from leaderboard.cli.references import Refused, check_reference_files, read_defi
 @with_appcontext
 def init_cmd() -> None:
     """Create or upgrade the database and load the bundled task presets (safe to run twice)."""
-    from leaderboard.migrate import upgrade
+    from leaderboard.migrate import MigrationRefused, upgrade
     from leaderboard.services.catalog import install_presets
 
     settings = common.settings()
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
     settings.storage_dir.mkdir(parents=True, exist_ok=True)
-    upgrade(settings.database_url)
+    try:
+        upgrade(settings.database_url)
+    except MigrationRefused as exc:
+        common.fail(str(exc))
     with common.session() as session:
         slugs = install_presets(session, common.store(), actor=common.actor())
     click.echo(f"Database ready; tasks: {', '.join(slugs)}")

@@ -18,6 +18,7 @@ from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.links import BadLink, check_age, fingerprint
 from leaderboard.services.mail import is_plain_address
 from leaderboard.services.passwords import check_password, clean_text, hasher
+from leaderboard.services.teams import has_room, usable_team_by_code
 
 
 @dataclass(frozen=True)
@@ -51,22 +52,31 @@ class Outcome:
 
 
 def team_for_invite(session: Session, code: str) -> Team | None:
-    """Return the team whose invite code this is, or None."""
-    code = code.strip()
-    if not code or len(code) > 64:
-        return None
-    return session.scalar(select(Team).where(Team.invite_code == code))
+    """Return the team whose invite code this is, or None (also for a withdrawn team)."""
+    return usable_team_by_code(session, code)
 
 
 def registration_refusal(session: Session, invite_code: str, invited_email: str) -> str | None:
-    """Return why sign-up is refused in the current registration mode, or None if allowed."""
+    """Return why sign-up is refused in the current registration mode, or None if allowed.
+
+    In ``invite`` mode a team's code admits a sign-up only while the team could take the
+    newcomer: not withdrawn, and with room.
+    """
     mode = site.registration(session)
     if mode == "closed":
         return "Registration is closed."
-    if mode == "invite" and not invited_email and team_for_invite(session, invite_code) is None:
+    if mode != "invite" or invited_email:
+        return None
+    team = team_for_invite(session, invite_code)
+    if team is None:
         return (
             "Registration is by invitation only: open the invitation link an organizer or a "
             "team sent you."
+        )
+    if not has_room(session, team):
+        return (
+            "Registration is by invitation only, and the team of this invitation link is full: "
+            "ask its captain."
         )
     return None
 

@@ -1,7 +1,7 @@
 """chart files
 
 Revision ID: 0012
-Revises: 0010
+Revises: 0011
 Create Date: 2026-11-26 15:00:00.000000
 """
 from alembic import op
@@ -10,7 +10,7 @@ import leaderboard.models
 
 
 revision = '0012'
-down_revision = '0010'
+down_revision = '0011'
 branch_labels = None
 depends_on = None
 

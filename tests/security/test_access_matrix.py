@@ -351,6 +351,10 @@ def merge_form() -> dict[str, Any]:
     return {"into": "Aurora"}
 
 
+def member_form() -> dict[str, Any]:
+    return {"email": "bob@example.org"}
+
+
 def data_form() -> dict[str, Any]:
     return {"phase": "test", "title": "Inputs", "file": (io.BytesIO(b"inputs\n"), "in.txt")}
 
@@ -602,6 +606,24 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             "/organizer/teams/999999/rename",
             by_role(LOGIN, 403, 403, 404),
             form=rename_form,
+        ),
+    ],
+    ("organizer_teams.add_member", "POST"): [
+        Probe(
+            "POST", "/organizer/teams/{borealis}/members", each(400), form=member_form, csrf=False
+        ),
+        # bob is in Borealis already: the organizer's add is refused, nothing changes.
+        Probe(
+            "POST",
+            "/organizer/teams/{borealis}/members",
+            by_role(LOGIN, 403, 403, 409),
+            form=member_form,
+        ),
+        Probe(
+            "POST",
+            "/organizer/teams/999999/members",
+            by_role(LOGIN, 403, 403, 404),
+            form=member_form,
         ),
     ],
     ("organizer_teams.merge", "POST"): [

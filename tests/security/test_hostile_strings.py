@@ -568,3 +568,31 @@ def test_analysis_pages_and_charts_show_hostile_labels_as_text(world: World) -> 
     frozen = runner.invoke(args=["leaderboard", "freeze", T1, "en"])
     assert frozen.exit_code == 0, frozen.output
     charts_of(world.app.test_client(), f"/tasks/{T1}/en/analysis")
+
+
+def test_adding_a_member_escapes_the_team_and_the_address(world: World) -> None:
+    """The organizer's add-member answer shows a hostile team name and address as text."""
+    from sqlalchemy import select
+
+    from leaderboard.models import Team, User
+
+    email = f"{IMG}@example.org"
+    with world.app.extensions["leaderboard"]["sessionmaker"]() as session:
+        session.add(User(email=email, role="participant", verified_at=None))
+        session.commit()
+        team_id = session.scalar(select(Team.id).where(Team.name == RLO))
+    page = world.org.get("/organizer/teams/").get_data(as_text=True)
+    resp = world.org.post(
+        f"/organizer/teams/{team_id}/members",
+        data={"csrf_token": csrf_from(page), "email": email},
+        follow_redirects=True,
+    )
+    assert resp.status_code == 200
+    check_page(resp.get_data(as_text=True), (RLO, email))
+    refused = world.org.post(
+        f"/organizer/teams/{team_id}/members",
+        data={"csrf_token": csrf_from(page), "email": SCRIPT},
+        follow_redirects=True,
+    )
+    assert refused.status_code == 404
+    check_page(refused.get_data(as_text=True))

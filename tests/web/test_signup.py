@@ -403,6 +403,33 @@ def test_a_team_invite_link_leads_to_the_team_after_verification(
     assert resp.status_code == 302 and resp.headers["Location"] == "/teams/join/join-aurora-123"
 
 
+def _aurora_code(site: Flask, code: str = "join-aurora-123") -> None:
+    with site.extensions["leaderboard"]["sessionmaker"]() as session:
+        from leaderboard.services.accounts import find_team
+
+        find_team(session, "Aurora").invite_code = code
+        session.commit()
+
+
+def test_a_withdrawn_or_full_teams_code_admits_no_sign_up_in_invite_mode(site: Flask) -> None:
+    make_participant(site, "Aurora", "alice@example.org", PASSWORD)
+    make_participant(site, "Aurora", "amy@example.org", PASSWORD)
+    _aurora_code(site)
+    settings_cmd(site, "registration", "invite")
+    settings_cmd(site, "max_team_size", "2")
+    client = site.test_client()
+    full = client.get("/signup?invite=join-aurora-123")
+    assert full.status_code == 200 and "by invitation only" in full.get_data(as_text=True)
+    assert refused_sign_up(client, "?invite=join-aurora-123").status_code == 403
+    settings_cmd(site, "max_team_size", "3")
+    withdrawn = site.test_cli_runner().invoke(args=["leaderboard", "withdraw-team", "Aurora"])
+    assert withdrawn.exit_code == 0, withdrawn.output
+    page = client.get("/signup?invite=join-aurora-123")
+    assert page.status_code == 200 and "by invitation only" in page.get_data(as_text=True)
+    assert refused_sign_up(client, "?invite=join-aurora-123").status_code == 403
+    assert user_row(site, NEW) is None
+
+
 def test_closed_registration_refuses_sign_up(site: Flask, web: FlaskClient) -> None:
     settings_cmd(site, "registration", "closed")
     page = web.get("/signup")

@@ -78,6 +78,15 @@ def open_phase(
         server.cli(*args)
 
 
+def open_task(server: Flask | Any, definition: Path) -> None:
+    """Open a phase on every set of every subtask of a task just added from ``definition``."""
+    task = load_definition_file(definition)
+    for sd in task.subtasks:
+        for es in sd.sets:
+            name = "open" if es.slug == sd.default_set else f"open-{es.slug}"
+            open_phase(server, task.slug, sd.slug, name, "--set", es.slug)
+
+
 def gold_lines(path: Path = GOLD_TEST_A) -> list[list[str]]:
     """Return the gold file's lines split into their 5 columns."""
     return [line.split("\t") for line in path.read_text().splitlines()]

@@ -260,12 +260,16 @@ def test_of_two_open_phases_the_one_that_started_last_admits(make_app: AppFactor
     app = make_app(clock=FixedClock(at("2016-03-05T12:00:00")))
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
-    second = cli(app, "phase", T3, "A", "second-round", "--start", "2016-03-01T00:00:00Z",
-                 "--daily-quota", "1")  # fmt: skip
-    assert second.exit_code == 0, second.output
+    for name, start, *quota in (
+        ("first-round", "2016-01-01T00:00:00Z"),
+        ("second-round", "2016-03-01T00:00:00Z", "--daily-quota", "1"),
+    ):
+        made = cli(app, "phase", T3, "A", name, "--start", start, *quota)
+        assert made.exit_code == 0, made.output
+    # Open now: post-evaluation (since 02-01), first-round (01-01) and second-round (03-01).
     first = api_upload(app.test_client(), token, oracle_run())
     assert first.status_code == 201 and first.get_json()["phase"] == "second-round"
-    # Its quota applies, not the unlimited post-evaluation's.
+    # Its quota applies, not the unlimited ones of the phases that started earlier.
     again = api_upload(app.test_client(), token, constant_run(), slot="contrastive1")
     assert again.status_code == 409 and "quota is reached" in again.get_json()["error"]
 

@@ -378,3 +378,42 @@ def test_a_freeze_with_no_deadline_ahead_is_not_marked(app: Flask, runner: Flask
     assert frozen.exit_code == 0, frozen.output
     (event,) = audit(app, "freeze")
     assert "before_deadline" not in event
+
+
+def test_upgrading_an_install_opens_its_presets_that_have_no_phase(
+    empty_database_url: str, tmp_path: Path
+) -> None:
+    from alembic import command
+    from alembic.script import ScriptDirectory
+    from sqlalchemy import delete
+
+    from leaderboard.db import make_engine, make_sessionmaker
+    from leaderboard.migrate import alembic_config
+    from leaderboard.services.catalog import install_presets, resolve
+    from leaderboard.storage import FileStore
+
+    config = alembic_config(empty_database_url)
+    before = ScriptDirectory.from_config(config).get_revision("0014").down_revision
+    assert isinstance(before, str)
+    command.upgrade(config, before)
+    engine = make_engine(empty_database_url)
+    make = make_sessionmaker(engine)
+    with make() as s:
+        install_presets(s, FileStore(tmp_path / "storage"), actor="test")
+        # As an install made before presets had phases; B runs a campaign of its own.
+        s.execute(delete(Phase))
+        b = resolve(s, T3, "B")
+        s.add(Phase(subtask_id=b.subtask.id, eval_set_id=b.eval_set.id, name="test"))
+        s.commit()
+    command.upgrade(config, "head")
+    with make() as s:
+        found = {
+            (p.subtask.task.slug, p.subtask.slug, p.name): (p.eval_set.slug, p.starts_at)
+            for p in s.scalars(select(Phase))
+        }
+    engine.dispose()
+    assert found[(T3, "A", "post-evaluation")][0] == "test"
+    assert found[(T3, "A", "post-evaluation-dev")][0] == "dev"
+    assert found[(T3, "A", "post-evaluation")][1] == at("2016-02-01T00:00:00")
+    assert found[("trec-car-2017", "passage", "post-evaluation")][1] == at("2017-12-01T00:00:00")
+    assert [k for k in found if k[:2] == (T3, "B")] == [(T3, "B", "test")]

@@ -171,11 +171,6 @@ def current_phase(
     return max(open_now, key=_latest_start, default=None)
 
 
-def uploads_open(session: Session, eval_set: EvalSet, now: datetime) -> bool:
-    """Return whether a set takes participants' on-time runs now (one of its phases is open)."""
-    return current_phase(session, eval_set.subtask, now, eval_set) is not None
-
-
 def closed_notice(task: str, subtask: str) -> str:
     """Return what add-task and the pages say of a subtask no phase opens."""
     return (
@@ -294,8 +289,12 @@ def delete_phase(
     session: Session, subtask: Subtask, task_slug: str, name: str, *, actor: str, now: datetime
 ) -> None:
     """Delete a phase; its runs stay (no longer in a phase). Refused while data files are attached."""
-    phase = session.scalar(
-        select(Phase).where(Phase.subtask_id == subtask.id, Phase.name == name.strip())
+    name = name.strip()
+    # PostgreSQL refuses a NUL byte in a parameter: such a name matches nothing, unasked.
+    phase = (
+        session.scalar(select(Phase).where(Phase.subtask_id == subtask.id, Phase.name == name))
+        if 0 < len(name) <= 64 and "\x00" not in name
+        else None
     )
     if phase is None:
         known = ", ".join(p.name for p in phases_of(session, subtask)) or "none"
@@ -323,7 +322,7 @@ def delete_phase(
         at=now,
         task=task_slug,
         subtask=subtask.slug,
-        phase=name.strip(),
+        phase=name,
         set=set_slug,
         runs=runs.rowcount,  # type: ignore[attr-defined]
     )

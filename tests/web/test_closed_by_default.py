@@ -417,3 +417,15 @@ def test_upgrading_an_install_opens_its_presets_that_have_no_phase(
     assert found[(T3, "A", "post-evaluation")][1] == at("2016-02-01T00:00:00")
     assert found[("trec-car-2017", "passage", "post-evaluation")][1] == at("2017-12-01T00:00:00")
     assert [k for k in found if k[:2] == (T3, "B")] == [(T3, "B", "test")]
+
+
+def test_deleting_a_phase_with_a_hostile_name_is_a_404(app: Flask) -> None:
+    make_organizer(app, "org@example.org")
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    token = csrf_from(org.get(ORGANIZE_A).get_data(as_text=True))
+    for name in ("", "nul\x00byte", "x" * 65, "<script>alert(1)</script>"):
+        resp = org.post(f"{ORGANIZE_A}/phase/delete", data={"name": name, "csrf_token": token})
+        assert resp.status_code == 404, name
+        assert "<script>alert" not in resp.get_data(as_text=True)
+    assert len(phase_names(app, T3, "A")) == 2

@@ -470,6 +470,8 @@ class Analysis(Base):
     runs: Mapped[str] = mapped_column(String(8))
     # "table": the live table's analysis; "freeze": the official table's, then the freeze.
     purpose: Mapped[str] = mapped_column(String(8), default="table", server_default="table")
+    # A freeze the organizer confirmed although a deadline of the set was still ahead.
+    before_deadline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     report: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
     error: Mapped[str] = mapped_column(Text, default="")

@@ -36,6 +36,7 @@ def init_cmd() -> None:
 def add_task_cmd(definition: str) -> None:
     """Host a new task (or update one) from a task definition file and its gold files."""
     from leaderboard.services.catalog import install_definition
+    from leaderboard.services.phases import closed_notice, closed_subtasks
 
     try:
         d = read_definition(Path(definition))
@@ -44,9 +45,13 @@ def add_task_cmd(definition: str) -> None:
     except Refused as exc:
         common.fail(str(exc))
     with common.session() as session:
-        install_definition(session, common.store(), d, actor=common.actor())
+        task = install_definition(session, common.store(), d, actor=common.actor())
+        closed = [st.slug for st in closed_subtasks(session, task, common.now())]
     subtasks = ", ".join(f"{s.slug} ({', '.join(x.slug for x in s.sets)})" for s in d.subtasks)
     click.echo(f"Task {d.slug} is ready: subtasks {subtasks}.")
+    # A new subtask takes no participant upload until a phase opens it: say so.
+    for slug in closed:
+        click.echo(closed_notice(d.slug, slug) + ".")
 
 
 COMMANDS = (init_cmd, add_task_cmd)

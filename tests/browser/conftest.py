@@ -45,6 +45,9 @@ BIN = Path(sys.executable).parent
 START = "2016-01-05T12:00:00+00:00"
 #: How long the server may take to boot; a bound on waiting, not an assertion.
 BOOT_SECONDS = 60
+#: A time inside the SemEval-2016 presets' post-evaluation phases (open since 2016-02-01), when a
+#: participant test uploads to a preset without running a campaign of its own.
+POST_EVALUATION = "2016-02-05T12:00:00+00:00"
 TASK_A = "/tasks/semeval2016-task3/A"
 ORGANIZE_A = "/organizer/tasks/semeval2016-task3/A"
 

@@ -22,7 +22,15 @@ from flask.testing import FlaskClient
 
 from leaderboard.clock import FixedClock
 from tests.conftest import app_on_copy, csrf_from, dispose, login
-from tests.runs import GOLD_TEST_A, PRESET, make_organizer, make_participant, token_for
+from tests.runs import (
+    GOLD_TEST_A,
+    PRESET,
+    make_organizer,
+    make_participant,
+    open_phase,
+    own_campaign,
+    token_for,
+)
 
 # anon; carol, signed up but unverified; alice, captain of Aurora; amy, a plain member of Aurora;
 # bob, captain of Borealis (another team); the organizer.
@@ -109,6 +117,12 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         session.commit()
     tokens["carol"] = token_for(app, EMAILS["carol"])
     runner = app.test_cli_runner()
+    # The organizers' own campaign: A open on both sets (no deadline), B's phases below, and a
+    # spare phase for the deletion probe.
+    own_campaign(app, T3, ("A", "B"))
+    open_phase(app, T3, "A", "open", "--set", "test")
+    open_phase(app, T3, "A", "open-dev", "--set", "dev")
+    open_phase(app, T3, "A", "spare", "--set", "dev")
     hidden = runner.invoke(
         args=[
             "leaderboard",
@@ -685,9 +699,21 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ],
     ("organizer.gold", "POST"): [Probe("POST", f"{ORG}/gold", ORGANIZER_ACTION, form=gold_form)],
     ("organizer.rescore", "POST"): [Probe("POST", f"{ORG}/dev/rescore", ORGANIZER_ACTION)],
+    ("organizer.delete_phase_view", "POST"): [
+        Probe("POST", f"{ORG}/phase/delete", each(400), form=lambda: {"name": "spare"}, csrf=False),
+        Probe("POST", f"{ORG}/phase/delete", ORGANIZER_ACTION, form=lambda: {"name": "spare"}),
+        Probe(
+            "POST",
+            f"{ORG}/phase/delete",
+            by_role(LOGIN, 403, 403, 404),
+            form=lambda: {"name": "spare"},
+        ),
+    ],
     ("organizer.freeze_set", "POST"): [
         Probe("POST", f"{ORG}/dev/freeze", each(400), csrf=False),
-        Probe("POST", f"{ORG}/dev/freeze", ORGANIZER_ACTION),
+        # The phase probe above set a deadline ahead on dev: a freeze needs the confirmation.
+        Probe("POST", f"{ORG}/dev/freeze", by_role(LOGIN, 403, 403, 409)),
+        Probe("POST", f"{ORG}/dev/freeze", ORGANIZER_ACTION, form=lambda: {"before_deadline": "1"}),
     ],
     ("organizer.verify_set", "POST"): [
         # The freeze above is only queued (no worker runs here): there is nothing to verify.

@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import undefer
 
 from leaderboard.models import Run, Score
-from tests.runs import api_upload, make_participant, token_for
+from tests.runs import api_upload, make_participant, open_phase, token_for
 from tests.security import compile_latex
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
@@ -30,6 +30,7 @@ def invoke(runner: FlaskCliRunner, *args: str):  # type: ignore[no-untyped-def]
 def hosted(app: Flask, runner: FlaskCliRunner) -> FlaskCliRunner:
     """Host the sentiment example with an oracle, a noisy run and the three baselines."""
     assert invoke(runner, "add-task", str(SENTIMENT / "task.toml")).exit_code == 0
+    open_phase(app, "example-sentiment", "A", "test")
     gold = [
         line.split("\t")
         for line in (SENTIMENT / "gold.tsv").read_text().splitlines()

@@ -12,7 +12,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.models import Run, Score
-from tests.runs import api_upload, make_participant, token_for
+from tests.runs import api_upload, make_participant, open_task, token_for
 from tests.security import compile_latex
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "trec"
@@ -44,6 +44,7 @@ def hosted(app: Flask, runner: FlaskCliRunner) -> str:
     """Host the example task and return a participant's API token."""
     result = runner.invoke(args=["leaderboard", "add-task", str(EXAMPLE / "task.toml")])
     assert result.exit_code == 0, result.output
+    open_task(app, EXAMPLE / "task.toml")
     make_participant(app, "Aurora", "alice@example.org")
     return token_for(app, "alice@example.org")
 

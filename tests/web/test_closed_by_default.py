@@ -393,7 +393,7 @@ def test_upgrading_an_install_opens_its_presets_that_have_no_phase(
     from leaderboard.storage import FileStore
 
     config = alembic_config(empty_database_url)
-    before = ScriptDirectory.from_config(config).get_revision("0014").down_revision
+    before = ScriptDirectory.from_config(config).get_revision("0013").down_revision
     assert isinstance(before, str)
     command.upgrade(config, before)
     engine = make_engine(empty_database_url)

@@ -1,7 +1,7 @@
 """freeze before the deadline; presets' post-evaluation phases on existing installs
 
-Revision ID: 0014
-Revises: 0010
+Revision ID: 0013
+Revises: 0012
 Create Date: 2026-11-26 15:00:00.000000
 """
 from datetime import UTC, datetime
@@ -11,8 +11,8 @@ import sqlalchemy as sa
 import leaderboard.models
 
 
-revision = '0014'
-down_revision = '0010'
+revision = '0013'
+down_revision = '0012'
 branch_labels = None
 depends_on = None
 

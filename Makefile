@@ -24,10 +24,13 @@ install: $(BIN)/.installed
 install-test: $(BIN)/.installed-test
 
 # The worker beside the server runs what organizers queue (analyses, freezes, verifications);
-# it stops with the server.
+# it stops with the server. Links in mail start with the address served here unless
+# LEADERBOARD_BASE_URL is set; with the default console transport each mail (and its link)
+# is written to this terminal.
 run: install
 	$(BIN)/leaderboard init
-	@$(BIN)/leaderboard worker & worker=$$!; \
+	@export LEADERBOARD_BASE_URL="$${LEADERBOARD_BASE_URL:-http://$(HOST):$(PORT)}"; \
+	$(BIN)/leaderboard worker & worker=$$!; \
 	trap 'kill $$worker 2>/dev/null' EXIT INT TERM; \
 	$(BIN)/gunicorn --bind $(HOST):$(PORT) wsgi:app
 

@@ -189,14 +189,16 @@ def start_gunicorn(
     timeout: int = 300,
     extra: Sequence[str] = (),
     log: Path | None = None,
+    port: int | None = None,
 ) -> tuple[str, subprocess.Popen[bytes]]:
-    """Start gunicorn serving ``app`` on a free loopback port; return (base URL, master).
+    """Start gunicorn serving ``app`` on a loopback port; return (base URL, master).
 
-    The one way tests and benchmarks start a server: gunicorn's defaults (not
-    gunicorn.conf.py) but for the settings given, run from the repository, its output in
+    The one way tests and benchmarks start a server: run from the repository (so gunicorn
+    reads gunicorn.conf.py there) with the settings given overriding it, its output in
     ``log`` or discarded. Returns once the app answers; ``stop_gunicorn`` ends it.
+    ``port``: a free one when None.
     """
-    port = free_port()
+    port = port or free_port()
     argv = [
         GUNICORN,
         "--workers", str(workers),

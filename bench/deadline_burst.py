@@ -103,6 +103,8 @@ def prepare(instance: Instance, teams: int) -> list[str]:
     The last token is the warm-up team's.
     """
     end = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    # The bench runs its own campaign: the preset's open post-evaluation phase goes first.
+    instance.cli("phase", TASK, SUBTASK, "post-evaluation", "--delete")
     instance.cli("phase", TASK, SUBTASK, "test", "--end", end)
     from leaderboard.services import accounts
 

@@ -128,6 +128,11 @@ def write_task(folder: Path, family: str, items: int, seed: int = 3) -> tuple[Pa
     return path, path
 
 
+def open_phase(instance: Instance, task: str) -> None:
+    """Open a phase on the task's subtask: a new subtask is closed until one is open."""
+    instance.cli("phase", task, "main", "open", "--start", "2000-01-01T00:00:00Z")
+
+
 def upload(url: str, token: str, task: str, run: Path, slot: str, out: Path) -> tuple[int, float]:
     """POST the run with curl; return (HTTP status, seconds)."""
     start = time.perf_counter()
@@ -157,9 +162,11 @@ def main() -> None:
         for family in ("classification", "regression"):
             runs[family] = write_task(root / family, family, args.items)
             instance.cli("add-task", str(root / family / "task.toml"))
+            open_phase(instance, f"bench-{family}")
         for name, measures in (("generation", ("BLEU", "chrF")), ("generation-ter", ("TER",))):
             runs[name] = write_generation(root / name, args.segments, measures)
             instance.cli("add-task", str(root / name / "task.toml"))
+            open_phase(instance, f"bench-{name}")
         instance.cli("create-team", "Bench")
         instance.cli(
             "create-user", "bench@example.org", "--role", "participant", "--team", "Bench",

@@ -8,16 +8,22 @@ from __future__ import annotations
 
 import io
 from collections.abc import Sequence
+from typing import Any
 
 import matplotlib
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
 FORMATS = ("svg", "pdf")
+#: What draws the charts: stored charts are keyed by it, so a new drawing code draws them anew.
+RENDERER = f"leaderboard-charts-2/matplotlib-{matplotlib.__version__}"
 # Stable element ids in SVG output (matplotlib salts them randomly otherwise).
 matplotlib.rcParams["svg.hashsalt"] = "leaderboard"
 matplotlib.rcParams["svg.fonttype"] = "none"
 matplotlib.rcParams["font.family"] = "DejaVu Sans"
+# Labels are plain text: never handed to TeX, never parsed as mathtext ("$...$").
+matplotlib.rcParams["text.usetex"] = False
+PLAIN: dict[str, Any] = {"parse_math": False}
 
 
 def _save(figure: Figure, fmt: str) -> bytes:
@@ -56,16 +62,21 @@ def measure_chart(
             axes.plot([low, low], [y - 0.15, y + 0.15], color="#555555", linewidth=1.2, zorder=2)
             axes.plot([high, high], [y - 0.15, y + 0.15], color="#555555", linewidth=1.2, zorder=2)
         axes.plot([value], [y], marker="o", color="#1f4e8c", markersize=5, zorder=3)
-    axes.set_yticks(ys, list(labels))
+    axes.set_yticks(ys, list(labels), **PLAIN)
     axes.set_ylim(-0.5, n - 0.5)
-    axes.set_xlabel(f"{measure} (95 % bootstrap interval)")
+    axes.set_xlabel(f"{measure} (95 % bootstrap interval)", **PLAIN)
     axes.grid(axis="x", color="#dddddd", linewidth=0.6)
     axes.set_axisbelow(True)
     return _save(figure, fmt)
 
 
 def difference_chart(
-    queries: Sequence[str], differences: Sequence[float], *, measure: str, fmt: str = "svg"
+    queries: Sequence[str],
+    differences: Sequence[float],
+    *,
+    measure: str,
+    fmt: str = "svg",
+    unit: str = "queries",
 ) -> bytes:
     """Return a run's per-query difference from the median of all runs, sorted."""
     figure = Figure(figsize=(7.0, 3.2))
@@ -74,10 +85,10 @@ def difference_chart(
     colors = ["#b03a2e" if d < 0 else "#1f4e8c" for d in differences]
     axes.bar(list(xs), list(differences), color=colors, width=0.9)
     axes.axhline(0, color="#333333", linewidth=0.8)
-    axes.set_xlabel(f"queries, sorted by difference ({len(queries)})")
-    axes.set_ylabel(f"{measure} − median of runs")
+    axes.set_xlabel(f"{unit}, sorted by difference ({len(queries)})", **PLAIN)
+    axes.set_ylabel(f"{measure} − median of runs", **PLAIN)
     if len(queries) <= 40:
-        axes.set_xticks(list(xs), list(queries), rotation=90, fontsize=7)
+        axes.set_xticks(list(xs), list(queries), rotation=90, fontsize=7, **PLAIN)
     else:
         axes.set_xticks([])
     return _save(figure, fmt)
@@ -109,7 +120,8 @@ def pvalue_matrix(
                         (j - 0.5, i - 0.5), 1, 1, fill=False, edgecolor="#b03a2e", linewidth=1.2
                     )
                 )
-    axes.set_xticks(range(n), list(labels), rotation=90, fontsize=7)
-    axes.set_yticks(range(n), list(labels), fontsize=7)
-    figure.colorbar(image, ax=axes, label=f"adjusted p (outlined: < {alpha})")
+    axes.set_xticks(range(n), list(labels), rotation=90, fontsize=7, **PLAIN)
+    axes.set_yticks(range(n), list(labels), fontsize=7, **PLAIN)
+    bar = figure.colorbar(image, ax=axes)
+    bar.set_label(f"adjusted p (outlined: < {alpha})", **PLAIN)
     return _save(figure, fmt)

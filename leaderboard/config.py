@@ -30,11 +30,11 @@ class Settings:
     secure_cookies: bool = False
     #: How many reverse proxies in front of the app set ``X-Forwarded-*`` (0: ignore them).
     trusted_proxies: int = 0
-    #: Where mail goes: ``console`` (the server log), ``smtp://…`` or ``smtps://…``.
+    #: Where mail goes: ``console`` (standard error), ``smtp://…`` or ``smtps://…``.
     mail_url: str = "console"
     #: The sender of every mail.
     mail_from: str = "leaderboard@localhost"
-    #: The start of links in mail; empty: the site URL, else the request's host.
+    #: The start of links in mail; empty: the site URL, else none (mailing links is refused).
     base_url: str = ""
 
 

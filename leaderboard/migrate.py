@@ -8,6 +8,10 @@ from alembic.config import Config
 from leaderboard.config import REPO_ROOT
 
 
+class MigrationRefused(Exception):
+    """A migration found data it cannot carry over; the message names it and what to do."""
+
+
 def alembic_config(database_url: str) -> Config:
     """Return an Alembic configuration for this project and database."""
     cfg = Config(str(REPO_ROOT / "alembic.ini"))

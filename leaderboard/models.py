@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import UTC, datetime
 from typing import Any
 
@@ -20,7 +21,7 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.engine import Dialect
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, validates
 from sqlalchemy.sql.expression import false, true
 
 NAMING = {
@@ -206,6 +207,21 @@ class GoldFile(Base):
     eval_set: Mapped[EvalSet] = relationship(back_populates="gold_files")
 
 
+#: The longest key a team name may have (NFKC can lengthen a name; an index must hold it).
+MAX_NAME_KEY = 512
+
+
+def team_name_key(name: str) -> str:
+    """Return what makes two team names the same to a reader: NFKC case folded, spaces collapsed.
+
+    Format characters (zero-width spaces, joiners, bidi controls) are left out: invisible, they
+    would let ``Bore\u200balis`` pass for a second ``Borealis``.
+    """
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    visible = "".join(c for c in folded if unicodedata.category(c) != "Cf")
+    return " ".join(visible.split())
+
+
 class Team(Base):
     """A participating team."""
 
@@ -213,6 +229,8 @@ class Team(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(255), unique=True)
+    # team_name_key(name), kept in step by the model: unique, so no two teams read alike.
+    name_key: Mapped[str] = mapped_column(String(MAX_NAME_KEY), unique=True)
     affiliation: Mapped[str] = mapped_column(String(255), default="", server_default="")
     # False while an organizer has not approved a team created in "approval" registration mode.
     approved: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
@@ -223,6 +241,11 @@ class Team(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     members: Mapped[list[User]] = relationship(back_populates="team")
+
+    @validates("name")
+    def _keep_key(self, _field: str, name: str) -> str:
+        self.name_key = team_name_key(name)
+        return name
 
 
 class User(Base):
@@ -237,6 +260,8 @@ class User(Base):
     team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="SET NULL"))
     # One member of each team is its captain: they manage invites, requests and members.
     is_captain: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # When the user joined their current team: a leaving captain hands over to the earliest.
+    joined_team_at: Mapped[datetime | None]
     display_name: Mapped[str] = mapped_column(String(255), default="", server_default="")
     affiliation: Mapped[str] = mapped_column(String(255), default="", server_default="")
     # None until the address is verified; accounts made by an organizer start verified.
@@ -445,6 +470,8 @@ class Analysis(Base):
     runs: Mapped[str] = mapped_column(String(8))
     # "table": the live table's analysis; "freeze": the official table's, then the freeze.
     purpose: Mapped[str] = mapped_column(String(8), default="table", server_default="table")
+    # A freeze the organizer confirmed although a deadline of the set was still ahead.
+    before_deadline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
     report: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
     error: Mapped[str] = mapped_column(Text, default="")
@@ -455,6 +482,22 @@ class Analysis(Base):
     worker: Mapped[str] = mapped_column(String(128), default="")
 
     eval_set: Mapped[EvalSet] = relationship()
+
+
+class ChartFile(Base):
+    """A chart drawn once and stored: the hash of everything it shows, and its stored file.
+
+    The key covers the chart's kind, format and every label and number drawn, so each
+    audience's variant (anonymous or named runs) is a file of its own and none is served to
+    another audience. Charts can be drawn again, so a missing file is simply redrawn.
+    """
+
+    __tablename__ = "chart_files"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    sha256: Mapped[str] = mapped_column(String(64))
+    storage_key: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class LoginCounter(Base):

@@ -28,16 +28,18 @@ def run_migrations_offline() -> None:
 def run_migrations_online() -> None:
     """Apply migrations over a connection."""
     engine = create_engine(_url())
-    with engine.connect() as connection:
-        context.configure(
-            connection=connection,
-            target_metadata=target_metadata,
-            render_as_batch=connection.dialect.name == "sqlite",
-            compare_type=True,
-        )
-        with context.begin_transaction():
-            context.run_migrations()
-    engine.dispose()
+    try:
+        with engine.connect() as connection:
+            context.configure(
+                connection=connection,
+                target_metadata=target_metadata,
+                render_as_batch=connection.dialect.name == "sqlite",
+                compare_type=True,
+            )
+            with context.begin_transaction():
+                context.run_migrations()
+    finally:
+        engine.dispose()  # also when a migration refuses: no connection is left open
 
 
 if context.is_offline_mode():

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from email.message import EmailMessage
+from typing import Any
 from urllib.parse import urlsplit
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from itsdangerous import URLSafeSerializer
+from sqlalchemy import event, select
 from werkzeug.test import TestResponse
 
 from leaderboard.models import User
@@ -87,3 +93,57 @@ def mails_to(inbox: Inbox, email: str) -> list[EmailMessage]:
     """Return the mails to ``email`` once every background delivery has finished."""
     mail.flush()
     return inbox.to(email)
+
+
+@dataclass
+class Work:
+    """What one request did: tokens signed, mails composed and handed on, SQL run, commits."""
+
+    signed: int = 0
+    composed: int = 0
+    handed_on: int = 0
+    statements: list[str] = field(default_factory=list)
+    commits: int = 0
+
+
+@contextmanager
+def counting(app: Flask) -> Iterator[Work]:
+    """Count the work done inside the block: signing, mail building, SQL statements, commits.
+
+    Timing tells known addresses from unknown ones only where the work differs, so tests
+    compare the work, which a busy machine does not blur.
+    """
+    work = Work()
+    engine = app.extensions["leaderboard"]["engine"]
+
+    def signing(self: URLSafeSerializer, obj: object, salt: str | None = None) -> Any:
+        work.signed += 1
+        return dumps(self, obj, salt)
+
+    def composing(*args: Any, **kwargs: Any) -> EmailMessage:
+        work.composed += 1
+        return compose(*args, **kwargs)
+
+    def handing_on(*args: Any, **kwargs: Any) -> None:
+        work.handed_on += 1
+        hand_on(*args, **kwargs)
+
+    def statement(conn: Any, cursor: Any, text: str, *rest: Any) -> None:
+        work.statements.append(text)
+
+    def commit(conn: Any) -> None:
+        work.commits += 1
+
+    dumps, compose, hand_on = URLSafeSerializer.dumps, mail.compose, mail.send_in_background
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(URLSafeSerializer, "dumps", signing)
+        patch.setattr(mail, "compose", composing)
+        patch.setattr(mail, "send_in_background", handing_on)
+        event.listen(engine, "before_cursor_execute", statement)
+        event.listen(engine, "commit", commit)
+        try:
+            yield work
+        finally:
+            event.remove(engine, "before_cursor_execute", statement)
+            event.remove(engine, "commit", commit)
+            mail.flush()

@@ -31,6 +31,8 @@ class LiveServer:
     app: str = "wsgi:app"
     #: Where gunicorn's own output goes (None: discarded).
     log_file: Path | None = None
+    #: The loopback port to serve on (0: a free one, chosen at start).
+    port: int = 0
     url: str = ""
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
@@ -97,7 +99,12 @@ class LiveServer:
     def start(self) -> LiveServer:
         """Start gunicorn and wait until it answers."""
         self.url, self.process = start_gunicorn(
-            self.env, workers=self.workers, app=self.app, timeout=120, log=self.log_file
+            self.env,
+            workers=self.workers,
+            app=self.app,
+            timeout=120,
+            log=self.log_file,
+            port=self.port or None,
         )
         return self
 

@@ -12,6 +12,9 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from leaderboard.services import accounts
+from leaderboard.services.catalog import POST_EVALUATION
+from leaderboard.tasks.definition import preset_paths
+from leaderboard.tasks.loading import load_definition_file
 
 PRESET = (
     Path(__file__).resolve().parents[1] / "leaderboard" / "tasks" / "presets" / "semeval2016-task3"
@@ -21,6 +24,67 @@ API_A = "/api/v1/tasks/semeval2016-task3/A/runs"
 GOLD_TEST_A = (
     PRESET / "gold" / "test" / "SemEval2016-Task3-CQA-QL-test-subtaskA.xml.subtaskA.relevancy"
 )
+
+
+def post_evaluation_phases(task: str, subtask: str) -> list[str]:
+    """Return the names of the open phases a preset's subtask is installed with (one per set)."""
+    for path in preset_paths():
+        definition = load_definition_file(path)
+        if definition.slug == task:
+            sd = definition.subtask(subtask)
+            assert sd is not None, f"{task} has no subtask {subtask}"
+            return [
+                POST_EVALUATION if s.slug == sd.default_set else f"{POST_EVALUATION}-{s.slug}"
+                for s in sd.sets
+            ]
+    raise AssertionError(f"{task} is not a preset")
+
+
+def own_campaign(
+    server: Flask | Any, task: str = "semeval2016-task3", subtasks: tuple[str, ...] = ("A",)
+) -> None:
+    """Delete a preset's post-evaluation phases: the test runs its own campaign on these subtasks.
+
+    ``server`` is a test app (the CLI runs in-process) or a live server (its ``cli`` method).
+    Until the test opens a phase of its own, the subtasks are closed to participants.
+    """
+    for subtask in subtasks:
+        for name in post_evaluation_phases(task, subtask):
+            args = ("phase", task, subtask, name, "--delete")
+            if isinstance(server, Flask):
+                result = server.test_cli_runner().invoke(args=["leaderboard", *args])
+                assert result.exit_code == 0, result.output
+            else:
+                server.cli(*args)
+
+
+def open_phase(
+    server: Flask | Any,
+    task: str,
+    subtask: str,
+    name: str = "open",
+    *options: str,
+) -> None:
+    """Open a phase (from 2000, no deadline) so a subtask from ``add-task`` takes uploads.
+
+    A new subtask is closed until a phase opens it; ``options`` are more ``leaderboard phase``
+    options (e.g. "--set", "dev").
+    """
+    args = ("phase", task, subtask, name, "--start", "2000-01-01T00:00:00Z", *options)
+    if isinstance(server, Flask):
+        result = server.test_cli_runner().invoke(args=["leaderboard", *args])
+        assert result.exit_code == 0, result.output
+    else:
+        server.cli(*args)
+
+
+def open_task(server: Flask | Any, definition: Path) -> None:
+    """Open a phase on every set of every subtask of a task just added from ``definition``."""
+    task = load_definition_file(definition)
+    for sd in task.subtasks:
+        for es in sd.sets:
+            name = "open" if es.slug == sd.default_set else f"open-{es.slug}"
+            open_phase(server, task.slug, sd.slug, name, "--set", es.slug)
 
 
 def gold_lines(path: Path = GOLD_TEST_A) -> list[list[str]]:

@@ -59,12 +59,12 @@ def create_user_cmd(email: str, role: str, team: str | None, password: str | Non
 @click.password_option()
 @with_appcontext
 def set_password_cmd(email: str, password: str) -> None:
-    """Set a user's password."""
+    """Set a user's password (every session of the user ends, every API token is revoked)."""
     from leaderboard.services import accounts
 
     def change(s: Session) -> str:
         accounts.set_password(s, email, password, actor=common.actor())
-        return "Password set; every session of the user has ended."
+        return "Password set; every session of the user has ended and every API token was revoked."
 
     common.report_change(change)
 
@@ -73,12 +73,15 @@ def set_password_cmd(email: str, password: str) -> None:
 @click.argument("email")
 @with_appcontext
 def disable_user_cmd(email: str) -> None:
-    """Disable an account: it cannot log in, its sessions end and its API tokens stop working."""
+    """Disable an account: it cannot log in, its sessions end and its API tokens are revoked."""
     from leaderboard.services import accounts
 
     def change(s: Session) -> str:
         accounts.disable_user(s, email, actor=common.actor())
-        return f"Disabled {email.strip().lower()}; every session of the user has ended."
+        return (
+            f"Disabled {email.strip().lower()}; every session of the user has ended and every "
+            "API token was revoked."
+        )
 
     common.report_change(change)
 

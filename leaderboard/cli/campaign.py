@@ -58,6 +58,11 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
 )
 @click.option("--daily-quota", type=int, help="Runs per team per UTC day (0: no quota).")
 @click.option("--total-quota", type=int, help="Runs per team in the phase (0: no quota).")
+@click.option(
+    "--delete",
+    is_flag=True,
+    help="Delete the phase (its runs stay, in no phase); refused while task data files are attached.",
+)
 @with_appcontext
 def phase_cmd(
     task: str,
@@ -73,10 +78,31 @@ def phase_cmd(
     diagnostics: str | None,
     daily_quota: int | None,
     total_quota: int | None,
+    delete: bool,
 ) -> None:
-    """Create or update a phase; times are stored in UTC and shown with their zone."""
+    """Create, update or delete a phase; times are stored in UTC and shown with their zone."""
     from leaderboard.services.catalog import resolve
-    from leaderboard.services.phases import PhaseChange, show_time, upsert_phase
+    from leaderboard.services.phases import PhaseChange, delete_phase, show_time, upsert_phase
+
+    if delete:
+        given = (start, end, late, corrections, results, names, diagnostics)
+        if (
+            set_slug is not None
+            or any(v is not None for v in given)
+            or daily_quota is not None
+            or total_quota is not None
+        ):
+            common.fail("--delete takes no other option: it deletes the phase as it is.")
+        with common.session() as session:
+            try:
+                target = resolve(session, task, subtask)
+                delete_phase(
+                    session, target.subtask, task, name, actor=common.actor(), now=common.now()
+                )
+            except DomainError as exc:
+                common.fail(exc.message)
+        click.echo(f"Deleted phase {name.strip()} of {task} {subtask}; its runs stay, in no phase.")
+        return
 
     change = PhaseChange(
         set_slug=set_slug,
@@ -117,11 +143,17 @@ def phase_cmd(
 @click.argument("task")
 @click.argument("subtask")
 @set_option
+@click.option(
+    "--before-deadline",
+    is_flag=True,
+    help="Freeze although a deadline of the set is still ahead (on-time runs after it are left "
+    "out); the audit log records it.",
+)
 @with_appcontext
-def freeze_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+def freeze_cmd(task: str, subtask: str, set_slug: str | None, before_deadline: bool) -> None:
     """Freeze the official ranking: an immutable snapshot with the hashes to verify it."""
     from leaderboard.services.catalog import resolve
-    from leaderboard.services.freeze import freeze
+    from leaderboard.services.freeze import DeadlineAhead, freeze
     from leaderboard.services.frozen_analysis import describe_analysis
 
     with common.session() as session:
@@ -134,7 +166,10 @@ def freeze_cmd(task: str, subtask: str, set_slug: str | None) -> None:
                 target,
                 actor=common.actor(),
                 now=common.now(),
+                before_deadline=before_deadline,
             )
+        except DeadlineAhead as exc:
+            common.fail(f"{exc.message} To freeze before it, add --before-deadline.")
         except DomainError as exc:
             common.fail(exc.message)
         click.echo(

@@ -21,12 +21,13 @@ def _outbox(session: Session) -> Outbox:
     """Return a mail builder that sends at once, with links from the configured base URL."""
     from leaderboard.services import settings as site
     from leaderboard.services.mail import Transport
-    from leaderboard.services.notices import Outbox
+    from leaderboard.services.notices import NoBaseUrl, Outbox, link_base
 
     config = common.settings()
-    base = config.base_url or config.site_url
-    if not base:
-        common.fail("Set LEADERBOARD_BASE_URL (the site's address) so that mailed links work.")
+    try:
+        base = link_base(config)
+    except NoBaseUrl as exc:
+        common.fail(exc.message)
     return Outbox(
         transport=Transport.parse(config.mail_url),
         sender=config.mail_from,

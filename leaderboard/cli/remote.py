@@ -375,8 +375,8 @@ def tasks_cmd(server: str, token: str, as_json: bool) -> None:
 
 
 def _phase_cells(p: dict[str, Any] | None) -> list[str]:
-    if p is None:
-        return ["—", "—", "—", "yes", "no limit"]
+    if p is None:  # a set without a phase is closed to uploads
+        return ["—", "—", "—", "no", "—"]
     left = p.get("quota_remaining") or {}
     parts = [f"{left[k]} {k}" for k in ("daily", "total") if left.get(k) is not None]
     return [

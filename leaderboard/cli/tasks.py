@@ -15,13 +15,16 @@ from leaderboard.cli.references import Refused, check_reference_files, read_defi
 @with_appcontext
 def init_cmd() -> None:
     """Create or upgrade the database and load the bundled task presets (safe to run twice)."""
-    from leaderboard.migrate import upgrade
+    from leaderboard.migrate import MigrationRefused, upgrade
     from leaderboard.services.catalog import install_presets
 
     settings = common.settings()
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
     settings.storage_dir.mkdir(parents=True, exist_ok=True)
-    upgrade(settings.database_url)
+    try:
+        upgrade(settings.database_url)
+    except MigrationRefused as exc:
+        common.fail(str(exc))
     with common.session() as session:
         slugs = install_presets(session, common.store(), actor=common.actor())
     click.echo(f"Database ready; tasks: {', '.join(slugs)}")
@@ -33,6 +36,7 @@ def init_cmd() -> None:
 def add_task_cmd(definition: str) -> None:
     """Host a new task (or update one) from a task definition file and its gold files."""
     from leaderboard.services.catalog import install_definition
+    from leaderboard.services.phases import closed_notice, closed_subtasks
 
     try:
         d = read_definition(Path(definition))
@@ -41,9 +45,13 @@ def add_task_cmd(definition: str) -> None:
     except Refused as exc:
         common.fail(str(exc))
     with common.session() as session:
-        install_definition(session, common.store(), d, actor=common.actor())
+        task = install_definition(session, common.store(), d, actor=common.actor())
+        closed = [st.slug for st in closed_subtasks(session, task, common.now())]
     subtasks = ", ".join(f"{s.slug} ({', '.join(x.slug for x in s.sets)})" for s in d.subtasks)
     click.echo(f"Task {d.slug} is ready: subtasks {subtasks}.")
+    # A new subtask takes no participant upload until a phase opens it: say so.
+    for slug in closed:
+        click.echo(closed_notice(d.slug, slug) + ".")
 
 
 COMMANDS = (init_cmd, add_task_cmd)

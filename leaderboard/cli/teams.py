@@ -1,4 +1,4 @@
-"""Teams for organizers: the participants table, rename, merge, withdraw, approve."""
+"""Teams for organizers: the participants table, rename, merge, withdraw, approve, add members."""
 
 from __future__ import annotations
 
@@ -92,4 +92,29 @@ def approve_team_cmd(name: str) -> None:
     common.report_change(change)
 
 
-COMMANDS = [teams_cmd, rename_team_cmd, merge_teams_cmd, withdraw_team_cmd, approve_team_cmd]
+@click.command("add-member")
+@click.argument("team")
+@click.argument("email")
+@with_appcontext
+def add_member_cmd(team: str, email: str) -> None:
+    """Add an account without a team to TEAM (its captain if it has none), in any registration mode."""
+    from leaderboard.services.team_admin import add_member
+
+    def change(s: Session) -> str:
+        team_id = _team_id(s, team)
+        member = add_member(s, team_id, email, actor=common.actor())
+        name = member.team.name if member.team is not None else team
+        role = " as its captain" if member.is_captain else ""
+        return f"Added {member.email} to team {name!r}{role}."
+
+    common.report_change(change)
+
+
+COMMANDS = [
+    teams_cmd,
+    rename_team_cmd,
+    merge_teams_cmd,
+    withdraw_team_cmd,
+    approve_team_cmd,
+    add_member_cmd,
+]

@@ -3,18 +3,20 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, joinedload
 
 from leaderboard.db import expire_loaded
 from leaderboard.formats.issues import shown
-from leaderboard.models import ApiToken, Team, User, utcnow
+from leaderboard.models import MAX_NAME_KEY, ApiToken, Phase, Team, User, team_name_key, utcnow
+from leaderboard.services import settings as site_settings
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, InvalidInput, NotFound
 
@@ -40,11 +42,59 @@ def clean_name(name: str, what: str, limit: int = 255) -> str:
     return name
 
 
+#: Keys of names that read as an anonymous table's labels ("Team 12"): a team so named would
+#: pass for another, anonymised team.
+RESERVED_NAME = re.compile(r"team[\s#._-]*\d+")
+#: The one answer to a participant whose team name cannot be used while names are anonymous.
+UNUSABLE_NAME = "This team name cannot be used; choose another one."
+
+
+def clean_team_name(name: str) -> str:
+    """Return a team name stripped; refuse it empty, overlong, invisible or with control characters."""
+    name = clean_name(name, "team name")
+    key = team_name_key(name)
+    if not key:
+        raise InvalidInput("The team name must contain a visible character.")
+    if len(key) > MAX_NAME_KEY:
+        raise InvalidInput("The team name is too long.")
+    return name
+
+
+def names_anonymous(session: Session) -> bool:
+    """Return whether any phase shows team names anonymously."""
+    return bool(session.scalar(select(exists().where(Phase.names == "anonymous"))))
+
+
+def taken_name(name: str, *, discreet: bool) -> Conflict:
+    """Return the refusal of a name another team has (one generic answer when ``discreet``)."""
+    return Conflict(UNUSABLE_NAME if discreet else f"A team named {shown(name)} already exists.")
+
+
+def check_name_usable(
+    session: Session, name: str, *, team_id: int | None = None, discreet: bool = False
+) -> None:
+    """Refuse a name reserved for anonymous labels or read alike with another team's.
+
+    ``team_id`` is the team being renamed (its own name is no clash); ``discreet`` answers
+    every unusable name alike, so that the answer does not confirm that a team exists.
+    """
+    key = team_name_key(name)
+    if RESERVED_NAME.fullmatch(key):
+        raise Conflict(
+            UNUSABLE_NAME
+            if discreet
+            else f"Names like {shown(name)} are reserved: anonymous tables call teams Team 1, "
+            "Team 2, …; choose another name."
+        )
+    other = session.scalar(select(Team).where(Team.name_key == key))
+    if other is not None and other.id != team_id:
+        raise taken_name(other.name, discreet=discreet)
+
+
 def create_team(session: Session, name: str, *, actor: str = "cli") -> Team:
     """Create a team with a unique name."""
-    name = clean_name(name, "team name")
-    if session.scalar(select(Team).where(Team.name == name)) is not None:
-        raise Conflict(f"A team named {shown(name)} already exists.")
+    name = clean_team_name(name)
+    check_name_usable(session, name)
     team = Team(name=name, invite_code=secrets.token_urlsafe(18))
     session.add(team)
     record(session, actor, "create-team", team=name)
@@ -52,7 +102,7 @@ def create_team(session: Session, name: str, *, actor: str = "cli") -> Team:
         session.commit()
     except IntegrityError:
         session.rollback()
-        raise Conflict(f"A team named {shown(name)} already exists.") from None
+        raise taken_name(name, discreet=False) from None
     return team
 
 
@@ -61,9 +111,10 @@ def team_for_import(session: Session, name: str, *, actor: str) -> Team:
 
     The caller's transaction decides: a refused import rolls the new team back with the run.
     """
-    name = clean_name(name, "team name")
-    team = session.scalar(select(Team).where(Team.name == name))
+    name = clean_team_name(name)
+    team = session.scalar(select(Team).where(Team.name_key == team_name_key(name)))
     if team is None:
+        check_name_usable(session, name)
         team = Team(name=name, invite_code=secrets.token_urlsafe(18))
         session.add(team)
         record(session, actor, "create-team", team=name)
@@ -77,8 +128,8 @@ def list_teams(session: Session) -> list[Team]:
 
 
 def find_team(session: Session, name: str) -> Team:
-    """Return the team with this name or raise NotFound."""
-    team = session.scalar(select(Team).where(Team.name == name))
+    """Return the team with this name (or one that reads alike) or raise NotFound."""
+    team = session.scalar(select(Team).where(Team.name_key == team_name_key(name)))
     if team is None:
         raise NotFound(f"No team named {shown(name)}.")
     return team
@@ -106,13 +157,20 @@ def create_user(
         raise InvalidInput("Organizers cannot be team members; leave out --team.")
     # The first member of a team becomes its captain, so every team has someone to manage it.
     captain = team_obj is not None and not any(m.is_captain for m in team_obj.members)
+    if team_obj is not None and team_obj.withdrawn_at is not None:
+        raise Conflict(f"Team {shown(team_obj.name)} is withdrawn: nobody can join it.")
+    if team_obj is not None and len(team_obj.members) >= site_settings.max_team_size(session):
+        raise Conflict(f"Team {shown(team_obj.name)} is full (see the max_team_size setting).")
     if session.scalar(select(User).where(User.email == email)) is not None:
         raise Conflict(f"A user with e-mail {shown(email)} already exists.")
+    if team_obj is not None and team_obj.invite_code is None:
+        team_obj.invite_code = secrets.token_urlsafe(18)  # a team left empty gets a link again
     user = User(
         email=email,
         role=role,
         team=team_obj,
         is_captain=captain,
+        joined_team_at=utcnow() if team_obj is not None else None,
         password_hash=_hasher.hash(password) if password else None,
         # An organizer vouches for the address of an account they make.
         verified_at=utcnow(),
@@ -136,12 +194,13 @@ def find_user(session: Session, email: str) -> User:
 
 
 def set_password(session: Session, email: str, password: str, *, actor: str = "cli") -> None:
-    """Set a user's password."""
+    """Set a user's password; end every session and revoke every API token of the user."""
     if len(password) < 8:
         raise InvalidInput("A password needs at least 8 characters.")
     user = find_user(session, email)
     user.password_hash = _hasher.hash(password)
     _bump_generation(session, user.id)
+    revoke_all_tokens(session, user.id)
     record(session, actor, "set-password", email=user.email)
     session.commit()
 
@@ -158,6 +217,24 @@ def _bump_generation(session: Session, user_id: int) -> None:
     expire_loaded(session, User, user_id, ["session_generation"])
 
 
+def revoke_all_tokens(session: Session, user_id: int) -> int:
+    """Revoke every token of a user (in the caller's transaction); return how many were live.
+
+    A new password or a disabled account must shut the API door too: a token taken along with
+    the old password would otherwise outlive it.
+    """
+    result = session.execute(
+        update(ApiToken)
+        .where(ApiToken.user_id == user_id, ApiToken.revoked_at.is_(None))
+        .values(revoked_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    for loaded in list(session.identity_map.values()):
+        if isinstance(loaded, ApiToken) and loaded.user_id == user_id:
+            session.expire(loaded, ["revoked_at"])
+    return int(result.rowcount)  # type: ignore[attr-defined]
+
+
 def end_sessions(session: Session, user_id: int) -> None:
     """End every session of a user at once, in every browser (log-out does this)."""
     _bump_generation(session, user_id)
@@ -165,10 +242,11 @@ def end_sessions(session: Session, user_id: int) -> None:
 
 
 def disable_user(session: Session, email: str, *, actor: str = "cli") -> None:
-    """Disable an account: no log-in, every session ended, its API tokens refused."""
+    """Disable an account: no log-in, every session ended, every API token revoked."""
     user = find_user(session, email)
     user.is_active = False
     _bump_generation(session, user.id)
+    revoke_all_tokens(session, user.id)
     record(session, actor, "disable-user", email=user.email)
     session.commit()
 

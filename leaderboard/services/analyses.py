@@ -22,7 +22,14 @@ from leaderboard.models import Analysis, EvalSet, FrozenTable, utcnow
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import Target, resolve
 from leaderboard.services.errors import DomainError, NotFound
-from leaderboard.services.freeze import freeze, frozen_of, frozen_once, not_frozen, verify
+from leaderboard.services.freeze import (
+    check_deadline,
+    freeze,
+    frozen_of,
+    frozen_once,
+    not_frozen,
+    verify,
+)
 from leaderboard.services.frozen_analysis import request_of_report
 from leaderboard.services.revisions import touch
 from leaderboard.services.significance import (
@@ -78,17 +85,29 @@ def request_analysis(
 
 
 def request_job(
-    session: Session, target: Target, purpose: str, *, actor: str, now: datetime | None = None
+    session: Session,
+    target: Target,
+    purpose: str,
+    *,
+    actor: str,
+    now: datetime | None = None,
+    before_deadline: bool = False,
+    zone: str = "UTC",
 ) -> Analysis:
     """Queue the freeze or the verification of a set's official table (or return the queued one).
 
     A freeze analyses the official table first, which is never done inside a page request;
-    verifying re-scores every frozen run and recomputes that analysis.
+    verifying re-scores every frozen run and recomputes that analysis. A freeze while a
+    deadline of the set is ahead is refused at once unless ``before_deadline`` confirms it;
+    the job carries that confirmation to the worker, which checks the deadline again.
     """
     now = now or utcnow()
     frozen = frozen_of(session, target)
     if purpose == "freeze" and frozen is not None:
         raise frozen_once(target, frozen)
+    early = None
+    if purpose == "freeze":
+        early = check_deadline(session, target, now, before_deadline=before_deadline, zone=zone)
     if purpose == "verify" and frozen is None:
         raise not_frozen(target)
     waiting = session.scalar(
@@ -102,8 +121,12 @@ def request_job(
         return waiting
     job = _row(target, Request(), actor=actor, now=now, status="queued")
     job.purpose = purpose
+    job.before_deadline = early is not None
     session.add(job)
-    record_for(session, actor, f"request-{purpose}", target, at=now)
+    details: dict[str, Any] = {}
+    if early is not None and early.ends_at is not None:
+        details = {"before_deadline": True, "deadline": early.ends_at.isoformat()}
+    record_for(session, actor, f"request-{purpose}", target, at=now, **details)
     session.commit()
     return job
 
@@ -234,6 +257,9 @@ def run_claimed(
                 target,
                 actor=analysis.requested_by,
                 now=analysis.requested_at,
+                # The deadline is checked again as the worker runs the job.
+                before_deadline=analysis.before_deadline,
+                checked_at=clock(),
             )
             analysis.report = snapshot.manifest["analysis"]
             # The job row says how the frozen table was analysed, not the defaults it was queued with.

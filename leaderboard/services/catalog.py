@@ -6,13 +6,14 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, NoReturn
 
 from sqlalchemy import String, bindparam, func, select
 from sqlalchemy.orm import Session
 
 from leaderboard.formats.issues import shown
-from leaderboard.models import EvalSet, GoldFile, Subtask, Task
+from leaderboard.models import EvalSet, GoldFile, Phase, Subtask, Task
 from leaderboard.services.audit import record
 from leaderboard.services.errors import NotFound
 from leaderboard.services.revisions import bump
@@ -47,12 +48,20 @@ class Target:
 
 
 def install_definition(
-    session: Session, store: FileStore, definition: TaskDefinition, *, actor: str
+    session: Session,
+    store: FileStore,
+    definition: TaskDefinition,
+    *,
+    actor: str,
+    open_from: datetime | None = None,
 ) -> Task:
     """Create or update a task from a checked definition; safe to run twice.
 
     Reference files are stored only where a set has no current file of that role yet, so
-    re-running never undoes an organizer's later gold correction.
+    re-running never undoes an organizer's later gold correction. A new subtask has no phase,
+    so it is closed to participants; with ``open_from`` (the presets, whose gold is public)
+    each set of a new subtask gets an open post-evaluation phase from then on. Only a new
+    subtask does: a phase the organizers later change or delete is never made again.
     """
     task = session.scalar(select(Task).where(Task.slug == definition.slug))
     created = task is None
@@ -64,11 +73,13 @@ def install_definition(
     task.definition = definition.raw
     task.definition_sha256 = definition.sha256
     existing = {st.slug: st for st in task.subtasks}
+    new_subtasks: list[Subtask] = []
     for pos, sd in enumerate(definition.subtasks):
         st = existing.get(sd.slug)
         if st is None:
             st = Subtask(slug=sd.slug, title=sd.title, position=pos, default_set=sd.default_set)
             task.subtasks.append(st)
+            new_subtasks.append(st)
         st.title, st.position, st.default_set = sd.title, pos, sd.default_set
         sets = {es.slug: es for es in st.eval_sets}
         for spos, setdef in enumerate(sd.sets):
@@ -97,6 +108,9 @@ def install_definition(
                     )
                 )
     session.flush()
+    if open_from is not None:
+        for st in new_subtasks:
+            _open_post_evaluation(session, definition.slug, st, open_from, actor=actor)
     bump(session, *(es.id for st in task.subtasks for es in st.eval_sets))
     record(
         session,
@@ -109,12 +123,59 @@ def install_definition(
     return task
 
 
+#: Name of the open phase a preset's subtask is installed with, on its default set; its other
+#: sets' phases add "-<set>".
+POST_EVALUATION = "post-evaluation"
+
+#: When each preset's post-evaluation opens: after its original evaluation ended (SemEval-2016
+#: evaluation closed on 31 January 2016; TREC CAR 2017 presented its results in November 2017).
+POST_EVALUATION_STARTS = {
+    "semeval2016-task1": datetime(2016, 2, 1, tzinfo=UTC),
+    "semeval2016-task3": datetime(2016, 2, 1, tzinfo=UTC),
+    "trec-car-2017": datetime(2017, 12, 1, tzinfo=UTC),
+}
+
+
+def post_evaluation_name(subtask: Subtask, set_slug: str) -> str:
+    """Return the name of a preset's post-evaluation phase on one of its subtask's sets."""
+    return POST_EVALUATION if set_slug == subtask.default_set else f"{POST_EVALUATION}-{set_slug}"
+
+
+def _open_post_evaluation(
+    session: Session, task_slug: str, subtask: Subtask, start: datetime, *, actor: str
+) -> None:
+    """Give each set of a new subtask an open phase: no deadline, no quota, results visible."""
+    for es in subtask.eval_sets:
+        name = post_evaluation_name(subtask, es.slug)
+        session.add(Phase(subtask_id=subtask.id, eval_set_id=es.id, name=name, starts_at=start))
+        record(
+            session,
+            actor,
+            "create-phase",
+            task=task_slug,
+            subtask=subtask.slug,
+            phase=name,
+            set=es.slug,
+            starts_at=start.isoformat(),
+            ends_at=None,
+            results="visible",
+            names="public",
+        )
+    session.flush()
+
+
 def install_presets(session: Session, store: FileStore, *, actor: str = "init") -> list[str]:
-    """Install every bundled preset; return their slugs."""
+    """Install every bundled preset; return their slugs.
+
+    A preset's subtask is installed with an open post-evaluation phase on each of its sets
+    (its gold has been public for years); installing again leaves existing subtasks' phases
+    as the organizers left them.
+    """
     slugs = []
     for path in preset_paths():
         definition = load_definition_file(path)
-        install_definition(session, store, definition, actor=actor)
+        start = POST_EVALUATION_STARTS.get(definition.slug, datetime(2000, 1, 1, tzinfo=UTC))
+        install_definition(session, store, definition, actor=actor, open_from=start)
         slugs.append(definition.slug)
     return slugs
 

@@ -14,7 +14,7 @@ from leaderboard.services.catalog import Target, resolve
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.phases import hidden_phase, phases_of
 from leaderboard.services.significance import stored_scores
-from leaderboard.services.tables import live_table
+from leaderboard.services.tables import live_table, run_label
 from leaderboard.storage import FileStore
 
 
@@ -29,6 +29,9 @@ class RunDiagnostics:
     lower_is_better: bool
     rows: list[QueryComparison]
     runs_compared: int
+    #: What the values are per, as the task's family names it ("query", "item", ...).
+    unit: str = "query"
+    units: str = "queries"
 
 
 @dataclass(frozen=True)
@@ -43,7 +46,8 @@ class DiagnosticsAccess:
 def diagnostics_access(session: Session, user: User | None, run_id: int) -> DiagnosticsAccess:
     """Return whether ``user`` may open a run's diagnostics page, and see its values; else NotFound.
 
-    Organizers see every run's. While a phase hides the set's scores a team opens its own
+    Organizers see every run's, replaced ones included; a team sees its own replaced runs'
+    (nobody else knows of them). While a phase hides the set's scores a team opens its own
     runs' page, which says the values are hidden (they are scores), and nobody else opens any.
     Once visible, a team sees its own runs', and anyone every run's if the phase makes
     diagnostics public.
@@ -51,11 +55,14 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
     if not 0 < run_id < 2**31:
         raise NotFound(f"No run {run_id}.")
     run = session.get(Run, run_id)
-    if run is None or run.status == "replaced":
+    if run is None:
         raise NotFound(f"No run {run_id}.")
     if user is not None and user.is_organizer:
         return DiagnosticsAccess(run)
     own = user is not None and run.team_id is not None and user.team_id == run.team_id
+    # A replaced run keeps its values; only those who see the run itself (its team) learn of it.
+    if run.status == "replaced" and not own:
+        raise NotFound(f"No run {run_id}.")
     if hidden_phase(session, run.eval_set) is not None:
         if own:
             return DiagnosticsAccess(run, hidden=True)
@@ -68,6 +75,13 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
     if not (own or public):
         raise NotFound(f"No run {run_id}.")
     return DiagnosticsAccess(run)
+
+
+def shown_name(session: Session, run: Run, audience: Audience) -> tuple[str, str]:
+    """Return a run's name as this audience sees it, whatever its state, and its family's unit."""
+    subtask = run.subtask
+    target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
+    return run_label(session, target, run, audience), target.family.unit
 
 
 def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
@@ -108,14 +122,14 @@ def run_diagnostics(
     others = [stored[i].per_query for i in ids if i in stored and stored[i].per_query is not None]
     summary = summarize([p for p in others if p is not None], lower_is_better=lower)
     assert own.per_query is not None
-    row = next((r for r in table.rows if r.run_id == run.id), None)
-    label = row.label if row is not None else run.name
     return RunDiagnostics(
         run,
         target,
         key,
-        label,
+        run_label(session, target, run, audience, table),
         lower,
         compare(own.per_query, summary, lower_is_better=lower),
         len(others),
+        target.family.unit,
+        target.family.unit_plural,
     )

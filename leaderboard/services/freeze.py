@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
-from leaderboard.models import FrozenTable, GoldFile, Run
+from leaderboard.models import FrozenTable, GoldFile, Phase, Run
 from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.anonymity import PUBLIC, masked_names
 from leaderboard.services.audit import record_for
@@ -26,6 +26,7 @@ from leaderboard.services.frozen_analysis import (
     freeze_request,
     recheck,
 )
+from leaderboard.services.phases import phases_of, show_time
 from leaderboard.services.revisions import touch
 from leaderboard.services.significance import Request, stored_scores
 from leaderboard.services.tables import TableInputs, official_runs, render, table_inputs
@@ -114,6 +115,40 @@ def not_frozen(target: Target) -> NotFound:
     )
 
 
+class DeadlineAhead(Conflict):
+    """A freeze asked while a phase of the set still takes on-time runs."""
+
+    def __init__(self, phase: Phase, zone: str = "UTC") -> None:
+        assert phase.ends_at is not None
+        super().__init__(
+            f"Phase {phase.name} of the {phase.eval_set.slug} set has its deadline at "
+            f"{show_time(phase.ends_at, zone)}, still ahead: freezing now would leave out runs "
+            "submitted on time before it. Freeze after the deadline, or confirm that you "
+            "freeze before it."
+        )
+        self.phase = phase
+
+
+def deadline_ahead(session: Session, target: Target, now: datetime) -> Phase | None:
+    """Return the set's phase with the latest deadline still ahead of ``now``, if any."""
+    ahead = [
+        p
+        for p in phases_of(session, target.subtask)
+        if p.eval_set_id == target.eval_set.id and p.ends_at is not None and now < p.ends_at
+    ]
+    return max(ahead, key=lambda p: p.ends_at or now, default=None)
+
+
+def check_deadline(
+    session: Session, target: Target, now: datetime, *, before_deadline: bool, zone: str = "UTC"
+) -> Phase | None:
+    """Refuse a freeze while a deadline of the set is ahead, unless confirmed; return that phase."""
+    phase = deadline_ahead(session, target, now)
+    if phase is not None and not before_deadline:
+        raise DeadlineAhead(phase, zone)
+    return phase
+
+
 def _run_record(run: Run, entry: Entry) -> dict[str, Any]:
     return {
         "entry": entry_record(entry),
@@ -135,15 +170,26 @@ def freeze(
     actor: str,
     now: datetime,
     request: Request | None = None,
+    before_deadline: bool = False,
+    checked_at: datetime | None = None,
 ) -> FrozenTable:
     """Store the official ranking as displayed, with its analysis and the hashes to verify both.
 
     The analysis (``request``, else as the set's current one, else the defaults) is computed on
     the frozen table's own runs, so that ``verify`` can recompute it from the re-scored runs.
+    While a deadline of the set is ahead (at ``checked_at``, default ``now``) the freeze is
+    refused unless ``before_deadline`` confirms it; the audit log records such a freeze.
     """
     existing = frozen_of(session, target)
     if existing is not None:
         raise frozen_once(target, existing)
+    early = check_deadline(
+        session,
+        target,
+        checked_at or now,
+        before_deadline=before_deadline,
+        zone=settings.display_timezone,
+    )
     runs = official_runs(session, target)
     # The snapshot keeps what the public was shown: anonymous names stay after a reveal.
     masked = masked_names(session, target, PUBLIC)
@@ -200,9 +246,17 @@ def freeze(
         at=now,
         runs=len(runs),
         manifest_sha256=snapshot.manifest_sha256,
+        **_early_details(early),
     )
     session.commit()
     return snapshot
+
+
+def _early_details(phase: Phase | None) -> dict[str, Any]:
+    """Return what the audit log says of a freeze made before a deadline (nothing otherwise)."""
+    if phase is None or phase.ends_at is None:
+        return {}
+    return {"before_deadline": True, "deadline": phase.ends_at.isoformat(), "phase": phase.name}
 
 
 @dataclass

@@ -70,12 +70,23 @@ def describe_analysis(analysis: Mapping[str, Any] | None) -> str:
     how = analysis["method"]
     if analysis["samples"] is not None:
         how += f", {analysis['samples']:,} samples, seed {analysis['seed']}"
-    count = len(analysis["clusters"])
     return (
         f"Analysis frozen with it ({how}; {analysis['correction']}-adjusted p < "
-        f"{analysis['alpha']}): {count} cluster{'' if count == 1 else 's'} of "
-        f"{len(analysis['runs'])} ranked runs."
+        f"{analysis['alpha']}): {compared(analysis)}."
     )
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
+
+
+def compared(analysis: Mapping[str, Any]) -> str:
+    """Return "N clusters of R ranked runs and B baselines": runs and baselines counted apart."""
+    # Reports from before baselines were listed say nothing of them: all count as runs.
+    baselines = len(analysis.get("baselines", ()))
+    runs = len(analysis["runs"]) - baselines
+    text = f"{_count(len(analysis['clusters']), 'cluster')} of {_count(runs, 'ranked run')}"
+    return text + (f" and {_count(baselines, 'baseline')}" if baselines else "")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Send plain-text mail through SMTP (plain, STARTTLS or SMTPS) or to the server log."""
+"""Send plain-text mail through SMTP (plain, STARTTLS or SMTPS) or to standard error."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import logging
 import re
 import smtplib
 import ssl
+import sys
 import threading
 from dataclasses import dataclass
 from email.message import EmailMessage
@@ -21,6 +22,8 @@ TIMEOUT = 15.0
 _ADDRESS = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(\.[\w-]+)+")
 _pending: list[threading.Thread] = []
 _pending_lock = threading.Lock()
+#: One console mail at a time, so that two threads' mails do not interleave.
+_console_lock = threading.Lock()
 
 
 class MailError(Exception):
@@ -31,7 +34,7 @@ class MailError(Exception):
 class Transport:
     """Where mail goes, read from ``LEADERBOARD_MAIL_URL``."""
 
-    kind: str  # "console", "smtp" or "smtps"
+    kind: str  # "console", "smtp", "smtps" or "null" (built, then dropped)
     host: str = ""
     port: int = 0
     username: str = ""
@@ -92,11 +95,10 @@ def compose(sender: str, to: str, subject: str, body: str) -> EmailMessage:
 
 def send(transport: Transport, message: EmailMessage) -> None:
     """Deliver a message now; raise MailError when it cannot be sent."""
+    if transport.kind == "null":
+        return
     if transport.kind == "console":
-        # A fresh install has no mail server: the whole message goes to the server log, its
-        # body decoded so that a long link reads whole (on the wire it is quoted-printable).
-        headers = "".join(f"{k}: {v}\n" for k, v in message.items())
-        log.info("mail (console transport):\n%s\n%s", headers, message.get_content())
+        write_to_console(message)
         return
     try:
         if transport.kind == "smtps":
@@ -113,6 +115,29 @@ def send(transport: Transport, message: EmailMessage) -> None:
         raise MailError(
             f"could not send mail via {transport.host}:{transport.port}: {exc}"
         ) from exc
+
+
+def console_text(message: EmailMessage) -> str:
+    """Return a message as the console transport shows it: headers, then the decoded body."""
+    # Decoded, so that a long link reads whole (on the wire it is quoted-printable).
+    headers = "".join(f"{k}: {v}\n" for k, v in message.items())
+    body = message.get_content()
+    if not body.endswith("\n"):
+        body += "\n"
+    return (
+        "----- mail (console transport: set LEADERBOARD_MAIL_URL to send it) -----\n"
+        f"{headers}\n{body}----- end of mail -----\n"
+    )
+
+
+def write_to_console(message: EmailMessage) -> None:
+    """Write a whole message to standard error at once, flushed, for whoever runs the server."""
+    # Straight to the stream, not through a logger: under gunicorn or the command line no
+    # handler would show an info line, and a fresh install must show its mail.
+    text = console_text(message)
+    with _console_lock:
+        sys.stderr.write(text)
+        sys.stderr.flush()
 
 
 def _deliver(smtp: smtplib.SMTP, transport: Transport, message: EmailMessage) -> None:

@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import Phase, Team
 from leaderboard.services.catalog import definition_of, list_tasks
-from leaderboard.services.phases import phases_of, remaining_quota
+from leaderboard.services.phases import current_phase, phases_of, remaining_quota
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context
 
@@ -73,6 +73,8 @@ def tasks_overview(session: Session, team: Team | None, now: datetime) -> list[d
                         "phases": [
                             _phase(session, p, team, now) for p in phases if p.eval_set_id == es.id
                         ],
+                        # A set with no open phase is closed to participants' uploads.
+                        "uploads_open": current_phase(session, subtask, now, es) is not None,
                     }
                 )
             subtasks.append(

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import User
 from leaderboard.services import settings as site
-from leaderboard.services.accounts import _bump_generation
+from leaderboard.services.accounts import _bump_generation, revoke_all_tokens
 from leaderboard.services.errors import InvalidInput
 from leaderboard.services.links import BadLink, check_age, fingerprint
 
@@ -70,7 +70,8 @@ def update_profile(session: Session, user: User, display_name: str, affiliation:
 def change_password(session: Session, user: User, current: str, new: str) -> None:
     """Set a new password after checking the current one; end every session of the user.
 
-    Outstanding reset links die with the old hash (they carry its fingerprint).
+    Every API token of the user is revoked too; outstanding reset links die with the old hash
+    (they carry its fingerprint).
     """
     try:
         hasher.verify(user.password_hash or "", current)
@@ -79,6 +80,7 @@ def change_password(session: Session, user: User, current: str, new: str) -> Non
     check_password(session, new, user.email)
     user.password_hash = hasher.hash(new)
     _bump_generation(session, user.id)
+    revoke_all_tokens(session, user.id)
     session.commit()
 
 
@@ -105,7 +107,7 @@ def user_for_reset(session: Session, payload: dict[str, Any], now: datetime) -> 
 
 
 def reset_password(session: Session, payload: dict[str, Any], password: str, now: datetime) -> User:
-    """Set a new password through a reset link; end every session; return the account."""
+    """Set a new password through a reset link; end every session, revoke every token."""
     user = user_for_reset(session, payload, now)
     check_password(session, password, user.email)
     user.password_hash = hasher.hash(password)
@@ -113,5 +115,6 @@ def reset_password(session: Session, payload: dict[str, Any], password: str, now
     if user.verified_at is None:
         user.verified_at = now
     _bump_generation(session, user.id)
+    revoke_all_tokens(session, user.id)
     session.commit()
     return user

@@ -12,10 +12,10 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from leaderboard.formats.issues import shown
-from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Team
+from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.audit import record
 from leaderboard.services.catalog import Target
-from leaderboard.services.errors import Conflict, InvalidInput
+from leaderboard.services.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.revisions import bump
 
 
@@ -151,9 +151,44 @@ def _open(phase: Phase, now: datetime) -> bool:
     )
 
 
-def current_phase(session: Session, subtask: Subtask, now: datetime) -> Phase | None:
-    """Return the phase open now, if any."""
-    return next((p for p in phases_of(session, subtask) if _open(p, now)), None)
+def _latest_start(phase: Phase) -> tuple[bool, datetime, int]:
+    return (phase.starts_at is not None, phase.starts_at or phase.created_at, phase.id)
+
+
+def current_phase(
+    session: Session, subtask: Subtask, now: datetime, eval_set: EvalSet | None = None
+) -> Phase | None:
+    """Return the phase open now (of one set, if given), if any.
+
+    When two phases are open at once, the one that started last wins: an organizer's new
+    phase takes over from an older open one (e.g. a preset's post-evaluation phase).
+    """
+    open_now = [
+        p
+        for p in phases_of(session, subtask)
+        if _open(p, now) and (eval_set is None or p.eval_set_id == eval_set.id)
+    ]
+    return max(open_now, key=_latest_start, default=None)
+
+
+def closed_notice(task: str, subtask: str) -> str:
+    """Return what add-task and the pages say of a subtask no phase opens."""
+    return (
+        f"Subtask {subtask} is closed: no phase is open; open one with "
+        f"`leaderboard phase {task} {subtask} NAME --start ISO [--end ISO]`"
+    )
+
+
+def closed_subtasks(session: Session, task: Task, now: datetime) -> list[Subtask]:
+    """Return the task's subtasks that no open phase opens to participants now."""
+    return [st for st in task.subtasks if current_phase(session, st, now) is None]
+
+
+def _closed(target: Target) -> Conflict:
+    return Conflict(
+        f"Uploads to {target.task.slug} {target.subtask.slug} ({target.eval_set.slug} set) are "
+        "closed: no phase is open. A subtask takes runs only while the organizers open a phase."
+    )
 
 
 @dataclass(frozen=True)
@@ -170,21 +205,22 @@ def admit(
 ) -> Admission:
     """Decide, by the server's clock, whether a participant upload into a slot is accepted.
 
-    Without phases a subtask takes runs at any time. With phases, a set takes runs while one
-    of its phases is open; after the last one ends, a run is accepted as late if the phase
-    allows late submission, or as a correction of the team's on-time run in that slot if the
-    phase allows corrections. Otherwise it is refused with the deadline stated.
+    A set takes runs only while one of its phases is open (the one that started last, when
+    several are); without a phase it is closed. After its last phase ends, a run is accepted
+    as late if the phase allows late submission, or as a correction of the team's on-time run
+    in that slot if the phase allows corrections. Otherwise it is refused with the reason.
     """
     all_phases = phases_of(session, target.subtask)
     if not all_phases:
-        return Admission(None)
+        raise _closed(target)
     mine = [p for p in all_phases if p.eval_set_id == target.eval_set.id]
     if not mine:
         names = ", ".join(f"{p.name} ({p.eval_set.slug})" for p in all_phases)
         raise Conflict(
-            f"No phase of this subtask takes runs on the {target.eval_set.slug} set; its phases are {names}."
+            f"No phase is open on the {target.eval_set.slug} set: no phase of this subtask "
+            f"takes runs on it; its phases are {names}."
         )
-    current = next((p for p in mine if _open(p, now)), None)
+    current = current_phase(session, target.subtask, now, target.eval_set)
     if current is not None:
         return Admission(current)
     upcoming = [p for p in mine if p.starts_at is not None and now < p.starts_at]
@@ -219,12 +255,13 @@ def admit(
 
 
 def check_withdrawal(session: Session, run: Run, now: datetime, zone: str = "UTC") -> None:
-    """Refuse withdrawing a run once its set takes no more on-time runs (by the server clock).
+    """Refuse withdrawing a run unless its set takes on-time runs now (by the server clock).
 
-    Without phases on the run's set, runs may be withdrawn at any time, as they are uploaded.
+    Runs are withdrawn while a phase of their set is open, as they are uploaded; a set with no
+    phase is closed.
     """
     mine = [p for p in phases_of(session, run.subtask) if p.eval_set_id == run.eval_set_id]
-    if not mine or any(_open(p, now) for p in mine):
+    if any(_open(p, now) for p in mine):
         return
     ended = [p for p in mine if p.ends_at is not None and p.ends_at <= now]
     if not ended:
@@ -246,6 +283,50 @@ def may_withdraw(session: Session, run: Run, now: datetime) -> bool:
     except Conflict:
         return False
     return True
+
+
+def delete_phase(
+    session: Session, subtask: Subtask, task_slug: str, name: str, *, actor: str, now: datetime
+) -> None:
+    """Delete a phase; its runs stay (no longer in a phase). Refused while data files are attached."""
+    name = name.strip()
+    # PostgreSQL refuses a NUL byte in a parameter: such a name matches nothing, unasked.
+    phase = (
+        session.scalar(select(Phase).where(Phase.subtask_id == subtask.id, Phase.name == name))
+        if 0 < len(name) <= 64 and "\x00" not in name
+        else None
+    )
+    if phase is None:
+        known = ", ".join(p.name for p in phases_of(session, subtask)) or "none"
+        raise NotFound(f"Subtask {subtask.slug} has no phase {shown(name)} (its phases: {known}).")
+    if phase.data_files:
+        raise Conflict(
+            f"Phase {phase.name} has {len(phase.data_files)} task data file(s) attached; "
+            "delete them (`leaderboard data delete`) before deleting the phase."
+        )
+    set_slug = phase.eval_set.slug
+    eval_set_id = phase.eval_set_id
+    runs = session.execute(
+        update(Run)
+        .where(Run.phase_id == phase.id)
+        .values(phase_id=None)
+        .execution_options(synchronize_session=False)
+    )
+    session.delete(phase)
+    session.flush()
+    bump(session, eval_set_id)
+    record(
+        session,
+        actor,
+        "delete-phase",
+        at=now,
+        task=task_slug,
+        subtask=subtask.slug,
+        phase=name,
+        set=set_slug,
+        runs=runs.rowcount,  # type: ignore[attr-defined]
+    )
+    session.commit()
 
 
 def _periods(phase: Phase, now: datetime) -> list[tuple[str, int, str]]:

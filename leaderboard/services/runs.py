@@ -291,7 +291,7 @@ def _submit_run(
         admission = admit(session, target, team, sub.slot, now, settings.display_timezone)
         check_quota(session, admission.phase, team, now)
     else:
-        admission = Admission(current_phase(session, target.subtask, now))
+        admission = Admission(current_phase(session, target.subtask, now, target.eval_set))
 
     evaluation, results, warnings, report, gold_files = check_and_score(
         session, store, settings, sub

@@ -175,6 +175,20 @@ def intervals(
     return out
 
 
+def in_rank_order(rows: list[Row], measure: str, lower_is_better: bool) -> list[Row]:
+    """Return rows best first by a measure (ties in table order), wherever the layout prints them.
+
+    A style may print baselines below the runs; the analysis places them "as if" they took part.
+    """
+
+    def value(row: Row) -> float:
+        cell = row.cells[measure]
+        assert cell is not None
+        return cell.value if lower_is_better else -cell.value
+
+    return sorted(rows, key=value)
+
+
 def significance(target: Target, source: Source, request: Request) -> dict[str, Any]:
     """Test every pair of the table's runs on one measure; return the report (JSON-ready)."""
     check_request(request)
@@ -184,7 +198,8 @@ def significance(target: Target, source: Source, request: Request) -> dict[str, 
     if measure not in {c.key for c in table.columns}:
         keys = ", ".join(c.key for c in table.columns)
         raise InvalidInput(f"{shown(target.task.slug)} has no measure {shown(measure)}; {keys}.")
-    chosen = table.run_rows(measure, request.runs)
+    spec = next(s for s in target.family.measure_specs(target.context()) if s.key == measure)
+    chosen = in_rank_order(table.run_rows(measure, request.runs), measure, spec.lower_is_better)
     if len(chosen) < 2:
         raise InvalidInput("At least two runs with a value of the measure are needed.")
     labels, rows = _run_rows(target, source, chosen, measure)
@@ -211,7 +226,6 @@ def significance(target: Target, source: Source, request: Request) -> dict[str, 
     except NotTestable as exc:
         raise InvalidInput(str(exc)) from None
     results = adjust(results, request.correction)
-    spec = next(s for s in target.family.measure_specs(target.context()) if s.key == measure)
     groups = clusters(
         range(len(rows)), results, request.alpha, lower_is_better=spec.lower_is_better
     )
@@ -228,6 +242,7 @@ def significance(target: Target, source: Source, request: Request) -> dict[str, 
         "correction": request.correction,
         "runs": labels,
         "run_ids": [row.run_id for row in chosen],
+        "baselines": [row.label for row in chosen if row.kind == "baseline"],
         "values": {str(row.run_id): value for row, value in zip(chosen, values, strict=True)},
         "pairs": [
             {

@@ -7,7 +7,8 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from leaderboard.formats.issues import shown
@@ -17,6 +18,7 @@ from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.links import BadLink, check_age, fingerprint
 from leaderboard.services.mail import is_plain_address
 from leaderboard.services.passwords import check_password, clean_text, hasher
+from leaderboard.services.teams import has_room, usable_team_by_code
 
 
 @dataclass(frozen=True)
@@ -36,29 +38,45 @@ class SignUp:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What to mail after a sign-up: ``verify`` (the link), ``exists`` (a hint) or nothing."""
+    """What to mail after a sign-up, and to whom.
 
-    mail: str | None
-    user: User | None
+    ``mail`` is ``verify`` (a new account: its link), ``exists`` (a verified account: a hint
+    with a reset link) or ``pending`` (an account waiting for confirmation: nothing changed, a
+    reset link). ``deliver`` is False for a disabled account: its mail is built all the same,
+    then dropped, so that the answer costs the same.
+    """
+
+    mail: str
+    user: User
+    deliver: bool = True
 
 
 def team_for_invite(session: Session, code: str) -> Team | None:
-    """Return the team whose invite code this is, or None."""
-    code = code.strip()
-    if not code or len(code) > 64:
-        return None
-    return session.scalar(select(Team).where(Team.invite_code == code))
+    """Return the team whose invite code this is, or None (also for a withdrawn team)."""
+    return usable_team_by_code(session, code)
 
 
 def registration_refusal(session: Session, invite_code: str, invited_email: str) -> str | None:
-    """Return why sign-up is refused in the current registration mode, or None if allowed."""
+    """Return why sign-up is refused in the current registration mode, or None if allowed.
+
+    In ``invite`` mode a team's code admits a sign-up only while the team could take the
+    newcomer: not withdrawn, and with room.
+    """
     mode = site.registration(session)
     if mode == "closed":
         return "Registration is closed."
-    if mode == "invite" and not invited_email and team_for_invite(session, invite_code) is None:
+    if mode != "invite" or invited_email:
+        return None
+    team = team_for_invite(session, invite_code)
+    if team is None:
         return (
             "Registration is by invitation only: open the invitation link an organizer or a "
             "team sent you."
+        )
+    if not has_room(session, team):
+        return (
+            "Registration is by invitation only, and the team of this invitation link is full: "
+            "ask its captain."
         )
     return None
 
@@ -76,8 +94,11 @@ def normalize_email(email: str) -> str:
 def sign_up(session: Session, form: SignUp, now: datetime) -> Outcome:
     """Create an unverified account without a team, or tell which mail an existing one gets.
 
-    Known and unknown addresses take the same path up to the database, including the
-    argon2 hash, so that neither the answer nor its timing tells them apart.
+    Known and unknown addresses do the same work up to the mail: the argon2 hash, one insert
+    that an existing address turns into nothing, one read of the account and one commit (and
+    the caller builds and signs one mail either way), so that neither the answer nor its
+    timing tells them apart. An existing account, verified or not, is left as it was: a
+    second sign-up never replaces the password of a pending one.
     """
     refusal = registration_refusal(session, form.invite_code, form.invited_email)
     if refusal:
@@ -90,52 +111,31 @@ def sign_up(session: Session, form: SignUp, now: datetime) -> Outcome:
     check_password(session, form.password, email)
     if site.get(session, "terms") and not form.accepted_terms:
         raise InvalidInput("Accept the terms to sign up.")
-    password_hash = hasher.hash(form.password)
-    existing = session.scalar(select(User).where(User.email == email))
-    if existing is not None:
-        return _known(session, existing, form, password_hash, display_name, affiliation, now)
-    user = User(
-        email=email,
-        role="participant",
-        team=None,
-        password_hash=password_hash,
-        display_name=display_name,
-        affiliation=affiliation,
-        verified_at=None,
-        terms_accepted_at=now if form.accepted_terms else None,
-        created_at=now,
-    )
-    session.add(user)
-    try:
-        session.commit()
-    except IntegrityError:  # signed up at the same moment by another request
-        session.rollback()
-        return Outcome(None, None)
-    return Outcome("verify", user)
-
-
-def _known(
-    session: Session,
-    user: User,
-    form: SignUp,
-    password_hash: str,
-    display_name: str,
-    affiliation: str,
-    now: datetime,
-) -> Outcome:
-    if not user.is_active:
-        return Outcome(None, None)
-    if user.verified_at is not None:
-        return Outcome("exists", user)
-    # Still unverified: the newest sign-up's details win and only its link verifies (the link
-    # carries the password's fingerprint), so a stranger who signed up first with this address
-    # cannot keep a password of theirs on the owner's account.
-    user.password_hash = password_hash
-    user.display_name = display_name
-    user.affiliation = affiliation
-    user.terms_accepted_at = now if form.accepted_terms else None
+    new = {
+        "email": email,
+        "role": "participant",
+        "team_id": None,
+        "password_hash": hasher.hash(form.password),
+        "display_name": display_name,
+        "affiliation": affiliation,
+        "verified_at": None,
+        "terms_accepted_at": now if form.accepted_terms else None,
+        "created_at": now,
+    }
+    dialect = session.get_bind().dialect.name
+    insert = pg_insert(User) if dialect == "postgresql" else sqlite_insert(User)
+    added = session.execute(
+        insert.values(new).on_conflict_do_nothing(index_elements=["email"]).returning(User.id)
+    ).scalar_one_or_none()
+    user = session.scalars(
+        select(User).where(User.email == email).execution_options(populate_existing=True)
+    ).one()
     session.commit()
-    return Outcome("verify", user)
+    if added is not None:
+        return Outcome("verify", user)
+    if not user.is_active:
+        return Outcome("exists", user, deliver=False)
+    return Outcome("exists" if user.verified_at is not None else "pending", user)
 
 
 def verification_payload(user: User, invite_code: str = "") -> dict[str, Any]:
@@ -155,15 +155,16 @@ def verification_user(session: Session, payload: dict[str, Any]) -> User:
 def pending_verification(session: Session, payload: dict[str, Any], now: datetime) -> User | None:
     """Return the account a link would verify, or None when it is verified already.
 
-    Raise BadLink when a newer sign-up replaced the link, ExpiredLink when it is too old.
+    Raise BadLink when the password changed since the link was sent (a reset, which
+    verifies, or an organizer's set-password), ExpiredLink when it is too old.
     """
     user = verification_user(session, payload)
     if user.verified_at is not None:
         return None
     if payload.get("h") != fingerprint(user.password_hash):
         raise BadLink(
-            "This link was replaced by a newer sign-up with this address; use the link in "
-            "the newest mail."
+            "This link is no longer valid: the account's password changed since it was sent. "
+            "Log in, or ask for a new link."
         )
     check_age("verify", payload, now)
     return user
@@ -177,6 +178,11 @@ def verify(session: Session, payload: dict[str, Any], now: datetime) -> bool:
     user.verified_at = now
     session.commit()
     return True
+
+
+def stand_in(email: str) -> User:
+    """Return an unsaved account for an address that gets no mail (its mail is built, dropped)."""
+    return User(id=0, email=email.strip().lower(), password_hash="", display_name="")
 
 
 def resend_target(session: Session, email: str) -> User | None:

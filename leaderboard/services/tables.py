@@ -15,7 +15,7 @@ from leaderboard.services.catalog import Target, load_gold
 from leaderboard.services.table_analysis import with_analysis
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
-from leaderboard.tables.styles import build_table
+from leaderboard.tables.styles import build_table, entry_label
 from leaderboard.tasks.definition import subtask_heading
 
 #: Score flags shown as cell notes: flag -> (marker, footnote text).
@@ -129,6 +129,23 @@ def entry_for(run: Run, measures: tuple[str, ...], masked: str | None = None) ->
         markers=("‡",) if "truncation" in run.report else (),
         run_id=run.id,
     )
+
+
+def run_label(
+    session: Session, target: Target, run: Run, audience: Audience, table: Table | None = None
+) -> str:
+    """Return how a reader sees a run named: its row's label, or as a row would name it.
+
+    Every page, chart and export that names a run outside a table row goes through here, so a
+    run that left the live table (withdrawn by its team, or its team withdrawn) is named by the
+    anonymity rule like any other: "Team 2-primary" while its team is anonymous to the reader.
+    """
+    if table is not None:
+        row = next((r for r in table.rows if r.run_id == run.id), None)
+        if row is not None:
+            return row.label
+    masked = masked_names(session, target, audience).get(run.team_id or 0)
+    return entry_label(target.family.table_style(target.definition), entry_for(run, (), masked))
 
 
 UNDEFINED_NOTE = (

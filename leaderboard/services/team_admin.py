@@ -1,21 +1,34 @@
-"""Organizer actions on teams: overview, approve, rename, merge, withdraw, delete."""
+"""Organizer actions on teams: overview, approve, rename, merge, withdraw, delete, add members."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.formats.issues import shown
 from leaderboard.models import EvalSet, JoinRequest, QuotaUsage, Run, Subtask, Team, User, utcnow
-from leaderboard.services.accounts import clean_name
+from leaderboard.services.accounts import (
+    check_name_usable,
+    clean_team_name,
+    find_user,
+    taken_name,
+)
 from leaderboard.services.audit import record
-from leaderboard.services.errors import Conflict, NotFound
+from leaderboard.services.errors import Conflict, Forbidden, NotFound
 from leaderboard.services.revisions import bump
 from leaderboard.services.runs import active_key
-from leaderboard.services.teams import fresh_row, has_runs, lock_teams, member_count
+from leaderboard.services.teams import (
+    fresh_row,
+    has_runs,
+    lock_teams,
+    member_count,
+    new_invite_code,
+    put_in_team,
+)
 
 
 @dataclass(frozen=True)
@@ -87,22 +100,21 @@ def approve_team(session: Session, team_id: int, *, actor: str) -> Team:
 
 def rename_team(session: Session, team_id: int, new_name: str, *, actor: str) -> Team:
     """Rename a team; live tables show the new name, frozen tables keep the old one."""
-    new_name = clean_name(new_name, "team name")
+    new_name = clean_team_name(new_name)
     try:
         lock_teams(session, team_id)
         team = _fresh(session, team_id)
         old = team.name
         if new_name == old:
             raise Conflict(f"The team is already named {shown(old)}.")
-        if session.scalar(select(Team.id).where(Team.name == new_name)) is not None:
-            raise Conflict(f"A team named {shown(new_name)} already exists.")
+        check_name_usable(session, new_name, team_id=team_id)
         team.name = new_name
         bump(session, *_team_sets(session, team_id))
         record(session, actor, "rename-team", team=new_name, old=old)
         session.commit()
     except IntegrityError:
         session.rollback()
-        raise Conflict(f"A team named {shown(new_name)} already exists.") from None
+        raise taken_name(new_name, discreet=False) from None
     except BaseException:
         session.rollback()
         raise
@@ -160,11 +172,17 @@ def merge_teams(session: Session, source_id: int, target_id: int, *, actor: str)
         has_captain = any(
             session.scalars(select(User.id).where(User.team_id == target.id, User.is_captain))
         )
+        if target.invite_code is None and member_count(session, source.id):
+            target.invite_code = new_invite_code()  # an emptied target gets members, and a link
         session.execute(
             update(User)
             .where(User.team_id == source.id)
             # The target's captain stays the one captain; a captain-less target takes the source's.
-            .values(team_id=target.id, **({"is_captain": False} if has_captain else {}))
+            .values(
+                team_id=target.id,
+                joined_team_at=utcnow(),
+                **({"is_captain": False} if has_captain else {}),
+            )
             .execution_options(synchronize_session=False)
         )
         session.execute(
@@ -247,3 +265,37 @@ def delete_team(session: Session, team_id: int, *, actor: str) -> str:
         session.rollback()
         raise
     return name
+
+
+def add_member(session: Session, team_id: int, email: str, *, actor: str) -> User:
+    """Add a participant without a team to a team, as its captain if it has none.
+
+    The organizers' way into a team left without members (it has no invite code); it works in
+    every registration mode, but not into a withdrawn or full team.
+    """
+    try:
+        lock_teams(session, team_id)
+        team = _fresh(session, team_id)
+        user = fresh_row(session, User, find_user(session, email).id, f"No user {shown(email)}.")
+        if user.is_organizer:
+            raise Forbidden("Organizers cannot be team members.")
+        if not user.is_active:
+            raise Conflict(f"The account {shown(user.email)} is disabled.")
+        if user.team_id is not None:
+            raise Conflict(f"{shown(user.email)} is already in a team; they must leave it first.")
+        captain = not session.scalar(
+            select(exists().where(User.team_id == team.id, User.is_captain))
+        )
+        put_in_team(session, user.id, team, captain=captain)
+        if team.invite_code is None:
+            team.invite_code = new_invite_code()  # the new captain can invite again
+        details: dict[str, Any] = {"team": team.name, "email": user.email}
+        if captain:
+            details["captain"] = True
+        record(session, actor, "add-member", **details)
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    session.refresh(user)
+    return user

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
@@ -13,7 +13,12 @@ from sqlalchemy.orm import Session
 from leaderboard.formats.issues import shown
 from leaderboard.models import JoinRequest, Run, Team, User, utcnow
 from leaderboard.services import settings
-from leaderboard.services.accounts import clean_name
+from leaderboard.services.accounts import (
+    check_name_usable,
+    clean_team_name,
+    names_anonymous,
+    taken_name,
+)
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 
@@ -102,12 +107,14 @@ def create_own_team(session: Session, user: User, name: str, affiliation: str = 
     mode = settings.registration(session)
     if mode == "closed":
         raise Forbidden("Registration is closed: no new teams can be created.")
-    name = clean_name(name, "team name")
+    name = clean_team_name(name)
     affiliation = clean_affiliation(affiliation)
     if user.team_id is not None:
         raise Conflict("You are already in a team; leave it before creating another one.")
-    if session.scalar(select(Team.id).where(Team.name == name)) is not None:
-        raise Conflict(f"A team named {shown(name)} already exists.")
+    # While names are anonymous, every unusable name gets one answer: a taken one must not
+    # confirm that a guessed team takes part (the view also limits attempts per account).
+    discreet = names_anonymous(session)
+    check_name_usable(session, name, discreet=discreet)
     team = Team(
         name=name,
         affiliation=affiliation,
@@ -115,12 +122,16 @@ def create_own_team(session: Session, user: User, name: str, affiliation: str = 
         invite_code=new_invite_code(),
     )
     session.add(team)
-    session.flush()
+    try:
+        session.flush()
+    except IntegrityError:  # the name (or one read alike) was taken meanwhile
+        session.rollback()
+        raise taken_name(name, discreet=discreet) from None
     # Only if the user is still team-less: a concurrent join elsewhere wins, this rolls back.
     moved = session.execute(
         update(User)
         .where(User.id == user.id, User.team_id.is_(None))
-        .values(team_id=team.id, is_captain=True)
+        .values(team_id=team.id, is_captain=True, joined_team_at=utcnow())
         .execution_options(synchronize_session=False)
     )
     if moved.rowcount != 1:  # type: ignore[attr-defined]
@@ -132,18 +143,31 @@ def create_own_team(session: Session, user: User, name: str, affiliation: str = 
         session.commit()
     except IntegrityError:
         session.rollback()
-        raise Conflict(f"A team named {shown(name)} already exists.") from None
+        raise taken_name(name, discreet=discreet) from None
     session.refresh(user)
     return team
 
 
+INVALID_LINK = "This invite link is not valid (any more); ask the team for a new one."
+
+
+def usable_team_by_code(session: Session, code: str) -> Team | None:
+    """Return the team whose invite link carries this code, unless it is withdrawn; else None.
+
+    A team left without members has no code at all, so no link reaches it.
+    """
+    code = code.strip()
+    if not code or len(code) > 64:
+        return None
+    team = session.scalar(select(Team).where(Team.invite_code == code))
+    return None if team is None or team.withdrawn_at is not None else team
+
+
 def team_by_code(session: Session, code: str) -> Team:
     """Return the team whose invite link carries this code, or raise NotFound."""
-    team = None
-    if code and len(code) <= 64:
-        team = session.scalar(select(Team).where(Team.invite_code == code))
-    if team is None or team.withdrawn_at is not None:
-        raise NotFound("This invite link is not valid (any more); ask the team for a new one.")
+    team = usable_team_by_code(session, code)
+    if team is None:
+        raise NotFound(INVALID_LINK)
     return team
 
 
@@ -160,19 +184,31 @@ class JoinOutcome:
     joined: bool
 
 
+def has_room(session: Session, team: Team) -> bool:
+    """Return whether a team has fewer members than the site's ``max_team_size``."""
+    return member_count(session, team.id) < settings.max_team_size(session)
+
+
 def _check_room(session: Session, team: Team) -> None:
-    limit = settings.max_team_size(session)
-    if member_count(session, team.id) >= limit:
+    if not has_room(session, team):
+        limit = settings.max_team_size(session)
         raise Conflict(f"Team {shown(team.name)} is full: it has the maximum of {limit} members.")
 
 
-def _put_in_team(session: Session, user_id: int, team: Team) -> None:
-    """Move a team-less user into a locked team with room; refuse if they have a team now."""
+def check_open_to_members(session: Session, team: Team) -> None:
+    """Refuse a new member for a withdrawn team or one without room (the team is locked)."""
+    if team.withdrawn_at is not None:
+        raise Conflict(f"Team {shown(team.name)} is withdrawn: nobody can join it.")
     _check_room(session, team)
+
+
+def put_in_team(session: Session, user_id: int, team: Team, *, captain: bool = False) -> None:
+    """Move a team-less user into a locked team with room; refuse if they have a team now."""
+    check_open_to_members(session, team)
     moved = session.execute(
         update(User)
         .where(User.id == user_id, User.team_id.is_(None))
-        .values(team_id=team.id, is_captain=False)
+        .values(team_id=team.id, is_captain=captain, joined_team_at=utcnow())
         .execution_options(synchronize_session=False)
     )
     if moved.rowcount != 1:  # type: ignore[attr-defined]
@@ -204,11 +240,11 @@ def join_by_code(session: Session, user: User, code: str) -> JoinOutcome:
         lock_teams(session, team_id)
         team = _fresh_team(session, team_id)
         if team.invite_code != code or team.withdrawn_at is not None:
-            raise NotFound("This invite link is not valid (any more); ask the team for a new one.")
+            raise NotFound(INVALID_LINK)
         if _fresh_user(session, user.id).team_id is not None:
             raise Conflict("You are already in a team; leave it before joining another one.")
         if mode in ("open", "invite"):
-            _put_in_team(session, user.id, team)
+            put_in_team(session, user.id, team)
             record(session, user.email, "join-team", team=team.name, via="invite link")
             joined = True
         else:
@@ -291,11 +327,16 @@ def decide_request(session: Session, captain: User, request_id: int, *, accept: 
             raise Conflict(f"That join request was already {req.status}.")
         applicant = _fresh_user(session, req.user_id)
         if accept:
+            # Whatever the mode, a withdrawn team takes nobody; a closed site lets nobody in.
+            if team.withdrawn_at is not None:
+                raise Conflict(f"Team {shown(team.name)} is withdrawn: nobody can join it.")
+            if settings.registration(session) == "closed":
+                raise Forbidden("Registration is closed: nobody can join a team now.")
             if applicant.team_id is not None:
                 req.status, req.decided_at = "withdrawn", utcnow()
                 session.commit()
                 raise Conflict(f"{shown(applicant.email)} has joined another team meanwhile.")
-            _put_in_team(session, applicant.id, team)
+            put_in_team(session, applicant.id, team)
         req.status, req.decided_at = ("accepted" if accept else "declined"), utcnow()
         record(
             session,
@@ -356,8 +397,10 @@ def remove_member(session: Session, captain: User, member_id: int) -> User:
         if member is None or member.team_id != team.id:
             raise NotFound("That account is not a member of your team.")
         if member.id == captain.id:
-            raise InvalidInput("To leave your own team, use Leave (hand over the captaincy first).")
-        member.team_id, member.is_captain = None, False
+            raise InvalidInput("To leave your own team, use Leave.")
+        member.team_id, member.is_captain, member.joined_team_at = None, False, None
+        # The removed member may know the link: it stops working.
+        team.invite_code = new_invite_code()
         record(session, captain.email, "remove-member", team=team.name, email=member.email)
         session.commit()
     except BaseException:
@@ -368,17 +411,27 @@ def remove_member(session: Session, captain: User, member_id: int) -> User:
 
 @dataclass(frozen=True)
 class LeaveOutcome:
-    """What leaving did: the team's name, and whether the now empty team was deleted."""
+    """What leaving did: the team's name, whether the now empty team was deleted, the new captain."""
 
     team: str
     deleted: bool
+    captain: User | None = None
+
+
+def longest_standing(session: Session, team_id: int) -> User | None:
+    """Return the member of a team who joined it first (the lowest id among equals), or None."""
+    members = session.scalars(
+        select(User).where(User.team_id == team_id).execution_options(populate_existing=True)
+    ).all()
+    return min(members, key=lambda u: (u.joined_team_at or u.created_at, u.id), default=None)
 
 
 def leave_team(session: Session, user: User) -> LeaveOutcome:
-    """Leave one's team; a captain hands over first unless they are the last member.
+    """Leave one's team; a leaving captain hands over to the longest-standing member.
 
-    The last member leaving empties the team: it is deleted when it has no run, and kept
-    (with its runs, for an organizer to merge or withdraw) otherwise.
+    The invite code changes (the leaver knows it). The last member leaving empties the team:
+    it is deleted when it has no run, and kept otherwise (with its runs, and no invite code:
+    only an organizer can add members to it, or merge or withdraw it).
     """
     _may_take_part(user)
     if user.team_id is None:
@@ -390,12 +443,20 @@ def leave_team(session: Session, user: User) -> LeaveOutcome:
         if me.team_id != team_id:
             raise Conflict("Your account is not in that team any more.")
         team = _fresh_team(session, team_id)
-        others = member_count(session, team_id) - 1
-        if me.is_captain and others > 0:
-            raise Conflict("Hand over the captaincy to another member before you leave.")
-        me.team_id, me.is_captain = None, False
-        deleted = others == 0 and not has_runs(session, team_id)
-        record(session, user.email, "leave-team", team=team.name, deleted_team=deleted)
+        was_captain = me.is_captain
+        me.team_id, me.is_captain, me.joined_team_at = None, False, None
+        session.flush()
+        successor = longest_standing(session, team_id) if was_captain else None
+        if successor is not None:
+            successor.is_captain = True
+        empty = member_count(session, team_id) == 0
+        deleted = empty and not has_runs(session, team_id)
+        # Nobody is left to share a link: no code at all, so that no old link lets anyone in.
+        team.invite_code = None if empty else new_invite_code()
+        details: dict[str, Any] = {"team": team.name, "deleted_team": deleted}
+        if successor is not None:
+            details["captain"] = successor.email
+        record(session, user.email, "leave-team", **details)
         name = team.name
         if deleted:
             session.flush()
@@ -405,7 +466,7 @@ def leave_team(session: Session, user: User) -> LeaveOutcome:
         session.rollback()
         raise
     session.refresh(user)
-    return LeaveOutcome(name, deleted)
+    return LeaveOutcome(name, deleted, successor)
 
 
 def members_of(session: Session, team: Team) -> list[User]:

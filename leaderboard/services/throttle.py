@@ -28,7 +28,9 @@ PER_PAIR = 5
 PER_ACCOUNT = 100
 PER_ADDRESS = 30
 #: Requests per hour of each mailing action: (per address, per account).
-REQUEST_LIMITS = {"signup": (20, 5), "reset": (20, 5), "resend": (20, 5)}
+#: "team" counts the team names a participant tries (/teams/new), so that names cannot be
+#: guessed quickly while they are anonymous.
+REQUEST_LIMITS = {"signup": (20, 5), "reset": (20, 5), "resend": (20, 5), "team": (60, 10)}
 REQUEST_WINDOW = timedelta(hours=1)
 #: The window of each scope that is not a log-in scope.
 _WINDOWS = {
@@ -75,7 +77,7 @@ def _window(scope: str) -> timedelta:
 
 
 def claim_request(session: Session, action: str, email: str, remote: str, now: datetime) -> None:
-    """Count one sign-up, reset or resend request; raise TooManyAttempts when over a limit."""
+    """Count one sign-up, reset, resend or team-name request; raise TooManyAttempts when over."""
     per_address, per_account = REQUEST_LIMITS[action]
     login = Attempt.of(email, remote)
     account, address = login.keys[1][1], login.keys[2][1]

@@ -16,7 +16,7 @@ from leaderboard.services import settings as site
 from leaderboard.services.errors import DomainError
 from leaderboard.services.links import read_token, read_unexpired
 from leaderboard.services.mail import Transport
-from leaderboard.services.notices import Outbox
+from leaderboard.services.notices import Outbox, link_base
 from leaderboard.services.passwords import (
     change_password,
     reset_password,
@@ -30,6 +30,7 @@ from leaderboard.services.signup import (
     registration_refusal,
     resend_target,
     sign_up,
+    stand_in,
     team_for_invite,
     verification_user,
     verify,
@@ -49,20 +50,18 @@ from leaderboard.web.forms import ConfirmForm
 bp = Blueprint("account", __name__)
 
 
-def base_url() -> str:
-    """Return the start of links in mail: the configured base URL, else this request's host."""
-    configured = settings().base_url or settings().site_url
-    return configured or request.host_url
-
-
 def outbox() -> Outbox:
-    """Return the mail builder of this request (mail goes on another thread)."""
+    """Return the mail builder of this request (mail goes on another thread).
+
+    Raise NoBaseUrl (503) when no base URL is configured: links never start with the
+    request's Host header, which the client chooses.
+    """
     config = settings()
     return Outbox(
         transport=Transport.parse(config.mail_url),
         sender=config.mail_from,
         secret=config.secret_key,
-        base_url=base_url(),
+        base_url=link_base(config),
         site_name=site.get(db(), "site_name"),
         now=now(),
     )
@@ -111,6 +110,7 @@ def signup() -> ResponseReturnValue:
     """Show the sign-up form; create an unverified account and mail its verification link."""
     if current_user.is_authenticated:
         return redirect(url_for("public.home"))
+    link_base(settings())  # no base URL: refused (503) before anything is entered or stored
     session = db()
     invite_code = request.args.get("invite", "").strip()[:64]
     if invite_code and team_for_invite(session, invite_code) is None:
@@ -154,10 +154,14 @@ def signup() -> ResponseReturnValue:
     except DomainError as exc:
         page["error"] = exc.message
         return render_template("account/signup.html", **page), exc.status
-    if outcome.user is not None and outcome.mail == "verify":
-        outbox().verification(outcome.user, invite_code)
-    elif outcome.user is not None and outcome.mail == "exists":
-        outbox().already_registered(outcome.user)
+    # One mail is built and signed whatever the address, and dropped for a disabled account.
+    box = outbox()
+    if outcome.mail == "verify":
+        box.verification(outcome.user, invite_code)
+    elif outcome.mail == "pending":
+        box.pending(outcome.user)
+    else:
+        box.already_registered(outcome.user, deliver=outcome.deliver)
     return _check_mail(email, "signup")
 
 
@@ -194,9 +198,14 @@ def _mail_link(
     template: str,
     form: EmailForm,
     find: Callable[[Session, str], User | None],
-    send: Callable[[User], None],
+    send: Callable[[Outbox, User, bool], None],
 ) -> ResponseReturnValue:
-    """Mail a link to the account an address names, if any; the same answer for any address."""
+    """Mail a link to the account an address names, if any; the same answer for any address.
+
+    An address without such an account gets the same work done: a mail to a stand-in account
+    is built and signed, then dropped instead of sent.
+    """
+    link_base(settings())
     if not form.validate_on_submit():
         return render_template(template, form=form), _status(request.method)
     email = form.email.data or ""
@@ -205,8 +214,7 @@ def _mail_link(
     except TooManyAttempts as exc:
         return _too_many(exc, template, form=form)
     user = find(db(), email)
-    if user is not None:
-        send(user)
+    send(outbox(), user or stand_in(email), user is not None)
     return _check_mail(email, kind)
 
 
@@ -217,7 +225,11 @@ def resend() -> ResponseReturnValue:
     if request.method == "GET" and request.args.get("email"):
         form.email.data = request.args.get("email", "")[:320]
     return _mail_link(
-        "resend", "account/resend.html", form, resend_target, lambda u: outbox().verification(u)
+        "resend",
+        "account/resend.html",
+        form,
+        resend_target,
+        lambda box, user, deliver: box.verification(user, deliver=deliver),
     )
 
 
@@ -228,13 +240,17 @@ def resend() -> ResponseReturnValue:
 def forgot() -> ResponseReturnValue:
     """Mail a password-reset link to an account (the same answer for any address)."""
     return _mail_link(
-        "reset", "account/forgot.html", EmailForm(), reset_target, lambda u: outbox().reset(u)
+        "reset",
+        "account/forgot.html",
+        EmailForm(),
+        reset_target,
+        lambda box, user, deliver: box.reset(user, deliver=deliver),
     )
 
 
 @bp.route("/password/reset/<token>", methods=["GET", "POST"])
 def reset(token: str) -> ResponseReturnValue:
-    """Set a new password through a reset link; every session of the account ends."""
+    """Set a new password through a reset link; every session and API token of it ends."""
     session = db()
     try:
         payload = read_unexpired(settings().secret_key, "reset", token)
@@ -252,7 +268,11 @@ def reset(token: str) -> ResponseReturnValue:
         return render_template(
             "account/reset.html", form=form, email=user.email, form_error=exc.message
         ), exc.status
-    flash("Your new password is set; every earlier log-in has ended. Log in with it.", "info")
+    flash(
+        "Your new password is set; every earlier log-in has ended and every API token of the "
+        "account was revoked. Log in with it.",
+        "info",
+    )
     return redirect(url_for("auth.login"))
 
 
@@ -290,7 +310,11 @@ def account_page() -> ResponseReturnValue:
     if changing_password:
         # Every other session ended with the new generation; this one carries on with it.
         start_session(user)
-        flash("Password changed; you were logged out everywhere else.", "info")
+        flash(
+            "Password changed; you were logged out everywhere else and every API token of "
+            "yours was revoked (make new ones under API tokens).",
+            "info",
+        )
     else:
         flash("Profile saved.", "info")
     return redirect(url_for("account.account_page"))

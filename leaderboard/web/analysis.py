@@ -16,8 +16,8 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField, SelectField
 from wtforms.validators import InputRequired, NumberRange
 
-from leaderboard import charts
 from leaderboard.models import Analysis
+from leaderboard.services import chart_files
 from leaderboard.services.analyses import request_analysis, shown_report, status
 from leaderboard.services.anonymity import audience_for
 from leaderboard.services.catalog import Target, resolve
@@ -26,16 +26,25 @@ from leaderboard.services.diagnostics import (
     diagnosable_run,
     diagnostics_access,
     run_diagnostics,
+    shown_name,
 )
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.freeze import frozen_of
+from leaderboard.services.frozen_analysis import compared
 from leaderboard.services.significance import METHODS, Request
-from leaderboard.services.tables import live_table
 from leaderboard.tables.exports import csv_safe
 from leaderboard.web.context import db, now, store
 from leaderboard.web.forms import options
 from leaderboard.web.organizer import organizer_required
-from leaderboard.web.public import chosen_view, ensure_visible, viewer
+from leaderboard.web.public import (
+    cached_response,
+    chosen_view,
+    ensure_visible,
+    live_labels,
+    page_key,
+    remember,
+    viewer,
+)
 
 bp = Blueprint("analysis", __name__)
 
@@ -127,16 +136,12 @@ def _chart(report: dict[str, Any], name: str, fmt: str, scale: float) -> Respons
                                  p["p"], p["p_adjusted"], p["significant"]])  # fmt: skip
         body = out.getvalue().encode()
     elif name == "measure":
-        body = charts.measure_chart(
-            [r["label"] for r in rows],
-            [r["value"] for r in rows],
-            [tuple(r["interval"]) if r["interval"] else None for r in rows],
-            [r["cluster"] for r in rows],
-            measure=report["measure"],
-            fmt=fmt,
-        )
+        # Drawn once per analysis and audience, then read from the store.
+        body = chart_files.measure_chart(db(), store(), rows, report["measure"], fmt)
     else:
-        body = charts.pvalue_matrix(report["runs"], _matrix(report), alpha=report["alpha"], fmt=fmt)
+        body = chart_files.pvalue_matrix(
+            db(), store(), report["runs"], _matrix(report), report["alpha"], fmt
+        )
     response = Response(body, mimetype=MIME[fmt])
     filename = f"{report['task']}-{report['subtask']}-{report['set']}-{name}.{fmt}"
     disposition = "attachment" if fmt != "svg" else "inline"
@@ -199,6 +204,7 @@ def _page(target: Target, form: AnalysisForm) -> dict[str, Any]:
         "report": report,
         "matrix": _matrix(report) if report else [],
         "rows": _measure_rows(report) if report else [],
+        "summary": compared(report).capitalize() if report else "",
     }
 
 
@@ -221,6 +227,10 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
     The official view (the default once frozen) shows the analysis frozen with the table, the
     live view the analysis of the current scores.
     """
+    key = page_key(task, subtask)
+    cached = cached_response(key)
+    if cached is not None:
+        return cached
     target = _target(task, subtask)
     ensure_visible(target)
     snapshot = frozen_of(db(), target)
@@ -233,19 +243,22 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
             else "No analysis of the current results yet."
         )
     scale = _scale(target, report["measure"])
-    if view == "official":
-        # Named as frozen, as the official table names them.
-        return _chart(report, name, fmt, scale)
-    # Runs are named as this reader's table names them (anonymous phases hide teams).
-    table = live_table(db(), store(), target, audience_for(viewer()))
-    return _chart(relabel(report, {r.run_id: r.label for r in table.rows}), name, fmt, scale)
+    if view != "official":
+        # Runs are named as this reader's table names them (anonymous phases hide teams); the
+        # official view names them as frozen, as the official table does.
+        report = relabel(report, live_labels(target, audience_for(viewer())))
+    return remember(key, _chart(report, name, fmt, scale))
 
 
-def relabel(report: dict[str, Any], names: dict[int | None, str]) -> dict[str, Any]:
-    """Return the report with each run's label replaced by its name in ``names``."""
+def relabel(report: dict[str, Any], names: dict[int, str]) -> dict[str, Any]:
+    """Return the report with each run's label replaced by its name in ``names``.
+
+    The analysis names runs for organizers; a run the reader's table lacks (never, while the
+    analysis is current) is named by its place alone, never by the organizers' name.
+    """
     new = {
-        old: names.get(run_id, old)
-        for old, run_id in zip(report["runs"], report["run_ids"], strict=True)
+        old: names.get(run_id) or f"#{n}"
+        for n, (old, run_id) in enumerate(zip(report["runs"], report["run_ids"], strict=True), 1)
     }
     return {
         **report,
@@ -271,7 +284,10 @@ def run_queries(run_id: int) -> ResponseReturnValue:
     """Show a run's per-query values against the median and best of the ranked runs."""
     access = diagnostics_access(db(), viewer(), run_id)
     if access.hidden:
-        return render_template("analysis/queries_hidden.html", run=access.run)
+        label, unit = shown_name(db(), access.run, audience_for(viewer()))
+        return render_template(
+            "analysis/queries_hidden.html", run=access.run, label=label, unit=unit
+        )
     return render_template("analysis/queries.html", d=_diagnostics(run_id))
 
 
@@ -285,14 +301,14 @@ def run_queries_file(run_id: int, fmt: str) -> ResponseReturnValue:
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(["query", found.measure, "median", "best", "difference"])
+        writer.writerow([found.unit, found.measure, "median", "best", "difference"])
         for r in found.rows:
             writer.writerow([csv_safe(r.query, text=True), r.value, r.median, r.best, r.difference])
         body = out.getvalue().encode()
     else:
-        body = charts.difference_chart(
-            [r.query for r in found.rows], [r.difference for r in found.rows],
-            measure=found.measure, fmt=fmt,
+        body = chart_files.difference_chart(
+            db(), store(), [r.query for r in found.rows], [r.difference for r in found.rows],
+            measure=found.measure, unit=found.units, fmt=fmt,
         )  # fmt: skip
     response = Response(body, mimetype=MIME[fmt])
     disposition = "attachment" if fmt != "svg" else "inline"

@@ -11,6 +11,7 @@ from werkzeug.exceptions import HTTPException
 from werkzeug.formparser import MultiPartParser
 from werkzeug.sansio.multipart import MultipartDecoder
 
+from leaderboard.redaction import redact
 from leaderboard.services.errors import DomainError, RunRejected
 
 bp = Blueprint("errors", __name__)
@@ -118,5 +119,5 @@ def http_error(exc: HTTPException) -> ResponseReturnValue:
 @bp.app_errorhandler(Exception)
 def unexpected(exc: Exception) -> ResponseReturnValue:
     """Log an unexpected error and answer 500 without details."""
-    log.exception("unhandled error on %s %s", request.method, request.path)
+    log.exception("unhandled error on %s %s", request.method, redact(request.path))
     return _respond(500, "Something went wrong on our side; the error was logged.")

@@ -138,6 +138,12 @@ class MergeTeamForm(FlaskForm):
     into = StringField("Merge into (team name)", validators=[DataRequired(), Length(max=255)])
 
 
+class AddMemberForm(FlaskForm):
+    """An organizer adds an account (by e-mail) to a team."""
+
+    email = StringField("E-mail address", validators=[DataRequired(), Length(max=320)])
+
+
 class TokenForm(FlaskForm):
     """Create a named API token."""
 

@@ -114,6 +114,11 @@ _TASKS = {
                                                 "type": "array",
                                                 "items": {"$ref": "#/components/schemas/Phase"},
                                             },
+                                            "uploads_open": {
+                                                "type": "boolean",
+                                                "description": "Whether a phase of the set is "
+                                                "open now; a set without one takes no uploads.",
+                                            },
                                         },
                                     },
                                 },

@@ -12,6 +12,7 @@ from flask.typing import ResponseReturnValue
 from flask_login import current_user
 from sqlalchemy import text
 
+from leaderboard.redaction import RedactingFilter, redact
 from leaderboard.web.context import db
 
 bp = Blueprint("ops", __name__)
@@ -29,7 +30,11 @@ def healthz() -> ResponseReturnValue:
 
 
 def init_request_logs(app: Flask) -> None:
-    """Log one JSON line per request: id, method, path, status, duration, user."""
+    """Log one JSON line per request: id, method, path (secrets redacted), status, duration, user."""
+    # The development server (``flask run``) logs each request line itself.
+    werkzeug_log = logging.getLogger("werkzeug")
+    if not any(isinstance(f, RedactingFilter) for f in werkzeug_log.filters):
+        werkzeug_log.addFilter(RedactingFilter())
     if not access_log.handlers:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("%(message)s"))
@@ -50,7 +55,8 @@ def init_request_logs(app: Flask) -> None:
             "event": "request",
             "request_id": g.get("request_id"),
             "method": request.method,
-            "path": request.path,
+            # Link tokens and invite codes are credentials: never written to a log.
+            "path": redact(request.path),
             "status": resp.status_code,
             "ms": round((time.perf_counter() - started) * 1000, 1) if started else None,
             "user": user or (g.api_user.id if "api_user" in g else None),

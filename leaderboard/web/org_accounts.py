@@ -11,7 +11,7 @@ from flask_login import current_user
 from leaderboard.services import settings as site
 from leaderboard.services.errors import DomainError
 from leaderboard.services.mail import MailError
-from leaderboard.services.notices import Outbox
+from leaderboard.services.notices import NoBaseUrl, Outbox
 from leaderboard.services.users import (
     invitable,
     list_users,
@@ -68,12 +68,22 @@ def user_action(user_id: int, action: str) -> ResponseReturnValue:
     email = user.email
     try:
         if action == "resend":
+            box = _mail_now()  # no base URL: refused before anything is recorded
             target = unverified_for_resend(session, email, actor=_actor())
-            _mail_now().verification(target)
+            box.verification(target)
             flash(f"Verification link sent to {email}.", "info")
+        elif action == "enable":
+            set_active(session, user, True, actor=_actor())
+            flash(f"{email} enabled (its API tokens stay revoked).", "info")
         else:
-            set_active(session, user, action == "enable", actor=_actor())
-            flash(f"{email} {'enabled' if action == 'enable' else 'disabled'}.", "info")
+            set_active(session, user, False, actor=_actor())
+            flash(
+                f"{email} disabled: every session of it ended and every API token was revoked.",
+                "info",
+            )
+    except NoBaseUrl as exc:
+        flash(exc.message, "error")
+        return _users_page(status=exc.status)
     except DomainError as exc:
         flash(exc.message, "error")
     except MailError as exc:
@@ -89,8 +99,9 @@ def invite() -> ResponseReturnValue:
     if not form.validate_on_submit():
         return _users_page(form, 400)
     try:
+        box = _mail_now()  # no base URL: refused before anything is recorded
         email = invitable(db(), form.email.data or "", actor=_actor())
-        _mail_now().invitation(email, _actor())
+        box.invitation(email, _actor())
     except DomainError as exc:
         flash(exc.message, "error")
         return _users_page(form, exc.status)

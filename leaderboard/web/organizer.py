@@ -19,7 +19,7 @@ from leaderboard.services.audit import events_of_subtask, latest_events
 from leaderboard.services.baselines import add_baselines
 from leaderboard.services.catalog import Target, list_tasks, resolve
 from leaderboard.services.errors import DomainError, InvalidInput, RunRejected
-from leaderboard.services.freeze import frozen_of
+from leaderboard.services.freeze import DeadlineAhead, deadline_ahead, frozen_of
 from leaderboard.services.frozen_analysis import describe_analysis
 from leaderboard.services.gold import (
     gold_choices,
@@ -29,7 +29,7 @@ from leaderboard.services.gold import (
     set_gold,
 )
 from leaderboard.services.listing import LISTING_FORMATS, run_listing
-from leaderboard.services.phases import PhaseChange, phases_of, upsert_phase
+from leaderboard.services.phases import PhaseChange, delete_phase, phases_of, upsert_phase
 from leaderboard.services.runs import Submission, submit_run
 from leaderboard.services.taskdata import add_data_file, data_files, delete_data_file
 from leaderboard.web.context import db, now, settings, store
@@ -120,6 +120,7 @@ def _page(target: Target, **extra: Any) -> str:
         slug: {p: latest_job(session, t, p) for p in ("freeze", "verify")}
         for slug, t in targets.items()
     }
+    deadlines = {slug: deadline_ahead(session, t, now()) for slug, t in targets.items()}
     # Imported here: the analysis pages use this module's organizer_required.
     from leaderboard.web.analysis import analysis_context
 
@@ -137,6 +138,7 @@ def _page(target: Target, **extra: Any) -> str:
         data_files=data_files(session, target.subtask),
         frozen=frozen,
         jobs=jobs,
+        deadlines=deadlines,
         frozen_notes=frozen_notes,
         events=events,
         upload_fields=upload_fields(target),
@@ -205,6 +207,18 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
     target = resolve(db(), task, subtask, form.eval_set.data)
     upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
     flash(f"Phase {form.name.data} saved.", "info")
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/phase/delete", methods=["POST"])
+@organizer_required
+def delete_phase_view(task: str, subtask: str) -> ResponseReturnValue:
+    """Delete a phase (field ``name``); its runs stay, no longer in a phase."""
+    _confirmed()
+    target = resolve(db(), task, subtask)
+    name = request.form.get("name", "")
+    delete_phase(db(), target.subtask, task, name, actor=_actor(), now=now())
+    flash(f"Phase {name} deleted.", "info")
     return _back(task, subtask)
 
 
@@ -314,7 +328,20 @@ QUEUED = {
 def _queue(task: str, subtask: str, eval_set: str, purpose: str) -> ResponseReturnValue:
     _confirmed()
     target = resolve(db(), task, subtask, eval_set)
-    job = request_job(db(), target, purpose, actor=_actor(), now=now())
+    try:
+        job = request_job(
+            db(),
+            target,
+            purpose,
+            actor=_actor(),
+            now=now(),
+            before_deadline=purpose == "freeze" and bool(request.form.get("before_deadline")),
+            zone=settings().display_timezone,
+        )
+    except DeadlineAhead as exc:
+        # Said at once, on the page whose freeze form offers the confirmation.
+        flash(f"Not frozen: {exc.message}", "error")
+        return _page(resolve(db(), task, subtask)), exc.status
     flash(QUEUED[purpose].format(set=eval_set, job=job.id), "info")
     return _back(task, subtask)
 

@@ -1,4 +1,4 @@
-"""The organizer's team list: approve, rename, merge, withdraw and delete teams."""
+"""The organizer's team list: approve, rename, merge, withdraw and delete teams, add members."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from leaderboard.services import team_admin
 from leaderboard.services.accounts import find_team
 from leaderboard.services.errors import InvalidInput
 from leaderboard.web.context import db
-from leaderboard.web.forms import ConfirmForm, MergeTeamForm, RenameTeamForm
+from leaderboard.web.forms import AddMemberForm, ConfirmForm, MergeTeamForm, RenameTeamForm
 from leaderboard.web.organizer import organizer_required
 
 bp = Blueprint("organizer_teams", __name__, url_prefix="/organizer/teams")
@@ -43,6 +43,7 @@ def teams() -> ResponseReturnValue:
         confirm=ConfirmForm(),
         rename=RenameTeamForm(),
         merge=MergeTeamForm(),
+        add_member=AddMemberForm(),
     )
 
 
@@ -84,6 +85,24 @@ def merge(team_id: int) -> ResponseReturnValue:
     into = find_team(session, (form.into.data or "").strip()).id
     target = team_admin.merge_teams(session, team_id, into, actor=_actor())
     flash(f"Team {source} merged into {target.name}.", "info")
+    return _back()
+
+
+@bp.route("/<int:team_id>/members", methods=["POST"])
+@organizer_required
+def add_member(team_id: int) -> ResponseReturnValue:
+    """Add an account without a team to a team (its captain if it has none)."""
+    form = AddMemberForm()
+    if not form.validate_on_submit():
+        if form.csrf_token.errors:
+            abort(400, "The form expired; reload the page and try again.")
+        raise InvalidInput("Give the e-mail address of the account to add.")
+    session = db()
+    member = team_admin.add_member(session, team_id, form.email.data or "", actor=_actor())
+    team = team_admin.team_by_id(session, team_id)
+    role = " as its captain" if member.is_captain else ""
+    # A flash is plain text: U+2068 ... U+2069 isolate the names as <bdi> would.
+    flash(f"\u2068{member.email}\u2069 added to team \u2068{team.name}\u2069{role}.", "info")
     return _back()
 
 

@@ -44,7 +44,7 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
     form.slot.choices = options([(s, s) for s in target.definition.runs.slots])
     if request.method == "GET":
         form.eval_set.data = target.eval_set.slug
-    phase = current_phase(db(), target.subtask, now())
+    phase = current_phase(db(), target.subtask, now(), target.eval_set)
     context = {
         "form": form,
         "target": target,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from flask import Blueprint, Response, abort, make_response, render_template, request
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
@@ -11,7 +13,7 @@ from leaderboard.formats.issues import shown
 from leaderboard.models import FrozenTable, User
 from leaderboard.services import revisions
 from leaderboard.services.analyses import shown_report
-from leaderboard.services.anonymity import audience_for, audience_key, is_anonymous
+from leaderboard.services.anonymity import Audience, audience_for, audience_key, is_anonymous
 from leaderboard.services.catalog import Target, definition_of, list_tasks, resolve
 from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.freeze import RENDERERS, frozen_of
@@ -70,7 +72,7 @@ def task_page(task: str) -> ResponseReturnValue:
     return render_template("public/task.html", task=t, definition=definition_of(t))
 
 
-def _cached_response(key: tuple[object, ...] | None) -> Response | None:
+def cached_response(key: tuple[object, ...] | None) -> Response | None:
     hit = pagecache.pages().get(key) if key is not None else None
     if hit is None:
         return None
@@ -78,14 +80,14 @@ def _cached_response(key: tuple[object, ...] | None) -> Response | None:
     return Response(body, mimetype=mimetype, headers=list(headers))
 
 
-def _remember(key: tuple[object, ...] | None, resp: Response) -> Response:
+def remember(key: tuple[object, ...] | None, resp: Response) -> Response:
     if key is not None and resp.status_code == 200:
         headers = tuple((k, v) for k, v in resp.headers.items() if k == "Content-Disposition")
         pagecache.pages().put(key, (resp.get_data(), resp.mimetype or "text/html", headers))
     return resp
 
 
-def _page_key(task: str, subtask: str) -> tuple[object, ...] | None:
+def page_key(task: str, subtask: str) -> tuple[object, ...] | None:
     """Return the anonymous-page cache key: the full path and the set's revision."""
     if not pagecache.anonymous_get():
         return None
@@ -106,11 +108,23 @@ def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) 
     )
 
 
+def live_labels(target: Target, audience: Audience) -> dict[int, str]:
+    """Return each run's label in this audience's live table, cached by revision like tables."""
+    names = audience_key(db(), target, audience)
+    key = (target.eval_set.id, target.eval_set.revision, "labels", names)
+
+    def make() -> str:
+        table = live_table(db(), store(), target, audience, analysed=False)
+        return json.dumps({str(r.run_id): r.label for r in table.rows if r.run_id is not None})
+
+    return {int(k): v for k, v in json.loads(pagecache.tables().get_or_make(key, make)).items()}
+
+
 @bp.route("/tasks/<task>/<subtask>")
 def results(task: str, subtask: str) -> ResponseReturnValue:
     """Show the official (frozen) or live results table of a subtask's evaluation set."""
-    key = _page_key(task, subtask)
-    cached = _cached_response(key)
+    key = page_key(task, subtask)
+    cached = cached_response(key)
     if cached is not None:
         return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
@@ -136,7 +150,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         anonymous=is_anonymous(db(), target),
         charted=charted,
     )
-    return _remember(key, make_response(page))
+    return remember(key, make_response(page))
 
 
 @bp.route("/tasks/<task>/<subtask>/results.<ext>")
@@ -144,8 +158,8 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
     """Download the official or live table as CSV, JSON, Markdown or LaTeX."""
     if ext not in DOWNLOADS:
         abort(404)
-    key = _page_key(task, subtask)
-    cached = _cached_response(key)
+    key = page_key(task, subtask)
+    cached = cached_response(key)
     if cached is not None:
         return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
@@ -162,4 +176,4 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
         mimetype=DOWNLOADS[ext],
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )
-    return _remember(key, resp)
+    return remember(key, resp)

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import (
+    Blueprint,
+    abort,
+    flash,
+    make_response,
+    redirect,
+    render_template,
+    request,
+    url_for,
+)
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 
@@ -11,8 +20,9 @@ from leaderboard.services import settings as site_settings
 from leaderboard.services import teams
 from leaderboard.services.errors import DomainError
 from leaderboard.services.runs import team_runs
+from leaderboard.services.throttle import TooManyAttempts, claim_request
 from leaderboard.services.visibility import hiding_phase
-from leaderboard.web.context import db
+from leaderboard.web.context import db, now
 from leaderboard.web.forms import ConfirmForm, TeamForm
 from leaderboard.web.present import score_lines
 
@@ -53,9 +63,20 @@ def new_team() -> ResponseReturnValue:
             status = 400
         else:
             try:
+                if user.team_id is None:
+                    # Every name tried counts: uniqueness must not let anyone list teams quickly.
+                    claim_request(session, "team", user.email, request.remote_addr or "", now())
                 team = teams.create_own_team(
                     session, user, form.name.data or "", form.affiliation.data or ""
                 )
+            except TooManyAttempts as exc:
+                flash(
+                    f"Too many team names tried; try again in {-(-exc.retry_after // 60)} minute(s).",
+                    "error",
+                )
+                resp = make_response(render_template("teams/new.html", form=form, mode=mode), 429)
+                resp.headers["Retry-After"] = str(exc.retry_after)
+                return resp
             except DomainError as exc:
                 flash(exc.message, "error")
                 status = exc.status
@@ -160,12 +181,15 @@ def remove_member(user_id: int) -> ResponseReturnValue:
 @bp.route("/team/leave", methods=["POST"])
 @login_required
 def leave() -> ResponseReturnValue:
-    """Leave the team (a captain hands over first unless they are the last member)."""
+    """Leave the team (a captain's captaincy passes to the longest-standing member)."""
     _confirmed()
     outcome = teams.leave_team(db(), _user())
     gone = (
         " The team had no runs and no other members, so it was deleted." if outcome.deleted else ""
     )
+    if outcome.captain is not None:
+        heir = outcome.captain
+        gone += f" {heir.display_name or heir.email} is now its captain."
     flash(f"You left team {outcome.team}.{gone}", "info")
     return _back()
 

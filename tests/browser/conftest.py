@@ -24,6 +24,7 @@ from playwright.sync_api import (
     sync_playwright,
 )
 
+from bench._common import free_port
 from tests.conftest import PG_URL
 from tests.live import LiveServer
 from tests.shared_data import REPO_ROOT
@@ -44,6 +45,9 @@ BIN = Path(sys.executable).parent
 START = "2016-01-05T12:00:00+00:00"
 #: How long the server may take to boot; a bound on waiting, not an assertion.
 BOOT_SECONDS = 60
+#: A time inside the SemEval-2016 presets' post-evaluation phases (open since 2016-02-01), when a
+#: participant test uploads to a preset without running a campaign of its own.
+POST_EVALUATION = "2016-02-05T12:00:00+00:00"
 TASK_A = "/tasks/semeval2016-task3/A"
 ORGANIZE_A = "/organizer/tasks/semeval2016-task3/A"
 
@@ -72,8 +76,10 @@ def chromium() -> Iterator[Browser]:
 def serve(template_instance: Path, tmp_path: Path, **settings: str) -> Iterator[LiveServer]:
     """Serve a fresh copy of the template instance with gunicorn (2 workers) on a free port.
 
-    ``settings`` are extra environment variables of the server (e.g. its mail URL).
+    ``settings`` are extra environment variables of the server (e.g. its mail URL). Links in
+    mail start with the server's own address, as under ``make run``.
     """
+    port = free_port()
     server = LiveServer.from_template(
         template_instance,
         tmp_path,
@@ -81,8 +87,9 @@ def serve(template_instance: Path, tmp_path: Path, **settings: str) -> Iterator[
         LEADERBOARD_SECRET_KEY="browser-test-secret",
         # Log-ins last so long by the server's clock, which the tests move by weeks.
         LEADERBOARD_SESSION_HOURS=str(24 * 366),
-        **settings,
+        **{"LEADERBOARD_BASE_URL": f"http://127.0.0.1:{port}", **settings},
     )
+    server.port = port
     server.log_file = tmp_path / "gunicorn.log"
     server.set_clock(START)
     try:

@@ -28,7 +28,7 @@ from tests.browser.conftest import (
     log_in,
     upload_run,
 )
-from tests.runs import GOLD_TEST_A, constant_run, oracle_run
+from tests.runs import GOLD_TEST_A, constant_run, oracle_run, own_campaign
 
 DEV_A = (
     GOLD_TEST_A.parents[1] / "dev" / "SemEval2016-Task3-CQA-QL-dev-subtaskA.xml.subtaskA.relevancy"
@@ -148,6 +148,7 @@ def test_a_whole_campaign_in_the_browser(
     live_server.add_organizer("org@example.org", "organizer password")
     live_server.add_participant("Aurora", "alice@example.org", PASSWORD)
     live_server.add_participant("Borealis", "bob@example.org", PASSWORD)
+    own_campaign(live_server)
     org, alice, bob, public = open_page(), open_page(), open_page(), open_page()
     log_in(org, "org@example.org", "organizer password")
     log_in(alice, "alice@example.org", PASSWORD)
@@ -169,11 +170,11 @@ def test_a_whole_campaign_in_the_browser(
     phases = org.locator("#phases table tbody tr")
     expect(phases.nth(0).locator("td")).to_have_text(
         ["trial", "dev", "2016-01-01 00:00:00 UTC", "2016-01-09 00:00:00 UTC"]
-        + ["refused", "refused", "visible", "public", "teams", "—", "—"]
+        + ["refused", "refused", "visible", "public", "teams", "—", "—", "Delete"]
     )
     expect(phases.nth(1).locator("td")).to_have_text(
         ["test", "test", "2016-01-10 00:00:00 UTC", "2016-01-31 23:59:00 UTC"]
-        + ["refused", "refused", "hidden", "public", "teams", "2", "—"]
+        + ["refused", "refused", "hidden", "public", "teams", "2", "—", "Delete"]
     )
     screenshot(org, "phases")
 

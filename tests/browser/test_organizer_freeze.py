@@ -20,7 +20,7 @@ from tests.browser.conftest import (
     log_in,
     ranking_rows,
 )
-from tests.runs import constant_run, oracle_run
+from tests.runs import constant_run, oracle_run, own_campaign
 
 PASSWORD = "organizer password"
 
@@ -94,3 +94,54 @@ def test_organizer_adds_baselines_and_freezes(
     assert page.locator("table.ranking tbody tr.row-baseline").count() == 4
     assert page.locator("table.ranking tbody sub").count() == 14
     screenshot(page)
+
+
+def test_a_freeze_before_the_deadline_needs_the_organizers_confirmation(
+    live_server: LiveServer, page: Page, screenshot: Callable[..., Path], tmp_path: Path
+) -> None:
+    live_server.add_organizer("org@example.org", PASSWORD)
+    # The organizers' own campaign on A: phase test until 2016-01-31 23:59 UTC; now is 01-05.
+    own_campaign(live_server)
+    live_server.cli(
+        "phase", "semeval2016-task3", "A", "test", "--start", "2016-01-01T00:00:00Z",
+        "--end", "2016-01-31T23:59:00Z",
+    )  # fmt: skip
+    run = tmp_path / "run.txt"
+    run.write_bytes(oracle_run())
+    live_server.cli("import-runs", "semeval2016-task3", "A", "--team", "Aurora",
+                    "--slot", "primary", str(run))  # fmt: skip
+    log_in(page, "org@example.org", PASSWORD)
+    page.goto(ORGANIZE_A)
+    ahead = page.locator("#deadline-ahead-test")
+    expect(ahead).to_contain_text("The deadline of phase test is ahead: 2016-01-31 23:59:00 UTC")
+    expect(ahead.locator("time")).to_have_attribute("datetime", "2016-01-31T23:59:00Z")
+    freeze = page.locator(f'form[action="{ORGANIZE_A}/test/freeze"]')
+
+    # Without the confirmation the freeze is refused at once, saying why; nothing is queued.
+    click_and_load(page, freeze.get_by_role("button", name="Freeze official ranking"))
+    expect(page.locator(".flash.error")).to_have_text(
+        "Not frozen: Phase test of the test set has its deadline at 2016-01-31 23:59 UTC, still "
+        "ahead: freezing now would leave out runs submitted on time before it. Freeze after the "
+        "deadline, or confirm that you freeze before it."
+    )
+    expect(page.locator("p.job")).to_have_count(0)
+    screenshot(page, "refused")
+
+    # Ticked, it is queued; the worker freezes it; the audit log records the early freeze.
+    freeze.get_by_label("Freeze before the deadline anyway").check()
+    click_and_load(page, freeze.get_by_role("button", name="Freeze official ranking"))
+    expect(page.locator(".flash.info")).to_contain_text("Freeze of test queued (job 1)")
+    assert live_server.cli("worker", "--once") == "freeze 1: done\n"
+    page.reload()
+    expect(page.locator("section#sets")).to_contain_text("Official ranking frozen at 2016-01-05")
+    freeze_row = page.locator("section#audit tbody tr").filter(
+        has=page.locator("td", has_text=re.compile(r"^freeze$"))
+    )
+    expect(freeze_row).to_have_count(1)
+    expect(freeze_row.locator("code")).to_contain_text('"before_deadline": true')
+    expect(freeze_row.locator("code")).to_contain_text('"deadline": "2016-01-31T23:59:00')
+    asked = page.locator("section#audit tbody tr").filter(
+        has=page.locator("td", has_text=re.compile(r"^request-freeze$"))
+    )
+    expect(asked.locator("code")).to_contain_text('"before_deadline": true')
+    screenshot(page, "frozen")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.browser.conftest import click_and_load, serve
+from tests.browser.conftest import POST_EVALUATION, click_and_load, serve
 from tests.live import BIN, REPO, LiveServer
 from tests.runs import oracle_run
 from tests.smtp import MailServer, link_in, smtp_server
@@ -80,6 +80,7 @@ def test_sign_up_team_invite_token_and_remote_submit(
     screenshot: Callable[..., Path],
     tmp_path: Path,
 ) -> None:
+    live_server.set_clock(POST_EVALUATION)  # the team submits to a preset's post-evaluation
     dana = open_page()
     sign_up_and_verify(dana, mail, DANA, "Dana", screenshot)
 

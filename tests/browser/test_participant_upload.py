@@ -7,7 +7,14 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import MEASURES, ORACLE_TEST_A, LiveServer, log_in, upload_run
+from tests.browser.conftest import (
+    MEASURES,
+    ORACLE_TEST_A,
+    POST_EVALUATION,
+    LiveServer,
+    log_in,
+    upload_run,
+)
 from tests.runs import oracle_run
 
 PASSWORD = "correct horse battery"
@@ -26,6 +33,7 @@ def test_participant_uploads_a_valid_and_a_broken_run(
     live_server: LiveServer, page: Page, screenshot: Callable[..., Path]
 ) -> None:
     live_server.add_participant("Aurora", "alice@example.org", PASSWORD)
+    live_server.set_clock(POST_EVALUATION)
     log_in(page, "alice@example.org", PASSWORD)
     # From the home page, as a person would: the task's section, subtask A, "upload a run".
     task3 = page.locator("section.task").filter(has_text="SemEval-2016 Task 3")

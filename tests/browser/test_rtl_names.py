@@ -7,7 +7,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import TASK_A, LiveServer, log_in, upload_run
+from tests.browser.conftest import POST_EVALUATION, TASK_A, LiveServer, log_in, upload_run
 from tests.runs import constant_run, oracle_run
 
 ARABIC_TEAM = "فريق البحث"
@@ -27,6 +27,7 @@ def test_arabic_team_name_displays_right_to_left(
     live_server: LiveServer, page: Page, screenshot: Callable[..., Path], tmp_path: Path
 ) -> None:
     live_server.add_participant(ARABIC_TEAM, "arabic@example.org", PASSWORD)
+    live_server.set_clock(POST_EVALUATION)
     latin_run = tmp_path / "subtask_A_primary.txt"
     latin_run.write_bytes(constant_run())
     live_server.cli(

@@ -22,7 +22,15 @@ from flask.testing import FlaskClient
 
 from leaderboard.clock import FixedClock
 from tests.conftest import app_on_copy, csrf_from, dispose, login
-from tests.runs import GOLD_TEST_A, PRESET, make_organizer, make_participant, token_for
+from tests.runs import (
+    GOLD_TEST_A,
+    PRESET,
+    make_organizer,
+    make_participant,
+    open_phase,
+    own_campaign,
+    token_for,
+)
 
 # anon; carol, signed up but unverified; alice, captain of Aurora; amy, a plain member of Aurora;
 # bob, captain of Borealis (another team); the organizer.
@@ -85,7 +93,13 @@ def _api_upload(
 @pytest.fixture(scope="module")
 def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[World]:
     """Build the app: two teams with runs, baselines, and a phase whose results are hidden."""
-    app = app_on_copy(template_instance, tmp_path_factory.mktemp("matrix"), clock=FixedClock(NOW))
+    # Mailed links need a base URL (never the request's host); mail goes to the console.
+    app = app_on_copy(
+        template_instance,
+        tmp_path_factory.mktemp("matrix"),
+        clock=FixedClock(NOW),
+        base_url="https://lb.example.org",
+    )
     make_organizer(app, EMAILS["org"])
     make_participant(app, "Aurora", EMAILS["alice"])  # the first member: captain
     make_participant(app, "Aurora", EMAILS["amy"])
@@ -103,6 +117,12 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         session.commit()
     tokens["carol"] = token_for(app, EMAILS["carol"])
     runner = app.test_cli_runner()
+    # The organizers' own campaign: A open on both sets (no deadline), B's phases below, and a
+    # spare phase for the deletion probe.
+    own_campaign(app, T3, ("A", "B"))
+    open_phase(app, T3, "A", "open", "--set", "test")
+    open_phase(app, T3, "A", "open-dev", "--set", "dev")
+    open_phase(app, T3, "A", "spare", "--set", "dev")
     hidden = runner.invoke(
         args=[
             "leaderboard",
@@ -178,6 +198,11 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     for key, slot in (("run_w", "contrastive1"), ("run_w2", "contrastive2")):
         ids[key] = _api_upload(
             api, tokens["alice"], "A", run_for(GOLD_TEST_A, "0.5"), slot=slot, name=key
+        )["id"]
+    # A run of Bob's replaced in its slot: its per-query page is his team's and the organizers'.
+    for key in ("run_replaced", "run_replacing"):
+        ids[key] = _api_upload(
+            api, tokens["bob"], "A", run_for(GOLD_TEST_A, "0.6"), slot="contrastive1", name=key
         )["id"]
     token_for(app, EMAILS["alice"])
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
@@ -340,6 +365,10 @@ def merge_form() -> dict[str, Any]:
     return {"into": "Aurora"}
 
 
+def member_form() -> dict[str, Any]:
+    return {"email": "bob@example.org"}
+
+
 def data_form() -> dict[str, Any]:
     return {"phase": "test", "title": "Inputs", "file": (io.BytesIO(b"inputs\n"), "in.txt")}
 
@@ -426,12 +455,14 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/{run_b}/queries", by_role(404, 404, 200, 200)),
         Probe("GET", "/runs/{run_hidden}/queries", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/999999/queries", by_role(404, 404, 404, 404)),
+        Probe("GET", "/runs/{run_replaced}/queries", by_role(404, 404, 200, 200)),
     ],
     ("analysis.run_queries_file", "GET"): [
         Probe("GET", "/runs/{run_a}/queries.csv", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/{run_a}/queries.svg", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/{run_hidden}/queries.pdf", by_role(404, 404, 404, 200)),
         Probe("GET", "/runs/{run_a}/queries.exe", each(404)),
+        Probe("GET", "/runs/{run_replaced}/queries.csv", by_role(404, 404, 200, 200)),
     ],
     ("analysis.public_chart", "GET"): [
         # No analysis has been computed in this world: nothing to show, to anyone.
@@ -591,6 +622,24 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             form=rename_form,
         ),
     ],
+    ("organizer_teams.add_member", "POST"): [
+        Probe(
+            "POST", "/organizer/teams/{borealis}/members", each(400), form=member_form, csrf=False
+        ),
+        # bob is in Borealis already: the organizer's add is refused, nothing changes.
+        Probe(
+            "POST",
+            "/organizer/teams/{borealis}/members",
+            by_role(LOGIN, 403, 403, 409),
+            form=member_form,
+        ),
+        Probe(
+            "POST",
+            "/organizer/teams/999999/members",
+            by_role(LOGIN, 403, 403, 404),
+            form=member_form,
+        ),
+    ],
     ("organizer_teams.merge", "POST"): [
         Probe("POST", "/organizer/teams/{borealis}/merge", each(400), form=merge_form, csrf=False),
         Probe(
@@ -650,9 +699,21 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ],
     ("organizer.gold", "POST"): [Probe("POST", f"{ORG}/gold", ORGANIZER_ACTION, form=gold_form)],
     ("organizer.rescore", "POST"): [Probe("POST", f"{ORG}/dev/rescore", ORGANIZER_ACTION)],
+    ("organizer.delete_phase_view", "POST"): [
+        Probe("POST", f"{ORG}/phase/delete", each(400), form=lambda: {"name": "spare"}, csrf=False),
+        Probe("POST", f"{ORG}/phase/delete", ORGANIZER_ACTION, form=lambda: {"name": "spare"}),
+        Probe(
+            "POST",
+            f"{ORG}/phase/delete",
+            by_role(LOGIN, 403, 403, 404),
+            form=lambda: {"name": "spare"},
+        ),
+    ],
     ("organizer.freeze_set", "POST"): [
         Probe("POST", f"{ORG}/dev/freeze", each(400), csrf=False),
-        Probe("POST", f"{ORG}/dev/freeze", ORGANIZER_ACTION),
+        # The phase probe above set a deadline ahead on dev: a freeze needs the confirmation.
+        Probe("POST", f"{ORG}/dev/freeze", by_role(LOGIN, 403, 403, 409)),
+        Probe("POST", f"{ORG}/dev/freeze", ORGANIZER_ACTION, form=lambda: {"before_deadline": "1"}),
     ],
     ("organizer.verify_set", "POST"): [
         # The freeze above is only queued (no worker runs here): there is nothing to verify.

@@ -45,6 +45,12 @@ MINUS = "-1+1"
 AT = "@SUM(1)"
 IMG = "<img src=x onerror=alert(1)>"
 HUGE = (SCRIPT * 500)[:10_240]
+#: Run names (an STS row's run) matplotlib would parse as mathtext: an unknown command, and
+#: nesting it recursed on.
+MATH_TAG = "$\\undefinedcmd$"
+BRACES_TAG = "{" * 50
+#: The STS runs of two more teams carry them.
+MATH_RUNS = {4: MATH_TAG, 5: BRACES_TAG}
 
 #: Team names; the participant of the first one has a hostile e-mail address too.
 TEAMS = (SCRIPT, QUOTES, JS_URL, RLO, DDE, PLUS, MINUS, AT)
@@ -141,6 +147,10 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
                         )
                     )["id"]
                 )
+        if i in MATH_RUNS:  # STS: a run named with text matplotlib would parse
+            files = {s: sts_output(s, 1 if i % 2 else -1) for s in STS_SETS}
+            accepted(api_upload(api, token, files, path=f"/api/v1/tasks/{T1}/en/runs",
+                                slot="run1", name=MATH_RUNS[i]))  # fmt: skip
         if i in (0, 3, 4, 5):  # TREC: hostile team names around a valid run tag
             int(
                 accepted(
@@ -501,3 +511,88 @@ def test_run_listings_escape_user_text(world: World, task: str, subtask: str) ->
         for fmt in ("json", "csv", "md", "latex")
     }
     _listing_checks(cli, names)
+
+
+def test_analysis_pages_and_charts_show_hostile_labels_as_text(world: World) -> None:
+    """Run tags matplotlib would parse ($...$, 50 "{") are drawn as text on every chart."""
+    import xml.etree.ElementTree as ET
+
+    from sqlalchemy import select
+
+    from leaderboard.models import Run
+
+    runner = world.app.test_cli_runner()
+    args = ["leaderboard", "significance", T1, "en", "--samples", "50"]
+    result = runner.invoke(args=args)
+    assert result.exit_code == 0, result.output
+    with world.app.extensions["leaderboard"]["sessionmaker"]() as session:
+        runs = {
+            r.name: r.id
+            for r in session.scalars(select(Run).where(Run.kind == "run"))
+            if r.name in (MATH_TAG, BRACES_TAG)
+        }
+        from leaderboard.models import Analysis
+
+        analysis_id = max(session.scalars(select(Analysis.id)))
+    assert set(runs) == {MATH_TAG, BRACES_TAG}
+    page = world.org.get(f"/organizer/tasks/{T1}/en/analysis")
+    assert page.status_code == 200
+    check_page(page.get_data(as_text=True), (MATH_TAG, BRACES_TAG))
+
+    def charts_of(client: FlaskClient, base: str) -> None:
+        for name in ("measure", "matrix"):
+            for fmt in ("svg", "pdf", "csv"):
+                resp = client.get(f"{base}/{name}.{fmt}")
+                assert resp.status_code == 200, (base, name, fmt)
+                if fmt == "svg":
+                    text = "".join(ET.fromstring(resp.data).itertext())
+                    assert MATH_TAG in text and BRACES_TAG in text
+                if fmt == "csv":
+                    check_csv(resp.get_data(as_text=True), ())
+
+    charts_of(world.org, f"/organizer/analyses/{analysis_id}")
+    charts_of(world.app.test_client(), f"/tasks/{T1}/en/analysis")
+    # STS keeps no per-pair value a mean is made of: its per-unit page says so, escaped.
+    for run_id in runs.values():
+        missing = world.org.get(f"/runs/{run_id}/queries")
+        assert missing.status_code == 404
+        check_page(missing.get_data(as_text=True))
+    # The per-query pages and charts of runs named with hostile text (CQA, by team and slot).
+    for i, run_id in enumerate(world.run_ids[:3]):
+        html = world.org.get(f"/runs/{run_id}/queries")
+        assert html.status_code == 200
+        check_page(html.get_data(as_text=True), (TEAMS[i],))
+        for fmt in ("svg", "pdf", "csv"):
+            assert world.org.get(f"/runs/{run_id}/queries.{fmt}").status_code == 200
+    # Frozen with its analysis, the official view's charts draw the same labels.
+    frozen = runner.invoke(args=["leaderboard", "freeze", T1, "en"])
+    assert frozen.exit_code == 0, frozen.output
+    charts_of(world.app.test_client(), f"/tasks/{T1}/en/analysis")
+
+
+def test_adding_a_member_escapes_the_team_and_the_address(world: World) -> None:
+    """The organizer's add-member answer shows a hostile team name and address as text."""
+    from sqlalchemy import select
+
+    from leaderboard.models import Team, User
+
+    email = f"{IMG}@example.org"
+    with world.app.extensions["leaderboard"]["sessionmaker"]() as session:
+        session.add(User(email=email, role="participant", verified_at=None))
+        session.commit()
+        team_id = session.scalar(select(Team.id).where(Team.name == RLO))
+    page = world.org.get("/organizer/teams/").get_data(as_text=True)
+    resp = world.org.post(
+        f"/organizer/teams/{team_id}/members",
+        data={"csrf_token": csrf_from(page), "email": email},
+        follow_redirects=True,
+    )
+    assert resp.status_code == 200
+    check_page(resp.get_data(as_text=True), (RLO, email))
+    refused = world.org.post(
+        f"/organizer/teams/{team_id}/members",
+        data={"csrf_token": csrf_from(page), "email": SCRIPT},
+        follow_redirects=True,
+    )
+    assert refused.status_code == 404
+    check_page(refused.get_data(as_text=True))

@@ -41,3 +41,24 @@ def test_pvalue_matrix_marks_significant_cells() -> None:
     assert "adjusted p (outlined: < 0.05)" in text
     # Two cells below alpha get an outline each (red rectangles).
     assert svg.count(b"stroke: #b03a2e") == 2
+
+
+MATH = ["$\\undefinedcmd$", "{" * 50 + "x", "a $x^2$ b", "50 $ and 20 $"]
+
+
+@pytest.mark.parametrize("fmt", charts.FORMATS)
+def test_labels_are_plain_text_never_mathtext(fmt: str) -> None:
+    # matplotlib parses "$...$" as mathtext: an unknown command raised, 50 "{" recursed.
+    labels = [*MATH, "plain"]
+    intervals: list[tuple[float, float] | None] = [None] * len(labels)
+    measure = charts.measure_chart(
+        labels, [0.1 * i for i in range(5)], intervals, [1, 1, 2, 2, 3], measure="$M$", fmt=fmt
+    )
+    matrix = charts.pvalue_matrix(labels, [[None, *[0.5] * 4] for _ in labels], alpha=0.05, fmt=fmt)
+    diff = charts.difference_chart(labels, [0.1, -0.1, 0.2, 0.0, 0.3], measure="$M$", fmt=fmt)
+    if fmt == "svg":
+        for svg in (measure, matrix, diff):
+            text = "".join(ET.fromstring(svg).itertext())
+            for label in labels:
+                assert label in text
+        assert "$M$ (95 % bootstrap interval)" in "".join(ET.fromstring(measure).itertext())

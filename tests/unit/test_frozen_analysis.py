@@ -62,3 +62,17 @@ def test_an_analysis_that_became_unavailable_or_available_is_a_difference() -> N
     ]
     assert analysis_differences(gone, dict(gone)) == []
     assert len(analysis_differences(gone, report())) == 1
+
+
+def test_the_summary_counts_runs_and_baselines_apart() -> None:
+    from leaderboard.services.frozen_analysis import describe_analysis
+
+    stored = {**report(), "runs": ["A", "B", "C", "Random", "Majority", "D"]}
+    stored["baselines"] = ["Random", "Majority"]
+    assert describe_analysis(stored) == (
+        "Analysis frozen with it (randomization, 1,000 samples, seed 0; holm-adjusted p < 0.05): "
+        "2 clusters of 4 ranked runs and 2 baselines."
+    )
+    one = {**report(), "runs": ["A", "Random"], "clusters": [["A", "Random"]]}
+    one["baselines"] = ["Random"]
+    assert describe_analysis(one).endswith("1 cluster of 1 ranked run and 1 baseline.")

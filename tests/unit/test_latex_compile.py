@@ -27,6 +27,7 @@ from tests.runs import (
     make_organizer,
     make_participant,
     oracle_run,
+    own_campaign,
     token_for,
 )
 from tests.security import compile_latex
@@ -85,6 +86,7 @@ def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
 
     api = app.test_client()
     cqa = f"/api/v1/tasks/{T3}/A/runs"
+    own_campaign(app, T3, ("A",))
     cli(
         "phase",
         T3,
@@ -166,6 +168,8 @@ def built(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     cli("add-baselines", T3, "A")
     cli("freeze", T3, "A")
 
+    # The other presets take runs in their post-evaluation phases (open since 2016 and 2017).
+    clock.set(datetime(2018, 1, 5, 12, tzinfo=UTC))
     sts = f"/api/v1/tasks/{T1}/en/runs"
     for k, team in enumerate(PARTICIPANTS):
         for slot, noise in (("run1", 0.2 + k * 0.1), ("run2", 1.5)):

@@ -85,7 +85,8 @@ def test_baselines_keep_their_order_after_all_runs() -> None:
         ]
     )
     assert [row.run for row in table.rows] == ["a1", "first", "second"]
-    assert table.rows[1].meta["team"].plain == "baseline†"
+    # Two baselines without a label are told apart by their names.
+    assert table.rows[1].meta["team"].plain == "baseline (first)†"
 
 
 def test_sort_variant_selects_the_ordering_map() -> None:
@@ -179,3 +180,20 @@ def test_mock_bold_and_ranks_in_the_model() -> None:
     }
     manual_mrr = [rows[run].cells["manual/MRR"] for run in ("aur-rm3", "bor-sdm")]
     assert all(c is not None and c.bold and c.rank == 1 for c in manual_mrr)
+
+
+def test_labels_are_unique_within_a_table() -> None:
+    # Two runs of one team with one run tag were both labelled "Team 1-contrastive2".
+    table = build(
+        [
+            auto("Team 1", "contrastive2", "primary", "0.30", "0.30", "0.30", run_id=1),
+            auto("Team 1", "contrastive2", "contrastive1", "0.20", "0.20", "0.20", run_id=2),
+            auto("Team 2", "x", "primary", "0.10", "0.10", "0.10", run_id=3),
+        ]
+    )
+    labels = [row.label for row in table.rows]
+    assert labels == [
+        "Team 1-contrastive2 (primary)",
+        "Team 1-contrastive2 (contrastive1)",
+        "Team 2-x",
+    ]

@@ -72,10 +72,13 @@ def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> Non
     page = alice.get(f"/runs/{run_id}/queries")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
-    assert "Acc per query" in html  # macro-F1 is not a mean over items; Acc is
+    assert "Acc per item" in html  # macro-F1 is not a mean over items; Acc is
+    assert "<th>Item</th>" in html and "Query" not in html  # a classification task's unit
     numbers = alice.get(f"/runs/{run_id}/queries.csv").get_data(as_text=True)
     rows = list(csv.reader(io.StringIO(numbers)))
-    assert rows[0] == ["query", "Acc", "median", "best", "difference"]
+    assert rows[0] == ["item", "Acc", "median", "best", "difference"]
+    svg = alice.get(f"/runs/{run_id}/queries.svg").get_data(as_text=True)
+    assert "items, sorted by difference (60)" in svg
     assert len(rows) == 61  # every gold item
     # The oracle is right everywhere: never below the median, and its difference is 1 − median.
     for _q, value, median, best, diff in rows[1:]:

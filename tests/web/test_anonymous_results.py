@@ -18,6 +18,7 @@ from tests.runs import (
     make_organizer,
     make_participant,
     oracle_run,
+    own_campaign,
     token_for,
 )
 
@@ -43,6 +44,7 @@ def anon_app(app: Flask) -> Flask:
     make_organizer(app, "org@example.org")
     make_participant(app, "Aurora", "alice@example.org")
     make_participant(app, "Borealis", "bob@example.org")
+    own_campaign(app, T3)
     assert "team names anonymous" in _names(app, "anonymous")
     api = app.test_client()
     accepted(

@@ -22,6 +22,7 @@ from tests.runs import (
     make_organizer,
     make_participant,
     oracle_run,
+    own_campaign,
     token_for,
 )
 
@@ -57,6 +58,7 @@ def test_a_whole_campaign(campaign_app: Flask, clock: FixedClock, tmp_path: Path
     make_participant(app, "Borealis", "bob@example.org")
     alice = token_for(app, "alice@example.org")
     bob = token_for(app, "bob@example.org")
+    own_campaign(app)
 
     r = cli(
         runner,
@@ -241,6 +243,8 @@ def test_verify_reports_a_tampered_run_file(campaign_app: Flask, clock: FixedClo
     runner = app.test_cli_runner()
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
+    # The preset's post-evaluation phase, open since 2016-02-01, takes the run.
+    clock.set(at("2016-02-05T12:00:00"))
     assert api_upload(client, token, oracle_run()).status_code == 201
     assert cli(runner, "freeze", "semeval2016-task3", "A").exit_code == 0
     store = app.extensions["leaderboard"]["store"]
@@ -267,6 +271,7 @@ def test_corrections_after_the_deadline_only_when_allowed(
     runner = app.test_cli_runner()
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
+    own_campaign(app)
     assert (
         cli(
             runner,

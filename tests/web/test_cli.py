@@ -228,6 +228,7 @@ def test_a_resorted_lenient_import_rescores_and_verifies(
 #: Every command name is a contract: scripts of organizers and participants call them.
 COMMANDS = [
     "add-baselines",
+    "add-member",
     "approve-team",
     "add-task",
     "backup",

@@ -12,7 +12,7 @@ from sqlalchemy import func, select
 
 from leaderboard.models import Run
 from tests.conftest import login
-from tests.runs import make_participant
+from tests.runs import make_participant, open_task
 from tests.web.test_upload_flows import form_upload
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
@@ -48,6 +48,7 @@ def test_the_form_scores_a_valid_run_and_names_the_lines_of_an_invalid_one(
     folder = EXAMPLES / family
     hosted = runner.invoke(args=["leaderboard", "add-task", str(folder / "task.toml")])
     assert hosted.exit_code == 0, hosted.output
+    open_task(app, folder / "task.toml")
     make_participant(app, "Aurora", "alice@example.org")
     login(client, "alice@example.org", "correct horse battery")
     url = f"/tasks/{path}/submit"

@@ -15,7 +15,7 @@ from sqlalchemy import select, text
 from leaderboard.clock import FixedClock
 from leaderboard.models import FrozenTable
 from tests.conftest import AppFactory
-from tests.runs import api_upload, make_participant, token_for
+from tests.runs import api_upload, make_participant, open_phase, token_for
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 SENTIMENT = EXAMPLES / "classification"
@@ -56,6 +56,7 @@ def runner(app: Flask) -> FlaskCliRunner:
 def host(app: Flask, runner: FlaskCliRunner, *, baselines: bool = True) -> None:
     """Host the sentiment example with two on-time primaries (and the three baselines)."""
     assert invoke(runner, "add-task", str(SENTIMENT / "task.toml")).exit_code == 0
+    open_phase(app, "example-sentiment", "A", "test")
     client = app.test_client()
     make_participant(app, "Aurora", "alice@example.org")
     make_participant(app, "Borealis", "bob@example.org")

@@ -16,7 +16,7 @@ from sqlalchemy import select
 
 from leaderboard.models import Run, Score
 from leaderboard.scoring.generation import corpus_score_from_stats
-from tests.runs import api_upload, make_participant, token_for
+from tests.runs import api_upload, make_participant, open_task, token_for
 from tests.security import compile_latex
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "generation"
@@ -46,6 +46,7 @@ def sacrebleu_cli(hypotheses: Path) -> dict[str, float]:
 def token(app: Flask, runner: FlaskCliRunner) -> str:
     result = runner.invoke(args=["leaderboard", "add-task", str(EXAMPLE / "task.toml")])
     assert result.exit_code == 0, result.output
+    open_task(app, EXAMPLE / "task.toml")
     make_participant(app, "Aurora", "alice@example.org")
     return token_for(app, "alice@example.org")
 

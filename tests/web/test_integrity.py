@@ -18,7 +18,7 @@ from leaderboard.models import Base, Run
 from leaderboard.services.catalog import resolve
 from leaderboard.services.runs import Submission, Upload, submit_run
 from tests.conftest import login
-from tests.runs import constant_run, make_participant, oracle_run
+from tests.runs import constant_run, make_participant, oracle_run, own_campaign
 
 
 def test_upgrade_head_on_an_empty_database_has_no_drift(empty_database_url: str) -> None:
@@ -216,6 +216,7 @@ def test_cached_pages_follow_every_change(app: Flask, client: FlaskClient, runne
     _submit(app, oracle_run())
     page = client.get(url).get_data(as_text=True)
     assert "Aurora-primary" in page and "96.33" in page
+    own_campaign(app)
     assert (
         runner.invoke(
             args=[

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import undefer
 
 from leaderboard.models import Run
-from tests.runs import api_upload, make_participant, token_for
+from tests.runs import api_upload, make_participant, open_task, token_for
 from tests.security import compile_latex
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
@@ -38,6 +38,7 @@ def host(runner: FlaskCliRunner, app: Flask, folder: Path) -> str:
     """Host an example task; return a participant's API token."""
     result = runner.invoke(args=["leaderboard", "add-task", str(folder / "task.toml")])
     assert result.exit_code == 0, result.output
+    open_task(app, folder / "task.toml")
     make_participant(app, "Aurora", "alice@example.org")
     return token_for(app, "alice@example.org")
 

@@ -8,7 +8,6 @@ import socket
 from pathlib import Path
 
 import pytest
-from flask import Flask
 
 from leaderboard.config import load_settings
 from leaderboard.services import mail
@@ -101,18 +100,42 @@ def test_sign_up_over_starttls_and_follow_the_link(make_app: AppFactory, tmp_pat
     assert user_row(app, "dana@example.org").verified_at is not None  # type: ignore[union-attr]
 
 
-def test_the_console_transport_logs_the_message_with_a_link_to_the_request_host(
-    app: Flask, caplog: pytest.LogCaptureFixture
+def test_the_console_transport_writes_the_whole_mail_to_standard_error(
+    make_app: AppFactory, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    # The default transport, as on a fresh install: the mail must show where the server runs.
+    app = make_app(base_url=BASE)
     client = app.test_client()
-    with caplog.at_level(logging.INFO, logger="leaderboard.mail"):
-        assert sign_up(client, "dana@example.org").status_code == 200
-        mail.flush()
-    logged = "\n".join(r.getMessage() for r in caplog.records if r.name == "leaderboard.mail")
-    assert "To: dana@example.org" in logged and "Confirm your e-mail address" in logged
-    link = re.search(r"http://localhost/verify/\S+", logged)
+    assert sign_up(client, "dana@example.org").status_code == 200
+    mail.flush()
+    err = capfd.readouterr().err
+    assert "To: dana@example.org" in err and "From: leaderboard@localhost" in err
+    assert "Subject: [" in err and "Confirm your e-mail address" in err
+    assert "Open this link within 7 days" in err and "----- end of mail -----" in err
+    link = re.search(re.escape(BASE) + r"/verify/\S+", err)
     assert link is not None
-    assert confirm(client, link.group(0).removeprefix("http://localhost")).status_code == 302
+    assert confirm(client, path_of(link.group(0))).status_code == 302
+    assert user_row(app, "dana@example.org").verified_at is not None  # type: ignore[union-attr]
+
+
+def test_the_console_transport_of_the_command_line_writes_to_standard_error(
+    make_app: AppFactory, capfd: pytest.CaptureFixture[str]
+) -> None:
+    app = make_app(base_url=BASE)
+    result = app.test_cli_runner().invoke(args=["leaderboard", "invite", "eve@example.org"])
+    assert result.exit_code == 0, result.output
+    shown = capfd.readouterr().err + result.output
+    assert "To: eve@example.org" in shown and "You are invited" in shown
+    assert re.search(re.escape(BASE) + r"/signup\?invitation=\S+", shown) is not None
+
+
+def test_console_text_holds_headers_and_the_decoded_body() -> None:
+    long_link = "https://lb.example.org/verify/" + "x" * 200
+    message = mail.compose("lb@example.org", "to@example.org", "Subject line", long_link + "\n")
+    text = mail.console_text(message)
+    assert "From: lb@example.org\nTo: to@example.org\nSubject: Subject line\n" in text
+    # Whole, not quoted-printable.
+    assert long_link + "\n----- end of mail -----\n" in text
 
 
 def _closed_port() -> int:

@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 
 from leaderboard.clock import FixedClock
 from tests.conftest import AppFactory, csrf_from, login
-from tests.runs import GOLD_TEST_A, make_organizer, make_participant, oracle_run
+from tests.runs import GOLD_TEST_A, make_organizer, make_participant, oracle_run, own_campaign
 
 PAGE = "/organizer/tasks/semeval2016-task3/A"
 
@@ -24,6 +24,8 @@ def org_app(make_app: AppFactory) -> Flask:
         clock=FixedClock(datetime(2016, 1, 20, 12, tzinfo=UTC)), display_timezone="Asia/Qatar"
     )
     make_organizer(app, "org@example.org")
+    # The organizer runs its own campaign on the preset (no post-evaluation phase).
+    own_campaign(app)
     return app
 
 

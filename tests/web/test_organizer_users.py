@@ -11,7 +11,7 @@ from leaderboard.models import AuditEvent
 from leaderboard.services import mail
 from tests.accounts import PASSWORD, confirm, last_link, mailing, post_form, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
-from tests.runs import make_organizer, make_participant
+from tests.runs import make_organizer, make_participant, token_for
 from tests.smtp import MailServer
 
 ORG = "org@example.org"
@@ -59,8 +59,11 @@ def test_the_dashboard_links_users_and_settings(org: FlaskClient) -> None:
 def test_disable_and_enable_are_audited_and_take_effect(site: Flask, org: FlaskClient) -> None:
     alice = site.test_client()
     login(alice, ALICE, PASSWORD)
+    token = token_for(site, ALICE)
     uid = user_id(site, ALICE)
-    assert act(org, f"/organizer/users/{uid}/disable").status_code == 302
+    disabled = act(org, f"/organizer/users/{uid}/disable")
+    assert disabled.status_code == 302
+    assert "every API token was revoked" in org.get("/organizer/users").get_data(as_text=True)
     assert user_row(site, ALICE).is_active is False  # type: ignore[union-attr]
     assert alice.get("/account").status_code == 302
     assert audit(site, "disable-user") == [{"actor": ORG, "email": ALICE}]
@@ -69,6 +72,9 @@ def test_disable_and_enable_are_audited_and_take_effect(site: Flask, org: FlaskC
     assert act(org, f"/organizer/users/{uid}/enable").status_code == 302
     assert audit(site, "enable-user") == [{"actor": ORG, "email": ALICE}]
     login(site.test_client(), ALICE, PASSWORD)
+    # The tokens stay revoked after enabling.
+    api = site.test_client().get("/api/v1/tasks", headers={"Authorization": f"Bearer {token}"})
+    assert api.status_code == 401
     # Refusals: one's own account, an unknown action, an unknown account.
     act(org, f"/organizer/users/{user_id(site, ORG)}/disable")
     assert user_row(site, ORG).is_active is True  # type: ignore[union-attr]

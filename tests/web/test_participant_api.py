@@ -24,6 +24,7 @@ from tests.runs import (
     make_organizer,
     make_participant,
     oracle_run,
+    own_campaign,
     token_for,
 )
 from tests.web.test_sts_flows import EN_SETS, gold_as_output
@@ -38,6 +39,8 @@ def _auth(token: str) -> dict[str, str]:
 
 
 def _phase(app: Flask, subtask: str, *extra: str) -> None:
+    """Run the test's own campaign on a preset subtask: one phase "test" on the test set."""
+    own_campaign(app, T3, (subtask,))
     args = ["leaderboard", "phase", T3, subtask, "test", "--set", "test"]
     args += ["--start", "2016-01-10T00:00:00Z", "--end", DEADLINE, *extra]
     result = app.test_cli_runner().invoke(args=args)
@@ -77,7 +80,7 @@ def test_tasks_list_subtasks_sets_phases_and_the_teams_quota(make_app: AppFactor
     assert a["slots"] == ["primary", "contrastive1", "contrastive2"]
     test = next(s for s in a["sets"] if s["slug"] == "test")
     (phase,) = test["phases"]
-    assert phase["name"] == "test"
+    assert phase["name"] == "test" and test["uploads_open"] is True
     assert phase["starts_at"] == "2016-01-10T00:00:00Z" and phase["ends_at"] == DEADLINE
     assert phase["open"] is True and phase["results"] == "visible"
     assert phase["quota_remaining"] == {"daily": 2, "total": 4}
@@ -307,10 +310,19 @@ def test_withdrawing_while_no_phase_of_the_set_is_open_is_refused(make_app: AppF
     app = make_app(clock=FixedClock(T0))
     tokens = _people(app)
     client = app.test_client()
+    _phase(app, "A")
     run = accepted(api_upload(client, tokens["alice"], oracle_run(), set="test"))
+    # Its phase deleted, the set has no phase at all: closed, so no withdrawal either.
+    cli = app.test_cli_runner()
+    assert cli.invoke(args=["leaderboard", "phase", T3, "A", "test", "--delete"]).exit_code == 0
+    resp = client.post(f"/api/v1/runs/{run['id']}/withdraw", headers=_auth(tokens["alice"]))
+    assert resp.status_code == 409
+    assert resp.get_json()["error"] == (
+        "No phase of this set is open; runs can be withdrawn while one is."
+    )
     args = ["leaderboard", "phase", T3, "A", "later", "--set", "test"]
     args += ["--start", "2016-02-01T00:00:00Z", "--end", "2016-03-01T00:00:00Z"]
-    assert app.test_cli_runner().invoke(args=args).exit_code == 0
+    assert cli.invoke(args=args).exit_code == 0
     resp = client.post(f"/api/v1/runs/{run['id']}/withdraw", headers=_auth(tokens["alice"]))
     assert resp.status_code == 409
     assert resp.get_json()["error"] == (

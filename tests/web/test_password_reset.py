@@ -12,7 +12,7 @@ from leaderboard.clock import FixedClock
 from tests.accounts import PASSWORD, last_link, mailing, post_form, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_participant, token_for
-from tests.smtp import MailServer
+from tests.smtp import MailServer, body_of
 
 T0 = datetime(2016, 1, 20, 9, 0, tzinfo=UTC)
 ALICE = "alice@example.org"
@@ -48,7 +48,7 @@ def refused_login(client: FlaskClient, email: str, password: str) -> int:
     return resp.status_code
 
 
-def test_reset_sets_the_password_ends_sessions_and_keeps_tokens(
+def test_reset_sets_the_password_ends_sessions_and_revokes_tokens(
     site: Flask, server: MailServer
 ) -> None:
     browser = site.test_client()
@@ -57,19 +57,24 @@ def test_reset_sets_the_password_ends_sessions_and_keeps_tokens(
     web = site.test_client()
     link = reset_link(web, server)
     assert link.startswith("/password/reset/")
+    # The mail says what a new password ends; it greets no one by name.
+    body = body_of(server.inbox.wait_for(ALICE)[0])
+    assert "revokes every API token" in body and body.splitlines()[0] == "Hello,"
     page = web.get(link)
     assert page.status_code == 200 and ALICE in page.get_data(as_text=True)
     done = set_new(web, link)
     assert done.status_code == 302 and done.headers["Location"] == "/login"
+    shown = web.get("/login").get_data(as_text=True)
+    assert "every API token of the account was revoked" in shown
     # Every session ended; the old password is refused, the new one works.
     assert browser.get("/account").status_code == 302
     assert refused_login(site.test_client(), ALICE, PASSWORD) == 401
     login(site.test_client(), ALICE, NEW_PASSWORD)
-    # API tokens are not revoked by a reset.
+    # Every API token is revoked by a reset: one taken with the old password dies with it.
     api = site.test_client().get(
         "/api/v1/tasks/semeval2016-task3/A/table", headers={"Authorization": f"Bearer {token}"}
     )
-    assert api.status_code == 200
+    assert api.status_code == 401
     # Single use: the password changed, so the link is spent.
     again = web.get(link)
     assert again.status_code == 400 and "already used" in again.get_data(as_text=True)
@@ -167,15 +172,20 @@ def test_the_account_page_changes_profile_and_password(site: Flask) -> None:
         {"current_password": PASSWORD, "password": NEW_PASSWORD, "password_confirm": "x" * 12},
     )
     assert mismatch.status_code == 400
+    tokens = [token_for(site, ALICE), token_for(site, ALICE)]
     changed = post_form(
         web,
         "/account",
         {"current_password": PASSWORD, "password": NEW_PASSWORD, "password_confirm": NEW_PASSWORD},
     )
     assert changed.status_code == 302
-    # This browser stays logged in; the other session ended.
-    assert web.get("/account").status_code == 200
+    # This browser stays logged in, and is told; the other session ended; every token is revoked.
+    after = web.get("/account").get_data(as_text=True)
+    assert "every API token of yours was revoked" in after
     assert other.get("/account").status_code == 302
+    for token in tokens:
+        api = site.test_client().get("/api/v1/tasks", headers={"Authorization": f"Bearer {token}"})
+        assert api.status_code == 401
     login(site.test_client(), ALICE, NEW_PASSWORD)
 
 

@@ -18,7 +18,7 @@ from sqlalchemy.pool import NullPool
 from leaderboard.models import QuotaUsage, Run, Score
 from tests.conftest import PG_URL
 from tests.live import LiveServer
-from tests.runs import constant_run, oracle_run
+from tests.runs import constant_run, oracle_run, own_campaign
 
 API = "/api/v1/tasks/semeval2016-task3/A/runs"
 
@@ -120,6 +120,7 @@ def test_twenty_parallel_uploads_into_one_slot_leave_one_active(
 def test_a_burst_against_a_quota_of_three_accepts_exactly_three(
     server: LiveServer, tmp_path: Path
 ) -> None:
+    own_campaign(server)
     server.cli("phase", "semeval2016-task3", "A", "test", "--set", "test", "--total-quota", "3")
     token = server.cli("token", "alice@example.org").strip()
     files = []
@@ -147,6 +148,7 @@ def test_a_worker_killed_before_the_commit_leaves_nothing_behind(
         LEADERBOARD_TEST_KILL_FLAG=str(flag),
     )
     try:
+        own_campaign(live)
         live.cli("phase", "semeval2016-task3", "A", "test", "--set", "test", "--total-quota", "1")
         token = live.cli("token", "alice@example.org").strip()
         flag.touch()

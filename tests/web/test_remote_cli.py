@@ -15,7 +15,7 @@ from sqlalchemy.pool import NullPool
 
 from leaderboard.models import Run
 from tests.live import BIN, REPO, LiveServer
-from tests.runs import PRESET, oracle_run
+from tests.runs import PRESET, oracle_run, own_campaign
 
 T3 = "semeval2016-task3"
 GOLD_DEV_A = (
@@ -29,7 +29,9 @@ def live(template_instance: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     root = tmp_path_factory.mktemp("remote")
     server = LiveServer.from_template(template_instance, root, workers=2)
     server.add_participant("Aurora", "alice@example.org", "x" * 12)
-    # Subtask B's test phase ended long ago (no late runs); A's dev gold was corrected once.
+    # Subtask B's test phase ended long ago (no late runs); C has no phase (closed); A's dev
+    # gold was corrected once.
+    own_campaign(server, T3, ("B", "C"))
     server.cli(
         "phase",
         T3,
@@ -165,6 +167,28 @@ def test_a_passed_deadline_is_a_refused_request(
     out = remote(live, "submit", T3, "B", str(run), token=token, cwd=tmp_path)
     assert out.returncode == 2, out.stdout + out.stderr
     assert "Refused (409): The deadline of phase test passed" in out.stderr
+
+
+def test_a_subtask_without_a_phase_is_a_refused_request(
+    live: LiveServer, token: str, tmp_path: Path
+) -> None:
+    gold_c = PRESET / "gold" / "test" / "SemEval2016-Task3-CQA-QL-test.xml.subtaskC.relevancy"
+    run = tmp_path / "c.txt"
+    run.write_bytes(oracle_run(gold_c))
+    before = run_count(live)
+    out = remote(live, "submit", T3, "C", str(run), token=token, cwd=tmp_path)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert (
+        "Refused (409): Uploads to semeval2016-task3 C (test set) are closed: no phase is open."
+        in out.stderr
+    )
+    assert run_count(live) == before
+    listed = remote(live, "tasks", "--json", token=token, cwd=tmp_path)
+    tasks = json.loads(listed.stdout)["tasks"]
+    t3 = next(t for t in tasks if t["slug"] == T3)
+    sets = {(st["slug"], es["slug"]): es for st in t3["subtasks"] for es in st["sets"]}
+    assert sets[("C", "test")]["uploads_open"] is False and sets[("C", "test")]["phases"] == []
+    assert sets[("A", "test")]["uploads_open"] is True
 
 
 def test_bad_tokens_unknown_tasks_and_dead_servers_are_refused_requests(

@@ -93,7 +93,7 @@ def test_set_password_ends_every_session(
     assert team_status(fresh) == 200
 
 
-def test_disable_user_ends_sessions_refuses_log_in_and_tokens_until_enabled(
+def test_disable_user_ends_sessions_refuses_log_in_and_revokes_tokens(
     app: Flask, alice: FlaskClient, runner: FlaskCliRunner
 ) -> None:
     token = token_for(app, ALICE)
@@ -114,7 +114,8 @@ def test_disable_user_ends_sessions_refuses_log_in_and_tokens_until_enabled(
 
     invoke(runner, "enable-user", ALICE)
     assert team_status(replay(app, copied)) == 302, "enabling must not revive old sessions"
-    assert alice.get(table, headers=api).status_code == 200
+    # Disabling revoked every token: enabling revives none of them.
+    assert alice.get(table, headers=api).status_code == 401
     again = app.test_client()
     login(again, ALICE, PASSWORD)
     assert team_status(again) == 200

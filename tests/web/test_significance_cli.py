@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import undefer
 
 from leaderboard.models import Run, Score
-from tests.runs import api_upload, make_participant, token_for
+from tests.runs import api_upload, make_participant, open_phase, token_for
 from tests.security import compile_latex
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
@@ -30,6 +30,7 @@ def invoke(runner: FlaskCliRunner, *args: str):  # type: ignore[no-untyped-def]
 def hosted(app: Flask, runner: FlaskCliRunner) -> FlaskCliRunner:
     """Host the sentiment example with an oracle, a noisy run and the three baselines."""
     assert invoke(runner, "add-task", str(SENTIMENT / "task.toml")).exit_code == 0
+    open_phase(app, "example-sentiment", "A", "test")
     gold = [
         line.split("\t")
         for line in (SENTIMENT / "gold.tsv").read_text().splitlines()
@@ -141,3 +142,15 @@ def test_formats_and_refusals(hosted: FlaskCliRunner, tmp_path: Path) -> None:
         result = invoke(hosted, "significance", "example-sentiment", "A", *args)
         assert result.exit_code == 1, (args, result.output)
         assert message in result.output, (args, result.output)
+
+
+def test_baselines_are_walked_in_rank_order_and_counted_apart(hosted: FlaskCliRunner) -> None:
+    # The table prints the baselines below the runs; the analysis walks everything by the measure.
+    body = report(hosted, "--samples", "500")
+    values = [body["values"][str(run_id)] for run_id in body["run_ids"]]
+    assert values == sorted(values, reverse=True)
+    assert [label for group in body["clusters"] for label in group] == body["runs"]
+    assert sorted(body["baselines"]) == sorted(
+        label for label in body["runs"] if not label.startswith(("Aurora", "Borealis"))
+    )
+    assert len(body["baselines"]) == 3

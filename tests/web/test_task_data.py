@@ -22,7 +22,7 @@ from leaderboard.models import AuditEvent, Task, TaskDataFile, Team, TermsAccept
 from leaderboard.services import taskdata
 from leaderboard.services.taskdata import safe_filename
 from tests.conftest import AppFactory, csrf_from, login
-from tests.runs import GOLD_TEST_A, make_organizer, make_participant
+from tests.runs import GOLD_TEST_A, make_organizer, make_participant, own_campaign
 
 T3 = "semeval2016-task3"
 NOW = datetime(2016, 1, 15, 12, 0, tzinfo=UTC)
@@ -62,6 +62,7 @@ def world(make_app: AppFactory, tmp_path: Path) -> Flask:
     app = make_app(clock=FixedClock(NOW))
     make_organizer(app, "org@example.org")
     make_participant(app, "Aurora", "alice@example.org")
+    own_campaign(app, T3)
     _phase(app, "A", "trial", "2016-01-01T00:00:00Z", "2016-01-20T00:00:00Z")
     _phase(app, "A", "test", "2016-02-01T00:00:00Z", "2016-02-20T00:00:00Z")
     code, out = _add(

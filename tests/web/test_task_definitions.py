@@ -11,7 +11,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 
-from tests.runs import api_upload, make_participant, token_for
+from tests.runs import api_upload, make_participant, open_task, token_for
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "tiny-cqa"
 
@@ -30,6 +30,7 @@ def test_a_task_defined_by_a_file_works_end_to_end(
     assert result.exit_code == 0, result.output
     assert "Task tiny-cqa is ready" in result.output
     assert "/tasks/tiny-cqa/main" in client.get("/").get_data(as_text=True)
+    open_task(app, FIXTURE / "task.toml")
 
     make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")

@@ -309,3 +309,92 @@ def test_team_commands_rename_merge_approve(app: Flask, runner: FlaskCliRunner) 
         members = accounts.find_team(s, "Borealis").members
         assert sorted(m.email for m in members) == ["alice@example.org", "bob@example.org"]
         assert [m.email for m in members if m.is_captain] == ["bob@example.org"]
+
+
+# ------------------------------------------------- organizers add members (issue 19)
+
+
+def _loose(app: Flask, email: str) -> None:
+    from tests.web.test_teams import loose_participant
+
+    loose_participant(app, email)
+
+
+def test_an_organizer_adds_the_first_member_of_an_emptied_team_as_captain(
+    app: Flask, org: FlaskClient, session: Session
+) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    upload(app, "alice@example.org", oracle_run())
+    alice = app.test_client()
+    login(alice, "alice@example.org", "correct horse battery")
+    assert post(alice, "/team/leave")[0] == 200
+    aurora = team_id(session, "Aurora")
+    assert session.get(Team, aurora).invite_code is None  # type: ignore[union-attr]
+    _loose(app, "dan@example.org")
+    _loose(app, "eve@example.org")
+    page = org.get("/organizer/teams/").get_data(as_text=True)
+    assert f'action="/organizer/teams/{aurora}/members"' in page
+    status, page = post(org, f"/organizer/teams/{aurora}/members", email="Dan@Example.org ")
+    assert status == 200
+    assert "\u2068dan@example.org\u2069 added to team \u2068Aurora\u2069 as its captain." in page
+    assert post(org, f"/organizer/teams/{aurora}/members", email="eve@example.org")[0] == 200
+    session.expire_all()
+    dan = session.scalar(select(User).where(User.email == "dan@example.org"))
+    eve = session.scalar(select(User).where(User.email == "eve@example.org"))
+    assert dan is not None and dan.team_id == aurora and dan.is_captain
+    assert eve is not None and eve.team_id == aurora and not eve.is_captain
+    # The team has a captain again, and a fresh invite link for them to share.
+    team = session.get(Team, aurora)
+    assert team is not None and team.invite_code
+    events = session.scalars(select(AuditEvent).where(AuditEvent.action == "add-member")).all()
+    assert [(e.actor, e.details["email"], e.details["team"]) for e in events] == [
+        ("org@example.org", "dan@example.org", "Aurora"),
+        ("org@example.org", "eve@example.org", "Aurora"),
+    ]
+
+
+def test_adding_a_member_refusals(app: Flask, org: FlaskClient, session: Session) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    make_participant(app, "Borealis", "bob@example.org")
+    _loose(app, "dan@example.org")
+    aurora, borealis = team_id(session, "Aurora"), team_id(session, "Borealis")
+    add = f"/organizer/teams/{aurora}/members"
+    assert post(org, add, email="nobody@example.org")[0] == 404
+    assert post(org, add, email="bob@example.org")[0] == 409  # in another team
+    assert post(org, add, email="org@example.org")[0] == 403  # organizers are in no team
+    assert post(org, add, email="")[0] == 400
+    assert post(org, "/organizer/teams/999999/members", email="dan@example.org")[0] == 404
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        from leaderboard.services import settings
+
+        settings.set_value(s, "max_team_size", "1", actor="test")
+    status, page = post(org, add, email="dan@example.org")
+    assert status == 409 and "is full" in page
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        from leaderboard.services import settings
+
+        settings.set_value(s, "max_team_size", "10", actor="test")
+    assert post(org, f"/organizer/teams/{borealis}/withdraw")[0] == 200
+    status, page = post(org, f"/organizer/teams/{borealis}/members", email="dan@example.org")
+    assert status == 409 and "withdrawn" in page
+    assert org.post(add, data={"email": "dan@example.org"}).status_code == 400  # no CSRF token
+    session.expire_all()
+    dan = session.scalar(select(User).where(User.email == "dan@example.org"))
+    assert dan is not None and dan.team_id is None
+
+
+def test_the_add_member_command(app: Flask, runner: FlaskCliRunner, session: Session) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    _loose(app, "dan@example.org")
+    done = runner.invoke(args=["leaderboard", "add-member", "aurora", "dan@example.org"])
+    assert done.exit_code == 0, done.output
+    assert done.output == "Added dan@example.org to team 'Aurora'.\n"
+    again = runner.invoke(args=["leaderboard", "add-member", "Aurora", "dan@example.org"])
+    assert again.exit_code == 1 and "already in a team" in again.output
+    missing = runner.invoke(args=["leaderboard", "add-member", "Nobody", "dan@example.org"])
+    assert missing.exit_code == 1 and "No team named" in missing.output
+    session.expire_all()
+    dan = session.scalar(select(User).where(User.email == "dan@example.org"))
+    assert dan is not None and dan.team_id == team_id(session, "Aurora") and not dan.is_captain
+    event = session.scalar(select(AuditEvent).where(AuditEvent.action == "add-member"))
+    assert event is not None and event.details == {"team": "Aurora", "email": "dan@example.org"}

@@ -136,3 +136,58 @@ def test_crossed_merges_lock_in_id_order_and_lose_no_run(app: Flask) -> None:
         assert len(owners) == 1 and None not in owners
         assert s.scalar(select(func.count(Run.id)).where(Run.kind == "run")) == 2
         assert s.scalar(select(func.count(User.id)).where(User.team_id.in_(owners))) == 2
+
+
+def test_simultaneous_creations_of_one_name_in_two_spellings_make_one_team(app: Flask) -> None:
+    from leaderboard.services.teams import create_own_team
+
+    factory = app.extensions["leaderboard"]["sessionmaker"]
+    spellings = ["Borealis", "BOREALIS", "\uff42orealis", "borealis"]
+    for i in range(len(spellings)):
+        loose_participant(app, f"founder{i}@example.org")
+
+    def founder(i: int) -> Callable[[], str]:
+        def run() -> str:
+            with factory() as s:
+                user = s.scalar(select(User).where(User.email == f"founder{i}@example.org"))
+                assert user is not None
+                return create_own_team(s, user, spellings[i]).name
+
+        return run
+
+    results = all_at_once([founder(i) for i in range(len(spellings))])
+    made = [r for r in results if isinstance(r, str)]
+    refused = [r for r in results if not isinstance(r, str)]
+    assert len(made) == 1, results
+    assert all(isinstance(r, DomainError) and r.status == 409 for r in refused), refused
+    with factory() as s:
+        assert s.scalars(select(Team.name)).all() == made
+        assert s.scalar(select(func.count(User.id)).where(User.team_id.is_not(None))) == 1
+
+
+def test_the_last_two_members_leaving_at_once_leave_an_empty_team_without_a_code(
+    app: Flask,
+) -> None:
+    from leaderboard.services.teams import leave_team
+
+    make_participant(app, "Aurora", "alice@example.org")  # the captain
+    make_participant(app, "Aurora", "amy@example.org")
+    accepted(api_upload(app.test_client(), token_for(app, "alice@example.org"), oracle_run()))
+    factory = app.extensions["leaderboard"]["sessionmaker"]
+
+    def leaver(email: str) -> Callable[[], bool]:
+        def run() -> bool:
+            with factory() as s:
+                user = s.scalar(select(User).where(User.email == email))
+                assert user is not None
+                return leave_team(s, user).deleted
+
+        return run
+
+    results = all_at_once([leaver("alice@example.org"), leaver("amy@example.org")])
+    assert results == [False, False], results
+    with factory() as s:
+        team = s.scalar(select(Team).where(Team.name == "Aurora"))
+        assert team is not None and team.invite_code is None
+        assert s.scalar(select(func.count(User.id)).where(User.team_id == team.id)) == 0
+        assert s.scalar(select(func.count(User.id)).where(User.is_captain)) == 0

@@ -105,3 +105,17 @@ def test_merging_a_team_without_captain_keeps_the_targets_captain(
     team_admin.merge_teams(session, ids["Aurora"], ids["Borealis"], actor="org")
     captains = [u.email for u in session.scalars(select(User).where(User.is_captain))]
     assert captains == ["b@example.org"]
+
+
+def test_create_user_refuses_a_withdrawn_or_full_team(app: Flask, session: Session) -> None:
+    make_participant(app, "Aurora", "a@example.org")
+    settings.set_value(session, "max_team_size", "1", actor="test")
+    with pytest.raises(Conflict, match="is full"):
+        accounts.create_user(session, "b@example.org", role="participant", team="Aurora")
+    settings.set_value(session, "max_team_size", "10", actor="test")
+    team = session.scalar(select(Team).where(Team.name == "Aurora"))
+    assert team is not None
+    team_admin.withdraw_team(session, team.id, actor="org")
+    with pytest.raises(Conflict, match="withdrawn"):
+        accounts.create_user(session, "b@example.org", role="participant", team="Aurora")
+    assert session.scalar(select(User).where(User.email == "b@example.org")) is None

@@ -314,9 +314,6 @@ def test_captain_hands_over_and_removes_members(
     # Members may not manage.
     assert post(dan, f"/team/members/{eve_id}/remove")[0] == 403
     assert post(dan, f"/team/members/{dan_id}/captain")[0] == 403
-    # The captain cannot leave while others are in the team.
-    status, page = post(carol, "/team/leave")
-    assert status == 409 and "Hand over the captaincy" in page
     status, page = post(carol, f"/team/members/{eve_id}/remove")
     assert status == 200 and "eve@example.org was removed" in page
     assert user_by(session, "eve@example.org").team_id is None
@@ -398,3 +395,124 @@ def test_hostile_team_names_are_escaped(app: Flask, carol: FlaskClient, session:
         .get_data(as_text=True)
     )
     assert "<script>alert" not in join_page and "&lt;script&gt;" in join_page
+
+
+# ------------------------------------------------------------ invite codes rotate (issue 19)
+
+
+def test_removing_a_member_rotates_the_code_so_they_cannot_rejoin(
+    app: Flask, carol: FlaskClient, session: Session
+) -> None:
+    create(carol, "Cassiopeia")
+    dan = join(app, session, "dan@example.org")
+    old = code_of(session, "Cassiopeia")
+    dan_id = user_by(session, "dan@example.org").id
+    assert post(carol, f"/team/members/{dan_id}/remove")[0] == 200
+    new = code_of(session, "Cassiopeia")
+    assert new != old
+    assert dan.get(f"/teams/join/{old}").status_code == 404
+    status, page = post(dan, f"/teams/join/{old}", "/team")
+    assert status == 404 and "not valid" in page
+    assert user_by(session, "dan@example.org").team_id is None
+    assert f"/teams/join/{new}" in carol.get("/team").get_data(as_text=True)
+
+
+def test_a_member_leaving_rotates_the_code(
+    app: Flask, carol: FlaskClient, session: Session
+) -> None:
+    create(carol, "Cassiopeia")
+    dan = join(app, session, "dan@example.org")
+    old = code_of(session, "Cassiopeia")
+    assert post(dan, "/team/leave")[0] == 200
+    assert code_of(session, "Cassiopeia") != old
+    assert post(dan, f"/teams/join/{old}", "/team")[0] == 404
+    assert user_by(session, "dan@example.org").team_id is None
+
+
+def test_a_leaving_captain_hands_over_to_the_longest_standing_member(
+    app: Flask, carol: FlaskClient, session: Session
+) -> None:
+    create(carol, "Cassiopeia")
+    # Eve's account is older (a lower id) but Dan joins first: join time decides, not age.
+    loose_participant(app, "eve@example.org")
+    join(app, session, "dan@example.org")
+    eve = client_of(app, "eve@example.org")
+    link = f"/teams/join/{code_of(session, 'Cassiopeia')}"
+    assert post(eve, link, link)[0] == 200
+    old = code_of(session, "Cassiopeia")
+    status, page = post(carol, "/team/leave")
+    assert status == 200 and "You left team Cassiopeia." in page
+    assert "dan@example.org is now its captain" in page
+    assert user_by(session, "carol@example.org").team_id is None
+    assert user_by(session, "dan@example.org").is_captain
+    assert not user_by(session, "eve@example.org").is_captain
+    assert code_of(session, "Cassiopeia") != old
+    event = session.scalar(select(AuditEvent).where(AuditEvent.action == "leave-team"))
+    assert event is not None and event.details["captain"] == "dan@example.org"
+
+
+def test_the_last_member_leaving_a_team_with_runs_leaves_no_valid_code(
+    app: Flask, session: Session
+) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    accepted(api_upload(app.test_client(), token_for(app, "alice@example.org"), oracle_run()))
+    old = code_of(session, "Aurora")
+    alice = client_of(app, "alice@example.org")
+    assert post(alice, "/team/leave")[0] == 200
+    aurora = team_named(session, "Aurora")
+    assert aurora is not None and aurora.invite_code is None and aurora.members == []
+    loose_participant(app, "mallory@example.org")
+    mallory = client_of(app, "mallory@example.org")
+    assert mallory.get(f"/teams/join/{old}").status_code == 404
+    assert post(mallory, f"/teams/join/{old}", "/team")[0] == 404
+    # The former member cannot walk back in either.
+    assert post(alice, f"/teams/join/{old}", "/team")[0] == 404
+    assert user_by(session, "mallory@example.org").team_id is None
+    assert user_by(session, "alice@example.org").team_id is None
+
+
+# ------------------------------------------------------------ registration states (issue 19)
+
+
+def _request_to_join(app: Flask, session: Session, email: str) -> JoinRequest:
+    """File a join request for Cassiopeia in approval mode; return it."""
+    set_mode(app, "registration", "approval")
+    loose_participant(app, email)
+    link = f"/teams/join/{code_of(session, 'Cassiopeia')}"
+    assert post(client_of(app, email), link, link)[0] == 200
+    session.expire_all()
+    req = session.scalar(select(JoinRequest).join(User).where(User.email == email))
+    assert req is not None and req.status == "pending"
+    return req
+
+
+def test_closed_registration_refuses_accepting_a_request_but_not_declining(
+    app: Flask, carol: FlaskClient, session: Session
+) -> None:
+    create(carol, "Cassiopeia")
+    dan_req = _request_to_join(app, session, "dan@example.org")
+    eve_req = _request_to_join(app, session, "eve@example.org")
+    set_mode(app, "registration", "closed")
+    status, page = post(carol, f"/team/requests/{dan_req.id}/accept")
+    assert status == 403 and "Registration is closed" in page
+    assert user_by(session, "dan@example.org").team_id is None
+    session.expire_all()
+    assert session.get(JoinRequest, dan_req.id).status == "pending"  # type: ignore[union-attr]
+    assert post(carol, f"/team/requests/{eve_req.id}/decline")[0] == 200
+
+
+@pytest.mark.parametrize("mode", ["open", "approval", "invite", "closed"])
+def test_no_request_is_accepted_into_a_withdrawn_team(
+    app: Flask, carol: FlaskClient, session: Session, mode: str
+) -> None:
+    create(carol, "Cassiopeia")
+    req = _request_to_join(app, session, "dan@example.org")
+    team = team_named(session, "Cassiopeia")
+    assert team is not None
+    from leaderboard.services import team_admin
+
+    team_admin.withdraw_team(session, team.id, actor="org")
+    set_mode(app, "registration", mode)
+    status, page = post(carol, f"/team/requests/{req.id}/accept")
+    assert status == 409 and "is withdrawn" in page
+    assert user_by(session, "dan@example.org").team_id is None

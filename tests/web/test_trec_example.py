@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from leaderboard.models import Run, Score
 from tests.conftest import login
-from tests.runs import api_upload, make_participant, token_for
+from tests.runs import api_upload, make_participant, open_task, token_for
 from tests.security import compile_latex
 from tests.web.test_upload_flows import form_upload
 
@@ -46,6 +46,7 @@ def hosted(app: Flask, runner: FlaskCliRunner) -> str:
     """Host the example task and return a participant's API token."""
     result = runner.invoke(args=["leaderboard", "add-task", str(EXAMPLE / "task.toml")])
     assert result.exit_code == 0, result.output
+    open_task(app, EXAMPLE / "task.toml")
     make_participant(app, "Aurora", "alice@example.org")
     return token_for(app, "alice@example.org")
 
@@ -180,20 +181,8 @@ def test_set_gold_replaces_the_one_qrels_file_and_rescores(
 
 
 def test_a_run_tag_warning_names_where_the_run_name_was_given(
-    app: Flask, client: FlaskClient, runner: FlaskCliRunner, hosted: str
+    client: FlaskClient, hosted: str
 ) -> None:
-    opened = runner.invoke(
-        args=[
-            "leaderboard",
-            "phase",
-            "example-adhoc",
-            "adhoc",
-            "open",
-            "--start",
-            "2000-01-01T00:00:00Z",
-        ]
-    )
-    assert opened.exit_code == 0, opened.output
     # The API: no form was used, so the warning does not speak of one.
     body = upload(client, hosted, "run-valid.txt").get_json()
     tagged = [w for w in body["warnings"] if "run tag" in w]

@@ -18,7 +18,7 @@ from leaderboard.services.errors import NotFound
 from leaderboard.storage import FileStore
 from leaderboard.tasks import loading as definition_module
 from leaderboard.tasks.loading import stored_definition
-from tests.runs import api_upload, make_participant, oracle_run, token_for
+from tests.runs import api_upload, make_participant, oracle_run, own_campaign, token_for
 
 TASK = "semeval2016-task3"
 URL = f"/api/v1/tasks/{TASK}/A/runs"
@@ -153,6 +153,7 @@ def test_phases_are_asked_once_per_transaction(app: Flask, session: Session) -> 
     from leaderboard.models import Phase
     from leaderboard.services.phases import hidden_phase, phases_of
 
+    own_campaign(app, TASK)
     target = resolve(session, TASK, "A")
     session.add(
         Phase(

@@ -37,6 +37,13 @@ LATE_NOTE = (
 CELL_NOTE = "value flagged by the scorer (see the run's details)"
 
 
+def row_label(entry: Entry) -> str:
+    """Return the label of an entry's row: a run by team and slot, a baseline by its name."""
+    if entry.kind == "baseline":
+        return entry.label or entry.run
+    return entry.label or f"{entry.team or ''}-{entry.slot or entry.run}"
+
+
 def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
     """Build the CQA table: on-time runs by MAP, primary runs ranked per measure, baselines last.
 
@@ -124,7 +131,7 @@ def _run_row(
         # primary gets the rank it would have had, and the on-time ranks stay as they are.
         rank = fields[main.key].rank(rank_value(main_value, main))
         marker = LATE_MARKER if entry.off_time else ""
-    label = entry.label or f"{entry.team or ''}-{entry.slot or entry.run}"
+    label = row_label(entry)
     submission_marker = (LATE_MARKER if entry.off_time else "") + "".join(entry.markers)
     return Row(
         kind="run",
@@ -151,6 +158,6 @@ def _run_row(
 
 def _baseline_row(entry: Entry, specs: tuple[MeasureSpec, ...]) -> Row:
     """Return a baseline row: no rank, no bold, "—" where a value is not shown."""
-    label = entry.label or entry.run
+    label = row_label(entry)
     meta = {"rank": MetaCell(""), "submission": MetaCell(label, "".join(entry.markers))}
     return baseline_row(entry, specs, label, meta)

@@ -41,6 +41,13 @@ OVERALL_NOTE = (
 CONSTANT_NOTE = "system output constant on the scored pairs; counted as 0"
 
 
+def row_label(entry: Entry) -> str:
+    """Return the label of an entry's row: a run by team and run name, a baseline by its name."""
+    if entry.kind == "baseline":
+        return entry.label or "baseline"
+    return entry.label or f"{entry.team or ''}-{entry.run}"
+
+
 def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
     """Build the STS table of all runs, with the Best | Median | Δ summary in ``Table.extra``.
 
@@ -108,12 +115,8 @@ def _row(
     cells: dict[str, Cell | None] = {
         m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
     }
-    if baseline:
-        team_cell = MetaCell(entry.label or "baseline", BASELINE_MARKER)
-        label = entry.label or "baseline"
-    else:
-        team_cell = MetaCell(entry.team or "")
-        label = entry.label or f"{entry.team or ''}-{entry.run}"
+    label = row_label(entry)
+    team_cell = MetaCell(label, BASELINE_MARKER) if baseline else MetaCell(entry.team or "")
     run_marker = (LATE_MARKER if entry.off_time and not baseline else "") + "".join(entry.markers)
     return Row(
         kind=entry.kind,

@@ -43,6 +43,13 @@ LATE_NOTE = "* late run, ranked as if submitted on time without displacing on-ti
 CELL_NOTE = "value flagged by the scorer (see the run's details)"
 
 
+def row_label(entry: Entry) -> str:
+    """Return the label of an entry's row: a run by team and run tag, a baseline by its name."""
+    if entry.kind == "baseline":
+        return entry.label or "baseline"
+    return entry.label or f"{entry.team or ''}-{entry.run}"
+
+
 def variant_of(measure: MeasureSpec) -> str:
     """Return the qrels variant of a measure: the part of its key before "/"."""
     if "/" in measure.key:
@@ -161,7 +168,7 @@ def _run_row(
         team=entry.team,
         run=entry.run,
         slot=entry.slot,
-        label=entry.label or f"{entry.team or ''}-{entry.run}",
+        label=row_label(entry),
         rank=rank,
         rank_marker="*" if entry.off_time else "",
         rank_display=f"{rank}{marker}" if rank is not None else "",
@@ -181,7 +188,7 @@ def _run_row(
 
 def _baseline_row(entry: Entry, specs: tuple[MeasureSpec, ...]) -> Row:
     """Return a baseline row: marked "†", never ranked, never bold."""
-    label = entry.label or "baseline"
+    label = row_label(entry)
     meta = {
         "team": MetaCell(label, BASELINE_MARKER),
         "run": MetaCell(entry.run, "".join(entry.markers)),

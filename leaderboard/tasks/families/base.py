@@ -273,6 +273,9 @@ class Family(ABC):
     table_styles: tuple[str, ...] = ()
     #: Whether a run is several files (one per evaluation part) rather than one.
     multi_file: bool = False
+    #: What the family's per-unit values are kept for, singular and plural (pages, CSV, charts).
+    unit: str = "query"
+    unit_plural: str = "queries"
 
     def table_style(self, definition: TaskDefinition) -> str:
         """Return the style the definition chose, or the family's default."""

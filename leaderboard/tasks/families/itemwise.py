@@ -52,6 +52,8 @@ class ItemFamily(Family):
     file_roles = {"gold": True}
     #: Any family's table can take the subindex style of the overview papers.
     table_styles = ("semeval-cqa",)
+    unit = "item"
+    unit_plural = "items"
     registry: MeasureRegistry
     #: Baseline recipes the family builds (``name`` or ``name:<argument>``).
     recipes: tuple[str, ...] = ()

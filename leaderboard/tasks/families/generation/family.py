@@ -105,6 +105,8 @@ class GenerationFamily(Family):
     list_roles = ("references",)
     option_keys = ("sacrebleu",)
     table_styles = ("semeval-cqa",)
+    unit = "segment"
+    unit_plural = "segments"
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Refuse unknown measures, options, set keys and recipes, naming the key."""

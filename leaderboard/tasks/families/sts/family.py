@@ -72,6 +72,8 @@ class StsFamily(Family):
     group_keys = {"parts": ("gold", "input", "mapping")}
     table_styles = ("sts",)
     multi_file = True
+    unit = "pair"
+    unit_plural = "pairs"
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Require parts with line counts and gold files, and measures = overall + part slugs."""

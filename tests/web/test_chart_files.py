@@ -1,0 +1,123 @@
+"""Charts are drawn once per analysis and audience, then served from the file store."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from sqlalchemy import func, select
+
+from leaderboard import charts
+from leaderboard.models import ChartFile
+from tests.conftest import login
+from tests.runs import make_organizer
+from tests.web.test_significance_cli import hosted  # noqa: F401
+
+CHART = "/tasks/example-sentiment/A/analysis/measure.svg"
+
+
+def _cli(runner: FlaskCliRunner, *args: str) -> str:
+    result = runner.invoke(args=["leaderboard", *args])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def _forget(app: Flask) -> None:
+    """Empty the worker's in-memory caches, as another worker would start."""
+    app.extensions["leaderboard"]["pages"].clear()
+    app.extensions["leaderboard"]["tables"].clear()
+
+
+def test_each_audience_variant_is_drawn_once_and_stored(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    drawn: list[list[str]] = []
+    draw = charts.measure_chart
+
+    def counting(labels, *args, **kwargs):  # type: ignore[no-untyped-def]
+        drawn.append(list(labels))
+        return draw(labels, *args, **kwargs)
+
+    monkeypatch.setattr(charts, "measure_chart", counting)
+    _cli(hosted, "phase", "example-sentiment", "A", "test", "--names", "anonymous")
+    analysis = json.loads(
+        _cli(hosted, "significance", "example-sentiment", "A", "--samples", "200")
+    )
+    make_organizer(app, "org@example.org")
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    alice = app.test_client()
+    login(alice, "alice@example.org", "correct horse battery")
+
+    public_svgs = []
+    for _ in range(3):
+        resp = app.test_client().get(CHART)
+        assert resp.status_code == 200 and resp.mimetype == "image/svg+xml"
+        public_svgs.append(resp.data)
+        _forget(app)
+    assert len(drawn) == 1 and len(set(public_svgs)) == 1
+    assert b"Aurora" not in public_svgs[0] and b"Borealis" not in public_svgs[0]
+    assert b"Team 1" in public_svgs[0] and b"Team 2" in public_svgs[0]
+
+    own = [alice.get(CHART).data for _ in range(2)]
+    assert len(drawn) == 2 and own[0] == own[1]
+    assert b"Aurora" in own[0] and b"Borealis" not in own[0]
+
+    path = "/organizer/analyses/1/measure.svg"
+    named = [org.get(path).data for _ in range(2)]
+    assert len(drawn) == 3 and named[0] == named[1]
+    assert b"Aurora" in named[0] and b"Borealis" in named[0]
+    assert drawn[2] == analysis["runs"]
+    # Downloads keep their routes and types; a PDF is one more stored variant.
+    pdf = org.get("/organizer/analyses/1/measure.pdf")
+    assert pdf.data.startswith(b"%PDF") and "attachment" in pdf.headers["Content-Disposition"]
+    assert org.get("/organizer/analyses/1/measure.pdf").data == pdf.data
+    assert len(drawn) == 4
+    with app.app_context():
+        from leaderboard.web.context import db
+
+        assert db().scalar(select(func.count()).select_from(ChartFile)) == 4
+
+
+def test_two_runs_sharing_team_and_tag_get_one_label_each_everywhere(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    """The table, the analysis, the chart and its CSV tell the two runs apart alike."""
+    import csv
+    import io
+    from pathlib import Path
+
+    from tests.runs import api_upload, make_participant, token_for
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "trec"
+    _cli(runner, "add-task", str(example / "task.toml"))
+    _cli(runner, "phase", "example-adhoc", "adhoc", "open", "--start", "2000-01-01T00:00:00Z")
+    make_participant(app, "Team 1", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    run = (example / "run-valid.txt").read_bytes()
+    lines = run.decode().splitlines(keepends=True)
+    # The same tag, another ranking: the first ten documents of every topic in reverse.
+    other = "".join(lines[i] for i in range(len(lines) - 1, -1, -1)).encode()
+    for slot, data in (("primary", run), ("contrastive1", other)):
+        resp = api_upload(app.test_client(), token, data, path="/api/v1/tasks/example-adhoc/adhoc/runs",
+                          slot=slot)  # fmt: skip
+        assert resp.status_code == 201, resp.get_json()
+    table = app.test_client().get("/tasks/example-adhoc/adhoc/results.json").get_json()
+    labels = [row["label"] for row in table["rows"] if row["kind"] == "run"]
+    assert sorted(labels) == ["Team 1-bm25-rerank (contrastive1)", "Team 1-bm25-rerank (primary)"]
+    report = json.loads(
+        _cli(runner, "significance", "example-adhoc", "adhoc", "--runs", "all", "--samples", "50")
+    )
+    assert sorted(report["runs"]) == sorted(labels)
+    make_organizer(app, "org@example.org")
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    numbers = org.get("/organizer/analyses/1/measure.csv").get_data(as_text=True)
+    rows = list(csv.reader(io.StringIO(numbers)))[1:]
+    assert sorted(row[0] for row in rows) == sorted(labels)
+    svg = org.get("/organizer/analyses/1/measure.svg").get_data(as_text=True)
+    assert all(label in svg for label in labels)

@@ -1,0 +1,148 @@
+"""Links in mail start with the configured base URL, never with the request's Host header."""
+
+from __future__ import annotations
+
+import pytest
+from flask import Flask
+from sqlalchemy import select
+
+from leaderboard.models import AuditEvent
+from leaderboard.services import mail
+from tests.accounts import BASE, PASSWORD, last_link, mails_to, sign_up, user_row
+from tests.conftest import AppFactory, csrf_from, login
+from tests.runs import make_organizer, make_participant
+from tests.smtp import MailServer, link_in
+
+ALICE = "alice@example.org"
+NEW = "dana@example.org"
+ORG = "org@example.org"
+EVIL = {"Host": "evil.example"}
+
+
+def _unconfigured(make_app: AppFactory, server: MailServer) -> Flask:
+    """An app mailing through the loopback server, with neither a base nor a site URL."""
+    app = make_app(mail_url=f"smtp://{server.host}:{server.port}")
+    make_participant(app, "Aurora", ALICE, PASSWORD)
+    make_organizer(app, ORG)
+    return app
+
+
+def _says_why(text: str) -> bool:
+    return "no base URL" in text and "LEADERBOARD_BASE_URL" in text
+
+
+def _audit(app: Flask) -> list[str]:
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        return list(session.scalars(select(AuditEvent.action)))
+
+
+def test_a_forged_host_never_reaches_a_reset_link(make_app: AppFactory, server: MailServer) -> None:
+    app = _unconfigured(make_app, server)
+    client = app.test_client()
+    page = client.get("/password/forgot", headers=EVIL)
+    assert page.status_code == 503 and _says_why(page.get_data(as_text=True))
+    # The session cookie is the forged host's, as a client sending that header would get it.
+    token = csrf_from(client.get("/login", headers=EVIL).get_data(as_text=True))
+    resp = client.post("/password/forgot", data={"email": ALICE, "csrf_token": token}, headers=EVIL)
+    assert resp.status_code == 503 and _says_why(resp.get_data(as_text=True))
+    assert mails_to(server.inbox, ALICE) == []
+
+
+def test_without_a_base_url_sign_up_and_resend_refuse_and_store_nothing(
+    make_app: AppFactory, server: MailServer
+) -> None:
+    app = _unconfigured(make_app, server)
+    client = app.test_client()
+    for path in ("/signup", "/verify/resend"):
+        page = client.get(path)
+        assert page.status_code == 503 and _says_why(page.get_data(as_text=True)), path
+    token = csrf_from(client.get("/login").get_data(as_text=True))
+    form = {
+        "email": NEW,
+        "display_name": "Dana",
+        "password": PASSWORD,
+        "password_confirm": PASSWORD,
+        "csrf_token": token,
+    }
+    assert client.post("/signup", data=form).status_code == 503
+    assert (
+        client.post("/verify/resend", data={"email": NEW, "csrf_token": token}).status_code == 503
+    )
+    assert user_row(app, NEW) is None
+    assert mails_to(server.inbox, NEW) == []
+
+
+def test_without_a_base_url_the_organizer_cannot_invite_or_resend(
+    make_app: AppFactory, server: MailServer
+) -> None:
+    app = _unconfigured(make_app, server)
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        from leaderboard.services.accounts import find_user
+
+        find_user(session, ALICE).verified_at = None
+        alice_id = find_user(session, ALICE).id
+        session.commit()
+    org = app.test_client()
+    login(org, ORG, "organizer password")
+    before = _audit(app)
+    for path, data in (
+        ("/organizer/users/invite", {"email": NEW}),
+        (f"/organizer/users/{alice_id}/resend", {}),
+    ):
+        token = csrf_from(org.get("/organizer/users").get_data(as_text=True))
+        resp = org.post(path, data={**data, "csrf_token": token})
+        assert resp.status_code == 503 and _says_why(resp.get_data(as_text=True)), path
+    assert _audit(app) == before
+    assert mails_to(server.inbox, NEW) == [] and mails_to(server.inbox, ALICE) == []
+
+
+@pytest.mark.parametrize("command", ["invite", "resend-verification"])
+def test_without_a_base_url_the_mailing_commands_exit_1(
+    make_app: AppFactory, server: MailServer, command: str
+) -> None:
+    app = _unconfigured(make_app, server)
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        from leaderboard.services.accounts import find_user
+
+        find_user(session, ALICE).verified_at = None
+        session.commit()
+    before = _audit(app)
+    target = NEW if command == "invite" else ALICE
+    result = app.test_cli_runner().invoke(args=["leaderboard", command, target])
+    assert result.exit_code == 1
+    assert "Error: " in result.output and _says_why(result.output)
+    assert _audit(app) == before
+    assert mails_to(server.inbox, target) == []
+
+
+def test_a_configured_base_url_wins_over_the_host(make_app: AppFactory, server: MailServer) -> None:
+    app = make_app(mail_url=f"smtp://{server.host}:{server.port}", base_url=BASE)
+    make_participant(app, "Aurora", ALICE, PASSWORD)
+    client = app.test_client()
+    page = client.get("/password/forgot", headers=EVIL)
+    token = csrf_from(page.get_data(as_text=True))
+    resp = client.post("/password/forgot", data={"email": ALICE, "csrf_token": token}, headers=EVIL)
+    assert resp.status_code == 200
+    assert last_link(server.inbox, ALICE).startswith("/password/reset/")
+
+
+def test_the_site_url_serves_when_no_base_url_is_set(
+    make_app: AppFactory, server: MailServer
+) -> None:
+    app = make_app(
+        mail_url=f"smtp://{server.host}:{server.port}", site_url="https://site.example.org/"
+    )
+    assert sign_up(app.test_client(), NEW).status_code == 200
+    (message,) = server.inbox.wait_for(NEW)
+    assert link_in(message).startswith("https://site.example.org/verify/")
+    mail.flush()
+
+
+def test_the_login_page_still_works_without_a_base_url(make_app: AppFactory) -> None:
+    # Only what mails a link refuses; the rest of the site serves as usual.
+    app = make_app()
+    make_participant(app, "Aurora", ALICE, PASSWORD)
+    assert app.test_client().get("/").status_code == 200
+    client = app.test_client()
+    login(client, ALICE, PASSWORD)
+    assert client.get("/account").status_code == 200

@@ -96,7 +96,7 @@ def test_two_runs_sharing_team_and_tag_get_one_label_each_everywhere(
     example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "trec"
     _cli(runner, "add-task", str(example / "task.toml"))
     _cli(runner, "phase", "example-adhoc", "adhoc", "open", "--start", "2000-01-01T00:00:00Z")
-    make_participant(app, "Team 1", "alice@example.org")
+    make_participant(app, "Aurora", "alice@example.org")
     token = token_for(app, "alice@example.org")
     run = (example / "run-valid.txt").read_bytes()
     lines = run.decode().splitlines(keepends=True)
@@ -108,7 +108,7 @@ def test_two_runs_sharing_team_and_tag_get_one_label_each_everywhere(
         assert resp.status_code == 201, resp.get_json()
     table = app.test_client().get("/tasks/example-adhoc/adhoc/results.json").get_json()
     labels = [row["label"] for row in table["rows"] if row["kind"] == "run"]
-    assert sorted(labels) == ["Team 1-bm25-rerank (contrastive1)", "Team 1-bm25-rerank (primary)"]
+    assert sorted(labels) == ["Aurora-bm25-rerank (contrastive1)", "Aurora-bm25-rerank (primary)"]
     report = json.loads(
         _cli(runner, "significance", "example-adhoc", "adhoc", "--runs", "all", "--samples", "50")
     )

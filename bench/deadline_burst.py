@@ -112,7 +112,7 @@ def prepare(instance: Instance, teams: int) -> list[str]:
     tokens = []
     with ext["sessionmaker"]() as session:
         for t in range(teams + 1):
-            name, email = f"Team {t:02d}", f"team{t:02d}@example.org"
+            name, email = f"Squad {t:02d}", f"team{t:02d}@example.org"
             accounts.create_team(session, name, actor="bench")
             accounts.create_user(
                 session, email, role="participant", team=name, password=None, actor="bench"

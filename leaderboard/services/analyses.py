@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session, undefer
 from leaderboard.config import Settings
 from leaderboard.models import Analysis, EvalSet, FrozenTable, utcnow
 from leaderboard.services.audit import record_for
-from leaderboard.services.catalog import Target, resolve
+from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import DomainError, NotFound
 from leaderboard.services.freeze import (
     check_deadline,
@@ -38,6 +38,7 @@ from leaderboard.services.significance import (
     check_request,
     source_of,
 )
+from leaderboard.services.target import Target
 from leaderboard.storage import FileStore
 
 #: A claimed job still running after this long is taken to have lost its worker.

@@ -16,8 +16,8 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import Run, Subtask, User
-from leaderboard.services.catalog import Target
 from leaderboard.services.phases import phases_of
+from leaderboard.services.target import Target
 
 
 @dataclass(frozen=True)

@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, utcnow
-
-if TYPE_CHECKING:  # catalog imports this module; the type is only for checking
-    from leaderboard.services.catalog import Target
+from leaderboard.services.target import Target
 
 
 def record(

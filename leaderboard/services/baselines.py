@@ -12,7 +12,7 @@ from leaderboard.config import Settings
 from leaderboard.formats.issues import shown
 from leaderboard.models import GoldFile, Run
 from leaderboard.services.audit import record_for
-from leaderboard.services.catalog import Target, load_gold
+from leaderboard.services.catalog import load_gold
 from leaderboard.services.errors import InvalidInput, RunRejected
 from leaderboard.services.runs import (
     Upload,
@@ -23,6 +23,7 @@ from leaderboard.services.runs import (
     score_values,
     store_inputs,
 )
+from leaderboard.services.target import Target
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import Evaluation
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
@@ -17,34 +16,12 @@ from leaderboard.models import EvalSet, GoldFile, Phase, Subtask, Task
 from leaderboard.services.audit import record
 from leaderboard.services.errors import NotFound
 from leaderboard.services.revisions import bump
+from leaderboard.services.target import Target
 from leaderboard.storage import FileStore
-from leaderboard.tasks.definition import SLUG_CHARS, SubtaskDef, TaskDefinition, preset_paths
+from leaderboard.tasks.definition import SLUG_CHARS, TaskDefinition, preset_paths
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family
 from leaderboard.tasks.loading import load_definition_file, stored_definition
-
-
-@dataclass(frozen=True)
-class Target:
-    """A resolved (task, subtask, set) with its definition and family."""
-
-    task: Task
-    subtask: Subtask
-    eval_set: EvalSet
-    definition: TaskDefinition
-    subtask_def: SubtaskDef
-    family: Family
-    loaded: frozenset[str]
-    #: The set's current reference files when the target was resolved, by role.
-    files: Mapping[str, GoldFile] = field(default_factory=dict)
-
-    def context(self, max_decompressed: int = 1 << 30, *, set_slug: str | None = None) -> Context:
-        """Return the family context for uploads into this target (or another set of it)."""
-        if set_slug is not None and set_slug != self.eval_set.slug:
-            return Context(self.definition, self.subtask_def, set_slug, max_decompressed)
-        return Context(
-            self.definition, self.subtask_def, self.eval_set.slug, max_decompressed, self.loaded
-        )
 
 
 def install_definition(

@@ -10,11 +10,12 @@ from sqlalchemy.orm import Session
 from leaderboard.models import Run, User
 from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
 from leaderboard.services.anonymity import PUBLIC, Audience
-from leaderboard.services.catalog import Target, resolve
+from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.phases import hidden_phase, phases_of
 from leaderboard.services.significance import stored_scores
 from leaderboard.services.tables import live_table, run_label
+from leaderboard.services.target import Target
 from leaderboard.storage import FileStore
 
 

@@ -18,7 +18,7 @@ from leaderboard.models import FrozenTable, GoldFile, Phase, Run
 from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.anonymity import PUBLIC, masked_names
 from leaderboard.services.audit import record_for
-from leaderboard.services.catalog import Target, current_files, load_gold
+from leaderboard.services.catalog import current_files, load_gold
 from leaderboard.services.errors import Conflict, NotFound
 from leaderboard.services.frozen_analysis import (
     RescoredRun,
@@ -30,6 +30,7 @@ from leaderboard.services.phases import phases_of, show_time
 from leaderboard.services.revisions import touch
 from leaderboard.services.significance import Request, stored_scores
 from leaderboard.services.tables import TableInputs, official_runs, render, table_inputs
+from leaderboard.services.target import Target
 from leaderboard.storage import FileStore
 from leaderboard.tables import exports
 from leaderboard.tables.html import to_html

@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from leaderboard.services.catalog import Target
 from leaderboard.services.errors import InvalidInput
 from leaderboard.services.significance import Request, ScoreLookup, Source, analyse
 from leaderboard.services.table_analysis import annotate, current_report
+from leaderboard.services.target import Target
 from leaderboard.tables.model import Table
 from leaderboard.tasks.families.base import MeasureResult, StoredScore
 

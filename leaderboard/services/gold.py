@@ -12,10 +12,11 @@ from leaderboard.config import Settings
 from leaderboard.formats.issues import shown
 from leaderboard.models import GoldFile, Run
 from leaderboard.services.audit import record_for
-from leaderboard.services.catalog import Target, current_files, load_gold, resolve
+from leaderboard.services.catalog import current_files, load_gold, resolve
 from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.revisions import bump
 from leaderboard.services.runs import gold_versions, score_rows
+from leaderboard.services.target import Target
 from leaderboard.services.taskdata import data_copying
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import reference_problem

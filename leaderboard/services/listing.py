@@ -11,8 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.models import Run
-from leaderboard.services.catalog import Target
 from leaderboard.services.tables import NOT_WITHDRAWN
+from leaderboard.services.target import Target
 from leaderboard.tables.exports import csv_safe, latex_escape, md_escape
 
 COLUMNS = ("team", "slot", "name", "status", "late", "corrected", "submitted_at", "description")

@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session
 from leaderboard.formats.issues import shown
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.audit import record
-from leaderboard.services.catalog import Target
 from leaderboard.services.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.revisions import bump
+from leaderboard.services.target import Target
 
 
 def show_time(value: datetime, zone: str = "UTC") -> str:

@@ -24,7 +24,7 @@ from leaderboard.models import GoldFile, Run, Score, Team, User, utcnow
 from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.accounts import team_for_import
 from leaderboard.services.audit import record
-from leaderboard.services.catalog import Target, load_gold
+from leaderboard.services.catalog import load_gold
 from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound, RunRejected
 from leaderboard.services.phases import (
     Admission,
@@ -36,6 +36,7 @@ from leaderboard.services.phases import (
     prepare_quota,
 )
 from leaderboard.services.revisions import bump
+from leaderboard.services.target import Target
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
 

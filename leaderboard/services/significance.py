@@ -24,9 +24,10 @@ from leaderboard.scoring.significance import (
 )
 from leaderboard.scoring.significance import intervals as run_intervals
 from leaderboard.services.anonymity import ALL_NAMES
-from leaderboard.services.catalog import Target, load_gold
+from leaderboard.services.catalog import load_gold
 from leaderboard.services.errors import InvalidInput
 from leaderboard.services.tables import live_table
+from leaderboard.services.target import Target
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Row, Table
 from leaderboard.tasks.families.base import StoredScore

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, undefer
 
 from leaderboard.models import Analysis
-from leaderboard.services.catalog import Target
+from leaderboard.services.target import Target
 from leaderboard.tables.model import CLUSTER_RULES, INTERVAL_NOTE, Cell, MeasureSpec, Row, Table
 
 CLUSTER_NOTE = (

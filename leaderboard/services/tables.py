@@ -11,8 +11,9 @@ from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.models import Run, Team
 from leaderboard.services.anonymity import PUBLIC, Audience, masked_names
-from leaderboard.services.catalog import Target, load_gold
+from leaderboard.services.catalog import load_gold
 from leaderboard.services.table_analysis import with_analysis
+from leaderboard.services.target import Target
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table, entry_label

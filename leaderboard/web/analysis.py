@@ -20,7 +20,7 @@ from leaderboard.models import Analysis
 from leaderboard.services import chart_files
 from leaderboard.services.analyses import request_analysis, shown_report, status
 from leaderboard.services.anonymity import audience_for
-from leaderboard.services.catalog import Target, resolve
+from leaderboard.services.catalog import resolve
 from leaderboard.services.diagnostics import (
     RunDiagnostics,
     diagnosable_run,
@@ -32,10 +32,11 @@ from leaderboard.services.errors import InvalidInput, NotFound
 from leaderboard.services.freeze import frozen_of
 from leaderboard.services.frozen_analysis import compared
 from leaderboard.services.significance import METHODS, Request
+from leaderboard.services.target import Target
 from leaderboard.tables.exports import csv_safe
+from leaderboard.web.auth import organizer_required
 from leaderboard.web.context import db, now, store
 from leaderboard.web.forms import options
-from leaderboard.web.organizer import organizer_required
 from leaderboard.web.public import (
     cached_response,
     chosen_view,

@@ -21,9 +21,9 @@ from leaderboard.services.users import (
 )
 from leaderboard.web.account import outbox
 from leaderboard.web.account_forms import EmailForm, SiteSettingsForm
+from leaderboard.web.auth import organizer_required
 from leaderboard.web.context import db
 from leaderboard.web.forms import ConfirmForm
-from leaderboard.web.organizer import organizer_required
 
 bp = Blueprint("org_accounts", __name__, url_prefix="/organizer")
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
-from flask_login import current_user, login_required
+from flask_login import current_user
 
 from leaderboard.clock import parse_instant
 from leaderboard.formats.issues import shown
@@ -17,7 +15,7 @@ from leaderboard.services.accounts import list_teams
 from leaderboard.services.analyses import latest_job, request_job
 from leaderboard.services.audit import events_of_subtask, latest_events
 from leaderboard.services.baselines import add_baselines
-from leaderboard.services.catalog import Target, list_tasks, resolve
+from leaderboard.services.catalog import list_tasks, resolve
 from leaderboard.services.errors import DomainError, InvalidInput, RunRejected
 from leaderboard.services.freeze import DeadlineAhead, deadline_ahead, frozen_of
 from leaderboard.services.frozen_analysis import describe_analysis
@@ -31,7 +29,10 @@ from leaderboard.services.gold import (
 from leaderboard.services.listing import LISTING_FORMATS, run_listing
 from leaderboard.services.phases import PhaseChange, delete_phase, phases_of, upsert_phase
 from leaderboard.services.runs import Submission, submit_run
+from leaderboard.services.target import Target
 from leaderboard.services.taskdata import add_data_file, data_files, delete_data_file
+from leaderboard.web.analysis import analysis_context
+from leaderboard.web.auth import organizer_required
 from leaderboard.web.context import db, now, settings, store
 from leaderboard.web.forms import (
     ConfirmForm,
@@ -51,19 +52,6 @@ LISTING_MIME = {
     "md": "text/markdown",
     "latex": "application/x-tex",
 }
-
-
-def organizer_required(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Allow only logged-in organizers."""
-
-    @wraps(view)
-    @login_required
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        if not current_user.is_organizer:
-            abort(403, "This page is for organizers.")
-        return view(*args, **kwargs)
-
-    return wrapped
 
 
 def _actor() -> str:
@@ -121,9 +109,6 @@ def _page(target: Target, **extra: Any) -> str:
         for slug, t in targets.items()
     }
     deadlines = {slug: deadline_ahead(session, t, now()) for slug, t in targets.items()}
-    # Imported here: the analysis pages use this module's organizer_required.
-    from leaderboard.web.analysis import analysis_context
-
     return render_template(
         "organizer/subtask.html",
         **analysis_context(target),

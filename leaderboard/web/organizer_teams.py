@@ -10,9 +10,9 @@ from leaderboard.services import settings as site_settings
 from leaderboard.services import team_admin
 from leaderboard.services.accounts import find_team
 from leaderboard.services.errors import InvalidInput
+from leaderboard.web.auth import organizer_required
 from leaderboard.web.context import db
 from leaderboard.web.forms import AddMemberForm, ConfirmForm, MergeTeamForm, RenameTeamForm
-from leaderboard.web.organizer import organizer_required
 
 bp = Blueprint("organizer_teams", __name__, url_prefix="/organizer/teams")
 

@@ -14,10 +14,11 @@ from leaderboard.models import FrozenTable, User
 from leaderboard.services import revisions
 from leaderboard.services.analyses import shown_report
 from leaderboard.services.anonymity import Audience, audience_for, audience_key, is_anonymous
-from leaderboard.services.catalog import Target, definition_of, list_tasks, resolve
+from leaderboard.services.catalog import definition_of, list_tasks, resolve
 from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.freeze import RENDERERS, frozen_of
 from leaderboard.services.tables import has_active_runs, live_table
+from leaderboard.services.target import Target
 from leaderboard.services.taskdata import available_files
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.web import pagecache

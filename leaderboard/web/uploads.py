@@ -6,9 +6,9 @@ from typing import IO
 
 from flask import request
 
-from leaderboard.services.catalog import Target
 from leaderboard.services.errors import InvalidInput
 from leaderboard.services.runs import Upload
+from leaderboard.services.target import Target
 from leaderboard.web.context import settings
 
 

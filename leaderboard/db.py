@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
@@ -32,20 +31,6 @@ def make_engine(url: str) -> Engine:
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     """Return the session factory used by the web app and the CLI."""
     return sessionmaker(bind=engine, expire_on_commit=False)
-
-
-@contextmanager
-def session_scope(factory: sessionmaker[Session]) -> Iterator[Session]:
-    """Yield a session that commits on success and rolls back on any exception."""
-    session = factory()
-    try:
-        yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
 
 
 def expire_loaded(

@@ -419,11 +419,6 @@ def place_run(
     raise Conflict("Another upload into this slot happened at the same moment; please try again.")
 
 
-def current_scores(run: Run) -> dict[str, Score]:
-    """Return a run's current score rows by measure."""
-    return {s.measure: s for s in run.scores if s.current}
-
-
 def visible_run(session: Session, user: User, run_id: int) -> Run:
     """Return a run the user may see: organizers any, participants their own team's."""
     if not 0 < run_id < 2**31:  # no run has such an id; SQLite cannot even compare past 2**63

@@ -270,13 +270,3 @@ def live_table(
         target, table_inputs(session, store, target, runs, include_late=off_time, masked=masked)
     )
     return with_analysis(session, target, table) if analysed else table
-
-
-def provisional_table(
-    session: Session, store: FileStore, target: Target, audience: Audience = PUBLIC
-) -> Table:
-    """Build the table a freeze would store now: on-time runs and baselines only."""
-    runs = official_runs(session, target)
-    masked = masked_names(session, target, audience)
-    inputs = table_inputs(session, store, target, runs, include_late=False, masked=masked)
-    return with_analysis(session, target, render(target, inputs, official=True))

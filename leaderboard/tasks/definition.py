@@ -87,15 +87,10 @@ class SubtaskDef:
 
 @dataclass(frozen=True)
 class RunRules:
-    """Run slots: their names, which are ranked, and how many runs a team may have."""
+    """Run slots: their names (one run each per team, subtask and set) and which are ranked."""
 
     slots: tuple[str, ...]
     ranked_slots: tuple[str, ...]
-
-    @property
-    def max_runs(self) -> int:
-        """Return the number of runs a team may hold per subtask and set."""
-        return len(self.slots)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from leaderboard.models import User
 from leaderboard.services.accounts import user_for_token
 from leaderboard.services.anonymity import audience_for
 from leaderboard.services.catalog import measures_by_subtask, resolve, upload_fields_by_subtask
-from leaderboard.services.errors import DomainError, Forbidden, InvalidInput
+from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.freeze import frozen_of
 from leaderboard.services.overview import tasks_overview
 from leaderboard.services.phases import remaining_quota
@@ -36,12 +36,6 @@ from leaderboard.web.uploads import collect_upload
 from leaderboard.web.zipped import zip_of
 
 bp = Blueprint("api", __name__, url_prefix="/api")
-
-
-class Unauthorized(DomainError):
-    """No valid bearer token."""
-
-    status = 401
 
 
 def token_required(view: Callable[..., Any]) -> Callable[..., Any]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
@@ -31,6 +31,27 @@ def make_engine(url: str) -> Engine:
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     """Return the session factory used by the web app and the CLI."""
     return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+Row = TypeVar("Row")
+
+#: Ids are 32-bit integer keys; a larger one from a URL names no row (and SQLite cannot even
+#: compare one past 2**63).
+_MAX_ID = 2**31
+
+
+def in_key_range(ident: int) -> bool:
+    """Return whether a row can have this id."""
+    return 0 < ident < _MAX_ID
+
+
+def get_row(
+    session: Session, model: type[Row], ident: int, *, populate_existing: bool = False
+) -> Row | None:
+    """Return the row with this primary key, or None, also for ids no row can have."""
+    if not in_key_range(ident):
+        return None
+    return session.get(model, ident, populate_existing=populate_existing)
 
 
 def expire_loaded(

@@ -13,7 +13,7 @@ from sqlalchemy import bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, joinedload
 
-from leaderboard.db import expire_loaded
+from leaderboard.db import expire_loaded, get_row
 from leaderboard.formats.issues import shown
 from leaderboard.models import MAX_NAME_KEY, ApiToken, Phase, Team, User, team_name_key, utcnow
 from leaderboard.services import settings as site_settings
@@ -322,7 +322,7 @@ def tokens_of(session: Session, user: User) -> list[ApiToken]:
 
 def revoke_own_token(session: Session, user: User, token_id: int) -> ApiToken:
     """Revoke one of the user's own tokens; another user's token answers like a missing one."""
-    row = session.get(ApiToken, token_id) if 0 < token_id < 2**31 else None
+    row = get_row(session, ApiToken, token_id)
     if row is None or row.user_id != user.id:
         raise NotFound(f"No token {token_id}.")
     if row.revoked_at is None:

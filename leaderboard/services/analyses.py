@@ -18,6 +18,7 @@ from sqlalchemy import select, update
 from sqlalchemy.orm import Session, undefer
 
 from leaderboard.config import Settings
+from leaderboard.db import get_row
 from leaderboard.models import Analysis, EvalSet, FrozenTable, utcnow
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import resolve
@@ -327,3 +328,11 @@ def shown_report(
     if not state.current or state.analysis is None:
         return None
     return state.analysis.report
+
+
+def finished_analysis(session: Session, analysis_id: int) -> tuple[Analysis, dict[str, Any]]:
+    """Return a finished analysis by id, current or not, with its report, or raise NotFound."""
+    analysis = get_row(session, Analysis, analysis_id)
+    if analysis is None or analysis.status != "done" or analysis.report is None:
+        raise NotFound(f"No finished analysis {analysis_id}.")
+    return analysis, analysis.report

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
+from leaderboard.db import get_row
 from leaderboard.models import Run, User
 from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
 from leaderboard.services.anonymity import PUBLIC, Audience
@@ -53,9 +54,7 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
     Once visible, a team sees its own runs', and anyone every run's if the phase makes
     diagnostics public.
     """
-    if not 0 < run_id < 2**31:
-        raise NotFound(f"No run {run_id}.")
-    run = session.get(Run, run_id)
+    run = get_row(session, Run, run_id)
     if run is None:
         raise NotFound(f"No run {run_id}.")
     if user is not None and user.is_organizer:

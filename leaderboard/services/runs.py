@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from leaderboard.config import Settings
-from leaderboard.db import expire_loaded
+from leaderboard.db import expire_loaded, get_row
 from leaderboard.formats.issues import Issue, shown, summarise
 from leaderboard.models import GoldFile, Run, Score, Team, User, utcnow
 from leaderboard.scoring import SCORER_VERSION
@@ -421,9 +421,7 @@ def place_run(
 
 def visible_run(session: Session, user: User, run_id: int) -> Run:
     """Return a run the user may see: organizers any, participants their own team's."""
-    if not 0 < run_id < 2**31:  # no run has such an id; SQLite cannot even compare past 2**63
-        raise NotFound(f"No run {run_id}.")
-    run = session.get(Run, run_id)
+    run = get_row(session, Run, run_id)
     if run is not None and user.is_organizer:
         return run
     # Another team's run (or a baseline) answers exactly like a missing id, so that polling

@@ -13,6 +13,7 @@ from typing import IO
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
 
+from leaderboard.db import get_row
 from leaderboard.formats.fingerprint import DAMAGED, InspectionLimit, fingerprints
 from leaderboard.formats.issues import shown
 from leaderboard.models import (
@@ -239,7 +240,7 @@ def _started(phase: Phase, now: datetime) -> bool:
 
 
 def _file_of(session: Session, subtask: Subtask, file_id: int) -> TaskDataFile:
-    data = session.get(TaskDataFile, file_id) if 0 < file_id < 2**63 else None
+    data = get_row(session, TaskDataFile, file_id)
     if data is None or data.phase.subtask_id != subtask.id:
         raise NotFound(f"No data file {file_id} in subtask {subtask.slug}.")
     return data

@@ -9,6 +9,7 @@ from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
+from leaderboard.db import get_row
 from leaderboard.formats.issues import shown
 from leaderboard.models import EvalSet, JoinRequest, QuotaUsage, Run, Subtask, Team, User, utcnow
 from leaderboard.services.accounts import (
@@ -65,7 +66,7 @@ def team_overview(session: Session) -> list[TeamRow]:
 
 def team_by_id(session: Session, team_id: int) -> Team:
     """Return a team by id or raise NotFound."""
-    team = session.get(Team, team_id) if 0 < team_id < 2**31 else None
+    team = get_row(session, Team, team_id)
     if team is None:
         raise NotFound(f"No team {team_id}.")
     return team

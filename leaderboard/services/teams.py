@@ -10,6 +10,7 @@ from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from leaderboard.db import get_row, in_key_range
 from leaderboard.formats.issues import shown
 from leaderboard.models import JoinRequest, Run, Team, User, utcnow
 from leaderboard.services import settings
@@ -39,7 +40,9 @@ def lock_teams(session: Session, *team_ids: int) -> None:
     PostgreSQL locks the rows (``FOR UPDATE``); SQLite has one writer at a time, so a no-op
     UPDATE as the transaction's first statement takes the write lock before anything is read.
     """
-    ids = sorted(set(team_ids))
+    ids = sorted({i for i in team_ids if in_key_range(i)})
+    if not ids:
+        return
     if session.get_bind().dialect.name == "sqlite":
         session.execute(
             update(Team)
@@ -53,9 +56,7 @@ def lock_teams(session: Session, *team_ids: int) -> None:
 
 def fresh_row(session: Session, model: type[Fresh], row_id: int, missing: str) -> Fresh:
     """Return a team or account re-read after taking its lock (the session's may be stale)."""
-    row = session.scalar(
-        select(model).where(model.id == row_id).execution_options(populate_existing=True)
-    )
+    row = get_row(session, model, row_id, populate_existing=True)
     if row is None:
         raise NotFound(missing)
     return row
@@ -320,7 +321,7 @@ def decide_request(session: Session, captain: User, request_id: int, *, accept: 
     """Accept (within the size limit) or decline a pending request to join the captain's team."""
     try:
         team = _captain_team(session, captain)
-        req = session.get(JoinRequest, request_id) if 0 < request_id < 2**31 else None
+        req = get_row(session, JoinRequest, request_id)
         if req is None or req.team_id != team.id:
             raise NotFound(f"No join request {request_id} for your team.")
         if req.status != "pending":
@@ -354,7 +355,7 @@ def decide_request(session: Session, captain: User, request_id: int, *, accept: 
 
 def withdraw_own_request(session: Session, user: User, request_id: int) -> None:
     """Let a user take back their own pending join request."""
-    req = session.get(JoinRequest, request_id) if 0 < request_id < 2**31 else None
+    req = get_row(session, JoinRequest, request_id)
     if req is None or req.user_id != user.id:
         raise NotFound(f"No join request {request_id} of yours.")
     if req.status != "pending":
@@ -368,7 +369,7 @@ def hand_over(session: Session, captain: User, member_id: int) -> User:
     """Make another member of the captain's team its captain."""
     try:
         team = _captain_team(session, captain)
-        member = session.get(User, member_id) if 0 < member_id < 2**31 else None
+        member = get_row(session, User, member_id)
         if member is None or member.team_id != team.id:
             raise NotFound("That account is not a member of your team.")
         if member.id == captain.id:
@@ -393,7 +394,7 @@ def remove_member(session: Session, captain: User, member_id: int) -> User:
     """Remove another member from the captain's team (the team keeps its runs)."""
     try:
         team = _captain_team(session, captain)
-        member = session.get(User, member_id) if 0 < member_id < 2**31 else None
+        member = get_row(session, User, member_id)
         if member is None or member.team_id != team.id:
             raise NotFound("That account is not a member of your team.")
         if member.id == captain.id:

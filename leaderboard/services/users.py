@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
+from leaderboard.db import get_row
 from leaderboard.formats.issues import shown
 from leaderboard.models import User
 from leaderboard.services import accounts
@@ -20,7 +21,7 @@ def list_users(session: Session) -> list[User]:
 
 def user_by_id(session: Session, user_id: int) -> User:
     """Return the account with this id or raise NotFound."""
-    user = session.get(User, user_id)
+    user = get_row(session, User, user_id)
     if user is None:
         raise NotFound(f"No account with id {user_id}.")
     return user

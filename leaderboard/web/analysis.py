@@ -16,9 +16,8 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField, SelectField
 from wtforms.validators import InputRequired, NumberRange
 
-from leaderboard.models import Analysis
 from leaderboard.services import chart_files
-from leaderboard.services.analyses import request_analysis, shown_report, status
+from leaderboard.services.analyses import finished_analysis, request_analysis, shown_report, status
 from leaderboard.services.anonymity import audience_for
 from leaderboard.services.catalog import resolve
 from leaderboard.services.diagnostics import (
@@ -213,12 +212,10 @@ def _page(target: Target, form: AnalysisForm) -> dict[str, Any]:
 @organizer_required
 def organizer_chart(analysis_id: int, name: str, fmt: str) -> ResponseReturnValue:
     """Return a stored analysis' chart (SVG, PDF) or numbers (CSV), current or not."""
-    analysis = db().get(Analysis, analysis_id) if 0 < analysis_id < 2**31 else None
-    if analysis is None or analysis.status != "done" or analysis.report is None:
-        raise NotFound(f"No finished analysis {analysis_id}.")
+    analysis, report = finished_analysis(db(), analysis_id)
     subtask = analysis.eval_set.subtask
     target = resolve(db(), subtask.task.slug, subtask.slug, analysis.eval_set.slug)
-    return _chart(analysis.report, name, fmt, _scale(target, analysis.report["measure"]))
+    return _chart(report, name, fmt, _scale(target, report["measure"]))
 
 
 @bp.route("/tasks/<task>/<subtask>/analysis/<name>.<fmt>")

@@ -471,7 +471,12 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ],
     ("analysis.organizer_page", "GET"): [Probe("GET", f"{ORG}/analysis", ORGANIZER_ONLY)],
     ("analysis.organizer_chart", "GET"): [
-        Probe("GET", "/organizer/analyses/999/measure.svg", by_role(LOGIN, 403, 403, 404))
+        Probe("GET", "/organizer/analyses/999/measure.svg", by_role(LOGIN, 403, 403, 404)),
+        Probe(
+            "GET",
+            "/organizer/analyses/99999999999999999999/measure.svg",
+            by_role(LOGIN, 403, 403, 404),
+        ),
     ],
     ("participant.run_page", "GET"): [
         # Another team's run and a baseline answer like a missing id (no counting of uploads).
@@ -594,6 +599,11 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ],
     ("teams.remove_member", "POST"): [
         Probe("POST", "/team/members/999999/remove", by_role(LOGIN, 404, 404, 403, amy=403)),
+        Probe(
+            "POST",
+            "/team/members/99999999999999999999/remove",
+            by_role(LOGIN, 404, 404, 403, amy=403),
+        ),
         Probe("POST", "/team/members/999999/remove", each(400), csrf=False),
     ],
     # Leaving for real would take alice out of Aurora for the later tests; web tests do that.
@@ -608,6 +618,11 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         (f"organizer_teams.{action}", "POST"): [
             Probe("POST", f"/organizer/teams/{{borealis}}/{action}", each(400), csrf=False),
             Probe("POST", f"/organizer/teams/999999/{action}", by_role(LOGIN, 403, 403, 404)),
+            Probe(
+                "POST",
+                f"/organizer/teams/99999999999999999999/{action}",
+                by_role(LOGIN, 403, 403, 404),
+            ),
         ]
         for action in ("approve", "withdraw", "delete")
     },
@@ -673,6 +688,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             by_role(LOGIN, 302, 404, 404, amy=404),
         ),
         Probe("POST", "/account/tokens/999999/revoke", by_role(LOGIN, 404, 404, 404)),
+        Probe("POST", "/account/tokens/99999999999999999999/revoke", by_role(LOGIN, 404, 404, 404)),
     ],
     ("organizer.phase", "POST"): [
         Probe("POST", f"{ORG}/phase", ORGANIZER_ACTION, form=phase_form),
@@ -747,6 +763,10 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("org_accounts.user_action", "POST"): [
         Probe("POST", "/organizer/users/999999/resend", each(400), csrf=False),
         Probe("POST", "/organizer/users/999999/resend", by_role(LOGIN, 403, 403, 404)),
+        # Ids past any key (SQLite cannot even compare them) answer like missing ones.
+        Probe(
+            "POST", "/organizer/users/99999999999999999999/disable", by_role(LOGIN, 403, 403, 404)
+        ),
     ],
     ("org_accounts.invite", "POST"): [
         Probe("POST", "/organizer/users/invite", each(400), form=invite_form, csrf=False),

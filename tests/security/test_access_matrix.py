@@ -455,6 +455,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/{run_b}/queries", by_role(404, 404, 200, 200)),
         Probe("GET", "/runs/{run_hidden}/queries", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/999999/queries", by_role(404, 404, 404, 404)),
+        Probe("GET", "/runs/99999999999999999999/queries", by_role(404, 404, 404, 404)),
         Probe("GET", "/runs/{run_replaced}/queries", by_role(404, 404, 200, 200)),
     ],
     ("analysis.run_queries_file", "GET"): [
@@ -485,6 +486,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/{run_hidden}", by_role(LOGIN, 200, 404, 200)),
         Probe("GET", "/runs/{baseline}", by_role(LOGIN, 404, 404, 200)),
         Probe("GET", "/runs/999999", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", "/runs/99999999999999999999", by_role(LOGIN, 404, 404, 404)),
         Probe("GET", "/runs/9223372036854775808", by_role(LOGIN, 404, 404, 404)),
     ],
     ("teams.team_page", "GET"): [Probe("GET", "/team", by_role(LOGIN, 200, 200, 403))],
@@ -534,6 +536,9 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/api/v1/runs/{run_b}/file", by_role(401, 404, 200, 200), api=True),
         Probe("GET", "/api/v1/runs/{baseline}/file", by_role(401, 404, 404, 200), api=True),
         Probe("GET", "/api/v1/runs/999999/file", by_role(401, 404, 404, 404), api=True),
+        Probe(
+            "GET", "/api/v1/runs/99999999999999999999/file", by_role(401, 404, 404, 404), api=True
+        ),
     ],
     ("tokens.tokens_page", "GET"): [Probe("GET", "/account/tokens", by_role(LOGIN, 200, 200, 200))],
     ("api.table", "GET"): [
@@ -583,18 +588,36 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ],
     ("teams.accept_request", "POST"): [
         Probe("POST", "/team/requests/999999/accept", by_role(LOGIN, 404, 404, 403, amy=403)),
+        Probe(
+            "POST",
+            "/team/requests/99999999999999999999/accept",
+            by_role(LOGIN, 404, 404, 403, amy=403),
+        ),
         Probe("POST", "/team/requests/999999/accept", each(400), csrf=False),
     ],
     ("teams.decline_request", "POST"): [
         Probe("POST", "/team/requests/999999/decline", by_role(LOGIN, 404, 404, 403, amy=403)),
+        Probe(
+            "POST",
+            "/team/requests/99999999999999999999/decline",
+            by_role(LOGIN, 404, 404, 403, amy=403),
+        ),
         Probe("POST", "/team/requests/999999/decline", each(400), csrf=False),
     ],
     ("teams.withdraw_request", "POST"): [
         Probe("POST", "/team/requests/999999/withdraw", by_role(LOGIN, 404, 404, 404)),
+        Probe(
+            "POST", "/team/requests/99999999999999999999/withdraw", by_role(LOGIN, 404, 404, 404)
+        ),
         Probe("POST", "/team/requests/999999/withdraw", each(400), csrf=False),
     ],
     ("teams.hand_over", "POST"): [
         Probe("POST", "/team/members/999999/captain", by_role(LOGIN, 404, 404, 403, amy=403)),
+        Probe(
+            "POST",
+            "/team/members/99999999999999999999/captain",
+            by_role(LOGIN, 404, 404, 403, amy=403),
+        ),
         Probe("POST", "/team/members/999999/captain", each(400), csrf=False),
     ],
     ("teams.remove_member", "POST"): [
@@ -636,6 +659,12 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             by_role(LOGIN, 403, 403, 404),
             form=rename_form,
         ),
+        Probe(
+            "POST",
+            "/organizer/teams/99999999999999999999/rename",
+            by_role(LOGIN, 403, 403, 404),
+            form=rename_form,
+        ),
     ],
     ("organizer_teams.add_member", "POST"): [
         Probe(
@@ -654,11 +683,23 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             by_role(LOGIN, 403, 403, 404),
             form=member_form,
         ),
+        Probe(
+            "POST",
+            "/organizer/teams/99999999999999999999/members",
+            by_role(LOGIN, 403, 403, 404),
+            form=member_form,
+        ),
     ],
     ("organizer_teams.merge", "POST"): [
         Probe("POST", "/organizer/teams/{borealis}/merge", each(400), form=merge_form, csrf=False),
         Probe(
             "POST", "/organizer/teams/999999/merge", by_role(LOGIN, 403, 403, 404), form=merge_form
+        ),
+        Probe(
+            "POST",
+            "/organizer/teams/99999999999999999999/merge",
+            by_role(LOGIN, 403, 403, 404),
+            form=merge_form,
         ),
     ],
     ("api.withdraw", "POST"): [
@@ -670,6 +711,12 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             api=True,
         ),
         Probe("POST", "/api/v1/runs/999999/withdraw", by_role(401, 404, 404, 404), api=True),
+        Probe(
+            "POST",
+            "/api/v1/runs/99999999999999999999/withdraw",
+            by_role(401, 404, 404, 404),
+            api=True,
+        ),
     ],
     ("participant.withdraw", "POST"): [
         Probe("POST", "/runs/{run_w}/withdraw", each(400), csrf=False),

@@ -79,8 +79,9 @@ def _keep_freed_memory() -> None:
 
 def main() -> None:
     """Entry point of the ``leaderboard`` console script."""
-    if sys.argv[1:2] in (["score"], ["remote"]):
-        # Offline scoring and the API client need no database: skip building the application.
+    args = sys.argv[1:]
+    if args[:1] in (["score"], ["remote"]) or not args or "--help" in args:
+        # Offline scoring, the API client and help need no database: skip building the application.
         _keep_freed_memory()
         leaderboard_group.main(prog_name="leaderboard")
         return

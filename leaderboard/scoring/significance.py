@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from leaderboard.scoring.resampling import (
     FloatArray,
@@ -63,6 +62,9 @@ def round12(values: FloatArray) -> FloatArray:
 
 def per_query_p(method: str, a: FloatArray, b: FloatArray) -> float:
     """Return the paired t-test or Wilcoxon p-value of per-query values a and b."""
+    # scipy.stats takes half a second to import: only the t-test and Wilcoxon need it.
+    from scipy import stats
+
     x, y = round12(a), round12(b)
     if np.array_equal(x, y):
         return 1.0  # no difference at all: both tests are undefined, nothing is significant

@@ -16,13 +16,17 @@ from typing import Any
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from leaderboard import charts
 from leaderboard.models import ChartFile
 from leaderboard.storage import FileStore
+
+# leaderboard.charts imports matplotlib (a third of a second): it is imported where a chart is
+# keyed or drawn, so the command line and the pages that show no chart start without it.
 
 
 def chart_key(kind: str, fmt: str, data: dict[str, Any]) -> str:
     """Return the key of a chart: the SHA-256 of its kind, format, drawn data and renderer."""
+    from leaderboard import charts
+
     payload = {"renderer": charts.RENDERER, "kind": kind, "fmt": fmt, "data": data}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
@@ -58,6 +62,8 @@ def measure_chart(
     session: Session, store: FileStore, rows: list[dict[str, Any]], measure: str, fmt: str
 ) -> bytes:
     """Return the measure chart of rows (label, value, interval, cluster), stored once."""
+    from leaderboard import charts
+
     data = {"rows": rows, "measure": measure}
     return stored_chart(
         session,
@@ -85,6 +91,8 @@ def pvalue_matrix(
     fmt: str,
 ) -> bytes:
     """Return the adjusted p-value matrix chart, stored once."""
+    from leaderboard import charts
+
     data = {"labels": labels, "matrix": matrix, "alpha": alpha}
     return stored_chart(
         session,
@@ -107,6 +115,8 @@ def difference_chart(
     fmt: str,
 ) -> bytes:
     """Return a run's per-unit difference chart, stored once."""
+    from leaderboard import charts
+
     data = {"units": units, "differences": differences, "measure": measure, "unit": unit}
     return stored_chart(
         session,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ from sqlalchemy import func, select
 
 from leaderboard.cli import leaderboard_group
 from leaderboard.models import AuditEvent, GoldFile, Run, Task
+from tests.conftest import database_url
 from tests.runs import GOLD_TEST_A, oracle_run
 from tests.shared_data import shared_path
 
@@ -291,3 +293,37 @@ def test_score_loads_no_web_database_or_service_module() -> None:
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def _loaded_by_main(args: list[str], env: dict[str, str], names: tuple[str, ...]) -> list[str]:
+    """Run the console script's main with ``args``; return which of ``names`` it imported."""
+    probe = (
+        f"import sys; sys.argv = ['leaderboard', *{args!r}]; "
+        "from leaderboard.cli import main\n"
+        "try:\n    main()\n"
+        "except SystemExit:\n    pass\n"
+        f"print(sorted(m for m in {names!r} if m in sys.modules), file=sys.stderr)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return list(ast.literal_eval(out.stderr.strip().splitlines()[-1]))
+
+
+def test_help_builds_no_application(tmp_path: Path) -> None:
+    env = {**os.environ, "LEADERBOARD_INSTANCE_DIR": str(tmp_path / "instance")}
+    for args in ([], ["--help"], ["teams", "--help"]):
+        assert _loaded_by_main(args, env, ("flask", "leaderboard.web")) == [], args
+    assert not (tmp_path / "instance").exists()
+
+
+def test_a_database_command_loads_neither_scipy_stats_nor_matplotlib(app: Flask) -> None:
+    settings = app.extensions["leaderboard"]["settings"]
+    env = {
+        **os.environ,
+        "LEADERBOARD_INSTANCE_DIR": str(settings.instance_dir),
+        "LEADERBOARD_DATABASE_URL": database_url(app),
+    }
+    loaded = _loaded_by_main(["teams"], env, ("leaderboard.web", "scipy.stats", "matplotlib"))
+    assert loaded == ["leaderboard.web"]

@@ -477,9 +477,7 @@ def test_the_last_member_leaving_a_team_with_runs_leaves_no_valid_code(
 def _request_to_join(app: Flask, session: Session, email: str) -> JoinRequest:
     """File a join request for Cassiopeia in approval mode; return it."""
     set_mode(app, "registration", "approval")
-    loose_participant(app, email)
-    link = f"/teams/join/{code_of(session, 'Cassiopeia')}"
-    assert post(client_of(app, email), link, link)[0] == 200
+    join(app, session, email)
     session.expire_all()
     req = session.scalar(select(JoinRequest).join(User).where(User.email == email))
     assert req is not None and req.status == "pending"

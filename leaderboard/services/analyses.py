@@ -25,6 +25,7 @@ from leaderboard.services.catalog import resolve
 from leaderboard.services.errors import DomainError, NotFound
 from leaderboard.services.freeze import (
     check_deadline,
+    early_details,
     freeze,
     frozen_of,
     frozen_once,
@@ -125,10 +126,7 @@ def request_job(
     job.purpose = purpose
     job.before_deadline = early is not None
     session.add(job)
-    details: dict[str, Any] = {}
-    if early is not None and early.ends_at is not None:
-        details = {"before_deadline": True, "deadline": early.ends_at.isoformat()}
-    record_for(session, actor, f"request-{purpose}", target, at=now, **details)
+    record_for(session, actor, f"request-{purpose}", target, at=now, **early_details(early))
     session.commit()
     return job
 

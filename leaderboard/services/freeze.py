@@ -247,13 +247,13 @@ def freeze(
         at=now,
         runs=len(runs),
         manifest_sha256=snapshot.manifest_sha256,
-        **_early_details(early),
+        **early_details(early),
     )
     session.commit()
     return snapshot
 
 
-def _early_details(phase: Phase | None) -> dict[str, Any]:
+def early_details(phase: Phase | None) -> dict[str, Any]:
     """Return what the audit log says of a freeze made before a deadline (nothing otherwise)."""
     if phase is None or phase.ends_at is None:
         return {}

@@ -32,6 +32,7 @@ from leaderboard.tasks.families.base import (
 )
 from leaderboard.tasks.families.sts.baseline import baseline_scores
 from leaderboard.tasks.families.sts.scoring import item_values, measure_results, unit_rows
+from leaderboard.tasks.families.sts.style import STYLE
 
 RECIPES = ("cosine-bow",)
 #: Upload field for a whole run sent as one .zip or .tar.gz.
@@ -70,7 +71,7 @@ class StsFamily(Family):
     name = "sts"
     file_roles: dict[str, bool] = {}
     group_keys = {"parts": ("gold", "input", "mapping")}
-    table_styles = ("sts",)
+    table_styles = (STYLE,)
     multi_file = True
     unit = "pair"
     unit_plural = "pairs"

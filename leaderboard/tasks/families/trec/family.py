@@ -30,6 +30,7 @@ from leaderboard.tasks.families.base import (
     single_file,
 )
 from leaderboard.tasks.families.trec.scoring import score_variant
+from leaderboard.tasks.families.trec.style import STYLE
 from leaderboard.tasks.families.trec.variants import (
     Variant,
     canonical,
@@ -100,7 +101,7 @@ class TrecFamily(Family):
     name = "trec"
     file_roles = {"topics": False, "qrels": False}
     group_keys = {"variants": ("qrels",)}
-    table_styles = ("trec",)
+    table_styles = (STYLE,)
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Require qrels (one file or variants with thresholds), known measures and settings."""

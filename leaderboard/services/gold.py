@@ -207,7 +207,7 @@ def rescore_set(
                 gold,
                 ctx,
                 lenient=run.lenient,
-                options={"resort": run.report.get("resort", False)},
+                options=target.family.stored_options(run.report),
             )
         finally:
             for stream in inputs.values():

@@ -22,6 +22,7 @@ from leaderboard.tasks.families.base import (
     Context,
     Family,
     GoldSlot,
+    MarkerNote,
     MeasureResult,
     RunInputs,
     RunPathError,
@@ -31,7 +32,13 @@ from leaderboard.tasks.families.base import (
     read_all,
 )
 from leaderboard.tasks.families.sts.baseline import baseline_scores
-from leaderboard.tasks.families.sts.scoring import item_values, measure_results, unit_rows
+from leaderboard.tasks.families.sts.scoring import (
+    CONSTANT_ON_SCORED,
+    CONSTANT_ON_SCORED_NOTE,
+    item_values,
+    measure_results,
+    unit_rows,
+)
 from leaderboard.tasks.families.sts.style import STYLE
 
 RECIPES = ("cosine-bow",)
@@ -72,6 +79,7 @@ class StsFamily(Family):
     file_roles: dict[str, bool] = {}
     group_keys = {"parts": ("gold", "input", "mapping")}
     table_styles = (STYLE,)
+    flag_notes = {CONSTANT_ON_SCORED: MarkerNote("§", CONSTANT_ON_SCORED_NOTE)}
     multi_file = True
     unit = "pair"
     unit_plural = "pairs"

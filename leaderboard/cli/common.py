@@ -98,3 +98,44 @@ def report_change(change: Callable[[Session], str]) -> None:
         except DomainError as exc:
             fail(exc.message)
     click.echo(report)
+
+
+class ImportModesCommand(click.Command):
+    """A command with one flag per import mode the hosted families declare (``--<mode>``).
+
+    The flags follow the option ``after`` (``lenient``); their help is each mode's ``help``, or
+    its ``score_help`` when ``mode_help`` says so. They are read from the families when the
+    command parses its arguments or shows its help, so that starting the command line and its
+    top-level help load no family. The callback gets one keyword per mode.
+    """
+
+    def __init__(
+        self, *args: Any, after: str = "lenient", mode_help: str = "help", **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self._own = list(self.params)
+        self._after = after
+        self._mode_help = mode_help
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """Return the command's parameters with the families' import-mode flags in place."""
+        at = [p.name for p in self._own].index(self._after) + 1
+        self.params = [*self._own[:at], *self._mode_flags(), *self._own[at:]]
+        return super().get_params(ctx)
+
+    def _mode_flags(self) -> list[click.Parameter]:
+        from leaderboard.tasks.families import all_families
+
+        flags: dict[str, click.Parameter] = {}
+        for family in all_families():
+            for mode in family.import_options:
+                text = (mode.score_help if self._mode_help == "score_help" else "") or mode.help
+                flags.setdefault(
+                    mode.name, click.Option([f"--{mode.name}"], is_flag=True, help=text)
+                )
+        return list(flags.values())
+
+
+def chosen_options(modes: dict[str, bool]) -> dict[str, bool]:
+    """Return the import options of a command's mode flags, as the families read them."""
+    return {name: bool(on) for name, on in modes.items()}

@@ -242,18 +242,42 @@ class UploadField:
     description: str = ""
 
 
+#: The command-line option of ``set-gold`` a slot's address may use in place of a set's name.
+SET_OPTION = "set"
+
+
+@dataclass(frozen=True)
+class GoldAddress:
+    """How ``set-gold`` names one of several reference files of a set: ``--<option> <value>``.
+
+    ``option`` is ``set`` when the value stands where a set's name would (an STS part:
+    ``--set headlines``), else one of the family's ``gold_address_options`` (``--variant
+    manual``); ``noun`` is what messages call the value ("part", "variant").
+    """
+
+    option: str
+    value: str
+    noun: str
+
+
+@dataclass(frozen=True)
+class GoldAddressOption:
+    """A ``set-gold`` option a family's gold slots are named by, with its help."""
+
+    name: str
+    help: str
+
+
 @dataclass(frozen=True)
 class GoldSlot:
     """A reference file of a set that an organizer may add or replace.
 
-    ``part`` names it for ``set-gold --set PART`` (a multi-part set), ``variant`` for
-    ``--variant NAME``; a slot with neither is the set's one gold file.
+    ``address`` names it for ``set-gold``; a slot without one is the set's one gold file.
     """
 
     role: str
     label: str
-    part: str | None = None
-    variant: str | None = None
+    address: GoldAddress | None = None
 
 
 @dataclass(frozen=True)
@@ -314,6 +338,8 @@ class Family(ABC):
     run_marker_notes: Mapping[str, str] = {}
     #: Import modes beyond strict and lenient an organizer may choose (form and command line).
     import_options: tuple[ImportOption, ...] = ()
+    #: Options of ``set-gold`` (besides ``--set``) that name the family's gold slots.
+    gold_address_options: tuple[GoldAddressOption, ...] = ()
 
     def run_notes(self, report: Mapping[str, Any]) -> list[MarkerNote]:
         """Return the notes a stored run carries (from its report), each with its row marker."""

@@ -18,9 +18,11 @@ from leaderboard.scoring.resampling import UnitRows
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
+    SET_OPTION,
     BaselineRun,
     Context,
     Family,
+    GoldAddress,
     GoldSlot,
     MarkerNote,
     MeasureResult,
@@ -164,7 +166,11 @@ class StsFamily(Family):
     def gold_slots(self, ctx: Context) -> list[GoldSlot]:
         """Return the gold file of each part (chosen with ``--set PART``)."""
         return [
-            GoldSlot(f"gold:{p['slug']}", f"gold of {p['slug']}", part=str(p["slug"]))
+            GoldSlot(
+                f"gold:{p['slug']}",
+                f"gold of {p['slug']}",
+                GoldAddress(SET_OPTION, str(p["slug"]), "part"),
+            )
             for p in _parts(ctx)
         ]
 

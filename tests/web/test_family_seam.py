@@ -204,7 +204,9 @@ def _family_words(path: Path, relative: str) -> list[str]:
             words = [getattr(node, "name", "") or ""]
         elif isinstance(node, ast.arg):
             words = [node.arg]
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs:
+        elif (
+            isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docs
+        ):
             words = [node.value]
             if node.value in PART:
                 found.append(f"{relative}:{node.lineno}: {node.value!r}")

@@ -229,3 +229,17 @@ def test_empty_table_has_header_and_footnotes_only() -> None:
     assert table.rows == ()
     assert [c.key for c in table.columns] == ["MAP", "MRR"]
     assert table.lead_columns == ("rank", "submission")
+
+
+def test_a_table_frozen_with_the_old_truncation_option_reads_the_same() -> None:
+    # Tables frozen before run notes were generic stored "truncation_notes" and no ‡ text.
+    entries = [
+        run("ConvKN", "primary", "0.5000", markers=("‡",)),
+        Entry("baseline", None, "ir", None, {"MAP": Value(0.4, "0.4000")}, markers=("‡",)),
+    ]
+    old = {"truncation_notes": {"ConvKN-primary": "249 of 250 questions"}, "note_texts": {}}
+    table = build(entries, CqaFamily().stored_table_options(old))
+    assert list(table.footnotes[-2:]) == [
+        "‡ ConvKN-primary: 249 of 250 questions",
+        "‡ legacy run with a truncated file, scored on the part present",
+    ]

@@ -138,7 +138,7 @@ def test_a_family_from_the_test_folder_is_hosted_end_to_end(
     assert "Re-scored 2 run(s)." in right.output
 
 
-def test_a_flag_the_family_does_not_declare_is_refused(
+def test_another_familys_import_flag_is_accepted_and_ignored(
     family: YesNoFamily, app: Flask, runner: FlaskCliRunner, tmp_path: Path
 ) -> None:
     folder = _host(app, runner, tmp_path)

@@ -98,3 +98,74 @@ def report_change(change: Callable[[Session], str]) -> None:
         except DomainError as exc:
             fail(exc.message)
     click.echo(report)
+
+
+class FamilyOptionsCommand(click.Command):
+    """A command with options the hosted families declare, placed after the option ``after``.
+
+    The options are read from the families when the command parses its arguments or shows its
+    help, so that starting the command line and its top-level help load no family. The
+    callback gets one keyword per option.
+    """
+
+    def __init__(self, *args: Any, after: str, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._own = list(self.params)
+        self._after = after
+
+    def get_params(self, ctx: click.Context) -> list[click.Parameter]:
+        """Return the command's parameters with the families' options in place."""
+        at = [p.name for p in self._own].index(self._after) + 1
+        self.params = [*self._own[:at], *self.family_options(), *self._own[at:]]
+        return super().get_params(ctx)
+
+    def family_options(self) -> list[click.Parameter]:
+        """Return the options the families add (none here)."""
+        return []
+
+
+class ImportModesCommand(FamilyOptionsCommand):
+    """A command with one flag per import mode the families declare (``--<mode>``).
+
+    The flags follow ``--lenient``; their help is each mode's ``help``, or its ``score_help``
+    when ``mode_help`` says so.
+    """
+
+    def __init__(self, *args: Any, mode_help: str = "help", **kwargs: Any) -> None:
+        super().__init__(*args, after="lenient", **kwargs)
+        self._mode_help = mode_help
+
+    def family_options(self) -> list[click.Parameter]:
+        """Return a flag per distinct import mode of the hosted families."""
+        from leaderboard.tasks.families import all_families
+
+        flags: dict[str, click.Parameter] = {}
+        for family in all_families():
+            for mode in family.import_options:
+                text = (mode.score_help if self._mode_help == "score_help" else "") or mode.help
+                flags.setdefault(
+                    mode.name, click.Option([f"--{mode.name}"], is_flag=True, help=text)
+                )
+        return list(flags.values())
+
+
+class GoldAddressCommand(FamilyOptionsCommand):
+    """A command with the options naming gold slots the families declare (``--variant``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, after="set_slug", **kwargs)
+
+    def family_options(self) -> list[click.Parameter]:
+        """Return an option per distinct gold address option of the hosted families."""
+        from leaderboard.tasks.families import all_families
+
+        found: dict[str, click.Parameter] = {}
+        for family in all_families():
+            for option in family.gold_address_options:
+                found.setdefault(option.name, click.Option([f"--{option.name}"], help=option.help))
+        return list(found.values())
+
+
+def chosen_options(modes: dict[str, bool]) -> dict[str, bool]:
+    """Return the import options of a command's mode flags, as the families read them."""
+    return {name: bool(on) for name, on in modes.items()}

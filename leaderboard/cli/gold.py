@@ -8,24 +8,23 @@ from typing import TYPE_CHECKING
 import click
 
 from leaderboard.cli import common
-from leaderboard.cli.common import with_appcontext
+from leaderboard.cli.common import GoldAddressCommand, with_appcontext
 from leaderboard.services.errors import DomainError
 
 if TYPE_CHECKING:
     from leaderboard.services.gold import RescoreReport
 
 
-@click.command("set-gold")
+@click.command("set-gold", cls=GoldAddressCommand)
 @click.argument("task")
 @click.argument("subtask")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False))
 @click.option(
     "--set", "set_slug", help="Evaluation set, or for multi-part sets the part (e.g. headlines)."
 )
-@click.option("--variant", help="Qrels variant, e.g. lenient or manual.")
 @with_appcontext
 def set_gold_cmd(
-    task: str, subtask: str, file: str, set_slug: str | None, variant: str | None
+    task: str, subtask: str, file: str, set_slug: str | None, **address: str | None
 ) -> None:
     """Add or replace a gold file (or qrels variant) and re-score every run against it."""
     from leaderboard.services.catalog import load_gold, resolve
@@ -39,7 +38,13 @@ def set_gold_cmd(
     settings, store = common.settings(), common.store()
     with common.session() as session:
         try:
-            target, role = gold_target(session, task, subtask, set_slug, variant)
+            target, role = gold_target(
+                session,
+                task,
+                subtask,
+                set_slug,
+                {option: value for option, value in address.items() if value is not None},
+            )
             gold_file, report = set_gold(
                 session, store, settings, target, role, data, path.name, actor=common.actor()
             )

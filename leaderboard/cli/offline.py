@@ -9,7 +9,7 @@ from typing import Any
 
 import click
 
-from leaderboard.cli.common import fail
+from leaderboard.cli.common import ImportModesCommand, chosen_options, fail
 from leaderboard.cli.references import Refused, load_set_gold, read_definition
 from leaderboard.config import load_settings
 from leaderboard.formats.issues import Issue, shown, summarise
@@ -82,13 +82,12 @@ def score_json(
     return out
 
 
-@click.command("score")
+@click.command("score", cls=ImportModesCommand, mode_help="score_help")
 @click.argument("task")
 @click.argument("subtask")
 @click.argument("run", type=click.Path(exists=True, dir_okay=True))
 @click.option("--set", "set_slug", help="Evaluation set (default: the subtask's default set).")
 @click.option("--lenient", is_flag=True, help="Read the run as the task's official scorer did.")
-@click.option("--resort", is_flag=True, help="Lenient mode: re-sort the run into gold order first.")
 @click.option(
     "--json", "as_json", is_flag=True, help="Print measures, warnings and issues as JSON."
 )
@@ -108,10 +107,10 @@ def score_cmd(
     run: str,
     set_slug: str | None,
     lenient: bool,
-    resort: bool,
     as_json: bool,
     per_query: bool,
     definition: str | None,
+    **modes: bool,
 ) -> None:
     """Validate and score a run offline, with no database; exit 0 when scored, 1 when rejected."""
     if per_query and not as_json:
@@ -139,7 +138,9 @@ def score_cmd(
     except RunPathError as exc:
         fail(str(exc), 1)
     try:
-        evaluation = family.evaluate(inputs, gold, ctx, lenient=lenient, options={"resort": resort})
+        evaluation = family.evaluate(
+            inputs, gold, ctx, lenient=lenient, options=chosen_options(modes)
+        )
     finally:
         for stream in inputs.values():
             stream.close()

@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from leaderboard.cli import common
-from leaderboard.cli.common import set_option, with_appcontext
-from leaderboard.formats.cqa_score import parse_all_scores
+from leaderboard.cli.common import ImportModesCommand, chosen_options, set_option, with_appcontext
 from leaderboard.services.errors import DomainError, RunRejected
 from leaderboard.tasks.families.base import RunPathError
 
@@ -18,6 +17,7 @@ if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
     from leaderboard.models import Run
+    from leaderboard.tasks.families.base import Family
 
 
 def _import_one(
@@ -31,7 +31,7 @@ def _import_one(
     description: str,
     path: Path,
     lenient: bool,
-    resort: bool,
+    modes: dict[str, bool],
 ) -> bool:
     """Import one file; print its report; return whether it was stored."""
     from leaderboard.services.catalog import resolve
@@ -53,7 +53,7 @@ def _import_one(
         description=description,
         via="cli",
         lenient=lenient,
-        options={"resort": resort},
+        options=chosen_options(modes),
     )
     label = f"{team_name}/{path.name}"
     try:
@@ -74,7 +74,7 @@ def _import_one(
         click.echo(f"    tolerated: {t}")
     for w in run.warnings:
         click.echo(f"    warning: {w}")
-    _compare_with_score_file(path, official)
+    _compare_with_score_file(target.family, path, official)
     return True
 
 
@@ -98,14 +98,14 @@ def _scores_line(official: dict[str, str]) -> str:
     return "  ".join(f"{m} {v}" for m, v in official.items())
 
 
-def _compare_with_score_file(path: Path, official: dict[str, str]) -> None:
-    """Compare our values with the official scorer's ``.score`` file beside the run, if any."""
-    score_file = path.with_name(path.name + ".score")
-    if not score_file.is_file():
+def _compare_with_score_file(family: Family, path: Path, official: dict[str, str]) -> None:
+    """Compare our values with the official scorer's output beside the run, if the family has one."""
+    score_file = family.score_file(path)
+    if score_file is None:
         return
-    expected = parse_all_scores(score_file.read_text(errors="replace"))
+    expected = score_file.scores
     if expected is None:
-        click.echo(f"    {score_file.name}: no ALL SCORES line")
+        click.echo(f"    {score_file.name}: {score_file.problem}")
         return
     diffs = [
         f"{m}: ours {official.get(m)} official {v}"
@@ -161,23 +161,28 @@ def _import_baseline(
     )
     for w in run.warnings:
         click.echo(f"    warning: {w}")
-    _compare_with_score_file(path, official)
+    _compare_with_score_file(target.family, path, official)
     return True
 
 
 def _check_baseline_usage(
-    paths: tuple[str, ...], team: str | None, slot: str | None, name: str | None, resort: bool
+    paths: tuple[str, ...],
+    team: str | None,
+    slot: str | None,
+    name: str | None,
+    modes: dict[str, bool],
 ) -> None:
     """Raise a usage error for options that make no sense with --baseline."""
     if team or slot or name:
         raise click.UsageError("--baseline stores a row with no team: drop --team, --slot, --name.")
     if len(paths) != 1:
         raise click.UsageError(f"--baseline takes one run FILE, not {len(paths)}.")
-    if resort:
-        raise click.UsageError("--resort is for team runs; a baseline is read as it is.")
+    chosen = [mode for mode, on in modes.items() if on]
+    if chosen:
+        raise click.UsageError(f"--{chosen[0]} is for team runs; a baseline is read as it is.")
 
 
-@click.command("import-runs")
+@click.command("import-runs", cls=ImportModesCommand)
 @click.argument("task")
 @click.argument("subtask")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
@@ -188,7 +193,6 @@ def _check_baseline_usage(
 @click.option("--description", default="", help="System description.")
 @set_option
 @click.option("--lenient", is_flag=True, help="Accept what the official scorer tolerated.")
-@click.option("--resort", is_flag=True, help="With --lenient: re-sort into gold order first.")
 @with_appcontext
 def import_runs_cmd(
     task: str,
@@ -201,7 +205,7 @@ def import_runs_cmd(
     description: str,
     set_slug: str | None,
     lenient: bool,
-    resort: bool,
+    **modes: bool,
 ) -> None:
     """Import runs as an organizer: one FILE with --team/--slot or --baseline, or folders.
 
@@ -213,7 +217,7 @@ def import_runs_cmd(
     from leaderboard.services.catalog import resolve
 
     if baseline is not None:
-        _check_baseline_usage(paths, team, slot, name, resort)
+        _check_baseline_usage(paths, team, slot, name, modes)
         with common.session() as session:
             try:
                 stored = _import_baseline(
@@ -235,7 +239,7 @@ def import_runs_cmd(
                         raise click.UsageError("a single run file needs --team and --slot")
                     failures += not _import_one(
                         session, task, subtask, set_slug, team, slot, name, description,
-                        path, lenient, resort,
+                        path, lenient, modes,
                     )  # fmt: skip
                     continue
                 target = resolve(session, task, subtask, set_slug)
@@ -248,7 +252,7 @@ def import_runs_cmd(
                     desc = description if fr.description is None else fr.description
                     failures += not _import_one(
                         session, task, subtask, set_slug, team or fr.team, fr.slot, None, desc,
-                        fr.path, lenient, resort,
+                        fr.path, lenient, modes,
                     )  # fmt: skip
         except DomainError as exc:
             common.fail(exc.message)

@@ -35,6 +35,7 @@ from leaderboard.storage import FileStore
 from leaderboard.tables import exports
 from leaderboard.tables.html import to_html
 from leaderboard.tables.model import Entry, Value
+from leaderboard.tasks.families.base import Family
 
 RENDERERS = {
     "json": exports.to_json,
@@ -150,13 +151,13 @@ def check_deadline(
     return phase
 
 
-def _run_record(run: Run, entry: Entry) -> dict[str, Any]:
+def _run_record(run: Run, entry: Entry, family: Family) -> dict[str, Any]:
     return {
         "entry": entry_record(entry),
         "files": {name: meta["sha256"] for name, meta in sorted(run.files.items())},
         "file_sha256": run.file_sha256,
         "lenient": run.lenient,
-        "options": {"resort": bool(run.report.get("resort", False))},
+        "options": family.stored_options(run.report),
         "shown": run.report.get("shown"),
         "gold": {s.measure: s.gold_sha256 for s in run.scores if s.current},
     }
@@ -219,7 +220,10 @@ def freeze(
         "frozen_at": frozen_at,
         "gold": gold,
         "options": inputs.options,
-        "runs": [_run_record(run, entry) for run, entry in zip(runs, inputs.entries, strict=True)],
+        "runs": [
+            _run_record(run, entry, target.family)
+            for run, entry in zip(runs, inputs.entries, strict=True)
+        ],
         "analysis": analysis,
     }
     table_json = exports.table_to_dict(table)
@@ -379,7 +383,7 @@ def verify(session: Session, store: FileStore, settings: Settings, target: Targe
     if report.ok:
         table = render(
             target,
-            TableInputs(entries, manifest["options"]),
+            TableInputs(entries, target.family.stored_table_options(manifest["options"])),
             official=True,
             frozen_at=manifest["frozen_at"],
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -19,7 +20,7 @@ from leaderboard.services.runs import gold_versions, score_rows
 from leaderboard.services.target import Target
 from leaderboard.services.taskdata import data_copying
 from leaderboard.storage import FileStore
-from leaderboard.tasks.families.base import reference_problem
+from leaderboard.tasks.families.base import SET_OPTION, GoldAddress, GoldSlot, reference_problem
 
 
 @dataclass
@@ -32,50 +33,64 @@ class RescoreReport:
 
 
 def gold_target(
-    session: Session, task: str, subtask: str, set_or_part: str | None, variant: str | None
+    session: Session,
+    task: str,
+    subtask: str,
+    set_or_slot: str | None,
+    address: Mapping[str, str] | None = None,
 ) -> tuple[Target, str]:
-    """Resolve ``--set``/``--variant`` to a target set and the role of the file to replace.
+    """Resolve ``--set`` and the family's address options to a target set and a file's role.
 
-    ``--set`` names an evaluation set (``test``) or a part of a multi-part set (``headlines``);
-    ``--variant`` names a variant of the set's reference files (TREC qrels, ``manual``). The
-    family says which reference files a set has (its gold slots).
+    ``--set`` names an evaluation set (``test``) or a slot addressed in its place (an STS part,
+    ``headlines``); ``address`` holds the family's other options given (``{"variant":
+    "manual"}``). The family says which reference files a set has (its gold slots).
     """
     try:
-        target = resolve(session, task, subtask, set_or_part)
-        part = None
+        target = resolve(session, task, subtask, set_or_slot)
+        named: GoldSlot | None = None
     except NotFound:
         base = resolve(session, task, subtask)
         owner = next(
             (
-                s.slug
+                (s.slug, slot)
                 for s in base.subtask_def.sets
                 for slot in base.family.gold_slots(base.context(set_slug=s.slug))
-                if slot.part is not None and slot.part == set_or_part
+                if slot.address is not None
+                and slot.address.option == SET_OPTION
+                and slot.address.value == set_or_slot
             ),
             None,
         )
         if owner is None:
             raise
-        target, part = resolve(session, task, subtask, owner), set_or_part
+        target, named = resolve(session, task, subtask, owner[0]), owner[1]
     slots = target.family.gold_slots(target.context())
-    if variant is not None:
-        known = [s.variant for s in slots if s.variant is not None]
-        found = [s for s in slots if s.variant == variant]
+    for option, value in (address or {}).items():
+        addressed = [s.address for s in slots if s.address and s.address.option == option]
+        found = [s for s in slots if s.address in addressed and s.address.value == value]
         if not found:
+            known = ", ".join(a.value for a in addressed) or "none"
             raise InvalidInput(
-                f"Unknown variant {shown(variant)}; this set has {', '.join(known) or 'none'}."
+                f"Unknown {_noun(addressed, option)} {shown(value)}; this set has {known}."
             )
         return target, found[0].role
-    if part is not None:
-        return target, next(s.role for s in slots if s.part == part)
-    single = [s for s in slots if s.part is None and s.variant is None]
+    if named is not None:
+        return target, named.role
+    single = [s for s in slots if s.address is None]
     if single:
         return target, single[0].role
-    parts = [s.part for s in slots if s.part is not None]
-    if parts:
-        raise InvalidInput(f"Name the part whose gold to replace with --set ({', '.join(parts)}).")
-    variants = [s.variant for s in slots if s.variant is not None]
-    raise InvalidInput(f"Name the variant with --variant ({', '.join(variants)}).")
+    first = next(s.address for s in slots if s.address is not None)
+    values = ", ".join(
+        s.address.value for s in slots if s.address and s.address.option == first.option
+    )
+    if first.option == SET_OPTION:
+        raise InvalidInput(f"Name the {first.noun} whose gold to replace with --set ({values}).")
+    raise InvalidInput(f"Name the {first.noun} with --{first.option} ({values}).")
+
+
+def _noun(addresses: list[GoldAddress], default: str = "") -> str:
+    """Return what the family calls the values of an address option (its name if unknown)."""
+    return addresses[0].noun if addresses else default
 
 
 def gold_target_by_role(
@@ -207,7 +222,7 @@ def rescore_set(
                 gold,
                 ctx,
                 lenient=run.lenient,
-                options={"resort": run.report.get("resort", False)},
+                options=target.family.stored_options(run.report),
             )
         finally:
             for stream in inputs.values():

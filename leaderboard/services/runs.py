@@ -305,9 +305,8 @@ def _submit_run(
 
     stored = store_inputs(store, sub.upload)
     report["gold_files"] = gold_versions(gold_files)
-    if sub.lenient and sub.options.get("resort"):
-        # Re-scoring and verify must read the stored file the same way.
-        report["resort"] = True
+    # Re-scoring and verify must read the stored file the same way.
+    report.update(target.family.kept_options(sub.options, lenient=sub.lenient))
 
     def make() -> Run:
         return Run(

@@ -18,15 +18,7 @@ from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table, entry_label
 from leaderboard.tasks.definition import subtask_heading
-
-#: Score flags shown as cell notes: flag -> (marker, footnote text).
-FLAG_NOTES = {
-    "constant-on-scored": ("§", "system output constant on the scored pairs; counted as 0"),
-    "avgrec-undefined": (
-        "¶",
-        "no scored question has a relevant candidate, so AvgRec is undefined; counted as 0",
-    ),
-}
+from leaderboard.tasks.families.base import Family
 
 
 @dataclass(frozen=True)
@@ -99,21 +91,26 @@ def official_runs(session: Session, target: Target) -> list[Run]:
     return sorted(kept, key=lambda r: r.id)
 
 
-def _note(flags: list[str]) -> str | None:
-    markers = [FLAG_NOTES[f][0] for f in flags if f in FLAG_NOTES]
+def _note(family: Family | None, flags: list[str]) -> str | None:
+    """Return the markers of a score's flags the family notes, or None."""
+    notes = family.flag_notes if family is not None else {}
+    markers = [notes[f].marker for f in flags if f in notes]
     return "".join(markers) or None
 
 
-def entry_for(run: Run, measures: tuple[str, ...], masked: str | None = None) -> Entry:
+def entry_for(
+    run: Run, measures: tuple[str, ...], masked: str | None = None, *, family: Family | None = None
+) -> Entry:
     """Turn a stored run into a table entry (baselines keep only their shown measures).
 
     ``masked`` is the team's anonymous name: the row then shows it, and its slot in place of
-    the run's name and label, which could name the team.
+    the run's name and label, which could name the team. The family says which score flags
+    and run notes mark the row (none without a family).
     """
     shown = set(run.report.get("shown", measures)) if run.kind == "baseline" else set(measures)
     # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
     values = {
-        s.measure: Value(raw=s.value, official=s.official, note=_note(s.flags))
+        s.measure: Value(raw=s.value, official=s.official, note=_note(family, s.flags))
         for s in run.scores
         if s.current and s.measure in shown and s.value is not None
     }
@@ -127,7 +124,7 @@ def entry_for(run: Run, measures: tuple[str, ...], masked: str | None = None) ->
         corrected=run.corrected,
         label=None if masked else run.label,
         baseline_order=int(run.report.get("order", 0)),
-        markers=("‡",) if "truncation" in run.report else (),
+        markers=tuple(n.marker for n in family.run_notes(run.report)) if family else (),
         run_id=run.id,
     )
 
@@ -146,7 +143,10 @@ def run_label(
         if row is not None:
             return row.label
     masked = masked_names(session, target, audience).get(run.team_id or 0)
-    return entry_label(target.family.table_style(target.definition), entry_for(run, (), masked))
+    return entry_label(
+        target.family.table_style(target.definition),
+        entry_for(run, (), masked, family=target.family),
+    )
 
 
 UNDEFINED_NOTE = (
@@ -197,11 +197,14 @@ def table_inputs(
     """
     masked = masked or {}
     columns = tuple(m.key for m in target.family.measure_specs(target.context()))
-    entries = [entry_for(r, columns, masked.get(r.team_id or 0)) for r in runs]
-    truncation_notes = {
-        f"{masked.get(r.team.id) or r.team.name}-{r.slot}": r.report["truncation"]["note"]
+    family = target.family
+    entries = [entry_for(r, columns, masked.get(r.team_id or 0), family=family) for r in runs]
+    # A run's own notes, keyed by the label the table gives a team's run.
+    row_notes = {
+        f"{masked.get(r.team.id) or r.team.name}-{r.slot}": notes
         for r in runs
-        if r.team is not None and "truncation" in r.report
+        if r.team is not None
+        and (notes := [[n.marker, n.text] for n in family.run_notes(r.report)])
     }
     footnotes = list(target.subtask_def.footnotes)
     note = target.subtask_def.options.get("baseline_note")
@@ -213,8 +216,8 @@ def table_inputs(
     footnotes.extend(_measure_notes(runs, columns))
     options: dict[str, Any] = {
         "footnotes": footnotes,
-        "note_texts": {marker: text for marker, text in FLAG_NOTES.values()},
-        "truncation_notes": truncation_notes,
+        "note_texts": family.marker_texts(),
+        "row_notes": row_notes,
         "include_late": include_late,
         "caption": caption_of(target),
         **target.family.style_options(target.context()),

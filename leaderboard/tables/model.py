@@ -29,8 +29,6 @@ META_LABELS: Mapping[str, str] = MappingProxyType(
 USER_TEXT_COLUMNS = frozenset({"submission", "team", "run"})
 #: Shown in a cell whose measure does not apply or is hidden.
 MISSING = "—"
-#: Row marker of a legacy run scored on a truncated file.
-TRUNCATED_MARKER = "‡"
 LATE_MARKER = "*"
 BASELINE_MARKER = "†"
 
@@ -442,25 +440,32 @@ def shown_notes(table: Table, *, intervals: bool, rules: bool) -> list[str]:
     return notes
 
 
-TRUNCATED_NOTE = "legacy run with a truncated file, scored on the part present"
-
-
 def marker_footnotes(
     rows: tuple[Row, ...], options: Mapping[str, object], *, note_default: str
 ) -> list[str]:
-    """Return the footnotes explaining ‡ row markers and cell note markers present in ``rows``.
+    """Return the footnotes explaining the row markers and cell note markers present in ``rows``.
 
-    ``options["truncation_notes"]`` maps a row label to its ‡ note; ``options["note_texts"]``
-    maps a cell note marker to its text (``note_default`` otherwise).
+    ``options["row_notes"]`` maps a row label to its ``[marker, note]`` pairs (a run's own
+    notes); ``options["note_texts"]`` maps a marker to its text, said once for the rows of the
+    marker without a note of their own and for cell notes (``note_default`` for a cell note
+    without a text).
     """
     notes: list[str] = []
-    truncation = opt_mapping(options, "truncation_notes")
-    truncated = [row for row in rows if TRUNCATED_MARKER in row.markers]
-    explained = [row for row in truncated if row.label in truncation]
-    notes.extend(f"{TRUNCATED_MARKER} {row.label}: {truncation[row.label]}" for row in explained)
-    if len(explained) < len(truncated):
-        notes.append(f"{TRUNCATED_MARKER} {TRUNCATED_NOTE}")
+    row_notes = opt_mapping(options, "row_notes")
     texts = opt_mapping(options, "note_texts")
+    markers = list(dict.fromkeys(marker for row in rows for marker in row.markers))
+    for marker in markers:
+        marked = [row for row in rows if marker in row.markers]
+        own = [
+            (row.label, str(note))
+            for row in marked
+            for m, note in _pairs(row_notes.get(row.label))
+            if m == marker
+        ]
+        notes.extend(f"{marker} {label}: {text}" for label, text in own)
+        explained = {label for label, _ in own}
+        if any(row.label not in explained for row in marked) and marker in texts:
+            notes.append(f"{marker} {texts[marker]}")
     seen: list[str] = []
     for row in rows:
         for cell in row.cells.values():
@@ -468,6 +473,15 @@ def marker_footnotes(
                 seen.append(cell.note)
     notes.extend(f"{marker} {texts.get(marker, note_default)}" for marker in seen)
     return notes
+
+
+def _pairs(value: object) -> list[tuple[object, object]]:
+    """Return the ``[marker, note]`` pairs of one row's notes (none when absent)."""
+    if not isinstance(value, list | tuple):
+        return []
+    return [
+        (pair[0], pair[1]) for pair in value if isinstance(pair, list | tuple) and len(pair) == 2
+    ]
 
 
 def baseline_row(

@@ -8,6 +8,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from leaderboard.tables.styles import style_name
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition, parse_definition
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Family
@@ -34,7 +35,8 @@ def _parse(raw: dict[str, Any], base_dir: Path | None, sha256: str) -> TaskDefin
 
 def check_style(family: Family, definition: TaskDefinition) -> None:
     """Raise DefinitionError unless the definition's table style is one of its family's."""
-    if definition.table_style not in ("", *family.table_styles):
+    chosen = style_name(definition.table_style)
+    if definition.table_style and chosen not in {style_name(s) for s in family.table_styles}:
         styles = " or ".join(f"'{s}'" for s in family.table_styles)
         raise DefinitionError(
             "table_style",

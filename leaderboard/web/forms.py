@@ -9,6 +9,8 @@ from wtforms import PasswordField, SelectField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional, Regexp
 
+from leaderboard.tasks.families.base import Family
+
 
 def options(pairs: Iterable[tuple[str, str]]) -> list[SelectChoice]:
     """Return select options from (value, label) pairs."""
@@ -93,6 +95,18 @@ class PhaseForm(FlaskForm):
     )
 
 
+#: The import modes of every family: validation as for participants, or as the official scorer.
+BASIC_IMPORT_MODES = (
+    ("strict", "strict (as for participants)"),
+    ("lenient", "lenient (as the official scorer)"),
+)
+
+
+def import_modes(family: Family) -> list[SelectChoice]:
+    """Return the import form's validation choices: strict, lenient and the family's modes."""
+    return options([*BASIC_IMPORT_MODES, *((o.name, o.label) for o in family.import_options)])
+
+
 class ImportForm(FlaskForm):
     """Organizer import of one run file into a team's slot."""
 
@@ -101,16 +115,8 @@ class ImportForm(FlaskForm):
     slot = SelectField("Slot", validators=[DataRequired()])
     name = StringField("Run name", validators=[Optional(), Length(max=100)])
     description = TextAreaField("Description", validators=[Optional(), Length(max=5000)])
-    mode = SelectField(
-        "Validation",
-        choices=options(
-            [
-                ("strict", "strict (as for participants)"),
-                ("lenient", "lenient (as the official scorer)"),
-                ("resort", "lenient, re-sorted into gold order"),
-            ]
-        ),
-    )
+    #: Strict and lenient; the view adds the subtask's family's import modes (import_modes).
+    mode = SelectField("Validation", choices=options(BASIC_IMPORT_MODES))
 
 
 class GoldForm(FlaskForm):

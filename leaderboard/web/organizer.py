@@ -40,6 +40,7 @@ from leaderboard.web.forms import (
     GoldForm,
     ImportForm,
     PhaseForm,
+    import_modes,
     options,
 )
 from leaderboard.web.uploads import collect_upload, upload_fields
@@ -88,6 +89,7 @@ def _page(target: Target, **extra: Any) -> str:
     import_form = extra.pop("import_form", None) or ImportForm()
     import_form.eval_set.choices = options(sets)
     import_form.slot.choices = options([(s, s) for s in target.definition.runs.slots])
+    import_form.mode.choices = import_modes(target.family)
     gold_form = GoldForm()
     gold_form.target.choices = options(gold_choices(target))
     data_form = extra.pop("data_form", None) or DataFileForm()
@@ -232,6 +234,7 @@ def import_run(task: str, subtask: str) -> ResponseReturnValue:
     form = ImportForm()
     form.eval_set.choices = options([(s.slug, s.title) for s in base.subtask.eval_sets])
     form.slot.choices = options([(s, s) for s in base.definition.runs.slots])
+    form.mode.choices = import_modes(base.family)
     if not form.validate_on_submit():
         return _page(base, import_form=form), 400
     target = resolve(db(), task, subtask, form.eval_set.data)
@@ -242,8 +245,9 @@ def import_run(task: str, subtask: str) -> ResponseReturnValue:
         name=form.name.data or "",
         description=form.description.data or "",
         via="web",
-        lenient=form.mode.data in ("lenient", "resort"),
-        options={"resort": form.mode.data == "resort"},
+        # A family's import mode reads the run leniently, then as the mode says.
+        lenient=form.mode.data != "strict",
+        options={o.name: form.mode.data == o.name for o in target.family.import_options},
     )
     try:
         run = submit_run(

@@ -14,7 +14,7 @@ from leaderboard.services.runs import Submission, submit_run, visible_run, withd
 from leaderboard.services.visibility import hiding_phase
 from leaderboard.web.context import db, now, settings, store
 from leaderboard.web.forms import ConfirmForm, UploadForm, options
-from leaderboard.web.present import score_lines
+from leaderboard.web.present import run_notes, score_lines
 from leaderboard.web.uploads import collect_upload, upload_fields
 
 bp = Blueprint("participant", __name__)
@@ -92,6 +92,7 @@ def run_page(run_id: int) -> ResponseReturnValue:
         "participant/run.html",
         run=run,
         scores=[] if hidden else score_lines(run),
+        notes=run_notes(run),
         hidden=hidden,
         new=bool(request.args.get("new")),
         withdraw_form=(

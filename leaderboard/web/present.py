@@ -8,7 +8,17 @@ from leaderboard.models import Run
 from leaderboard.services.catalog import definition_of
 from leaderboard.tables.model import MISSING, MeasureSpec
 from leaderboard.tasks.families import get_family
-from leaderboard.tasks.families.base import Context
+from leaderboard.tasks.families.base import Context, Family, MarkerNote
+
+
+def run_family(run: Run) -> Family:
+    """Return the family of a run's task."""
+    return get_family(definition_of(run.subtask.task).family)
+
+
+def run_notes(run: Run) -> list[MarkerNote]:
+    """Return the notes a stored run carries, as its family reads them from its report."""
+    return run_family(run).run_notes(run.report)
 
 
 def measure_specs(run: Run) -> list[MeasureSpec]:
@@ -77,7 +87,7 @@ def run_json(run: Run, *, show_scores: bool = True) -> dict[str, Any]:
         "scores": {line["key"]: line["value"] for line in lines},
         "official": {line["key"]: line["official"] for line in lines},
         "notes": [
-            *([run.report["truncation"]["note"]] if "truncation" in run.report else []),
+            *(note.text for note in run_notes(run)),
             *(f"{line['key']}: {line['note']}" for line in lines if line["note"]),
         ],
     }

@@ -9,6 +9,8 @@ import pytest
 from leaderboard.scoring import correlation, cqa
 from leaderboard.scoring.registry import Measure, MeasureRegistry, UnknownMeasure
 from leaderboard.tables import Entry, MeasureSpec, Value, build_table
+from leaderboard.tasks.families.sts import style as sts_style  # noqa: F401 (registers "sts")
+from leaderboard.tasks.families.trec import style as trec_style  # noqa: F401 (registers "trec")
 
 ERROR = Measure("MAE", "MAE", "score", 3, 4, lower_is_better=True)
 GAIN = Measure("Acc", "Acc", "fraction", 3, 4)

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import pytest
 
 from leaderboard.tables import Entry, MeasureSpec, Table, Value, build_table
+from leaderboard.tasks.families.cqa import CqaFamily
 from tests.unit.test_tables_mocks import CQA_MEASURES, cqa_entries, cqa_table
 
 SMALL = (
@@ -162,18 +163,20 @@ def test_truncation_marker_and_its_note() -> None:
         run("ConvKN", "primary", "0.5000"),
         run("ConvKN", "contrastive1", "0.4000", markers=("‡",)),
     ]
-    notes = {"ConvKN-contrastive1": "scored on 249 of 250 questions (truncated file)"}
-    table = build(entries, {"truncation_notes": notes})
+    # The cqa family declares the marker's general note; a run's own note comes per row label.
+    texts = CqaFamily().marker_texts()
+    notes = {"ConvKN-contrastive1": [["‡", "scored on 249 of 250 questions (truncated file)"]]}
+    table = build(entries, {"row_notes": notes, "note_texts": texts})
     assert table.rows[1].meta["submission"].plain == "ConvKN-contrastive1‡"
     assert table.footnotes[-1] == (
         "‡ ConvKN-contrastive1: scored on 249 of 250 questions (truncated file)"
     )
-    generic = build(entries)
+    generic = build(entries, {"note_texts": texts})
     assert generic.footnotes[-1] == "‡ legacy run with a truncated file, scored on the part present"
 
 
 def test_no_truncation_note_without_marker() -> None:
-    table = build([run("A", "primary", "0.5")], {"truncation_notes": {"A-primary": "x"}})
+    table = build([run("A", "primary", "0.5")], {"row_notes": {"A-primary": [["‡", "x"]]}})
     assert not any(note.startswith("‡") for note in table.footnotes)
 
 
@@ -226,3 +229,17 @@ def test_empty_table_has_header_and_footnotes_only() -> None:
     assert table.rows == ()
     assert [c.key for c in table.columns] == ["MAP", "MRR"]
     assert table.lead_columns == ("rank", "submission")
+
+
+def test_a_table_frozen_with_the_old_truncation_option_reads_the_same() -> None:
+    # Tables frozen before run notes were generic stored "truncation_notes" and no ‡ text.
+    entries = [
+        run("ConvKN", "primary", "0.5000", markers=("‡",)),
+        Entry("baseline", None, "ir", None, {"MAP": Value(0.4, "0.4000")}, markers=("‡",)),
+    ]
+    old = {"truncation_notes": {"ConvKN-primary": "249 of 250 questions"}, "note_texts": {}}
+    table = build(entries, CqaFamily().stored_table_options(old))
+    assert list(table.footnotes[-2:]) == [
+        "‡ ConvKN-primary: 249 of 250 questions",
+        "‡ legacy run with a truncated file, scored on the part present",
+    ]

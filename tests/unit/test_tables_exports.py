@@ -20,6 +20,8 @@ from leaderboard.tables.exports import (
     to_latex,
     to_markdown,
 )
+from leaderboard.tasks.families.sts import style as sts_style  # noqa: F401 (registers "sts")
+from leaderboard.tasks.families.trec import style as trec_style  # noqa: F401 (registers "trec")
 from tests.unit.test_tables_mocks import (
     STS_MEASURES,
     cqa_table,

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from leaderboard.tables import Entry, MeasureSpec, Table, Value, build_table
 from leaderboard.tables.exports import to_markdown
 from leaderboard.tasks.families.cqa import SCALE_NOTE
+from leaderboard.tasks.families.sts import style as sts_style  # noqa: F401 (registers "sts")
+from leaderboard.tasks.families.trec import style as trec_style  # noqa: F401 (registers "trec")
 
 # ------------------------------------------------------------------------------------ helpers
 

@@ -1,9 +1,13 @@
-"""Registry of table styles (one pure build function per style name) and the dispatcher."""
+"""Registry of table styles (one pure build function per style name) and the dispatcher.
+
+The generic ``ranked`` style is registered here; a family registers its own styles when its
+package is imported (``register_style``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from leaderboard.tables.model import (
@@ -15,32 +19,73 @@ from leaderboard.tables.model import (
     Table,
     TableContext,
 )
-from leaderboard.tables.styles import semeval_cqa, sts, trec
+from leaderboard.tables.styles import ranked
 
 StyleFn = Callable[[TableContext, Sequence[Entry], Sequence[MeasureSpec]], Table]
-
-STYLES: Mapping[str, StyleFn] = MappingProxyType(
-    {
-        semeval_cqa.STYLE: semeval_cqa.build,
-        sts.STYLE: sts.build,
-        trec.STYLE: trec.build,
-    }
-)
+LabelFn = Callable[[Entry], str]
 
 
-#: How each style labels one entry's row (before labels are made unique within a table).
-LABELS: Mapping[str, Callable[[Entry], str]] = MappingProxyType(
-    {
-        semeval_cqa.STYLE: semeval_cqa.row_label,
-        sts.STYLE: sts.row_label,
-        trec.STYLE: trec.row_label,
-    }
-)
+@dataclass(frozen=True)
+class Style:
+    """A registered table style: its build function and how it labels one entry's row."""
+
+    name: str
+    build: StyleFn
+    row_label: LabelFn
+
+
+_STYLES: dict[str, Style] = {}
+#: Other names a definition may give a style by (old names kept working), to the style's name.
+_ALIASES: dict[str, str] = {}
+#: The registered styles by name (aliases excluded); a live view of the registry.
+STYLES: Mapping[str, Style] = MappingProxyType(_STYLES)
+
+
+def register_style(
+    name: str, build: StyleFn, row_label: LabelFn, aliases: Sequence[str] = ()
+) -> Style:
+    """Register a table style under ``name`` and its ``aliases``; return it.
+
+    Registering the same function again (a module imported twice) is harmless; another style
+    under a taken name raises ValueError.
+    """
+    style = Style(name, build, row_label)
+    for taken in (name, *aliases):
+        held = _STYLES.get(style_name(taken))
+        if held is not None and held != style:
+            raise ValueError(f"a table style named {taken!r} is already registered")
+    _STYLES[name] = style
+    for alias in aliases:
+        _ALIASES[alias] = name
+    return style
+
+
+def unregister_style(name: str) -> None:
+    """Remove the style called ``name`` and its aliases (a test's throw-away style)."""
+    _STYLES.pop(name, None)
+    for alias in [a for a, target in _ALIASES.items() if target == name]:
+        del _ALIASES[alias]
+
+
+def style_name(name: str) -> str:
+    """Return the registered name of a style given by its name or an alias."""
+    return _ALIASES.get(name, name)
+
+
+def get_style(name: str) -> Style:
+    """Return the style called ``name`` (or an alias); raise ValueError for an unknown one."""
+    try:
+        return _STYLES[style_name(name)]
+    except KeyError:
+        raise ValueError(f"unknown table style {name!r}; known: {', '.join(_STYLES)}") from None
 
 
 def entry_label(style: str, entry: Entry) -> str:
     """Return the label a style gives an entry's row, as a table of it alone would show it."""
-    return LABELS[style](entry)
+    return get_style(style).row_label(entry)
+
+
+register_style(ranked.STYLE, ranked.build, ranked.row_label, ranked.ALIASES)
 
 
 def build_table(
@@ -56,10 +101,7 @@ def build_table(
     options: Mapping[str, object] = NO_OPTIONS,
 ) -> Table:
     """Build the table of ``style`` from stored scores; raise ValueError for an unknown style."""
-    try:
-        build = STYLES[style]
-    except KeyError:
-        raise ValueError(f"unknown table style {style!r}; known: {', '.join(STYLES)}") from None
+    build = get_style(style).build
     context = TableContext(task, subtask, set, official, frozen_at, options)
     table = build(context, entries, measures)
     return replace(table, rows=unique_labels(table.rows))

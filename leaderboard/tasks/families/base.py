@@ -242,18 +242,74 @@ class UploadField:
     description: str = ""
 
 
+#: The command-line option of ``set-gold`` a slot's address may use in place of a set's name.
+SET_OPTION = "set"
+
+
+@dataclass(frozen=True)
+class GoldAddress:
+    """How ``set-gold`` names one of several reference files of a set: ``--<option> <value>``.
+
+    ``option`` is ``set`` when the value stands where a set's name would (an STS part:
+    ``--set headlines``), else one of the family's ``gold_address_options`` (``--variant
+    manual``); ``noun`` is what messages call the value ("part", "variant").
+    """
+
+    option: str
+    value: str
+    noun: str
+
+
+@dataclass(frozen=True)
+class GoldAddressOption:
+    """A ``set-gold`` option a family's gold slots are named by, with its help."""
+
+    name: str
+    help: str
+
+
 @dataclass(frozen=True)
 class GoldSlot:
     """A reference file of a set that an organizer may add or replace.
 
-    ``part`` names it for ``set-gold --set PART`` (a multi-part set), ``variant`` for
-    ``--variant NAME``; a slot with neither is the set's one gold file.
+    ``address`` names it for ``set-gold``; a slot without one is the set's one gold file.
     """
 
     role: str
     label: str
-    part: str | None = None
-    variant: str | None = None
+    address: GoldAddress | None = None
+
+
+@dataclass(frozen=True)
+class MarkerNote:
+    """A marker and the note it stands for, e.g. ``§`` and why a value counts as 0."""
+
+    marker: str
+    text: str
+
+
+@dataclass(frozen=True)
+class ImportOption:
+    """An import mode of a family beyond strict and lenient (read leniently, then more).
+
+    ``name`` is the key of ``options`` and the command-line flag (``--name``); ``label`` the
+    organizer form's choice; ``help`` the flag's help on ``import-runs``, ``score_help`` on
+    ``score`` (the same when empty).
+    """
+
+    name: str
+    label: str
+    help: str
+    score_help: str = ""
+
+
+@dataclass(frozen=True)
+class ScoreFile:
+    """The official scorer's output found beside a run file: its values, or why none were read."""
+
+    name: str
+    scores: Mapping[str, str] | None
+    problem: str = ""
 
 
 class Family(ABC):
@@ -276,6 +332,45 @@ class Family(ABC):
     #: What the family's per-unit values are kept for, singular and plural (pages, CSV, charts).
     unit: str = "query"
     unit_plural: str = "queries"
+    #: Score flags shown as a marker on the cell, with the table's note for the marker.
+    flag_notes: Mapping[str, MarkerNote] = {}
+    #: Row markers of ``run_notes``, with the table's note for a row whose own note is unknown.
+    run_marker_notes: Mapping[str, str] = {}
+    #: Import modes beyond strict and lenient an organizer may choose (form and command line).
+    import_options: tuple[ImportOption, ...] = ()
+    #: Options of ``set-gold`` (besides ``--set``) that name the family's gold slots.
+    gold_address_options: tuple[GoldAddressOption, ...] = ()
+
+    def run_notes(self, report: Mapping[str, Any]) -> list[MarkerNote]:
+        """Return the notes a stored run carries (from its report), each with its row marker."""
+        return []
+
+    def marker_texts(self) -> dict[str, str]:
+        """Return the table's note for every marker of the family's flags and run notes."""
+        texts = {note.marker: note.text for note in self.flag_notes.values()}
+        texts.update(self.run_marker_notes)
+        return texts
+
+    def score_file(self, run_path: Path) -> ScoreFile | None:
+        """Return the official scorer's output kept beside a run file, if the family knows one."""
+        return None
+
+    def stored_table_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Return a frozen table's stored style options as the styles read them today."""
+        return dict(options)
+
+    def kept_options(self, options: Mapping[str, Any], *, lenient: bool) -> dict[str, Any]:
+        """Return what a run's report keeps of its import options, to be read the same again.
+
+        An import mode is a lenient one: only a lenient run keeps it.
+        """
+        if not lenient:
+            return {}
+        return {o.name: True for o in self.import_options if options.get(o.name)}
+
+    def stored_options(self, report: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the import options a stored run is read with again (re-scoring, verify)."""
+        return {o.name: bool(report.get(o.name, False)) for o in self.import_options}
 
     def table_style(self, definition: TaskDefinition) -> str:
         """Return the style the definition chose, or the family's default."""

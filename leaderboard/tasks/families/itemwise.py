@@ -51,7 +51,7 @@ class ItemFamily(Family):
 
     file_roles = {"gold": True}
     #: Any family's table can take the subindex style of the overview papers.
-    table_styles = ("semeval-cqa",)
+    table_styles = ("ranked",)
     unit = "item"
     unit_plural = "items"
     registry: MeasureRegistry

@@ -11,9 +11,16 @@ import numpy as np
 
 from leaderboard.formats import cqa as fmt
 from leaderboard.formats.bounded import InputBound
+from leaderboard.formats.cqa_score import parse_all_scores
 from leaderboard.formats.issues import shown
 from leaderboard.scoring.classification import binary_from_counts
-from leaderboard.scoring.cqa import CQA_MEASURES, MEASURES, TOP_K, avgrec_from_sums
+from leaderboard.scoring.cqa import (
+    AVGREC_UNDEFINED,
+    CQA_MEASURES,
+    MEASURES,
+    TOP_K,
+    avgrec_from_sums,
+)
 from leaderboard.scoring.registry import UnknownMeasure
 from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
 from leaderboard.tables.model import MeasureSpec
@@ -23,8 +30,11 @@ from leaderboard.tasks.families.base import (
     Context,
     Family,
     FolderRun,
+    ImportOption,
+    MarkerNote,
     MeasureResult,
     RunInputs,
+    ScoreFile,
     StoredScore,
     Verdict,
     file_bound,
@@ -49,6 +59,18 @@ _RUN_FILE = re.compile(
 #: The longest system description taken from a team's README.txt.
 MAX_README = 5000
 
+#: The row marker of a legacy run scored on the part of a truncated file present.
+TRUNCATED_MARKER = "‡"
+#: The note of a truncated run whose own note the table does not have (a baseline's).
+TRUNCATED_NOTE = "legacy run with a truncated file, scored on the part present"
+#: The import mode reading a run leniently after re-sorting it into gold order.
+RESORT = ImportOption(
+    "resort",
+    "lenient, re-sorted into gold order",
+    "With --lenient: re-sort into gold order first.",
+    "Lenient mode: re-sort the run into gold order first.",
+)
+
 
 class CqaFamily(Family):
     """Reranking with binary labels: MAP, AvgRec, MRR over the top 10; P, R, F1, Acc."""
@@ -56,6 +78,38 @@ class CqaFamily(Family):
     name = "cqa"
     file_roles = {"gold": True, "random_baseline": False}
     table_styles = ("semeval-cqa",)
+    flag_notes = {
+        AVGREC_UNDEFINED: MarkerNote(
+            "¶", "no scored question has a relevant candidate, so AvgRec is undefined; counted as 0"
+        )
+    }
+    run_marker_notes = {TRUNCATED_MARKER: TRUNCATED_NOTE}
+    import_options = (RESORT,)
+
+    def run_notes(self, report: Mapping[str, Any]) -> list[MarkerNote]:
+        """Return the note of a legacy run scored on the part of its truncated file present."""
+        if "truncation" not in report:
+            return []
+        return [MarkerNote(TRUNCATED_MARKER, report["truncation"]["note"])]
+
+    def stored_table_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Read the options of a table frozen before run notes were generic ("truncation_notes")."""
+        out = dict(options)
+        legacy = out.pop("truncation_notes", None)
+        if legacy is not None:
+            out.setdefault(
+                "row_notes", {label: [[TRUNCATED_MARKER, note]] for label, note in legacy.items()}
+            )
+            out["note_texts"] = {**self.marker_texts(), **out.get("note_texts", {})}
+        return out
+
+    def score_file(self, run_path: Path) -> ScoreFile | None:
+        """Return the values of the 2016 scorer's ``<run>.score`` file beside the run, if any."""
+        found = run_path.with_name(run_path.name + ".score")
+        if not found.is_file():
+            return None
+        scores = parse_all_scores(found.read_text(errors="replace"))
+        return ScoreFile(found.name, scores, "" if scores is not None else "no ALL SCORES line")
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Raise DefinitionError for unknown measures, recipes or a wrong table style."""

@@ -104,7 +104,7 @@ class GenerationFamily(Family):
     file_roles = {"source": True}
     list_roles = ("references",)
     option_keys = ("sacrebleu",)
-    table_styles = ("semeval-cqa",)
+    table_styles = ("ranked",)
     unit = "segment"
     unit_plural = "segments"
 

@@ -18,10 +18,13 @@ from leaderboard.scoring.resampling import UnitRows
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
+    SET_OPTION,
     BaselineRun,
     Context,
     Family,
+    GoldAddress,
     GoldSlot,
+    MarkerNote,
     MeasureResult,
     RunInputs,
     RunPathError,
@@ -31,7 +34,14 @@ from leaderboard.tasks.families.base import (
     read_all,
 )
 from leaderboard.tasks.families.sts.baseline import baseline_scores
-from leaderboard.tasks.families.sts.scoring import item_values, measure_results, unit_rows
+from leaderboard.tasks.families.sts.scoring import (
+    CONSTANT_ON_SCORED,
+    CONSTANT_ON_SCORED_NOTE,
+    item_values,
+    measure_results,
+    unit_rows,
+)
+from leaderboard.tasks.families.sts.style import STYLE
 
 RECIPES = ("cosine-bow",)
 #: Upload field for a whole run sent as one .zip or .tar.gz.
@@ -70,7 +80,8 @@ class StsFamily(Family):
     name = "sts"
     file_roles: dict[str, bool] = {}
     group_keys = {"parts": ("gold", "input", "mapping")}
-    table_styles = ("sts",)
+    table_styles = (STYLE,)
+    flag_notes = {CONSTANT_ON_SCORED: MarkerNote("§", CONSTANT_ON_SCORED_NOTE)}
     multi_file = True
     unit = "pair"
     unit_plural = "pairs"
@@ -155,7 +166,11 @@ class StsFamily(Family):
     def gold_slots(self, ctx: Context) -> list[GoldSlot]:
         """Return the gold file of each part (chosen with ``--set PART``)."""
         return [
-            GoldSlot(f"gold:{p['slug']}", f"gold of {p['slug']}", part=str(p["slug"]))
+            GoldSlot(
+                f"gold:{p['slug']}",
+                f"gold of {p['slug']}",
+                GoldAddress(SET_OPTION, str(p["slug"]), "part"),
+            )
             for p in _parts(ctx)
         ]
 

@@ -20,6 +20,8 @@ from leaderboard.tasks.families.base import (
     BaselineRun,
     Context,
     Family,
+    GoldAddress,
+    GoldAddressOption,
     GoldSlot,
     MeasureResult,
     ReferenceFileError,
@@ -30,6 +32,7 @@ from leaderboard.tasks.families.base import (
     single_file,
 )
 from leaderboard.tasks.families.trec.scoring import score_variant
+from leaderboard.tasks.families.trec.style import STYLE
 from leaderboard.tasks.families.trec.variants import (
     Variant,
     canonical,
@@ -94,13 +97,18 @@ def read_topics(data: bytes) -> frozenset[str]:
     return frozenset(ids)
 
 
+#: ``set-gold --variant NAME`` names one qrels variant of a set.
+VARIANT = GoldAddressOption("variant", "Qrels variant, e.g. lenient or manual.")
+
+
 class TrecFamily(Family):
     """TREC run files scored per qrels variant with trec_eval 9.0.8 semantics."""
 
     name = "trec"
     file_roles = {"topics": False, "qrels": False}
     group_keys = {"variants": ("qrels",)}
-    table_styles = ("trec",)
+    table_styles = (STYLE,)
+    gold_address_options = (VARIANT,)
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Require qrels (one file or variants with thresholds), known measures and settings."""
@@ -150,7 +158,7 @@ class TrecFamily(Family):
                 f"qrels {v.slug} (relevant ≥ {v.threshold})"
                 if v.slug
                 else f"qrels (relevant ≥ {v.threshold})",
-                variant=v.slug or None,
+                GoldAddress(VARIANT.name, v.slug, "variant") if v.slug else None,
             )
             for v in set_variants(ctx.set)
         ]

@@ -27,6 +27,7 @@ from leaderboard.tables.model import (
     team_key,
 )
 from leaderboard.tables.ranking import rank_field, team_best
+from leaderboard.tables.styles import register_style
 
 STYLE = "trec"
 RANKS_NOTE = "Ranks (subscripts) among primary runs only; ties share a rank."
@@ -235,3 +236,6 @@ def _footnotes(
     notes.extend(opt_strings(ctx.options, "footnotes"))
     notes.extend(marker_footnotes(rows, ctx.options, note_default=CELL_NOTE))
     return notes
+
+
+register_style(STYLE, build, row_label)

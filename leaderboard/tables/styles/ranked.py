@@ -1,4 +1,9 @@
-"""The SemEval-2016 Task 3 (CQA) table: primaries ranked per measure, contrastives and baselines."""
+"""The ``ranked`` table: primaries ranked per measure, contrastives and baselines.
+
+SemEval-2016 Task 3 introduced it, and every family without a table of its own uses it. Its
+old name ``semeval-cqa`` stays an alias, and its tables keep that name in their JSON and CSS
+class (``TABLE_NAME``), so exports and frozen tables read as before.
+"""
 
 from __future__ import annotations
 
@@ -27,7 +32,10 @@ from leaderboard.tables.model import (
 )
 from leaderboard.tables.ranking import RankField, rank_field
 
-STYLE = "semeval-cqa"
+STYLE = "ranked"
+ALIASES = ("semeval-cqa",)
+#: The ``style`` its tables carry (Table JSON, CSS class): the name it had when first written.
+TABLE_NAME = "semeval-cqa"
 SLOT_ORDER = {"primary": 0, "contrastive1": 1, "contrastive2": 2}
 
 RANKS_NOTE = "Ranks (subscripts) are among primary runs only; ties share a rank."
@@ -45,7 +53,7 @@ def row_label(entry: Entry) -> str:
 
 
 def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
-    """Build the CQA table: on-time runs by MAP, primary runs ranked per measure, baselines last.
+    """Build the ranked table: on-time runs by MAP, primary runs ranked per measure, baselines last.
 
     Rows: on-time runs by official MAP string descending (ties: team, then primary < contrastive1
     < contrastive2), then baselines in ``baseline_order``. Rank of a value v among the on-time
@@ -87,7 +95,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     if include_late:
         title_suffix = ", post-deadline view"
     return ctx.table(
-        STYLE,
+        TABLE_NAME,
         lead=("rank", "submission"),
         trail=(),
         columns=columns,

@@ -29,6 +29,7 @@ from leaderboard.tables.model import (
     the_official_measure,
 )
 from leaderboard.tables.ranking import rank_field, team_best
+from leaderboard.tables.styles import register_style
 
 STYLE = "sts"
 LATE_NOTE = (
@@ -177,3 +178,6 @@ def summary(
             delta_text = format(best - median, fmt)
         rows.append((m.label, best_text, median_text, delta_text))
     return SimpleTable(title=title, header=("Set", "Best", "Median", "Δ"), rows=tuple(rows))
+
+
+register_style(STYLE, build, row_label)

@@ -1,0 +1,1 @@
+"""Families that live in the test folder, hosted only while a test registers them."""

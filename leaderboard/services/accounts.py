@@ -19,6 +19,7 @@ from leaderboard.models import MAX_NAME_KEY, ApiToken, Phase, Team, User, team_n
 from leaderboard.services import settings as site_settings
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, InvalidInput, NotFound
+from leaderboard.services.text import clean_text
 
 ROLES = ("organizer", "participant")
 TOKEN_PREFIX = "lb_"
@@ -30,18 +31,6 @@ _hasher = PasswordHasher()
 _DUMMY_HASH = _hasher.hash("not a real password")
 
 
-def clean_name(name: str, what: str, limit: int = 255) -> str:
-    """Return a name stripped; refuse it empty, over ``limit`` or with control characters."""
-    name = name.strip()
-    if not name:
-        raise InvalidInput(f"The {what} must not be empty.")
-    if len(name) > limit:
-        raise InvalidInput(f"The {what} is longer than {limit} characters.")
-    if any(ord(c) < 32 or ord(c) == 127 for c in name):
-        raise InvalidInput(f"The {what} must not contain control characters.")
-    return name
-
-
 #: Keys of names that read as an anonymous table's labels ("Team 12"): a team so named would
 #: pass for another, anonymised team.
 RESERVED_NAME = re.compile(r"team[\s#._-]*\d+")
@@ -51,7 +40,7 @@ UNUSABLE_NAME = "This team name cannot be used; choose another one."
 
 def clean_team_name(name: str) -> str:
     """Return a team name stripped; refuse it empty, overlong, invisible or with control characters."""
-    name = clean_name(name, "team name")
+    name = clean_text(name, "team name", required=True)
     key = team_name_key(name)
     if not key:
         raise InvalidInput("The team name must contain a visible character.")
@@ -145,7 +134,7 @@ def create_user(
     actor: str = "cli",
 ) -> User:
     """Create a user; participants must belong to a team."""
-    email = clean_name(email, "e-mail address", 320).lower()
+    email = clean_text(email, "e-mail address", required=True, limit=320).lower()
     if "@" not in email:
         raise InvalidInput(f"{shown(email)} is not an e-mail address.")
     if role not in ROLES:
@@ -285,7 +274,7 @@ def _digest(token: str) -> str:
 
 def _new_token(session: Session, user: User, name: str, *, actor: str) -> str:
     """Add a token for ``user`` (in the caller's transaction) and return it in clear."""
-    name = clean_name(name, "token name", MAX_TOKEN_NAME) if name.strip() else ""
+    name = clean_text(name, "token name", limit=MAX_TOKEN_NAME)
     token = TOKEN_PREFIX + secrets.token_urlsafe(32)
     session.add(ApiToken(user=user, token_sha256=_digest(token), prefix=token[:10], name=name))
     record(session, actor, "issue-token", email=user.email, name=name)

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from typing import Any
 
 from sqlalchemy import select
@@ -13,7 +10,7 @@ from sqlalchemy.orm import Session, selectinload
 from leaderboard.models import Run
 from leaderboard.services.tables import NOT_WITHDRAWN
 from leaderboard.services.target import Target
-from leaderboard.tables.exports import csv_safe, latex_escape, md_escape
+from leaderboard.tables.flat import FlatColumn, FlatExport, FlatRow
 
 COLUMNS = ("team", "slot", "name", "status", "late", "corrected", "submitted_at", "description")
 
@@ -44,22 +41,7 @@ def run_listing(session: Session, target: Target) -> list[dict[str, Any]]:
     )
 
 
-def listing_json(rows: list[dict[str, Any]]) -> str:
-    """Return the listing as JSON."""
-    return json.dumps(rows, ensure_ascii=False, indent=1) + "\n"
-
-
-def listing_csv(rows: list[dict[str, Any]]) -> str:
-    """Return the listing as CSV (cells that could start a formula are neutralised)."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow([csv_safe(str(row[c]), text=True) for c in COLUMNS])
-    return out.getvalue()
-
-
-def _run_label(row: dict[str, Any]) -> str:
+def _run_label(row: FlatRow) -> str:
     return row["slot"] if row["name"] == row["slot"] else f"{row['name']} ({row['slot']})"
 
 
@@ -67,50 +49,25 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def listing_markdown(rows: list[dict[str, Any]]) -> str:
-    """Return the active runs as a Markdown table: team, run, description."""
-    lines = ["| Team | Run | Description |", "| --- | --- | --- |"]
-    for row in rows:
-        if row["status"] != "active":
-            continue
-        mark = "*" if row["late"] or row["corrected"] else ""
-        lines.append(
-            f"| {md_escape(row['team'])} | {md_escape(_run_label(row))}{mark} | {md_escape(_one_line(row['description']))} |"
-        )
-    return "\n".join(lines) + "\n"
+def _late_or_corrected(row: FlatRow) -> bool:
+    return bool(row["late"] or row["corrected"])
 
 
-def listing_latex(rows: list[dict[str, Any]]) -> str:
-    """Return the active runs as a booktabs table for the paper's participant table."""
-    body = []
-    for row in rows:
-        if row["status"] != "active":
-            continue
-        mark = "$^{*}$" if row["late"] or row["corrected"] else ""
-        body.append(
-            f"{latex_escape(row['team'])} & {latex_escape(row['name'])}{mark} & {latex_escape(row['slot'])} & "
-            f"{latex_escape(_one_line(row['description']))} \\\\"
-        )
-    return "\n".join(
-        [
-            "\\begin{table}[t]",
-            "\\centering",
-            "\\begin{tabular}{lllp{0.5\\linewidth}}",
-            "\\toprule",
-            "Team & Run & Slot & Description \\\\",
-            "\\midrule",
-            *body,
-            "\\bottomrule",
-            "\\end{tabular}",
-            "\\end{table}",
-            "",
-        ]
-    )
-
-
-LISTING_FORMATS = {
-    "json": listing_json,
-    "csv": listing_csv,
-    "md": listing_markdown,
-    "latex": listing_latex,
-}
+#: The listing's exports: every run in JSON and CSV; the active ones in Markdown (team, run,
+#: description) and LaTeX (team, run, slot, description), late or corrected runs marked.
+LISTING = FlatExport(
+    fields=COLUMNS,
+    markdown=(
+        FlatColumn("Team", lambda r: r["team"]),
+        FlatColumn("Run", _run_label, marked=_late_or_corrected),
+        FlatColumn("Description", lambda r: _one_line(r["description"])),
+    ),
+    latex=(
+        FlatColumn("Team", lambda r: r["team"]),
+        FlatColumn("Run", lambda r: r["name"], marked=_late_or_corrected),
+        FlatColumn("Slot", lambda r: r["slot"]),
+        FlatColumn("Description", lambda r: _one_line(r["description"]), "p{0.5\\linewidth}"),
+    ),
+    shown=lambda r: r["status"] == "active",
+)
+LISTING_FORMATS = LISTING.writers()

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import Run, Subtask, Task, Team, User
-from leaderboard.tables.exports import csv_safe, latex_escape, md_escape
+from leaderboard.tables.flat import FlatColumn, FlatExport
 
 COLUMNS = ("team", "affiliation", "members", "subtasks")
 
@@ -53,66 +50,13 @@ def participants(session: Session) -> list[dict[str, Any]]:
     ]
 
 
-def participants_json(rows: list[dict[str, Any]]) -> str:
-    """Return the table as a JSON list of team objects."""
-    return json.dumps(rows, ensure_ascii=False, indent=1) + "\n"
-
-
-def participants_csv(rows: list[dict[str, Any]]) -> str:
-    """Return the table as CSV; subtasks are separated by spaces."""
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(COLUMNS)
-    for row in rows:
-        writer.writerow(
-            [
-                csv_safe(row["team"], text=True),
-                csv_safe(row["affiliation"], text=True),
-                row["members"],
-                " ".join(row["subtasks"]),
-            ]
-        )
-    return out.getvalue()
-
-
-def participants_markdown(rows: list[dict[str, Any]]) -> str:
-    """Return the table as a Markdown table."""
-    lines = ["| Team | Affiliation | Members | Subtasks |", "| --- | --- | ---: | --- |"]
-    for row in rows:
-        lines.append(
-            f"| {md_escape(row['team'])} | {md_escape(row['affiliation'])} | {row['members']} "
-            f"| {md_escape(', '.join(row['subtasks']))} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
-def participants_latex(rows: list[dict[str, Any]]) -> str:
-    """Return the table as a booktabs table, every user text escaped."""
-    body = [
-        f"{latex_escape(row['team'])} & {latex_escape(row['affiliation'])} & {row['members']} & "
-        f"{latex_escape(', '.join(row['subtasks']))} \\\\"
-        for row in rows
-    ]
-    return "\n".join(
-        [
-            "\\begin{table}[t]",
-            "\\centering",
-            "\\begin{tabular}{llrl}",
-            "\\toprule",
-            "Team & Affiliation & Members & Subtasks \\\\",
-            "\\midrule",
-            *body,
-            "\\bottomrule",
-            "\\end{tabular}",
-            "\\end{table}",
-            "",
-        ]
-    )
-
-
-PARTICIPANT_FORMATS = {
-    "json": participants_json,
-    "csv": participants_csv,
-    "md": participants_markdown,
-    "latex": participants_latex,
-}
+#: The participants table's exports: JSON and CSV (subtasks separated by spaces), and the
+#: Markdown and LaTeX tables of the paper (subtasks separated by commas).
+_COLUMNS = (
+    FlatColumn("Team", lambda r: r["team"]),
+    FlatColumn("Affiliation", lambda r: r["affiliation"]),
+    FlatColumn("Members", lambda r: r["members"], "r"),
+    FlatColumn("Subtasks", lambda r: ", ".join(r["subtasks"])),
+)
+PARTICIPANTS = FlatExport(fields=COLUMNS, markdown=_COLUMNS, latex=_COLUMNS)
+PARTICIPANT_FORMATS = PARTICIPANTS.writers()

@@ -15,6 +15,7 @@ from leaderboard.services import settings as site
 from leaderboard.services.accounts import _bump_generation, revoke_all_tokens
 from leaderboard.services.errors import InvalidInput
 from leaderboard.services.links import BadLink, check_age, fingerprint
+from leaderboard.services.text import clean_text
 
 MIN_LENGTH = 10
 MAX_LENGTH = 1000
@@ -48,22 +49,10 @@ def check_password(session: Session, password: str, email: str) -> None:
         raise InvalidInput(" ".join(problems))
 
 
-def clean_text(value: str, what: str, *, required: bool, limit: int = 255) -> str:
-    """Return a profile field stripped, refusing control characters and overlong values."""
-    value = value.strip()
-    if required and not value:
-        raise InvalidInput(f"The {what} must not be empty.")
-    if len(value) > limit:
-        raise InvalidInput(f"The {what} is longer than {limit} characters.")
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise InvalidInput(f"The {what} must not contain control characters.")
-    return value
-
-
 def update_profile(session: Session, user: User, display_name: str, affiliation: str) -> None:
     """Change a user's display name and affiliation."""
     user.display_name = clean_text(display_name, "display name", required=True)
-    user.affiliation = clean_text(affiliation, "affiliation", required=False)
+    user.affiliation = clean_text(affiliation, "affiliation")
     session.commit()
 
 

@@ -37,6 +37,7 @@ from leaderboard.services.phases import (
 )
 from leaderboard.services.revisions import bump
 from leaderboard.services.target import Target
+from leaderboard.services.text import clean_text
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
 
@@ -111,15 +112,6 @@ def active_key(eval_set_id: int, team_id: int | None, slot: str) -> str:
     """Return the value that makes a run the one active run of its slot."""
     owner = str(team_id) if team_id is not None else "baseline"
     return f"{eval_set_id}:{owner}:{slot}"
-
-
-def _clean_text(value: str, what: str, limit: int) -> str:
-    value = value.strip()
-    if len(value) > limit:
-        raise InvalidInput(f"The {what} is longer than {limit} characters.")
-    if any((ord(c) < 32 and c not in "\n\t\r") or ord(c) == 127 for c in value):
-        raise InvalidInput(f"The {what} must not contain control characters.")
-    return value
 
 
 def manifest_sha(files: Mapping[str, Mapping[str, Any]]) -> str:
@@ -283,8 +275,8 @@ def _submit_run(
         raise Conflict(
             f"Unknown run slot {shown(sub.slot)}; this task has the slots {', '.join(rules.slots)}."
         )
-    name = _clean_text(sub.name, "run name", MAX_NAME) or sub.slot
-    description = _clean_text(sub.description, "description", MAX_DESCRIPTION)
+    name = clean_text(sub.name, "run name", limit=MAX_NAME) or sub.slot
+    description = clean_text(sub.description, "description", limit=MAX_DESCRIPTION, multiline=True)
     now = now or utcnow()
     participant = user is not None and user.role == "participant"
     if participant:

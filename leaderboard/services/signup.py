@@ -17,8 +17,9 @@ from leaderboard.services import settings as site
 from leaderboard.services.errors import Forbidden, InvalidInput
 from leaderboard.services.links import BadLink, check_age, fingerprint
 from leaderboard.services.mail import is_plain_address
-from leaderboard.services.passwords import check_password, clean_text, hasher
+from leaderboard.services.passwords import check_password, hasher
 from leaderboard.services.teams import has_room, usable_team_by_code
+from leaderboard.services.text import clean_text
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def sign_up(session: Session, form: SignUp, now: datetime) -> Outcome:
     if form.invited_email and email != form.invited_email:
         raise InvalidInput(f"This invitation is for {form.invited_email}; sign up with it.")
     display_name = clean_text(form.display_name, "display name", required=True)
-    affiliation = clean_text(form.affiliation, "affiliation", required=False)
+    affiliation = clean_text(form.affiliation, "affiliation")
     check_password(session, form.password, email)
     if site.get(session, "terms") and not form.accepted_terms:
         raise InvalidInput("Accept the terms to sign up.")

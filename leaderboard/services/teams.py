@@ -22,6 +22,7 @@ from leaderboard.services.accounts import (
 )
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from leaderboard.services.text import clean_text
 
 #: What ``fresh_row`` re-reads: a team or an account.
 Fresh = TypeVar("Fresh", Team, User)
@@ -89,16 +90,6 @@ def _may_take_part(user: User) -> None:
         raise Forbidden("Only participants can be team members.")
 
 
-def clean_affiliation(value: str) -> str:
-    """Return a stripped affiliation, refusing control characters and overlong text."""
-    value = value.strip()
-    if len(value) > MAX_AFFILIATION:
-        raise InvalidInput(f"The affiliation is longer than {MAX_AFFILIATION} characters.")
-    if any(ord(c) < 32 or ord(c) == 127 for c in value):
-        raise InvalidInput("The affiliation must not contain control characters.")
-    return value
-
-
 def create_own_team(session: Session, user: User, name: str, affiliation: str = "") -> Team:
     """Create a team for a participant without one and make them its captain.
 
@@ -109,7 +100,7 @@ def create_own_team(session: Session, user: User, name: str, affiliation: str = 
     if mode == "closed":
         raise Forbidden("Registration is closed: no new teams can be created.")
     name = clean_team_name(name)
-    affiliation = clean_affiliation(affiliation)
+    affiliation = clean_text(affiliation, "affiliation", limit=MAX_AFFILIATION)
     if user.team_id is not None:
         raise Conflict("You are already in a team; leave it before creating another one.")
     # While names are anonymous, every unusable name gets one answer: a taken one must not

@@ -13,7 +13,7 @@ import numpy as np
 
 from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused
 from leaderboard.formats.compression import is_zip_or_tar
-from leaderboard.formats.issues import Issue
+from leaderboard.formats.issues import Issue, shown
 from leaderboard.scoring.registry import MeasureRegistry
 from leaderboard.scoring.resampling import NotResampled, UnitRows, mean_rows
 from leaderboard.tables.model import MeasureSpec
@@ -340,6 +340,9 @@ class Family(ABC):
     import_options: tuple[ImportOption, ...] = ()
     #: Options of ``set-gold`` (besides ``--set``) that name the family's gold slots.
     gold_address_options: tuple[GoldAddressOption, ...] = ()
+    #: The baseline recipes a definition may ask for (``name``, or ``name:<argument>`` shown
+    #: as such); none when the family generates no baselines.
+    recipes: tuple[str, ...] = ()
 
     def run_notes(self, report: Mapping[str, Any]) -> list[MarkerNote]:
         """Return the notes a stored run carries (from its report), each with its row marker."""
@@ -393,6 +396,23 @@ class Family(ABC):
     @abstractmethod
     def check_definition(self, definition: TaskDefinition) -> None:
         """Raise DefinitionError naming the key if the definition breaks this family's rules."""
+
+    def check_recipe(self, recipe: str, definition: TaskDefinition) -> bool:
+        """Return whether ``recipe`` is a baseline this family builds for the definition."""
+        return recipe in self.recipes
+
+    def check_recipes(self, definition: TaskDefinition) -> None:
+        """Raise DefinitionError at ``baselines.recipes`` for a recipe the family does not build."""
+        for recipe in definition.baseline_recipes:
+            if not self.check_recipe(recipe, definition):
+                known = (
+                    f"known: {', '.join(self.recipes)}"
+                    if self.recipes
+                    else f"the {self.name} family has no generated baselines"
+                )
+                raise DefinitionError(
+                    "baselines.recipes", f"unknown recipe {shown(recipe)}; {known}"
+                )
 
     def check_subtask_keys(self, subtask: SubtaskDef, where: str) -> None:
         """Raise DefinitionError naming a subtask key that is none of the family's options."""
@@ -537,3 +557,50 @@ class Family(ABC):
     @abstractmethod
     def baselines(self, gold: Any, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
         """Return the set's baseline runs per the definition's recipes."""
+
+
+class SingleFileFamily(Family):
+    """A family whose run is one plain-text file (or a .gz of it): its bound and its checks.
+
+    A family says how many lines a run may have (``run_lines``) and validates the file
+    (``validate_file``); a missing file and an archive are refused here, before it is read.
+    """
+
+    #: The average line length a run may have, for the byte bound (lines × this).
+    average_line_bytes: int = 1024
+
+    @abstractmethod
+    def run_lines(self, gold: Any, ctx: Context) -> tuple[int, str]:
+        """Return the most lines a run of this set may have, and the reason a refusal gives."""
+
+    def input_bounds(self, gold: Any, ctx: Context) -> dict[str, InputBound]:
+        """Bound the run file by its lines, at ``average_line_bytes`` a line on average."""
+        lines, reason = self.run_lines(gold, ctx)
+        return file_bound(ctx, lines, self.average_line_bytes, reason)
+
+    def validate_inputs(
+        self,
+        inputs: RunInputs,
+        gold: Any,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict:
+        """Refuse an upload without its file or with an archive; validate the file otherwise."""
+        stream, problems = single_file(inputs)
+        if stream is None:
+            return Verdict(problems, [])
+        return self.validate_file(stream, gold, ctx, lenient=lenient, options=options)
+
+    @abstractmethod
+    def validate_file(
+        self,
+        stream: IO[bytes],
+        gold: Any,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict:
+        """Validate the run file, rewound (strict for participants, lenient for imports)."""

@@ -9,30 +9,22 @@ from __future__ import annotations
 from abc import abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from leaderboard.formats import items
-from leaderboard.formats.bounded import InputBound
-from leaderboard.formats.issues import shown
 from leaderboard.scoring.registry import MeasureRegistry, UnknownMeasure
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
 from leaderboard.tasks.families.base import (
     Context,
-    Family,
     MeasureResult,
     ReferenceFileError,
-    RunInputs,
+    SingleFileFamily,
     Verdict,
-    file_bound,
     read_all,
-    single_file,
 )
-
-#: The average line length a run may have: an id and a label or number, with room to spare.
-AVERAGE_LINE_BYTES = 1024
 
 
 @dataclass(frozen=True, eq=False)
@@ -46,7 +38,7 @@ class ItemsGold:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class ItemFamily(Family):
+class ItemFamily(SingleFileFamily):
     """A family whose runs give one value per gold item, in any order."""
 
     file_roles = {"gold": True}
@@ -55,8 +47,6 @@ class ItemFamily(Family):
     unit = "item"
     unit_plural = "items"
     registry: MeasureRegistry
-    #: Baseline recipes the family builds (``name`` or ``name:<argument>``).
-    recipes: tuple[str, ...] = ()
 
     @abstractmethod
     def value_parser(self, definition: TaskDefinition, subtask: SubtaskDef) -> items.ValueParser:
@@ -65,10 +55,6 @@ class ItemFamily(Family):
     def check_measure(self, key: str, definition: TaskDefinition, subtask: SubtaskDef) -> None:
         """Raise UnknownMeasure or ValueError unless ``key`` is a measure of this subtask."""
         self.registry.get(key)
-
-    def check_recipe(self, recipe: str, definition: TaskDefinition) -> bool:
-        """Return whether ``recipe`` is a baseline this family builds for the definition."""
-        return recipe in self.recipes
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Refuse unknown options, set keys, measures and baseline recipes, naming the key."""
@@ -88,12 +74,7 @@ class ItemFamily(Family):
                     self.check_measure(key, definition, st)
                 except (UnknownMeasure, ValueError) as exc:
                     raise DefinitionError(f"{where}.measures", str(exc)) from None
-        for recipe in definition.baseline_recipes:
-            if not self.check_recipe(recipe, definition):
-                raise DefinitionError(
-                    "baselines.recipes",
-                    f"unknown recipe {shown(recipe)}; known: {', '.join(self.recipes)}",
-                )
+        self.check_recipes(definition)
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
         """Return the subtask's measures as the registry describes them."""
@@ -115,15 +96,14 @@ class ItemFamily(Family):
         """Report the gold's size."""
         return [f"{len(gold.gold):,} items."]
 
-    def input_bounds(self, gold: ItemsGold, ctx: Context) -> dict[str, InputBound]:
+    def run_lines(self, gold: ItemsGold, ctx: Context) -> tuple[int, str]:
         """Bound a run by the gold: at most twice its items (comments included) plus 100 lines."""
         n = len(gold.gold)
-        reason = f"a run for {ctx.where} has one line per item, {n:,} lines"
-        return file_bound(ctx, 2 * n + 100, AVERAGE_LINE_BYTES, reason)
+        return 2 * n + 100, f"a run for {ctx.where} has one line per item, {n:,} lines"
 
-    def validate_inputs(
+    def validate_file(
         self,
-        inputs: RunInputs,
+        stream: IO[bytes],
         gold: ItemsGold,
         ctx: Context,
         *,
@@ -131,9 +111,6 @@ class ItemFamily(Family):
         options: Mapping[str, Any],
     ) -> Verdict:
         """Validate a run strictly (participants) or as historical files were (lenient)."""
-        stream, problems = single_file(inputs)
-        if stream is None:
-            return Verdict(problems, [])
         data = read_all(stream)
         if lenient:
             imported = items.import_lenient(data, gold.gold, gold.parser)

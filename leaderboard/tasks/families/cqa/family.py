@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from leaderboard.formats import cqa as fmt
-from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.cqa_score import parse_all_scores
 from leaderboard.formats.issues import shown
 from leaderboard.scoring.classification import binary_from_counts
@@ -28,18 +27,15 @@ from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
     BaselineRun,
     Context,
-    Family,
     FolderRun,
     ImportOption,
     MarkerNote,
     MeasureResult,
-    RunInputs,
     ScoreFile,
+    SingleFileFamily,
     StoredScore,
     Verdict,
-    file_bound,
     read_all,
-    single_file,
 )
 from leaderboard.tasks.families.cqa.baselines import RECIPES, baseline_runs
 from leaderboard.tasks.families.cqa.scoring import measure_results
@@ -49,9 +45,6 @@ SCALE_NOTE = (
     "MAP, AvgRec, P, R, F1, Acc ×100; MRR is ×100 by definition; "
     "MAP, AvgRec and MRR use the top 10 of each question."
 )
-#: The average line length a run may have; real runs average about 40 bytes a line.
-AVERAGE_LINE_BYTES = 1024
-
 #: A run file of the 2016 submissions archive, e.g. ``subtask_A_primary.txt``.
 _RUN_FILE = re.compile(
     r"^subtask_(?P<subtask>[A-Za-z0-9]+)_(?P<slot>primary|contrastive1|contrastive2)\.txt$"
@@ -72,7 +65,7 @@ RESORT = ImportOption(
 )
 
 
-class CqaFamily(Family):
+class CqaFamily(SingleFileFamily):
     """Reranking with binary labels: MAP, AvgRec, MRR over the top 10; P, R, F1, Acc."""
 
     name = "cqa"
@@ -111,6 +104,10 @@ class CqaFamily(Family):
         scores = parse_all_scores(found.read_text(errors="replace"))
         return ScoreFile(found.name, scores, "" if scores is not None else "no ALL SCORES line")
 
+    recipes = RECIPES
+    #: Real runs average about 40 bytes a line.
+    average_line_bytes = 1024
+
     def check_definition(self, definition: TaskDefinition) -> None:
         """Raise DefinitionError for unknown measures, recipes or a wrong table style."""
         for m in {m for st in definition.subtasks for m in st.measures}:
@@ -118,11 +115,7 @@ class CqaFamily(Family):
                 MEASURES.get(m)
             except UnknownMeasure as exc:
                 raise DefinitionError("measures", str(exc)) from None
-        for r in definition.baseline_recipes:
-            if r not in RECIPES:
-                raise DefinitionError(
-                    "baselines.recipes", f"unknown recipe {shown(r)}; known: {list(RECIPES)}"
-                )
+        self.check_recipes(definition)
         for i, st in enumerate(definition.subtasks):
             recipe = st.options.get("random_recipe", "uniform")
             if recipe not in ("uniform", "rank-top"):
@@ -172,15 +165,14 @@ class CqaFamily(Family):
         """Parse the set's relevancy file."""
         return fmt.parse_gold(files["gold"])
 
-    def input_bounds(self, gold: fmt.CqaGold, ctx: Context) -> dict[str, InputBound]:
+    def run_lines(self, gold: fmt.CqaGold, ctx: Context) -> tuple[int, str]:
         """Bound a run by the gold: one line per candidate, room for twice as many lines."""
         lines = len(gold)
-        reason = f"a run for {ctx.where} has one line per candidate, {lines:,} lines"
-        return file_bound(ctx, 2 * lines + 100, AVERAGE_LINE_BYTES, reason)
+        return 2 * lines + 100, f"a run for {ctx.where} has one line per candidate, {lines:,} lines"
 
-    def validate_inputs(
+    def validate_file(
         self,
-        inputs: RunInputs,
+        stream: IO[bytes],
         gold: fmt.CqaGold,
         ctx: Context,
         *,
@@ -188,9 +180,6 @@ class CqaFamily(Family):
         options: Mapping[str, Any],
     ) -> Verdict:
         """Validate one run file strictly (participants) or as the 2016 scorer did (lenient)."""
-        stream, problems = single_file(inputs)
-        if stream is None:
-            return Verdict(problems, [])
         data = read_all(stream)
         if lenient:
             v = fmt.parse_lenient(data, gold, resort=bool(options.get("resort")))

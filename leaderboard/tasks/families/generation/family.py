@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from leaderboard.formats import segments
-from leaderboard.formats.bounded import InputBound
-from leaderboard.formats.issues import MAX_KEPT_ERRORS, Issue, shown
+from leaderboard.formats.issues import MAX_KEPT_ERRORS, Issue
 from leaderboard.scoring.generation import (
     GENERATION_REGISTRY,
     GenerationOptions,
@@ -26,22 +25,17 @@ from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefini
 from leaderboard.tasks.families.base import (
     BaselineRun,
     Context,
-    Family,
     MeasureResult,
     ReferenceFileError,
-    RunInputs,
+    SingleFileFamily,
     StoredScore,
     Verdict,
-    file_bound,
     read_all,
-    single_file,
 )
 
 RECIPES = ("copy-source",)
 #: A run may hold this many lines beyond the source's, so that a count error can be reported.
 SPARE_LINES = 100
-#: The average output line a run may have (long segments are a few hundred bytes).
-AVERAGE_LINE_BYTES = 4096
 #: An output line may be this many times as long as the longest reference segment (and at
 #: least LONGEST_FLOOR characters): TER's cost grows with the square of a line's length, so an
 #: unbounded line could hold a worker for minutes.
@@ -97,7 +91,7 @@ def too_long(hypotheses: list[str], gold: GenerationGold) -> list[Issue]:
     ][:MAX_KEPT_ERRORS]
 
 
-class GenerationFamily(Family):
+class GenerationFamily(SingleFileFamily):
     """Runs give one output line per source segment; BLEU, chrF, chrF++ and TER by sacrebleu."""
 
     name = "generation"
@@ -107,14 +101,13 @@ class GenerationFamily(Family):
     table_styles = ("ranked",)
     unit = "segment"
     unit_plural = "segments"
+    recipes = RECIPES
+    #: Long segments are a few hundred bytes.
+    average_line_bytes = 4096
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Refuse unknown measures, options, set keys and recipes, naming the key."""
-        for recipe in definition.baseline_recipes:
-            if recipe not in RECIPES:
-                raise DefinitionError(
-                    "baselines.recipes", f"unknown recipe {shown(recipe)}; known: copy-source"
-                )
+        self.check_recipes(definition)
         for i, st in enumerate(definition.subtasks):
             where = f"subtasks[{i}]"
             self.check_subtask_keys(st, where)
@@ -176,15 +169,17 @@ class GenerationFamily(Family):
         """Report the number of segments and references."""
         return [f"{len(gold.source):,} segments, {len(gold.references)} reference(s)."]
 
-    def input_bounds(self, gold: GenerationGold, ctx: Context) -> dict[str, InputBound]:
+    def run_lines(self, gold: GenerationGold, ctx: Context) -> tuple[int, str]:
         """Bound a run by the source: its segments plus a few lines, 4 KiB a line on average."""
         n = len(gold.source)
-        reason = f"a run for {ctx.where} has one line per source segment, {n:,} lines"
-        return file_bound(ctx, n + SPARE_LINES, AVERAGE_LINE_BYTES, reason)
+        return (
+            n + SPARE_LINES,
+            f"a run for {ctx.where} has one line per source segment, {n:,} lines",
+        )
 
-    def validate_inputs(
+    def validate_file(
         self,
-        inputs: RunInputs,
+        stream: IO[bytes],
         gold: GenerationGold,
         ctx: Context,
         *,
@@ -192,9 +187,6 @@ class GenerationFamily(Family):
         options: Mapping[str, Any],
     ) -> Verdict:
         """Validate the output file: UTF-8, one line per source segment; empty lines warned."""
-        stream, problems = single_file(inputs)
-        if stream is None:
-            return Verdict(problems, [])
         hypotheses, errors, warnings = segments.validate_output(read_all(stream), len(gold.source))
         if hypotheses is not None:
             errors = too_long(hypotheses, gold)

@@ -85,14 +85,11 @@ class StsFamily(Family):
     multi_file = True
     unit = "pair"
     unit_plural = "pairs"
+    recipes = RECIPES
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Require parts with line counts and gold files, and measures = overall + part slugs."""
-        for r in definition.baseline_recipes:
-            if r not in RECIPES:
-                raise DefinitionError(
-                    "baselines.recipes", f"unknown recipe {shown(r)}; known: {list(RECIPES)}"
-                )
+        self.check_recipes(definition)
         for i, st in enumerate(definition.subtasks):
             where = f"subtasks[{i}]"
             if st.measures[0] != st.official_measure:

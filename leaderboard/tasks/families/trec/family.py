@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Any
+from typing import IO, Any
 
 import numpy as np
 
 from leaderboard.formats import trec as fmt
-from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import shown
 from leaderboard.scoring.registry import UnknownMeasure
 from leaderboard.scoring.resampling import SummedRows, UnitRows
@@ -19,17 +18,14 @@ from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
     BaselineRun,
     Context,
-    Family,
     GoldAddress,
     GoldAddressOption,
     GoldSlot,
     MeasureResult,
     ReferenceFileError,
-    RunInputs,
+    SingleFileFamily,
     StoredScore,
     Verdict,
-    file_bound,
-    single_file,
 )
 from leaderboard.tasks.families.trec.scoring import score_variant
 from leaderboard.tasks.families.trec.style import STYLE
@@ -42,9 +38,6 @@ from leaderboard.tasks.families.trec.variants import (
     set_variants,
     variant_measures,
 )
-
-#: The average line length a run may have; real runs average about 100 bytes a line.
-AVERAGE_LINE_BYTES = 1024
 
 
 @dataclass(frozen=True)
@@ -101,7 +94,7 @@ def read_topics(data: bytes) -> frozenset[str]:
 VARIANT = GoldAddressOption("variant", "Qrels variant, e.g. lenient or manual.")
 
 
-class TrecFamily(Family):
+class TrecFamily(SingleFileFamily):
     """TREC run files scored per qrels variant with trec_eval 9.0.8 semantics."""
 
     name = "trec"
@@ -109,11 +102,12 @@ class TrecFamily(Family):
     group_keys = {"variants": ("qrels",)}
     table_styles = (STYLE,)
     gold_address_options = (VARIANT,)
+    #: Real runs average about 100 bytes a line.
+    average_line_bytes = 1024
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Require qrels (one file or variants with thresholds), known measures and settings."""
-        if definition.baseline_recipes:
-            raise DefinitionError("baselines.recipes", "the trec family has no generated baselines")
+        self.check_recipes(definition)
         trec_settings(definition)
         try:
             canonical(definition.official_measure)
@@ -183,18 +177,18 @@ class TrecFamily(Family):
             topics = frozenset(q for parsed in qrels.values() for q in parsed.queries)
         return TrecGold(topics, qrels, variants, settings, measures, missing_topics(ctx.set))
 
-    def input_bounds(self, gold: TrecGold, ctx: Context) -> dict[str, InputBound]:
+    def run_lines(self, gold: TrecGold, ctx: Context) -> tuple[int, str]:
         """Bound a run by its topics and depth: at most ``max_per_query`` lines per topic."""
         topics = len(gold.topics)
         depth = gold.settings.max_per_query
         reason = (
             f"a run for {ctx.where} ranks at most {depth:,} results for each of {topics:,} topics"
         )
-        return file_bound(ctx, topics * depth + 1000, AVERAGE_LINE_BYTES, reason)
+        return topics * depth + 1000, reason
 
-    def validate_inputs(
+    def validate_file(
         self,
-        inputs: RunInputs,
+        stream: IO[bytes],
         gold: TrecGold,
         ctx: Context,
         *,
@@ -202,9 +196,6 @@ class TrecFamily(Family):
         options: Mapping[str, Any],
     ) -> Verdict:
         """Validate a run in one streaming pass (strict) or as trec_eval read it (lenient)."""
-        stream, problems = single_file(inputs)
-        if stream is None:
-            return Verdict(problems, [])
         if lenient:
             run, errors, tolerated = fmt.parse_lenient(stream)
             info: dict[str, Any] = {"tolerances": tolerated} if tolerated else {}

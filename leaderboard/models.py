@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import unicodedata
 from datetime import UTC, datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from sqlalchemy import (
     JSON,
@@ -23,6 +24,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, validates
 from sqlalchemy.sql.expression import false, true
+
+from leaderboard.states import JobPurpose, JobStatus, JoinStatus, NameMode, Role, RunKind, RunStatus
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -55,6 +58,28 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+State = TypeVar("State", bound=StrEnum)
+
+
+class StateType(TypeDecorator[State]):
+    """Store a state as its string value in a String column; read it back as the enum member."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, states: type[State], length: int) -> None:
+        super().__init__(length)
+        self.states = states
+        self.length = length
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        # Through the enum, so that a misspelt state fails here instead of landing in a row.
+        return None if value is None else self.states(value).value
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> State | None:
+        return None if value is None else self.states(value)
 
 
 class Base(DeclarativeBase):
@@ -141,8 +166,10 @@ class Phase(Base):
     released_at: Mapped[datetime | None]
     daily_quota: Mapped[int | None] = mapped_column(Integer)
     total_quota: Mapped[int | None] = mapped_column(Integer)
-    # "public" or "anonymous": public tables name teams "Team 1", "Team 2", ... until revealed.
-    names: Mapped[str] = mapped_column(String(16), default="public", server_default="public")
+    # Anonymous: public tables name teams "Team 1", "Team 2", ... until revealed.
+    names: Mapped[NameMode] = mapped_column(
+        StateType(NameMode, 16), default=NameMode.PUBLIC, server_default="public"
+    )
     # Whether anyone may see each run's per-query diagnostics once results are visible (else
     # only the run's own team and the organizers).
     public_diagnostics: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
@@ -256,7 +283,7 @@ class User(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     email: Mapped[str] = mapped_column(String(320), unique=True)
     password_hash: Mapped[str | None] = mapped_column(String(255))
-    role: Mapped[str] = mapped_column(String(16))  # "organizer" | "participant"
+    role: Mapped[Role] = mapped_column(StateType(Role, 16))
     team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="SET NULL"))
     # One member of each team is its captain: they manage invites, requests and members.
     is_captain: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
@@ -278,7 +305,7 @@ class User(Base):
     @property
     def is_organizer(self) -> bool:
         """Return whether this user may act as an organizer."""
-        return self.role == "organizer"
+        return self.role is Role.ORGANIZER
 
     # The login library's user protocol, written out so models need no web import.
     is_authenticated = True
@@ -314,8 +341,9 @@ class JoinRequest(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    # "pending", "accepted", "declined" or "withdrawn".
-    status: Mapped[str] = mapped_column(String(16), default="pending")
+    status: Mapped[JoinStatus] = mapped_column(
+        StateType(JoinStatus, 16), default=JoinStatus.PENDING
+    )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     decided_at: Mapped[datetime | None]
 
@@ -372,12 +400,11 @@ class Run(Base):
     subtask_id: Mapped[int] = mapped_column(ForeignKey("subtasks.id", ondelete="CASCADE"))
     eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="CASCADE"))
     team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(16), default="run")  # "run" | "baseline"
+    kind: Mapped[RunKind] = mapped_column(StateType(RunKind, 16), default=RunKind.RUN)
     slot: Mapped[str] = mapped_column(String(64))  # "primary", ...; baselines: their role
     name: Mapped[str] = mapped_column(String(255))
     description: Mapped[str] = mapped_column(Text, default="")
-    # "active" | "replaced" | "withdrawn" (by its team before the deadline: the slot is empty)
-    status: Mapped[str] = mapped_column(String(16), default="active")
+    status: Mapped[RunStatus] = mapped_column(StateType(RunStatus, 16), default=RunStatus.ACTIVE)
     # "<set>:<team or 'baseline'>:<slot>" while active, NULL once replaced: a unique column, so
     # two concurrent uploads can never both leave an active run in one slot.
     active_key: Mapped[str | None] = mapped_column(String(255), unique=True)
@@ -413,7 +440,7 @@ class Run(Base):
     @property
     def is_active(self) -> bool:
         """Return whether this run currently occupies its slot."""
-        return self.status == "active"
+        return self.status is RunStatus.ACTIVE
 
 
 class Score(Base):
@@ -469,10 +496,14 @@ class Analysis(Base):
     correction: Mapped[str] = mapped_column(String(8))
     runs: Mapped[str] = mapped_column(String(8))
     # "table": the live table's analysis; "freeze": the official table's, then the freeze.
-    purpose: Mapped[str] = mapped_column(String(8), default="table", server_default="table")
+    purpose: Mapped[JobPurpose] = mapped_column(
+        StateType(JobPurpose, 8), default=JobPurpose.TABLE, server_default="table"
+    )
     # A freeze the organizer confirmed although a deadline of the set was still ahead.
     before_deadline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    status: Mapped[JobStatus] = mapped_column(
+        StateType(JobStatus, 16), default=JobStatus.QUEUED, index=True
+    )
     report: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
     error: Mapped[str] = mapped_column(Text, default="")
     requested_by: Mapped[str] = mapped_column(String(320))

@@ -24,6 +24,7 @@ from leaderboard.services.runs import (
     store_inputs,
 )
 from leaderboard.services.target import Target
+from leaderboard.states import RunKind
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import Evaluation
 
@@ -124,7 +125,7 @@ def _place(
             subtask_id=target.subtask.id,
             eval_set_id=target.eval_set.id,
             team_id=None,
-            kind="baseline",
+            kind=RunKind.BASELINE,
             slot=role,
             name=role,
             label=label,

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from leaderboard.config import Settings
-from leaderboard.db import expire_loaded, get_row
+from leaderboard.db import expire_loaded, get_row, transaction
 from leaderboard.formats.issues import Issue, shown, summarise
 from leaderboard.models import GoldFile, Run, Score, Team, User, utcnow
 from leaderboard.scoring import SCORER_VERSION
@@ -37,6 +37,7 @@ from leaderboard.services.phases import (
 )
 from leaderboard.services.revisions import bump
 from leaderboard.services.target import Target
+from leaderboard.states import Role, RunKind, RunStatus
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
 
@@ -49,7 +50,7 @@ _RUNS = cast(Table, Run.__table__)
 _FREE_SLOT = (
     update(_RUNS)
     .where(_RUNS.c.active_key == bindparam("slot_key"))
-    .values(status="replaced", active_key=None, replaced_at=bindparam("at"))
+    .values(status=RunStatus.REPLACED, active_key=None, replaced_at=bindparam("at"))
     .returning(_RUNS.c.id)
 )
 _REPLACED_BY = (
@@ -262,7 +263,7 @@ def _submit_run(
     """Do the work of submit_run, leaving the upload's files open."""
     target = sub.target
     rules = target.definition.runs
-    if user is not None and user.role == "participant":
+    if user is not None and user.role is Role.PARTICIPANT:
         if user.team is None:
             raise Forbidden("Your account is not in a team; ask the organizers to add you to one.")
         if team is not None and (isinstance(team, str) or team.id != user.team.id):
@@ -286,7 +287,7 @@ def _submit_run(
     name = _clean_text(sub.name, "run name", MAX_NAME) or sub.slot
     description = _clean_text(sub.description, "description", MAX_DESCRIPTION)
     now = now or utcnow()
-    participant = user is not None and user.role == "participant"
+    participant = user is not None and user.role is Role.PARTICIPANT
     if participant:
         assert isinstance(team, Team)
         admission = admit(session, target, team, sub.slot, now, settings.display_timezone)
@@ -314,7 +315,7 @@ def _submit_run(
             subtask_id=target.subtask.id,
             eval_set_id=target.eval_set.id,
             team_id=owner_of().id,
-            kind="run",
+            kind=RunKind.RUN,
             slot=sub.slot,
             name=name,
             description=description,
@@ -382,40 +383,36 @@ def place_run(
     """
     for attempt in range(_SLOT_RETRIES):
         try:
-            slot_key = key() if callable(key) else key
-            previous = session.execute(
-                _FREE_SLOT, {"slot_key": slot_key, "at": utcnow()}
-            ).scalar_one_or_none()
-            if previous is not None:
-                expire_loaded(session, Run, previous)
-            run = make()
-            run.status = "active"
-            run.active_key = slot_key
-            session.add(run)
-            session.flush()
-            rows = (
-                session.scalars(
-                    _ADD_SCORES, [{**values, "run_id": run.id} for values in scores]
-                ).all()
-                if scores
-                else []
-            )
-            set_committed_value(run, "scores", list(rows))
-            if previous is not None:
-                session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
-            bump(session, run.eval_set_id)
-            before_commit(run)
-            session.commit()
+            with transaction(session):
+                slot_key = key() if callable(key) else key
+                previous = session.execute(
+                    _FREE_SLOT, {"slot_key": slot_key, "at": utcnow()}
+                ).scalar_one_or_none()
+                if previous is not None:
+                    expire_loaded(session, Run, previous)
+                run = make()
+                run.status = RunStatus.ACTIVE
+                run.active_key = slot_key
+                session.add(run)
+                session.flush()
+                rows = (
+                    session.scalars(
+                        _ADD_SCORES, [{**values, "run_id": run.id} for values in scores]
+                    ).all()
+                    if scores
+                    else []
+                )
+                set_committed_value(run, "scores", list(rows))
+                if previous is not None:
+                    session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
+                bump(session, run.eval_set_id)
+                before_commit(run)
             return run
         except (IntegrityError, OperationalError) as exc:
-            session.rollback()
             if isinstance(exc, OperationalError) and not is_lock_error(exc):
                 raise
             # Back off a little, randomly, so racing uploads do not collide again in lockstep.
             time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 10))
-        except BaseException:
-            session.rollback()
-            raise
     raise Conflict("Another upload into this slot happened at the same moment; please try again.")
 
 
@@ -426,7 +423,12 @@ def visible_run(session: Session, user: User, run_id: int) -> Run:
         return run
     # Another team's run (or a baseline) answers exactly like a missing id, so that polling
     # ids reveals neither how many runs others uploaded nor when.
-    if run is None or run.kind != "run" or user.team_id is None or run.team_id != user.team_id:
+    if (
+        run is None
+        or run.kind is not RunKind.RUN
+        or user.team_id is None
+        or run.team_id != user.team_id
+    ):
         raise NotFound(f"No run {run_id}.")
     return run
 
@@ -451,35 +453,34 @@ def withdraw_run(
     run = visible_run(session, user, run_id)
     if user.is_organizer:
         raise Forbidden("Runs are withdrawn by their own team; organizers do not withdraw runs.")
-    if run.status != "active":
+    if run.status is not RunStatus.ACTIVE:
         raise Conflict(
             f"Run {run.id} is {run.status}; only the active run of a slot can be withdrawn."
         )
     check_withdrawal(session, run, now, zone)
     # Conditional on the run still being active: a concurrent upload may have replaced it.
-    done = session.execute(
-        update(_RUNS)
-        .where(_RUNS.c.id == run.id, _RUNS.c.status == "active")
-        .values(status="withdrawn", active_key=None)
-    )
-    if done.rowcount != 1:  # type: ignore[attr-defined]
-        session.rollback()
-        raise Conflict(f"Run {run.id} left its slot meanwhile; it cannot be withdrawn.")
-    expire_loaded(session, Run, run.id)
-    bump(session, run.eval_set_id)
-    record(
-        session,
-        user.email,
-        "withdraw-run",
-        at=now,
-        task=run.subtask.task.slug,
-        subtask=run.subtask.slug,
-        run=run.id,
-        team=run.team.name if run.team is not None else None,
-        slot=run.slot,
-        set=run.eval_set.slug,
-    )
-    session.commit()
+    with transaction(session):
+        done = session.execute(
+            update(_RUNS)
+            .where(_RUNS.c.id == run.id, _RUNS.c.status == RunStatus.ACTIVE)
+            .values(status=RunStatus.WITHDRAWN, active_key=None)
+        )
+        if done.rowcount != 1:  # type: ignore[attr-defined]
+            raise Conflict(f"Run {run.id} left its slot meanwhile; it cannot be withdrawn.")
+        expire_loaded(session, Run, run.id)
+        bump(session, run.eval_set_id)
+        record(
+            session,
+            user.email,
+            "withdraw-run",
+            at=now,
+            task=run.subtask.task.slug,
+            subtask=run.subtask.slug,
+            run=run.id,
+            team=run.team.name if run.team is not None else None,
+            slot=run.slot,
+            set=run.eval_set.slug,
+        )
     session.refresh(run)
     return run
 

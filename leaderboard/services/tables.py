@@ -14,6 +14,7 @@ from leaderboard.services.anonymity import PUBLIC, Audience, masked_names
 from leaderboard.services.catalog import load_gold
 from leaderboard.services.table_analysis import with_analysis
 from leaderboard.services.target import Target
+from leaderboard.states import RunKind, RunStatus
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table, entry_label
@@ -66,7 +67,9 @@ def has_active_runs(session: Session, target: Target) -> bool:
         session.scalar(
             select(
                 exists().where(
-                    Run.eval_set_id == target.eval_set.id, Run.status == "active", NOT_WITHDRAWN
+                    Run.eval_set_id == target.eval_set.id,
+                    Run.status == RunStatus.ACTIVE,
+                    NOT_WITHDRAWN,
                 )
             )
         )
@@ -75,7 +78,7 @@ def has_active_runs(session: Session, target: Target) -> bool:
 
 def active_runs(session: Session, target: Target) -> list[Run]:
     """Return the active runs and baselines of a target's set, with teams and scores loaded."""
-    return _runs(session, target, Run.status == "active")
+    return _runs(session, target, Run.status == RunStatus.ACTIVE)
 
 
 def official_runs(session: Session, target: Target) -> list[Run]:
@@ -85,8 +88,8 @@ def official_runs(session: Session, target: Target) -> list[Run]:
     """
     latest: dict[tuple[int | None, str], Run] = {}
     for run in _runs(session, target):
-        if run.kind == "baseline":
-            if run.status == "active":
+        if run.kind is RunKind.BASELINE:
+            if run.status is RunStatus.ACTIVE:
                 latest[(None, run.slot)] = run
             continue
         if run.late or run.corrected:
@@ -95,7 +98,7 @@ def official_runs(session: Session, target: Target) -> list[Run]:
         if key not in latest or (run.created_at, run.id) > (latest[key].created_at, latest[key].id):
             latest[key] = run
     # A slot whose last on-time run was withdrawn is empty: the run it replaced stays out too.
-    kept = (r for r in latest.values() if r.status != "withdrawn")
+    kept = (r for r in latest.values() if r.status is not RunStatus.WITHDRAWN)
     return sorted(kept, key=lambda r: r.id)
 
 
@@ -110,7 +113,9 @@ def entry_for(run: Run, measures: tuple[str, ...], masked: str | None = None) ->
     ``masked`` is the team's anonymous name: the row then shows it, and its slot in place of
     the run's name and label, which could name the team.
     """
-    shown = set(run.report.get("shown", measures)) if run.kind == "baseline" else set(measures)
+    shown = (
+        set(run.report.get("shown", measures)) if run.kind is RunKind.BASELINE else set(measures)
+    )
     # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
     values = {
         s.measure: Value(raw=s.value, official=s.official, note=_note(s.flags))
@@ -118,10 +123,10 @@ def entry_for(run: Run, measures: tuple[str, ...], masked: str | None = None) ->
         if s.current and s.measure in shown and s.value is not None
     }
     return Entry(
-        kind="baseline" if run.kind == "baseline" else "run",
+        kind="baseline" if run.kind is RunKind.BASELINE else "run",
         team=masked or (run.team.name if run.team is not None else None),
         run=run.slot if masked else str(run.report.get("run_tag", run.name)),
-        slot=run.slot if run.kind == "run" else None,
+        slot=run.slot if run.kind is RunKind.RUN else None,
         values=values,
         late=run.late,
         corrected=run.corrected,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, cast
 
 from sqlalchemy import (
     JSON,
@@ -391,6 +392,39 @@ class TermsAcceptance(Base):
     accepted_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class GoldVersion(TypedDict):
+    """Which version of a reference file a run was scored against."""
+
+    sha256: str
+    version: int
+
+
+class RunReport(TypedDict, total=False):
+    """What a run's report holds for the generic layers; a family's own keys ride along untyped.
+
+    A family's verdict report is the report's base, so it may add keys of its own (stored in
+    the same JSON object); code outside the family reads those through ``Run.family_report``.
+    """
+
+    #: The run's name as its file gives it (a TREC run tag), shown instead of the run name.
+    run_tag: str
+    #: What lenient reading tolerated in a legacy file, one line each.
+    tolerances: list[str]
+    #: Per gold role, the reference file version the current scores come from.
+    gold_files: dict[str, GoldVersion]
+    #: Why the last re-scoring failed (its first errors); gone once a re-scoring succeeds.
+    rescore_error: list[str]
+    #: Baselines only: the measures a baseline shows, and its place among the baselines.
+    shown: list[str]
+    order: int
+
+
+def run_report(entries: Mapping[str, Any]) -> RunReport:
+    """Return a run's report of a family's verdict report and the generic entries."""
+    # A cast, not a check: the family's own keys pass through as the family wrote them.
+    return cast(RunReport, dict(entries))
+
+
 class Run(Base):
     """A submitted (or imported, or generated baseline) run in a slot of a subtask and set."""
 
@@ -420,7 +454,7 @@ class Run(Base):
     # corpus-level measures analysis recomputes on samples of items; None for the others.
     item_values: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
     warnings: Mapped[list[Any]] = mapped_column(default=list)
-    report: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    report: Mapped[RunReport] = mapped_column(JSON, default=dict)
     submitted_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     submitted_via: Mapped[str] = mapped_column(String(16), default="web")  # web | api | cli
     phase_id: Mapped[int | None] = mapped_column(ForeignKey("phases.id", ondelete="SET NULL"))
@@ -441,6 +475,11 @@ class Run(Base):
     def is_active(self) -> bool:
         """Return whether this run currently occupies its slot."""
         return self.status is RunStatus.ACTIVE
+
+    @property
+    def family_report(self) -> Mapping[str, Any]:
+        """Return the report untyped, for the keys its family adds beside the generic ones."""
+        return self.report
 
 
 class Score(Base):

@@ -204,7 +204,7 @@ def table_inputs(
     columns = tuple(m.key for m in target.family.measure_specs(target.context()))
     entries = [entry_for(r, columns, masked.get(r.team_id or 0)) for r in runs]
     truncation_notes = {
-        f"{masked.get(r.team.id) or r.team.name}-{r.slot}": r.report["truncation"]["note"]
+        f"{masked.get(r.team.id) or r.team.name}-{r.slot}": r.family_report["truncation"]["note"]
         for r in runs
         if r.team is not None and "truncation" in r.report
     }

@@ -78,7 +78,7 @@ def run_json(run: Run, *, show_scores: bool = True) -> dict[str, Any]:
         "scores": {line["key"]: line["value"] for line in lines},
         "official": {line["key"]: line["official"] for line in lines},
         "notes": [
-            *([run.report["truncation"]["note"]] if "truncation" in run.report else []),
+            *([run.family_report["truncation"]["note"]] if "truncation" in run.report else []),
             *(f"{line['key']}: {line['note']}" for line in lines if line["note"]),
         ],
     }

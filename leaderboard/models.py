@@ -306,7 +306,7 @@ class User(Base):
     @property
     def is_organizer(self) -> bool:
         """Return whether this user may act as an organizer."""
-        return self.role is Role.ORGANIZER
+        return self.role == Role.ORGANIZER
 
     # The login library's user protocol, written out so models need no web import.
     is_authenticated = True
@@ -474,7 +474,7 @@ class Run(Base):
     @property
     def is_active(self) -> bool:
         """Return whether this run currently occupies its slot."""
-        return self.status is RunStatus.ACTIVE
+        return self.status == RunStatus.ACTIVE
 
     @property
     def family_report(self) -> Mapping[str, Any]:

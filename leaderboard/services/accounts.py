@@ -153,9 +153,9 @@ def create_user(
         raise InvalidInput(f"Role must be one of {', '.join(ROLES)}.")
     role = Role(role)
     team_obj = find_team(session, team) if team else None
-    if role is Role.PARTICIPANT and team_obj is None:
+    if role == Role.PARTICIPANT and team_obj is None:
         raise InvalidInput("A participant must belong to a team (--team NAME).")
-    if role is Role.ORGANIZER and team_obj is not None:
+    if role == Role.ORGANIZER and team_obj is not None:
         raise InvalidInput("Organizers cannot be team members; leave out --team.")
     # The first member of a team becomes its captain, so every team has someone to manage it.
     captain = team_obj is not None and not any(m.is_captain for m in team_obj.members)

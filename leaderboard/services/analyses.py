@@ -109,12 +109,12 @@ def request_job(
     """
     now = now or utcnow()
     frozen = frozen_of(session, target)
-    if purpose is JobPurpose.FREEZE and frozen is not None:
+    if purpose == JobPurpose.FREEZE and frozen is not None:
         raise frozen_once(target, frozen)
     early = None
-    if purpose is JobPurpose.FREEZE:
+    if purpose == JobPurpose.FREEZE:
         early = check_deadline(session, target, now, before_deadline=before_deadline, zone=zone)
-    if purpose is JobPurpose.VERIFY and frozen is None:
+    if purpose == JobPurpose.VERIFY and frozen is None:
         raise not_frozen(target)
     waiting = session.scalar(
         select(Analysis).where(
@@ -257,7 +257,7 @@ def run_claimed(
         target = resolve(session, subtask.task.slug, subtask.slug, eval_set.slug)
         # The job describes the scores it was computed on, not those it was asked for.
         analysis.revision = target.eval_set.revision
-        if analysis.purpose is JobPurpose.FREEZE:
+        if analysis.purpose == JobPurpose.FREEZE:
             snapshot = freeze(
                 session,
                 store,
@@ -274,7 +274,7 @@ def run_claimed(
             used = request_of_report(analysis.report)
             analysis.method, analysis.samples, analysis.seed = used.method, used.samples, used.seed
             analysis.alpha, analysis.correction = used.alpha, used.correction
-        elif analysis.purpose is JobPurpose.VERIFY:
+        elif analysis.purpose == JobPurpose.VERIFY:
             found = verify(session, store, settings, target)
             analysis.report = {"checked_runs": found.checked_runs, "differences": found.differences}
         else:
@@ -339,6 +339,6 @@ def shown_report(
 def finished_analysis(session: Session, analysis_id: int) -> tuple[Analysis, dict[str, Any]]:
     """Return a finished analysis by id, current or not, with its report, or raise NotFound."""
     analysis = get_row(session, Analysis, analysis_id)
-    if analysis is None or analysis.status is not JobStatus.DONE or analysis.report is None:
+    if analysis is None or analysis.status != JobStatus.DONE or analysis.report is None:
         raise NotFound(f"No finished analysis {analysis_id}.")
     return analysis, analysis.report

@@ -46,7 +46,7 @@ def audience_for(user: User | None) -> Audience:
 def is_anonymous(session: Session, target: Target) -> bool:
     """Return whether a phase of the target's set shows teams anonymously."""
     return any(
-        p.names is NameMode.ANONYMOUS
+        p.names == NameMode.ANONYMOUS
         for p in phases_of(session, target.subtask)
         if p.eval_set_id == target.eval_set.id
     )

@@ -278,7 +278,7 @@ def check_withdrawal(session: Session, run: Run, now: datetime, zone: str = "UTC
 
 def may_withdraw(session: Session, run: Run, now: datetime) -> bool:
     """Return whether a run's team could withdraw it now (active, and its set still open)."""
-    if run.status is not RunStatus.ACTIVE or run.kind is not RunKind.RUN:
+    if run.status != RunStatus.ACTIVE or run.kind != RunKind.RUN:
         return False
     try:
         check_withdrawal(session, run, now)

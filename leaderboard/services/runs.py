@@ -280,7 +280,7 @@ def _submit_run(
     target = sub.target
     # The team whose upload windows and quota the run counts against: a participant's own.
     counted: Team | None = None
-    if user is not None and user.role is Role.PARTICIPANT:
+    if user is not None and user.role == Role.PARTICIPANT:
         team = counted = _own_team(user, team, lenient=sub.lenient)
     if team is None:
         raise InvalidInput("A run must belong to a team.")
@@ -477,7 +477,7 @@ def visible_run(session: Session, user: User, run_id: int) -> Run:
     # ids reveals neither how many runs others uploaded nor when.
     if (
         run is None
-        or run.kind is not RunKind.RUN
+        or run.kind != RunKind.RUN
         or user.team_id is None
         or run.team_id != user.team_id
     ):
@@ -505,7 +505,7 @@ def withdraw_run(
     run = visible_run(session, user, run_id)
     if user.is_organizer:
         raise Forbidden("Runs are withdrawn by their own team; organizers do not withdraw runs.")
-    if run.status is not RunStatus.ACTIVE:
+    if run.status != RunStatus.ACTIVE:
         raise Conflict(
             f"Run {run.id} is {run.status}; only the active run of a slot can be withdrawn."
         )

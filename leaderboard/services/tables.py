@@ -88,8 +88,8 @@ def official_runs(session: Session, target: Target) -> list[Run]:
     """
     latest: dict[tuple[int | None, str], Run] = {}
     for run in _runs(session, target):
-        if run.kind is RunKind.BASELINE:
-            if run.status is RunStatus.ACTIVE:
+        if run.kind == RunKind.BASELINE:
+            if run.status == RunStatus.ACTIVE:
                 latest[(None, run.slot)] = run
             continue
         if run.late or run.corrected:
@@ -98,7 +98,7 @@ def official_runs(session: Session, target: Target) -> list[Run]:
         if key not in latest or (run.created_at, run.id) > (latest[key].created_at, latest[key].id):
             latest[key] = run
     # A slot whose last on-time run was withdrawn is empty: the run it replaced stays out too.
-    kept = (r for r in latest.values() if r.status is not RunStatus.WITHDRAWN)
+    kept = (r for r in latest.values() if r.status != RunStatus.WITHDRAWN)
     return sorted(kept, key=lambda r: r.id)
 
 
@@ -114,7 +114,7 @@ def entry_for(run: Run, measures: tuple[str, ...], masked: str | None = None) ->
     the run's name and label, which could name the team.
     """
     shown = (
-        set(run.report.get("shown", measures)) if run.kind is RunKind.BASELINE else set(measures)
+        set(run.report.get("shown", measures)) if run.kind == RunKind.BASELINE else set(measures)
     )
     # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
     values = {
@@ -123,10 +123,10 @@ def entry_for(run: Run, measures: tuple[str, ...], masked: str | None = None) ->
         if s.current and s.measure in shown and s.value is not None
     }
     return Entry(
-        kind="baseline" if run.kind is RunKind.BASELINE else "run",
+        kind="baseline" if run.kind == RunKind.BASELINE else "run",
         team=masked or (run.team.name if run.team is not None else None),
         run=run.slot if masked else str(run.report.get("run_tag", run.name)),
-        slot=run.slot if run.kind is RunKind.RUN else None,
+        slot=run.slot if run.kind == RunKind.RUN else None,
         values=values,
         late=run.late,
         corrected=run.corrected,

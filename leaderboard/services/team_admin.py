@@ -144,7 +144,7 @@ def merge_teams(session: Session, source_id: int, target_id: int, *, actor: str)
         clashes = [
             _slot_name(session, r)
             for r in moving
-            if r.status is RunStatus.ACTIVE
+            if r.status == RunStatus.ACTIVE
             and active_key(r.eval_set_id, target.id, r.slot) in taken
         ]
         if clashes:
@@ -162,7 +162,7 @@ def merge_teams(session: Session, source_id: int, target_id: int, *, actor: str)
         )
         for run in moving:
             run.team_id = target.id
-            if run.status is RunStatus.ACTIVE:
+            if run.status == RunStatus.ACTIVE:
                 run.active_key = active_key(run.eval_set_id, target.id, run.slot)
         session.flush()
         _merge_quota(session, source.id, target.id)

@@ -86,7 +86,7 @@ def has_runs(session: Session, team_id: int) -> bool:
 def _may_take_part(user: User) -> None:
     if user.is_organizer:
         raise Forbidden("Organizers cannot be team members.")
-    if user.role is not Role.PARTICIPANT:
+    if user.role != Role.PARTICIPANT:
         raise Forbidden("Only participants can be team members.")
 
 
@@ -311,7 +311,7 @@ def decide_request(session: Session, captain: User, request_id: int, *, accept: 
         req = get_row(session, JoinRequest, request_id)
         if req is None or req.team_id != team.id:
             raise NotFound(f"No join request {request_id} for your team.")
-        if req.status is not JoinStatus.PENDING:
+        if req.status != JoinStatus.PENDING:
             raise Conflict(f"That join request was already {req.status}.")
         applicant = _fresh_user(session, req.user_id)
         if accept:
@@ -342,7 +342,7 @@ def withdraw_own_request(session: Session, user: User, request_id: int) -> None:
     req = get_row(session, JoinRequest, request_id)
     if req is None or req.user_id != user.id:
         raise NotFound(f"No join request {request_id} of yours.")
-    if req.status is not JoinStatus.PENDING:
+    if req.status != JoinStatus.PENDING:
         raise Conflict(f"That join request was already {req.status}.")
     req.status, req.decided_at = JoinStatus.WITHDRAWN, utcnow()
     record(session, user.email, "withdraw-join-request", team=req.team.name)

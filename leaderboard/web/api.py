@@ -74,7 +74,7 @@ def openapi() -> ResponseReturnValue:
 def upload(task: str, subtask: str) -> ResponseReturnValue:
     """Upload a run (multipart): validate, score and store it, or list every problem."""
     user = _user()
-    if user.role is not Role.PARTICIPANT:
+    if user.role != Role.PARTICIPANT:
         raise Forbidden(
             "Uploads through the API are for team members; organizers import with the CLI."
         )

@@ -321,7 +321,7 @@ def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> Respo
             purpose,
             actor=_actor(),
             now=now(),
-            before_deadline=purpose is JobPurpose.FREEZE
+            before_deadline=purpose == JobPurpose.FREEZE
             and bool(request.form.get("before_deadline")),
             zone=settings().display_timezone,
         )

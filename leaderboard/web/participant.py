@@ -36,7 +36,7 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
     """Show the upload form; validate, score and store an uploaded run."""
     user = _user()
     target = resolve(db(), task, subtask, request.values.get("eval_set") or None)
-    if user.role is not Role.PARTICIPANT:
+    if user.role != Role.PARTICIPANT:
         abort(403, "Only members of a team can upload runs.")
     if user.team is None:
         abort(403, NO_TEAM)

@@ -35,7 +35,7 @@ def display(spec: MeasureSpec, official: str) -> str:
 def score_lines(run: Run) -> list[dict[str, Any]]:
     """Return a run's current scores in column order: label, display and unrounded value."""
     current = {s.measure: s for s in run.scores if s.current}
-    shown = set(run.report.get("shown", current)) if run.kind is RunKind.BASELINE else set(current)
+    shown = set(run.report.get("shown", current)) if run.kind == RunKind.BASELINE else set(current)
     out = []
     for spec in measure_specs(run):
         s = current.get(spec.key)

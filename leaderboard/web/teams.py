@@ -113,7 +113,7 @@ def team_page() -> ResponseReturnValue:
         members=teams.members_of(session, team),
         requests=teams.pending_requests(session, team) if user.is_captain else [],
         runs=shown,
-        active_runs=sum(1 for r in runs if r.status is RunStatus.ACTIVE),
+        active_runs=sum(1 for r in runs if r.status == RunStatus.ACTIVE),
         max_size=site_settings.max_team_size(session),
         confirm=ConfirmForm(),
     )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
@@ -31,6 +32,17 @@ def make_engine(url: str) -> Engine:
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     """Return the session factory used by the web app and the CLI."""
     return sessionmaker(bind=engine, expire_on_commit=False)
+
+
+@contextmanager
+def transaction(session: Session) -> Iterator[Session]:
+    """Commit the block's work when it ends; roll all of it back if it raises, and re-raise."""
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
 
 
 Row = TypeVar("Row")

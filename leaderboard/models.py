@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Any
+from enum import StrEnum
+from typing import Any, TypedDict, TypeVar, cast
 
 from sqlalchemy import (
     JSON,
@@ -23,6 +25,8 @@ from sqlalchemy import (
 from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, validates
 from sqlalchemy.sql.expression import false, true
+
+from leaderboard.states import JobPurpose, JobStatus, JoinStatus, NameMode, Role, RunKind, RunStatus
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -55,6 +59,28 @@ class UTCDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+State = TypeVar("State", bound=StrEnum)
+
+
+class StateType(TypeDecorator[State]):
+    """Store a state as its string value in a String column; read it back as the enum member."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, states: type[State], length: int) -> None:
+        super().__init__(length)
+        self.states = states
+        self.length = length
+
+    def process_bind_param(self, value: str | None, dialect: Dialect) -> str | None:
+        # Through the enum, so that a misspelt state fails here instead of landing in a row.
+        return None if value is None else self.states(value).value
+
+    def process_result_value(self, value: str | None, dialect: Dialect) -> State | None:
+        return None if value is None else self.states(value)
 
 
 class Base(DeclarativeBase):
@@ -141,8 +167,10 @@ class Phase(Base):
     released_at: Mapped[datetime | None]
     daily_quota: Mapped[int | None] = mapped_column(Integer)
     total_quota: Mapped[int | None] = mapped_column(Integer)
-    # "public" or "anonymous": public tables name teams "Team 1", "Team 2", ... until revealed.
-    names: Mapped[str] = mapped_column(String(16), default="public", server_default="public")
+    # Anonymous: public tables name teams "Team 1", "Team 2", ... until revealed.
+    names: Mapped[NameMode] = mapped_column(
+        StateType(NameMode, 16), default=NameMode.PUBLIC, server_default="public"
+    )
     # Whether anyone may see each run's per-query diagnostics once results are visible (else
     # only the run's own team and the organizers).
     public_diagnostics: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
@@ -256,7 +284,7 @@ class User(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     email: Mapped[str] = mapped_column(String(320), unique=True)
     password_hash: Mapped[str | None] = mapped_column(String(255))
-    role: Mapped[str] = mapped_column(String(16))  # "organizer" | "participant"
+    role: Mapped[Role] = mapped_column(StateType(Role, 16))
     team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="SET NULL"))
     # One member of each team is its captain: they manage invites, requests and members.
     is_captain: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
@@ -278,7 +306,7 @@ class User(Base):
     @property
     def is_organizer(self) -> bool:
         """Return whether this user may act as an organizer."""
-        return self.role == "organizer"
+        return self.role == Role.ORGANIZER
 
     # The login library's user protocol, written out so models need no web import.
     is_authenticated = True
@@ -314,8 +342,9 @@ class JoinRequest(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     team_id: Mapped[int] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
-    # "pending", "accepted", "declined" or "withdrawn".
-    status: Mapped[str] = mapped_column(String(16), default="pending")
+    status: Mapped[JoinStatus] = mapped_column(
+        StateType(JoinStatus, 16), default=JoinStatus.PENDING
+    )
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     decided_at: Mapped[datetime | None]
 
@@ -363,6 +392,39 @@ class TermsAcceptance(Base):
     accepted_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
+class GoldVersion(TypedDict):
+    """Which version of a reference file a run was scored against."""
+
+    sha256: str
+    version: int
+
+
+class RunReport(TypedDict, total=False):
+    """What a run's report holds for the generic layers; a family's own keys ride along untyped.
+
+    A family's verdict report is the report's base, so it may add keys of its own (stored in
+    the same JSON object); code outside the family reads those through ``Run.family_report``.
+    """
+
+    #: The run's name as its file gives it (a TREC run tag), shown instead of the run name.
+    run_tag: str
+    #: What lenient reading tolerated in a legacy file, one line each.
+    tolerances: list[str]
+    #: Per gold role, the reference file version the current scores come from.
+    gold_files: dict[str, GoldVersion]
+    #: Why the last re-scoring failed (its first errors); gone once a re-scoring succeeds.
+    rescore_error: list[str]
+    #: Baselines only: the measures a baseline shows, and its place among the baselines.
+    shown: list[str]
+    order: int
+
+
+def run_report(entries: Mapping[str, Any]) -> RunReport:
+    """Return a run's report of a family's verdict report and the generic entries."""
+    # A cast, not a check: the family's own keys pass through as the family wrote them.
+    return cast(RunReport, dict(entries))
+
+
 class Run(Base):
     """A submitted (or imported, or generated baseline) run in a slot of a subtask and set."""
 
@@ -372,12 +434,11 @@ class Run(Base):
     subtask_id: Mapped[int] = mapped_column(ForeignKey("subtasks.id", ondelete="CASCADE"))
     eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="CASCADE"))
     team_id: Mapped[int | None] = mapped_column(ForeignKey("teams.id", ondelete="CASCADE"))
-    kind: Mapped[str] = mapped_column(String(16), default="run")  # "run" | "baseline"
+    kind: Mapped[RunKind] = mapped_column(StateType(RunKind, 16), default=RunKind.RUN)
     slot: Mapped[str] = mapped_column(String(64))  # "primary", ...; baselines: their role
     name: Mapped[str] = mapped_column(String(255))
     description: Mapped[str] = mapped_column(Text, default="")
-    # "active" | "replaced" | "withdrawn" (by its team before the deadline: the slot is empty)
-    status: Mapped[str] = mapped_column(String(16), default="active")
+    status: Mapped[RunStatus] = mapped_column(StateType(RunStatus, 16), default=RunStatus.ACTIVE)
     # "<set>:<team or 'baseline'>:<slot>" while active, NULL once replaced: a unique column, so
     # two concurrent uploads can never both leave an active run in one slot.
     active_key: Mapped[str | None] = mapped_column(String(255), unique=True)
@@ -393,7 +454,7 @@ class Run(Base):
     # corpus-level measures analysis recomputes on samples of items; None for the others.
     item_values: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
     warnings: Mapped[list[Any]] = mapped_column(default=list)
-    report: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    report: Mapped[RunReport] = mapped_column(JSON, default=dict)
     submitted_by_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     submitted_via: Mapped[str] = mapped_column(String(16), default="web")  # web | api | cli
     phase_id: Mapped[int | None] = mapped_column(ForeignKey("phases.id", ondelete="SET NULL"))
@@ -413,7 +474,12 @@ class Run(Base):
     @property
     def is_active(self) -> bool:
         """Return whether this run currently occupies its slot."""
-        return self.status == "active"
+        return self.status == RunStatus.ACTIVE
+
+    @property
+    def family_report(self) -> Mapping[str, Any]:
+        """Return the report untyped, for the keys its family adds beside the generic ones."""
+        return self.report
 
 
 class Score(Base):
@@ -469,10 +535,14 @@ class Analysis(Base):
     correction: Mapped[str] = mapped_column(String(8))
     runs: Mapped[str] = mapped_column(String(8))
     # "table": the live table's analysis; "freeze": the official table's, then the freeze.
-    purpose: Mapped[str] = mapped_column(String(8), default="table", server_default="table")
+    purpose: Mapped[JobPurpose] = mapped_column(
+        StateType(JobPurpose, 8), default=JobPurpose.TABLE, server_default="table"
+    )
     # A freeze the organizer confirmed although a deadline of the set was still ahead.
     before_deadline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
-    status: Mapped[str] = mapped_column(String(16), default="queued", index=True)
+    status: Mapped[JobStatus] = mapped_column(
+        StateType(JobStatus, 16), default=JobStatus.QUEUED, index=True
+    )
     report: Mapped[dict[str, Any] | None] = mapped_column(deferred=True)
     error: Mapped[str] = mapped_column(Text, default="")
     requested_by: Mapped[str] = mapped_column(String(320))

@@ -10,12 +10,13 @@ import click
 from leaderboard.cli import common
 from leaderboard.cli.common import with_appcontext
 from leaderboard.services.errors import DomainError
+from leaderboard.states import Role
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-#: accounts.ROLES, spelled out so that option parsing loads no service.
-ROLES = ("organizer", "participant")
+#: The roles' values (click would offer an enum's member names); no service is loaded to parse.
+ROLES = tuple(role.value for role in Role)
 
 
 @click.command("create-team")

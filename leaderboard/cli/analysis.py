@@ -9,6 +9,7 @@ import click
 from leaderboard.cli import common
 from leaderboard.cli.common import set_option, with_appcontext
 from leaderboard.services.errors import DomainError
+from leaderboard.states import JobPurpose
 
 #: The significance methods and formats, spelled out so that option parsing loads no service.
 METHOD_NAMES = ("randomization", "bootstrap", "t-test", "wilcoxon")
@@ -72,7 +73,11 @@ def significance_cmd(
 
 
 #: How the worker names each kind of job it reports.
-JOB_NAMES = {"table": "analysis", "freeze": "freeze", "verify": "verification"}
+JOB_NAMES = {
+    JobPurpose.TABLE: "analysis",
+    JobPurpose.FREEZE: "freeze",
+    JobPurpose.VERIFY: "verification",
+}
 
 
 @click.command("worker")

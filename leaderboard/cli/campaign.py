@@ -11,6 +11,7 @@ from leaderboard.cli import common
 from leaderboard.cli.common import set_option, with_appcontext
 from leaderboard.clock import parse_instant
 from leaderboard.services.errors import DomainError
+from leaderboard.states import NameMode
 
 
 def _parse_time(value: str | None, option: str) -> datetime | None:
@@ -48,7 +49,7 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
 )
 @click.option(
     "--names",
-    type=click.Choice(["public", "anonymous"]),
+    type=click.Choice([mode.value for mode in NameMode]),
     help="Show teams in public tables as Team 1, Team 2, ... (anonymous), or reveal them.",
 )
 @click.option(

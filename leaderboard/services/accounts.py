@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from contextlib import suppress
 from datetime import datetime, timedelta
 
 from argon2 import PasswordHasher
@@ -13,15 +14,16 @@ from sqlalchemy import bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, joinedload
 
-from leaderboard.db import expire_loaded, get_row
+from leaderboard.db import expire_loaded, get_row, transaction
 from leaderboard.formats.issues import shown
 from leaderboard.models import MAX_NAME_KEY, ApiToken, Phase, Team, User, team_name_key, utcnow
 from leaderboard.services import settings as site_settings
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.text import clean_text
+from leaderboard.states import NameMode, Role
 
-ROLES = ("organizer", "participant")
+ROLES = tuple(Role)
 TOKEN_PREFIX = "lb_"
 MAX_TOKEN_NAME = 100
 #: How stale a token's recorded last use may get before a request writes it again.
@@ -51,7 +53,7 @@ def clean_team_name(name: str) -> str:
 
 def names_anonymous(session: Session) -> bool:
     """Return whether any phase shows team names anonymously."""
-    return bool(session.scalar(select(exists().where(Phase.names == "anonymous"))))
+    return bool(session.scalar(select(exists().where(Phase.names == NameMode.ANONYMOUS))))
 
 
 def taken_name(name: str, *, discreet: bool) -> Conflict:
@@ -85,12 +87,11 @@ def create_team(session: Session, name: str, *, actor: str = "cli") -> Team:
     name = clean_team_name(name)
     check_name_usable(session, name)
     team = Team(name=name, invite_code=secrets.token_urlsafe(18))
-    session.add(team)
-    record(session, actor, "create-team", team=name)
     try:
-        session.commit()
+        with transaction(session):
+            session.add(team)
+            record(session, actor, "create-team", team=name)
     except IntegrityError:
-        session.rollback()
         raise taken_name(name, discreet=False) from None
     return team
 
@@ -139,10 +140,11 @@ def create_user(
         raise InvalidInput(f"{shown(email)} is not an e-mail address.")
     if role not in ROLES:
         raise InvalidInput(f"Role must be one of {', '.join(ROLES)}.")
+    role = Role(role)
     team_obj = find_team(session, team) if team else None
-    if role == "participant" and team_obj is None:
+    if role == Role.PARTICIPANT and team_obj is None:
         raise InvalidInput("A participant must belong to a team (--team NAME).")
-    if role == "organizer" and team_obj is not None:
+    if role == Role.ORGANIZER and team_obj is not None:
         raise InvalidInput("Organizers cannot be team members; leave out --team.")
     # The first member of a team becomes its captain, so every team has someone to manage it.
     captain = team_obj is not None and not any(m.is_captain for m in team_obj.members)
@@ -164,12 +166,11 @@ def create_user(
         # An organizer vouches for the address of an account they make.
         verified_at=utcnow(),
     )
-    session.add(user)
-    record(session, actor, "create-user", email=email, role=role, team=team)
     try:
-        session.commit()
+        with transaction(session):
+            session.add(user)
+            record(session, actor, "create-user", email=email, role=role, team=team)
     except IntegrityError:
-        session.rollback()
         raise Conflict(f"A user with e-mail {shown(email)} already exists.") from None
     return user
 
@@ -336,7 +337,8 @@ def user_for_token(session: Session, token: str, now: datetime | None = None) ->
     now = now or utcnow()
     if last_used is None or last_used < now - LAST_USED_STEP:
         # Conditional, so that concurrent requests with one token write it once.
-        try:
+        # A note of use is not worth failing or delaying the request for.
+        with suppress(OperationalError), transaction(session):
             session.execute(
                 update(ApiToken)
                 .where(
@@ -349,10 +351,6 @@ def user_for_token(session: Session, token: str, now: datetime | None = None) ->
                 .values(last_used_at=now)
                 .execution_options(synchronize_session=False)
             )
-            session.commit()
-        except OperationalError:
-            # A note of use is not worth failing or delaying the request for.
-            session.rollback()
     return user
 
 

@@ -41,10 +41,13 @@ from leaderboard.services.significance import (
     source_of,
 )
 from leaderboard.services.target import Target
+from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import FileStore
 
 #: A claimed job still running after this long is taken to have lost its worker.
 STALE_AFTER = timedelta(minutes=30)
+#: A job not finished yet: a second request for the same work returns it.
+_WAITING = (JobStatus.QUEUED, JobStatus.RUNNING)
 
 
 @dataclass(frozen=True)
@@ -72,15 +75,15 @@ def request_analysis(
         select(Analysis).where(
             Analysis.eval_set_id == target.eval_set.id,
             Analysis.revision == revision,
-            Analysis.purpose == "table",
-            Analysis.status.in_(("queued", "running")),
+            Analysis.purpose == JobPurpose.TABLE,
+            Analysis.status.in_(_WAITING),
             Analysis.measure == (request.measure or ""),
             Analysis.method == request.method,
         )
     )
     if waiting is not None:
         return waiting
-    analysis = _row(target, request, actor=actor, now=now, status="queued")
+    analysis = _row(target, request, actor=actor, now=now, status=JobStatus.QUEUED)
     session.add(analysis)
     record_for(session, actor, "request-analysis", target, method=request.method, at=now)
     session.commit()
@@ -90,7 +93,7 @@ def request_analysis(
 def request_job(
     session: Session,
     target: Target,
-    purpose: str,
+    purpose: JobPurpose,
     *,
     actor: str,
     now: datetime | None = None,
@@ -106,23 +109,23 @@ def request_job(
     """
     now = now or utcnow()
     frozen = frozen_of(session, target)
-    if purpose == "freeze" and frozen is not None:
+    if purpose == JobPurpose.FREEZE and frozen is not None:
         raise frozen_once(target, frozen)
     early = None
-    if purpose == "freeze":
+    if purpose == JobPurpose.FREEZE:
         early = check_deadline(session, target, now, before_deadline=before_deadline, zone=zone)
-    if purpose == "verify" and frozen is None:
+    if purpose == JobPurpose.VERIFY and frozen is None:
         raise not_frozen(target)
     waiting = session.scalar(
         select(Analysis).where(
             Analysis.eval_set_id == target.eval_set.id,
             Analysis.purpose == purpose,
-            Analysis.status.in_(("queued", "running")),
+            Analysis.status.in_(_WAITING),
         )
     )
     if waiting is not None:
         return waiting
-    job = _row(target, Request(), actor=actor, now=now, status="queued")
+    job = _row(target, Request(), actor=actor, now=now, status=JobStatus.QUEUED)
     job.purpose = purpose
     job.before_deadline = early is not None
     session.add(job)
@@ -131,7 +134,7 @@ def request_job(
     return job
 
 
-def latest_job(session: Session, target: Target, purpose: str) -> Analysis | None:
+def latest_job(session: Session, target: Target, purpose: JobPurpose) -> Analysis | None:
     """Return the set's latest freeze or verification job, with its report."""
     return session.scalar(
         select(Analysis)
@@ -142,7 +145,9 @@ def latest_job(session: Session, target: Target, purpose: str) -> Analysis | Non
     )
 
 
-def _row(target: Target, request: Request, *, actor: str, now: datetime, status: str) -> Analysis:
+def _row(
+    target: Target, request: Request, *, actor: str, now: datetime, status: JobStatus
+) -> Analysis:
     return Analysis(
         eval_set_id=target.eval_set.id,
         revision=target.eval_set.revision,
@@ -190,7 +195,7 @@ def compute_now(
     """Compute an analysis in this process (the CLI) and store it; raise on a refusal."""
     now = now or utcnow()
     report = compute(session, store, target, request)
-    analysis = _row(target, request, actor=actor, now=now, status="done")
+    analysis = _row(target, request, actor=actor, now=now, status=JobStatus.DONE)
     analysis.report = report
     analysis.started_at = now
     analysis.finished_at = utcnow()
@@ -207,21 +212,24 @@ def claim_next(session: Session, *, worker: str, now: datetime | None = None) ->
     now = now or utcnow()
     session.execute(
         update(Analysis)
-        .where(Analysis.status == "running", Analysis.started_at < now - STALE_AFTER)
-        .values(status="queued", worker="")
+        .where(Analysis.status == JobStatus.RUNNING, Analysis.started_at < now - STALE_AFTER)
+        .values(status=JobStatus.QUEUED, worker="")
     )
     session.commit()
     while True:
         candidate = session.scalar(
-            select(Analysis.id).where(Analysis.status == "queued").order_by(Analysis.id).limit(1)
+            select(Analysis.id)
+            .where(Analysis.status == JobStatus.QUEUED)
+            .order_by(Analysis.id)
+            .limit(1)
         )
         if candidate is None:
             return None
         # The conditional update is the claim: of two workers racing, one changes the row.
         claimed = session.execute(
             update(Analysis)
-            .where(Analysis.id == candidate, Analysis.status == "queued")
-            .values(status="running", started_at=now, worker=worker)
+            .where(Analysis.id == candidate, Analysis.status == JobStatus.QUEUED)
+            .values(status=JobStatus.RUNNING, started_at=now, worker=worker)
         )
         session.commit()
         if claimed.rowcount == 1:  # type: ignore[attr-defined]
@@ -249,7 +257,7 @@ def run_claimed(
         target = resolve(session, subtask.task.slug, subtask.slug, eval_set.slug)
         # The job describes the scores it was computed on, not those it was asked for.
         analysis.revision = target.eval_set.revision
-        if analysis.purpose == "freeze":
+        if analysis.purpose == JobPurpose.FREEZE:
             snapshot = freeze(
                 session,
                 store,
@@ -266,16 +274,16 @@ def run_claimed(
             used = request_of_report(analysis.report)
             analysis.method, analysis.samples, analysis.seed = used.method, used.samples, used.seed
             analysis.alpha, analysis.correction = used.alpha, used.correction
-        elif analysis.purpose == "verify":
+        elif analysis.purpose == JobPurpose.VERIFY:
             found = verify(session, store, settings, target)
             analysis.report = {"checked_runs": found.checked_runs, "differences": found.differences}
         else:
             analysis.report = compute(session, store, target, _request_of(analysis))
             touch(session, target.eval_set.id)
-        analysis.status = "done"
+        analysis.status = JobStatus.DONE
     except DomainError as exc:
         session.rollback()
-        analysis.status = "failed"
+        analysis.status = JobStatus.FAILED
         analysis.error = exc.message
     analysis.finished_at = clock()
     session.commit()
@@ -288,8 +296,8 @@ def status(session: Session, target: Target) -> Status:
         select(Analysis)
         .where(
             Analysis.eval_set_id == target.eval_set.id,
-            Analysis.purpose == "table",
-            Analysis.status == "done",
+            Analysis.purpose == JobPurpose.TABLE,
+            Analysis.status == JobStatus.DONE,
         )
         .order_by(Analysis.id.desc())
         .limit(1)
@@ -300,8 +308,8 @@ def status(session: Session, target: Target) -> Status:
             select(Analysis.id)
             .where(
                 Analysis.eval_set_id == target.eval_set.id,
-                Analysis.purpose == "table",
-                Analysis.status.in_(("queued", "running")),
+                Analysis.purpose == JobPurpose.TABLE,
+                Analysis.status.in_(_WAITING),
             )
             .limit(1)
         )
@@ -331,6 +339,6 @@ def shown_report(
 def finished_analysis(session: Session, analysis_id: int) -> tuple[Analysis, dict[str, Any]]:
     """Return a finished analysis by id, current or not, with its report, or raise NotFound."""
     analysis = get_row(session, Analysis, analysis_id)
-    if analysis is None or analysis.status != "done" or analysis.report is None:
+    if analysis is None or analysis.status != JobStatus.DONE or analysis.report is None:
         raise NotFound(f"No finished analysis {analysis_id}.")
     return analysis, analysis.report

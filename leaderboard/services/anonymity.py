@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session
 from leaderboard.models import Run, Subtask, User
 from leaderboard.services.phases import phases_of
 from leaderboard.services.target import Target
+from leaderboard.states import NameMode, RunKind
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,7 @@ def audience_for(user: User | None) -> Audience:
 def is_anonymous(session: Session, target: Target) -> bool:
     """Return whether a phase of the target's set shows teams anonymously."""
     return any(
-        p.names == "anonymous"
+        p.names == NameMode.ANONYMOUS
         for p in phases_of(session, target.subtask)
         if p.eval_set_id == target.eval_set.id
     )
@@ -55,7 +56,7 @@ def team_numbers(session: Session, subtask: Subtask) -> dict[int, int]:
     """Return each team's number in a subtask: 1, 2, ... by the order of their first run."""
     firsts = session.execute(
         select(Run.team_id, func.min(Run.id))
-        .where(Run.subtask_id == subtask.id, Run.team_id.is_not(None), Run.kind == "run")
+        .where(Run.subtask_id == subtask.id, Run.team_id.is_not(None), Run.kind == RunKind.RUN)
         .group_by(Run.team_id)
     ).all()
     ordered = sorted(firsts, key=lambda row: row[1])

@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
 from leaderboard.formats.issues import shown
-from leaderboard.models import GoldFile, Run
+from leaderboard.models import GoldFile, Run, run_report
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import load_gold
 from leaderboard.services.errors import InvalidInput, RunRejected
@@ -24,6 +24,7 @@ from leaderboard.services.runs import (
     store_inputs,
 )
 from leaderboard.services.target import Target
+from leaderboard.states import RunKind
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import Evaluation
 
@@ -124,7 +125,7 @@ def _place(
             subtask_id=target.subtask.id,
             eval_set_id=target.eval_set.id,
             team_id=None,
-            kind="baseline",
+            kind=RunKind.BASELINE,
             slot=role,
             name=role,
             label=label,
@@ -134,7 +135,7 @@ def _place(
             file_sha256=manifest_sha(stored),
             files=stored,
             item_values=evaluation.item_values,
-            report=dict(report),
+            report=run_report(report),
             submitted_via="cli" if actor == "cli" else "web",
         )
 

@@ -11,11 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from contextlib import suppress
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from leaderboard.db import transaction
 from leaderboard.models import ChartFile
 from leaderboard.storage import FileStore
 
@@ -49,12 +51,9 @@ def stored_chart(
     storage_key, sha = store.put(body)
     if row is not None:
         return body  # the row was there, its file lost (a restore): stored again, same bytes
-    session.add(ChartFile(key=key, sha256=sha, storage_key=storage_key))
-    try:
-        session.commit()
-    except IntegrityError:
-        # Another request stored the same chart meanwhile: its row points at the same bytes.
-        session.rollback()
+    # Another request may store the same chart meanwhile: its row points at the same bytes.
+    with suppress(IntegrityError), transaction(session):
+        session.add(ChartFile(key=key, sha256=sha, storage_key=storage_key))
     return body
 
 

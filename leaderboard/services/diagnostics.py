@@ -17,6 +17,7 @@ from leaderboard.services.phases import hidden_phase, phases_of
 from leaderboard.services.significance import stored_scores
 from leaderboard.services.tables import live_table, run_label
 from leaderboard.services.target import Target
+from leaderboard.states import RunStatus
 from leaderboard.storage import FileStore
 
 
@@ -61,7 +62,7 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
         return DiagnosticsAccess(run)
     own = user is not None and run.team_id is not None and user.team_id == run.team_id
     # A replaced run keeps its values; only those who see the run itself (its team) learn of it.
-    if run.status == "replaced" and not own:
+    if run.status == RunStatus.REPLACED and not own:
         raise NotFound(f"No run {run_id}.")
     if hidden_phase(session, run.eval_set) is not None:
         if own:

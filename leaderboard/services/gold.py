@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.config import Settings
 from leaderboard.formats.issues import shown
-from leaderboard.models import GoldFile, Run
+from leaderboard.models import GoldFile, Run, run_report
 from leaderboard.services.audit import record_for
 from leaderboard.services.catalog import current_files, load_gold, resolve
 from leaderboard.services.errors import InvalidInput, NotFound
@@ -236,10 +236,12 @@ def rescore_set(
             s.current = False
         run.scores.extend(score_rows(results, gold_files))
         run.item_values = evaluation.item_values
-        run.report = {
-            **{k: v for k, v in run.report.items() if k != "rescore_error"},
-            "gold_files": gold_versions(gold_files),
-        }
+        run.report = run_report(
+            {
+                **{k: v for k, v in run.report.items() if k != "rescore_error"},
+                "gold_files": gold_versions(gold_files),
+            }
+        )
         report.rescored += 1
     bump(session, target.eval_set.id)
     record_for(

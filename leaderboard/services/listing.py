@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, selectinload
 from leaderboard.models import Run
 from leaderboard.services.tables import NOT_WITHDRAWN
 from leaderboard.services.target import Target
+from leaderboard.states import RunKind
 from leaderboard.tables.flat import FlatColumn, FlatExport, FlatRow
 
 COLUMNS = ("team", "slot", "name", "status", "late", "corrected", "submitted_at", "description")
@@ -19,7 +20,7 @@ def run_listing(session: Session, target: Target) -> list[dict[str, Any]]:
     """Return every team run of a set (active ones first), by team then slot; withdrawn teams left out."""
     runs = session.scalars(
         select(Run)
-        .where(Run.eval_set_id == target.eval_set.id, Run.kind == "run", NOT_WITHDRAWN)
+        .where(Run.eval_set_id == target.eval_set.id, Run.kind == RunKind.RUN, NOT_WITHDRAWN)
         .options(selectinload(Run.team))
     ).all()
     rows = [

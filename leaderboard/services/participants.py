@@ -8,6 +8,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import Run, Subtask, Task, Team, User
+from leaderboard.states import RunKind
 from leaderboard.tables.flat import FlatColumn, FlatExport
 
 COLUMNS = ("team", "affiliation", "members", "subtasks")
@@ -23,7 +24,7 @@ def participants(session: Session) -> list[dict[str, Any]]:
         select(Run.team_id, Task.slug, Subtask.slug)
         .join(Subtask, Subtask.id == Run.subtask_id)
         .join(Task, Task.id == Subtask.task_id)
-        .where(Run.kind == "run", Run.team_id.is_not(None))
+        .where(Run.kind == RunKind.RUN, Run.team_id.is_not(None))
         .distinct()
     ).all()
     for team_id, task, subtask in rows:

@@ -10,6 +10,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from leaderboard.db import get_row
 from leaderboard.models import User
 from leaderboard.services import settings as site
 from leaderboard.services.accounts import _bump_generation, revoke_all_tokens
@@ -82,7 +83,7 @@ def reset_target(session: Session, email: str) -> User | None:
 def user_for_reset(session: Session, payload: dict[str, Any], now: datetime) -> User:
     """Return the account of a genuine reset link; raise BadLink when used or ExpiredLink."""
     user_id = payload.get("u")
-    user = session.get(User, user_id) if isinstance(user_id, int) else None
+    user = get_row(session, User, user_id) if isinstance(user_id, int) else None
     if user is None or not user.is_active:
         raise BadLink("This link is not valid.")
     # A changed password (also by this very link) changes the fingerprint: single use.

@@ -11,12 +11,14 @@ from sqlalchemy import bindparam, event, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from leaderboard.db import transaction
 from leaderboard.formats.issues import shown
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.revisions import bump
 from leaderboard.services.target import Target
+from leaderboard.states import NameMode, RunKind, RunStatus
 
 
 def show_time(value: datetime, zone: str = "UTC") -> str:
@@ -105,9 +107,9 @@ def upsert_phase(
             phase.released_at = now
         phase.results_hidden = hidden
     if change.names is not None:
-        if change.names not in ("public", "anonymous"):
+        if change.names not in tuple(NameMode):
             raise InvalidInput(f"Names must be 'public' or 'anonymous', not {shown(change.names)}.")
-        phase.names = change.names
+        phase.names = NameMode(change.names)
     if change.diagnostics is not None:
         if change.diagnostics not in ("teams", "public"):
             raise InvalidInput(
@@ -238,7 +240,7 @@ def admit(
             Run.eval_set_id == target.eval_set.id,
             Run.team_id == team.id,
             Run.slot == slot,
-            Run.status == "active",
+            Run.status == RunStatus.ACTIVE,
             Run.late.is_(False),
             Run.corrected.is_(False),
         )
@@ -276,7 +278,7 @@ def check_withdrawal(session: Session, run: Run, now: datetime, zone: str = "UTC
 
 def may_withdraw(session: Session, run: Run, now: datetime) -> bool:
     """Return whether a run's team could withdraw it now (active, and its set still open)."""
-    if run.status != "active" or run.kind != "run":
+    if run.status != RunStatus.ACTIVE or run.kind != RunKind.RUN:
         return False
     try:
         check_withdrawal(session, run, now)
@@ -382,16 +384,16 @@ def prepare_quota(session: Session, phase: Phase | None, team: Team, now: dateti
         for attempt in range(30):
             if exists is not None:
                 break
-            session.add(QuotaUsage(phase_id=phase.id, team_id=team.id, period=period, used=0))
             try:
-                session.commit()
+                with transaction(session):
+                    session.add(
+                        QuotaUsage(phase_id=phase.id, team_id=team.id, period=period, used=0)
+                    )
                 break
             except IntegrityError:
-                session.rollback()  # a concurrent upload created it: fine
-                break
+                break  # a concurrent upload created it: fine
             except OperationalError:
-                session.rollback()  # SQLite lock conflict: try again shortly
-                time.sleep(0.01 * (attempt + 1))
+                time.sleep(0.01 * (attempt + 1))  # SQLite lock conflict: try again shortly
 
 
 def claim_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:

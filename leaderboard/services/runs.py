@@ -18,9 +18,9 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from leaderboard.config import Settings
-from leaderboard.db import expire_loaded, get_row
+from leaderboard.db import expire_loaded, get_row, transaction
 from leaderboard.formats.issues import Issue, shown, summarise
-from leaderboard.models import GoldFile, Run, Score, Team, User, utcnow
+from leaderboard.models import GoldFile, GoldVersion, Run, Score, Team, User, run_report, utcnow
 from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.accounts import team_for_import
 from leaderboard.services.audit import record
@@ -38,6 +38,7 @@ from leaderboard.services.phases import (
 from leaderboard.services.revisions import bump
 from leaderboard.services.target import Target
 from leaderboard.services.text import clean_text
+from leaderboard.states import Role, RunKind, RunStatus
 from leaderboard.storage import FileStore
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
 
@@ -50,7 +51,7 @@ _RUNS = cast(Table, Run.__table__)
 _FREE_SLOT = (
     update(_RUNS)
     .where(_RUNS.c.active_key == bindparam("slot_key"))
-    .values(status="replaced", active_key=None, replaced_at=bindparam("at"))
+    .values(status=RunStatus.REPLACED, active_key=None, replaced_at=bindparam("at"))
     .returning(_RUNS.c.id)
 )
 _REPLACED_BY = (
@@ -158,7 +159,7 @@ def score_rows(
     return [Score(**values) for values in score_values(results, gold_files)]
 
 
-def gold_versions(gold_files: Mapping[str, GoldFile]) -> dict[str, dict[str, Any]]:
+def gold_versions(gold_files: Mapping[str, GoldFile]) -> dict[str, GoldVersion]:
     """Return the hash and version of each reference file a run was scored against."""
     return {r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()}
 
@@ -189,9 +190,26 @@ def rejection(verdict: Verdict, what: str) -> RunRejected:
     )
 
 
+@dataclass(frozen=True)
+class ScoredUpload:
+    """An upload that passed validation, scored: what its run row and score rows are made of."""
+
+    evaluation: Evaluation
+    results: dict[str, MeasureResult]
+    #: A copy of the family's verdict report: the run's report grows from it.
+    report: dict[str, Any]
+    #: The reference files scored against, by gold role.
+    gold_files: dict[str, GoldFile]
+
+    @property
+    def warnings(self) -> list[Issue]:
+        """Return what validation warned about (the upload was accepted all the same)."""
+        return self.evaluation.verdict.warnings
+
+
 def check_and_score(
     session: Session, store: FileStore, settings: Settings, sub: Submission
-) -> tuple[Evaluation, dict[str, MeasureResult], list[Issue], dict[str, Any], dict[str, GoldFile]]:
+) -> ScoredUpload:
     """Validate and score an upload without storing anything; raise RunRejected on errors."""
     target = sub.target
     gold, gold_files = load_gold(
@@ -211,8 +229,7 @@ def check_and_score(
     verdict = evaluation.verdict
     if evaluation.results is None:
         raise rejection(verdict, "run")
-    report = dict(verdict.report)
-    return evaluation, evaluation.results, verdict.warnings, report, gold_files
+    return ScoredUpload(evaluation, evaluation.results, dict(verdict.report), gold_files)
 
 
 def submit_run(
@@ -253,68 +270,56 @@ def _submit_run(
 ) -> Run:
     """Do the work of submit_run, leaving the upload's files open."""
     target = sub.target
-    rules = target.definition.runs
-    if user is not None and user.role == "participant":
-        if user.team is None:
-            raise Forbidden("Your account is not in a team; ask the organizers to add you to one.")
-        if team is not None and (isinstance(team, str) or team.id != user.team.id):
-            raise Forbidden("You can only submit runs for your own team.")
-        if sub.lenient:
-            raise Forbidden("Only organizers may use the lenient (legacy) import.")
-        team = user.team
-        if team.withdrawn_at is not None:
-            raise Forbidden(f"Team {shown(team.name)} has been withdrawn; it cannot upload runs.")
-        if not team.approved:
-            raise Forbidden(
-                f"Team {shown(team.name)} is waiting for an organizer's approval; "
-                "it can upload runs once approved."
-            )
+    # The team whose upload windows and quota the run counts against: a participant's own.
+    counted: Team | None = None
+    if user is not None and user.role == Role.PARTICIPANT:
+        team = counted = _own_team(user, team, lenient=sub.lenient)
     if team is None:
         raise InvalidInput("A run must belong to a team.")
-    if sub.slot not in rules.slots:
-        raise Conflict(
-            f"Unknown run slot {shown(sub.slot)}; this task has the slots {', '.join(rules.slots)}."
-        )
+    _check_slot(target, sub.slot)
     name = clean_text(sub.name, "run name", limit=MAX_NAME) or sub.slot
     description = clean_text(sub.description, "description", limit=MAX_DESCRIPTION, multiline=True)
     now = now or utcnow()
-    participant = user is not None and user.role == "participant"
-    if participant:
-        assert isinstance(team, Team)
-        admission = admit(session, target, team, sub.slot, now, settings.display_timezone)
-        check_quota(session, admission.phase, team, now)
-    else:
-        admission = Admission(current_phase(session, target.subtask, now, target.eval_set))
-
-    evaluation, results, warnings, report, gold_files = check_and_score(
-        session, store, settings, sub
-    )
-    if participant:
-        assert isinstance(team, Team)
-        prepare_quota(session, admission.phase, team, now)
+    admission = _admission(session, settings, target, sub.slot, counted, now)
+    scored = check_and_score(session, store, settings, sub)
+    if counted is not None:
+        prepare_quota(session, admission.phase, counted, now)
     actor = user.email if user is not None else "cli"
+    # An organizer's import may name a team that does not exist yet: found or added per attempt.
     owner = team if isinstance(team, Team) else None
+    report, gold_files = scored.report, scored.gold_files
 
     stored = store_inputs(store, sub.upload)
     report["gold_files"] = gold_versions(gold_files)
     # Re-scoring and verify must read the stored file the same way.
     report.update(target.family.kept_options(sub.options, lenient=sub.lenient))
 
-    def make() -> Run:
+    def slot_key() -> str:
+        nonlocal owner
+        if isinstance(team, str):
+            # Found or added in this attempt's transaction, which a retry starts over.
+            owner = team_for_import(session, team, actor=actor)
+        return active_key(target.eval_set.id, owner_of().id, sub.slot)
+
+    def owner_of() -> Team:
+        assert owner is not None
+        return owner
+
+    def new_run() -> Run:
         return Run(
             subtask_id=target.subtask.id,
             eval_set_id=target.eval_set.id,
             team_id=owner_of().id,
-            kind="run",
+            kind=RunKind.RUN,
             slot=sub.slot,
             name=name,
             description=description,
             lenient=sub.lenient,
             file_sha256=manifest_sha(stored),
             files=stored,
-            item_values=evaluation.item_values,
-            warnings=[w.text for w in warnings],
-            report=report,
+            item_values=scored.evaluation.item_values,
+            warnings=[w.text for w in scored.warnings],
+            report=run_report(report),
             submitted_by_id=user.id if user is not None else None,
             submitted_via=sub.via,
             # The object, not its id: the response reads run.phase without another query.
@@ -324,36 +329,84 @@ def _submit_run(
             created_at=now,
         )
 
-    def audit(run: Run) -> None:
-        if participant:
-            claim_quota(session, admission.phase, owner_of(), now)
+    def claim_quota_and_record(run: Run) -> None:
+        # In the run's own transaction: a refused or lost upload uses no quota, leaves no entry.
+        if counted is not None:
+            claim_quota(session, admission.phase, counted, now)
         if user is None or user.is_organizer:
-            record(
-                session,
-                actor,
-                "import-run",
-                at=now,
-                task=target.task.slug,
-                subtask=target.subtask.slug,
-                team=owner_of().name,
-                slot=sub.slot,
-                set=target.eval_set.slug,
-                lenient=sub.lenient,
-                sha256=run.file_sha256,
-            )
+            _record_import(session, actor, sub, owner_of(), run, now)
 
-    def owner_of() -> Team:
-        assert owner is not None
-        return owner
+    return place_run(
+        session,
+        slot_key,
+        new_run,
+        claim_quota_and_record,
+        score_values(scored.results, gold_files),
+    )
 
-    def slot_key() -> str:
-        nonlocal owner
-        if isinstance(team, str):
-            # Found or added in this attempt's transaction, which a retry starts over.
-            owner = team_for_import(session, team, actor=actor)
-        return active_key(target.eval_set.id, owner_of().id, sub.slot)
 
-    return place_run(session, slot_key, make, audit, score_values(results, gold_files))
+def _own_team(user: User, team: Team | str | None, *, lenient: bool) -> Team:
+    """Return the participant's own team if it may upload; refuse another team or lenient mode."""
+    if user.team is None:
+        raise Forbidden("Your account is not in a team; ask the organizers to add you to one.")
+    if team is not None and (isinstance(team, str) or team.id != user.team.id):
+        raise Forbidden("You can only submit runs for your own team.")
+    if lenient:
+        raise Forbidden("Only organizers may use the lenient (legacy) import.")
+    own = user.team
+    if own.withdrawn_at is not None:
+        raise Forbidden(f"Team {shown(own.name)} has been withdrawn; it cannot upload runs.")
+    if not own.approved:
+        raise Forbidden(
+            f"Team {shown(own.name)} is waiting for an organizer's approval; "
+            "it can upload runs once approved."
+        )
+    return own
+
+
+def _check_slot(target: Target, slot: str) -> None:
+    """Refuse a slot the task does not have."""
+    slots = target.definition.runs.slots
+    if slot not in slots:
+        raise Conflict(
+            f"Unknown run slot {shown(slot)}; this task has the slots {', '.join(slots)}."
+        )
+
+
+def _admission(
+    session: Session,
+    settings: Settings,
+    target: Target,
+    slot: str,
+    counted: Team | None,
+    now: datetime,
+) -> Admission:
+    """Return the phase an upload falls in; a participant's must be open and within quota."""
+    if counted is None:
+        return Admission(current_phase(session, target.subtask, now, target.eval_set))
+    admission = admit(session, target, counted, slot, now, settings.display_timezone)
+    check_quota(session, admission.phase, counted, now)
+    return admission
+
+
+def _record_import(
+    session: Session, actor: str, sub: Submission, team: Team, run: Run, now: datetime
+) -> None:
+    """Record an organizer's (or the command line's) import of a run in the audit log."""
+    target = sub.target
+    record(
+        session,
+        actor,
+        "import-run",
+        at=now,
+        task=target.task.slug,
+        subtask=target.subtask.slug,
+        team=team.name,
+        slot=sub.slot,
+        set=target.eval_set.slug,
+        lenient=sub.lenient,
+        sha256=run.file_sha256,
+    )
 
 
 def place_run(
@@ -373,40 +426,36 @@ def place_run(
     """
     for attempt in range(_SLOT_RETRIES):
         try:
-            slot_key = key() if callable(key) else key
-            previous = session.execute(
-                _FREE_SLOT, {"slot_key": slot_key, "at": utcnow()}
-            ).scalar_one_or_none()
-            if previous is not None:
-                expire_loaded(session, Run, previous)
-            run = make()
-            run.status = "active"
-            run.active_key = slot_key
-            session.add(run)
-            session.flush()
-            rows = (
-                session.scalars(
-                    _ADD_SCORES, [{**values, "run_id": run.id} for values in scores]
-                ).all()
-                if scores
-                else []
-            )
-            set_committed_value(run, "scores", list(rows))
-            if previous is not None:
-                session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
-            bump(session, run.eval_set_id)
-            before_commit(run)
-            session.commit()
+            with transaction(session):
+                slot_key = key() if callable(key) else key
+                previous = session.execute(
+                    _FREE_SLOT, {"slot_key": slot_key, "at": utcnow()}
+                ).scalar_one_or_none()
+                if previous is not None:
+                    expire_loaded(session, Run, previous)
+                run = make()
+                run.status = RunStatus.ACTIVE
+                run.active_key = slot_key
+                session.add(run)
+                session.flush()
+                rows = (
+                    session.scalars(
+                        _ADD_SCORES, [{**values, "run_id": run.id} for values in scores]
+                    ).all()
+                    if scores
+                    else []
+                )
+                set_committed_value(run, "scores", list(rows))
+                if previous is not None:
+                    session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
+                bump(session, run.eval_set_id)
+                before_commit(run)
             return run
         except (IntegrityError, OperationalError) as exc:
-            session.rollback()
             if isinstance(exc, OperationalError) and not is_lock_error(exc):
                 raise
             # Back off a little, randomly, so racing uploads do not collide again in lockstep.
             time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 10))
-        except BaseException:
-            session.rollback()
-            raise
     raise Conflict("Another upload into this slot happened at the same moment; please try again.")
 
 
@@ -417,7 +466,12 @@ def visible_run(session: Session, user: User, run_id: int) -> Run:
         return run
     # Another team's run (or a baseline) answers exactly like a missing id, so that polling
     # ids reveals neither how many runs others uploaded nor when.
-    if run is None or run.kind != "run" or user.team_id is None or run.team_id != user.team_id:
+    if (
+        run is None
+        or run.kind != RunKind.RUN
+        or user.team_id is None
+        or run.team_id != user.team_id
+    ):
         raise NotFound(f"No run {run_id}.")
     return run
 
@@ -442,35 +496,34 @@ def withdraw_run(
     run = visible_run(session, user, run_id)
     if user.is_organizer:
         raise Forbidden("Runs are withdrawn by their own team; organizers do not withdraw runs.")
-    if run.status != "active":
+    if run.status != RunStatus.ACTIVE:
         raise Conflict(
             f"Run {run.id} is {run.status}; only the active run of a slot can be withdrawn."
         )
     check_withdrawal(session, run, now, zone)
     # Conditional on the run still being active: a concurrent upload may have replaced it.
-    done = session.execute(
-        update(_RUNS)
-        .where(_RUNS.c.id == run.id, _RUNS.c.status == "active")
-        .values(status="withdrawn", active_key=None)
-    )
-    if done.rowcount != 1:  # type: ignore[attr-defined]
-        session.rollback()
-        raise Conflict(f"Run {run.id} left its slot meanwhile; it cannot be withdrawn.")
-    expire_loaded(session, Run, run.id)
-    bump(session, run.eval_set_id)
-    record(
-        session,
-        user.email,
-        "withdraw-run",
-        at=now,
-        task=run.subtask.task.slug,
-        subtask=run.subtask.slug,
-        run=run.id,
-        team=run.team.name if run.team is not None else None,
-        slot=run.slot,
-        set=run.eval_set.slug,
-    )
-    session.commit()
+    with transaction(session):
+        done = session.execute(
+            update(_RUNS)
+            .where(_RUNS.c.id == run.id, _RUNS.c.status == RunStatus.ACTIVE)
+            .values(status=RunStatus.WITHDRAWN, active_key=None)
+        )
+        if done.rowcount != 1:  # type: ignore[attr-defined]
+            raise Conflict(f"Run {run.id} left its slot meanwhile; it cannot be withdrawn.")
+        expire_loaded(session, Run, run.id)
+        bump(session, run.eval_set_id)
+        record(
+            session,
+            user.email,
+            "withdraw-run",
+            at=now,
+            task=run.subtask.task.slug,
+            subtask=run.subtask.slug,
+            run=run.id,
+            team=run.team.name if run.team is not None else None,
+            slot=run.slot,
+            set=run.eval_set.slug,
+        )
     session.refresh(run)
     return run
 

@@ -11,6 +11,7 @@ from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from leaderboard.db import get_row
 from leaderboard.formats.issues import shown
 from leaderboard.models import Team, User
 from leaderboard.services import settings as site
@@ -20,6 +21,7 @@ from leaderboard.services.mail import is_plain_address
 from leaderboard.services.passwords import check_password, hasher
 from leaderboard.services.teams import has_room, usable_team_by_code
 from leaderboard.services.text import clean_text
+from leaderboard.states import Role
 
 
 @dataclass(frozen=True)
@@ -114,7 +116,7 @@ def sign_up(session: Session, form: SignUp, now: datetime) -> Outcome:
         raise InvalidInput("Accept the terms to sign up.")
     new = {
         "email": email,
-        "role": "participant",
+        "role": Role.PARTICIPANT,
         "team_id": None,
         "password_hash": hasher.hash(form.password),
         "display_name": display_name,
@@ -147,7 +149,7 @@ def verification_payload(user: User, invite_code: str = "") -> dict[str, Any]:
 def verification_user(session: Session, payload: dict[str, Any]) -> User:
     """Return the account of a genuine verification link; raise BadLink when it names none."""
     user_id = payload.get("u")
-    user = session.get(User, user_id) if isinstance(user_id, int) else None
+    user = get_row(session, User, user_id) if isinstance(user_id, int) else None
     if user is None:
         raise BadLink("This link is not valid: its account does not exist.")
     return user

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, undefer
 
 from leaderboard.models import Analysis
 from leaderboard.services.target import Target
+from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.tables.model import CLUSTER_RULES, INTERVAL_NOTE, Cell, MeasureSpec, Row, Table
 
 CLUSTER_NOTE = (
@@ -30,8 +31,8 @@ def current_report(session: Session, target: Target, official: str) -> dict[str,
         .where(
             Analysis.eval_set_id == target.eval_set.id,
             Analysis.revision == target.eval_set.revision,
-            Analysis.purpose == "table",
-            Analysis.status == "done",
+            Analysis.purpose == JobPurpose.TABLE,
+            Analysis.status == JobStatus.DONE,
             Analysis.runs == "ranked",
             Analysis.measure.in_(("", official)),
         )

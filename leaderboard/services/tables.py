@@ -14,6 +14,7 @@ from leaderboard.services.anonymity import PUBLIC, Audience, masked_names
 from leaderboard.services.catalog import load_gold
 from leaderboard.services.table_analysis import with_analysis
 from leaderboard.services.target import Target
+from leaderboard.states import RunKind, RunStatus
 from leaderboard.storage import FileStore
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table, entry_label
@@ -58,7 +59,9 @@ def has_active_runs(session: Session, target: Target) -> bool:
         session.scalar(
             select(
                 exists().where(
-                    Run.eval_set_id == target.eval_set.id, Run.status == "active", NOT_WITHDRAWN
+                    Run.eval_set_id == target.eval_set.id,
+                    Run.status == RunStatus.ACTIVE,
+                    NOT_WITHDRAWN,
                 )
             )
         )
@@ -67,7 +70,7 @@ def has_active_runs(session: Session, target: Target) -> bool:
 
 def active_runs(session: Session, target: Target) -> list[Run]:
     """Return the active runs and baselines of a target's set, with teams and scores loaded."""
-    return _runs(session, target, Run.status == "active")
+    return _runs(session, target, Run.status == RunStatus.ACTIVE)
 
 
 def official_runs(session: Session, target: Target) -> list[Run]:
@@ -77,8 +80,8 @@ def official_runs(session: Session, target: Target) -> list[Run]:
     """
     latest: dict[tuple[int | None, str], Run] = {}
     for run in _runs(session, target):
-        if run.kind == "baseline":
-            if run.status == "active":
+        if run.kind == RunKind.BASELINE:
+            if run.status == RunStatus.ACTIVE:
                 latest[(None, run.slot)] = run
             continue
         if run.late or run.corrected:
@@ -87,7 +90,7 @@ def official_runs(session: Session, target: Target) -> list[Run]:
         if key not in latest or (run.created_at, run.id) > (latest[key].created_at, latest[key].id):
             latest[key] = run
     # A slot whose last on-time run was withdrawn is empty: the run it replaced stays out too.
-    kept = (r for r in latest.values() if r.status != "withdrawn")
+    kept = (r for r in latest.values() if r.status != RunStatus.WITHDRAWN)
     return sorted(kept, key=lambda r: r.id)
 
 
@@ -107,7 +110,9 @@ def entry_for(
     the run's name and label, which could name the team. The family says which score flags
     and run notes mark the row (none without a family).
     """
-    shown = set(run.report.get("shown", measures)) if run.kind == "baseline" else set(measures)
+    shown = (
+        set(run.report.get("shown", measures)) if run.kind == RunKind.BASELINE else set(measures)
+    )
     # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
     values = {
         s.measure: Value(raw=s.value, official=s.official, note=_note(family, s.flags))
@@ -115,10 +120,10 @@ def entry_for(
         if s.current and s.measure in shown and s.value is not None
     }
     return Entry(
-        kind="baseline" if run.kind == "baseline" else "run",
+        kind="baseline" if run.kind == RunKind.BASELINE else "run",
         team=masked or (run.team.name if run.team is not None else None),
         run=run.slot if masked else str(run.report.get("run_tag", run.name)),
-        slot=run.slot if run.kind == "run" else None,
+        slot=run.slot if run.kind == RunKind.RUN else None,
         values=values,
         late=run.late,
         corrected=run.corrected,

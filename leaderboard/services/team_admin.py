@@ -9,7 +9,7 @@ from sqlalchemy import delete, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
-from leaderboard.db import get_row
+from leaderboard.db import get_row, transaction
 from leaderboard.formats.issues import shown
 from leaderboard.models import EvalSet, JoinRequest, QuotaUsage, Run, Subtask, Team, User, utcnow
 from leaderboard.services.accounts import (
@@ -30,6 +30,7 @@ from leaderboard.services.teams import (
     new_invite_code,
     put_in_team,
 )
+from leaderboard.states import JoinStatus, RunStatus
 
 
 @dataclass(frozen=True)
@@ -85,17 +86,13 @@ def _team_sets(session: Session, team_id: int) -> list[int]:
 
 def approve_team(session: Session, team_id: int, *, actor: str) -> Team:
     """Approve a team created in approval mode: its members may upload."""
-    try:
+    with transaction(session):
         lock_teams(session, team_id)
         team = _fresh(session, team_id)
         if team.approved:
             raise Conflict(f"Team {shown(team.name)} is already approved.")
         team.approved = True
         record(session, actor, "approve-team", team=team.name)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     return team
 
 
@@ -103,22 +100,18 @@ def rename_team(session: Session, team_id: int, new_name: str, *, actor: str) ->
     """Rename a team; live tables show the new name, frozen tables keep the old one."""
     new_name = clean_team_name(new_name)
     try:
-        lock_teams(session, team_id)
-        team = _fresh(session, team_id)
-        old = team.name
-        if new_name == old:
-            raise Conflict(f"The team is already named {shown(old)}.")
-        check_name_usable(session, new_name, team_id=team_id)
-        team.name = new_name
-        bump(session, *_team_sets(session, team_id))
-        record(session, actor, "rename-team", team=new_name, old=old)
-        session.commit()
+        with transaction(session):
+            lock_teams(session, team_id)
+            team = _fresh(session, team_id)
+            old = team.name
+            if new_name == old:
+                raise Conflict(f"The team is already named {shown(old)}.")
+            check_name_usable(session, new_name, team_id=team_id)
+            team.name = new_name
+            bump(session, *_team_sets(session, team_id))
+            record(session, actor, "rename-team", team=new_name, old=old)
     except IntegrityError:
-        session.rollback()
         raise taken_name(new_name, discreet=False) from None
-    except BaseException:
-        session.rollback()
-        raise
     return team
 
 
@@ -137,19 +130,22 @@ def merge_teams(session: Session, source_id: int, target_id: int, *, actor: str)
     """
     if source_id == target_id:
         raise Conflict("A team cannot be merged into itself.")
-    try:
+    with transaction(session):
         lock_teams(session, source_id, target_id)
         source, target = _fresh(session, source_id), _fresh(session, target_id)
         moving = list(session.scalars(select(Run).where(Run.team_id == source.id)))
         taken = set(
             session.scalars(
-                select(Run.active_key).where(Run.team_id == target.id, Run.status == "active")
+                select(Run.active_key).where(
+                    Run.team_id == target.id, Run.status == RunStatus.ACTIVE
+                )
             )
         )
         clashes = [
             _slot_name(session, r)
             for r in moving
-            if r.status == "active" and active_key(r.eval_set_id, target.id, r.slot) in taken
+            if r.status == RunStatus.ACTIVE
+            and active_key(r.eval_set_id, target.id, r.slot) in taken
         ]
         if clashes:
             raise Conflict(
@@ -166,7 +162,7 @@ def merge_teams(session: Session, source_id: int, target_id: int, *, actor: str)
         )
         for run in moving:
             run.team_id = target.id
-            if run.status == "active":
+            if run.status == RunStatus.ACTIVE:
                 run.active_key = active_key(run.eval_set_id, target.id, run.slot)
         session.flush()
         _merge_quota(session, source.id, target.id)
@@ -188,8 +184,8 @@ def merge_teams(session: Session, source_id: int, target_id: int, *, actor: str)
         )
         session.execute(
             update(JoinRequest)
-            .where(JoinRequest.team_id == source.id, JoinRequest.status == "pending")
-            .values(status="withdrawn", decided_at=utcnow())
+            .where(JoinRequest.team_id == source.id, JoinRequest.status == JoinStatus.PENDING)
+            .values(status=JoinStatus.WITHDRAWN, decided_at=utcnow())
             .execution_options(synchronize_session=False)
         )
         bump(session, *{r.eval_set_id for r in moving})
@@ -203,10 +199,6 @@ def merge_teams(session: Session, source_id: int, target_id: int, *, actor: str)
         )
         session.flush()
         session.execute(delete(Team).where(Team.id == source.id))
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     session.expire_all()
     return target
 
@@ -232,7 +224,7 @@ def _merge_quota(session: Session, source_id: int, target_id: int) -> None:
 
 def withdraw_team(session: Session, team_id: int, *, actor: str) -> Team:
     """Withdraw a team: its runs leave live tables and exports; history and frozen tables keep them."""
-    try:
+    with transaction(session):
         lock_teams(session, team_id)
         team = _fresh(session, team_id)
         if team.withdrawn_at is not None:
@@ -240,16 +232,12 @@ def withdraw_team(session: Session, team_id: int, *, actor: str) -> Team:
         team.withdrawn_at = utcnow()
         bump(session, *_team_sets(session, team_id))
         record(session, actor, "withdraw-team", team=team.name)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     return team
 
 
 def delete_team(session: Session, team_id: int, *, actor: str) -> str:
     """Delete a team with no members and no runs; return its name."""
-    try:
+    with transaction(session):
         lock_teams(session, team_id)
         team = _fresh(session, team_id)
         if has_runs(session, team_id):
@@ -261,10 +249,6 @@ def delete_team(session: Session, team_id: int, *, actor: str) -> str:
         name = team.name
         record(session, actor, "delete-team", team=name)
         session.delete(team)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     return name
 
 
@@ -274,7 +258,7 @@ def add_member(session: Session, team_id: int, email: str, *, actor: str) -> Use
     The organizers' way into a team left without members (it has no invite code); it works in
     every registration mode, but not into a withdrawn or full team.
     """
-    try:
+    with transaction(session):
         lock_teams(session, team_id)
         team = _fresh(session, team_id)
         user = fresh_row(session, User, find_user(session, email).id, f"No user {shown(email)}.")
@@ -294,9 +278,5 @@ def add_member(session: Session, team_id: int, email: str, *, actor: str) -> Use
         if captain:
             details["captain"] = True
         record(session, actor, "add-member", **details)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     session.refresh(user)
     return user

@@ -10,7 +10,7 @@ from sqlalchemy import exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from leaderboard.db import get_row, in_key_range
+from leaderboard.db import get_row, in_key_range, transaction
 from leaderboard.formats.issues import shown
 from leaderboard.models import JoinRequest, Run, Team, User, utcnow
 from leaderboard.services import settings
@@ -23,6 +23,7 @@ from leaderboard.services.accounts import (
 from leaderboard.services.audit import record
 from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
 from leaderboard.services.text import clean_text
+from leaderboard.states import JoinStatus, Role
 
 #: What ``fresh_row`` re-reads: a team or an account.
 Fresh = TypeVar("Fresh", Team, User)
@@ -86,7 +87,7 @@ def has_runs(session: Session, team_id: int) -> bool:
 def _may_take_part(user: User) -> None:
     if user.is_organizer:
         raise Forbidden("Organizers cannot be team members.")
-    if user.role != "participant":
+    if user.role != Role.PARTICIPANT:
         raise Forbidden("Only participants can be team members.")
 
 
@@ -113,28 +114,22 @@ def create_own_team(session: Session, user: User, name: str, affiliation: str = 
         approved=mode != "approval",
         invite_code=new_invite_code(),
     )
-    session.add(team)
     try:
-        session.flush()
-    except IntegrityError:  # the name (or one read alike) was taken meanwhile
-        session.rollback()
-        raise taken_name(name, discreet=discreet) from None
-    # Only if the user is still team-less: a concurrent join elsewhere wins, this rolls back.
-    moved = session.execute(
-        update(User)
-        .where(User.id == user.id, User.team_id.is_(None))
-        .values(team_id=team.id, is_captain=True, joined_team_at=utcnow())
-        .execution_options(synchronize_session=False)
-    )
-    if moved.rowcount != 1:  # type: ignore[attr-defined]
-        session.rollback()
-        raise Conflict("You are already in a team; leave it before creating another one.")
-    _withdraw_requests(session, user.id)
-    record(session, user.email, "create-team", team=name, approved=team.approved)
-    try:
-        session.commit()
+        with transaction(session):
+            session.add(team)
+            session.flush()  # the name (or one read alike) may have been taken meanwhile
+            # Only if the user is still team-less: a concurrent join elsewhere wins.
+            moved = session.execute(
+                update(User)
+                .where(User.id == user.id, User.team_id.is_(None))
+                .values(team_id=team.id, is_captain=True, joined_team_at=utcnow())
+                .execution_options(synchronize_session=False)
+            )
+            if moved.rowcount != 1:  # type: ignore[attr-defined]
+                raise Conflict("You are already in a team; leave it before creating another one.")
+            _withdraw_requests(session, user.id)
+            record(session, user.email, "create-team", team=name, approved=team.approved)
     except IntegrityError:
-        session.rollback()
         raise taken_name(name, discreet=discreet) from None
     session.refresh(user)
     return team
@@ -212,8 +207,8 @@ def _withdraw_requests(session: Session, user_id: int) -> None:
     """Close a user's pending join requests (they have a team now)."""
     session.execute(
         update(JoinRequest)
-        .where(JoinRequest.user_id == user_id, JoinRequest.status == "pending")
-        .values(status="withdrawn", decided_at=utcnow())
+        .where(JoinRequest.user_id == user_id, JoinRequest.status == JoinStatus.PENDING)
+        .values(status=JoinStatus.WITHDRAWN, decided_at=utcnow())
         .execution_options(synchronize_session=False)
     )
 
@@ -228,7 +223,7 @@ def join_by_code(session: Session, user: User, code: str) -> JoinOutcome:
     if user.team_id is not None:
         raise Conflict("You are already in a team; leave it before joining another one.")
     team_id = team.id
-    try:
+    with transaction(session):
         lock_teams(session, team_id)
         team = _fresh_team(session, team_id)
         if team.invite_code != code or team.withdrawn_at is not None:
@@ -244,19 +239,15 @@ def join_by_code(session: Session, user: User, code: str) -> JoinOutcome:
                 select(JoinRequest.id).where(
                     JoinRequest.team_id == team_id,
                     JoinRequest.user_id == user.id,
-                    JoinRequest.status == "pending",
+                    JoinRequest.status == JoinStatus.PENDING,
                 )
             )
             if pending is not None:
                 raise Conflict(f"You have already asked to join {shown(team.name)}.")
             _check_room(session, team)
-            session.add(JoinRequest(team_id=team_id, user_id=user.id, status="pending"))
+            session.add(JoinRequest(team_id=team_id, user_id=user.id, status=JoinStatus.PENDING))
             record(session, user.email, "request-join", team=team.name)
             joined = False
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     session.refresh(user)
     return JoinOutcome(team, joined)
 
@@ -275,14 +266,10 @@ def _captain_team(session: Session, captain: User) -> Team:
 
 def regenerate_invite(session: Session, captain: User) -> str:
     """Give the captain's team a new invite code; the old link stops working."""
-    try:
+    with transaction(session):
         team = _captain_team(session, captain)
         team.invite_code = new_invite_code()
         record(session, captain.email, "regenerate-invite", team=team.name)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     return str(team.invite_code)
 
 
@@ -291,7 +278,7 @@ def pending_requests(session: Session, team: Team) -> list[JoinRequest]:
     return list(
         session.scalars(
             select(JoinRequest)
-            .where(JoinRequest.team_id == team.id, JoinRequest.status == "pending")
+            .where(JoinRequest.team_id == team.id, JoinRequest.status == JoinStatus.PENDING)
             .order_by(JoinRequest.id)
         )
     )
@@ -302,7 +289,7 @@ def own_pending_requests(session: Session, user: User) -> list[JoinRequest]:
     return list(
         session.scalars(
             select(JoinRequest)
-            .where(JoinRequest.user_id == user.id, JoinRequest.status == "pending")
+            .where(JoinRequest.user_id == user.id, JoinRequest.status == JoinStatus.PENDING)
             .order_by(JoinRequest.id)
         )
     )
@@ -310,12 +297,12 @@ def own_pending_requests(session: Session, user: User) -> list[JoinRequest]:
 
 def decide_request(session: Session, captain: User, request_id: int, *, accept: bool) -> User:
     """Accept (within the size limit) or decline a pending request to join the captain's team."""
-    try:
+    with transaction(session):
         team = _captain_team(session, captain)
         req = get_row(session, JoinRequest, request_id)
         if req is None or req.team_id != team.id:
             raise NotFound(f"No join request {request_id} for your team.")
-        if req.status != "pending":
+        if req.status != JoinStatus.PENDING:
             raise Conflict(f"That join request was already {req.status}.")
         applicant = _fresh_user(session, req.user_id)
         if accept:
@@ -325,11 +312,12 @@ def decide_request(session: Session, captain: User, request_id: int, *, accept: 
             if settings.registration(session) == "closed":
                 raise Forbidden("Registration is closed: nobody can join a team now.")
             if applicant.team_id is not None:
-                req.status, req.decided_at = "withdrawn", utcnow()
+                req.status, req.decided_at = JoinStatus.WITHDRAWN, utcnow()
                 session.commit()
                 raise Conflict(f"{shown(applicant.email)} has joined another team meanwhile.")
             put_in_team(session, applicant.id, team)
-        req.status, req.decided_at = ("accepted" if accept else "declined"), utcnow()
+        req.status = JoinStatus.ACCEPTED if accept else JoinStatus.DECLINED
+        req.decided_at = utcnow()
         record(
             session,
             captain.email,
@@ -337,10 +325,6 @@ def decide_request(session: Session, captain: User, request_id: int, *, accept: 
             team=team.name,
             email=applicant.email,
         )
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     return applicant
 
 
@@ -349,16 +333,16 @@ def withdraw_own_request(session: Session, user: User, request_id: int) -> None:
     req = get_row(session, JoinRequest, request_id)
     if req is None or req.user_id != user.id:
         raise NotFound(f"No join request {request_id} of yours.")
-    if req.status != "pending":
+    if req.status != JoinStatus.PENDING:
         raise Conflict(f"That join request was already {req.status}.")
-    req.status, req.decided_at = "withdrawn", utcnow()
+    req.status, req.decided_at = JoinStatus.WITHDRAWN, utcnow()
     record(session, user.email, "withdraw-join-request", team=req.team.name)
     session.commit()
 
 
 def hand_over(session: Session, captain: User, member_id: int) -> User:
     """Make another member of the captain's team its captain."""
-    try:
+    with transaction(session):
         team = _captain_team(session, captain)
         member = get_row(session, User, member_id)
         if member is None or member.team_id != team.id:
@@ -372,10 +356,6 @@ def hand_over(session: Session, captain: User, member_id: int) -> User:
             .execution_options(synchronize_session=False)
         )
         record(session, captain.email, "hand-over-captaincy", team=team.name, to=member.email)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     session.refresh(captain)
     session.refresh(member)
     return member
@@ -383,7 +363,7 @@ def hand_over(session: Session, captain: User, member_id: int) -> User:
 
 def remove_member(session: Session, captain: User, member_id: int) -> User:
     """Remove another member from the captain's team (the team keeps its runs)."""
-    try:
+    with transaction(session):
         team = _captain_team(session, captain)
         member = get_row(session, User, member_id)
         if member is None or member.team_id != team.id:
@@ -394,10 +374,6 @@ def remove_member(session: Session, captain: User, member_id: int) -> User:
         # The removed member may know the link: it stops working.
         team.invite_code = new_invite_code()
         record(session, captain.email, "remove-member", team=team.name, email=member.email)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     return member
 
 
@@ -429,7 +405,7 @@ def leave_team(session: Session, user: User) -> LeaveOutcome:
     if user.team_id is None:
         raise Conflict("Your account is not in a team.")
     team_id = user.team_id
-    try:
+    with transaction(session):
         lock_teams(session, team_id)
         me = _fresh_user(session, user.id)
         if me.team_id != team_id:
@@ -453,10 +429,6 @@ def leave_team(session: Session, user: User) -> LeaveOutcome:
         if deleted:
             session.flush()
             session.delete(team)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
     session.refresh(user)
     return LeaveOutcome(name, deleted, successor)
 

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -21,6 +22,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
+from leaderboard.db import transaction
 from leaderboard.models import LoginCounter
 
 WINDOW = timedelta(minutes=15)
@@ -185,8 +187,6 @@ def _forget_expired(session: Session, now: datetime) -> None:
         LoginCounter.scope.not_in(long_scopes) & (LoginCounter.window_start <= now - WINDOW)
     )
     stale = select(LoginCounter.id).where(over).with_for_update(skip_locked=True)
-    try:
+    # Housekeeping only: when the database is busy, the next attempt tries again.
+    with suppress(OperationalError), transaction(session):
         session.execute(delete(LoginCounter).where(LoginCounter.id.in_(stale)))
-        session.commit()
-    except OperationalError:
-        session.rollback()  # housekeeping only; the next attempt tries again

@@ -28,6 +28,7 @@ from leaderboard.services.runs import (
 )
 from leaderboard.services.tables import live_table
 from leaderboard.services.visibility import hiding_phase
+from leaderboard.states import Role
 from leaderboard.tables.exports import table_to_dict
 from leaderboard.web.context import db, now, settings, store
 from leaderboard.web.openapi import openapi_document
@@ -73,7 +74,7 @@ def openapi() -> ResponseReturnValue:
 def upload(task: str, subtask: str) -> ResponseReturnValue:
     """Upload a run (multipart): validate, score and store it, or list every problem."""
     user = _user()
-    if user.role != "participant":
+    if user.role != Role.PARTICIPANT:
         raise Forbidden(
             "Uploads through the API are for team members; organizers import with the CLI."
         )

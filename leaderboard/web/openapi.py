@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from leaderboard.states import RunKind, RunStatus
+
 _ERROR = {
     "type": "object",
     "required": ["error"],
@@ -32,11 +34,11 @@ _RUN = {
         "subtask": {"type": "string"},
         "set": {"type": "string"},
         "team": {"type": ["string", "null"]},
-        "kind": {"type": "string", "enum": ["run", "baseline"]},
+        "kind": {"type": "string", "enum": [kind.value for kind in RunKind]},
         "slot": {"type": "string"},
         "name": {"type": "string"},
         "description": {"type": "string"},
-        "status": {"type": "string", "enum": ["active", "replaced", "withdrawn"]},
+        "status": {"type": "string", "enum": [status.value for status in RunStatus]},
         "late": {"type": "boolean"},
         "corrected": {"type": "boolean"},
         "created_at": {"type": "string", "format": "date-time"},

@@ -31,6 +31,7 @@ from leaderboard.services.phases import PhaseChange, delete_phase, phases_of, up
 from leaderboard.services.runs import Submission, submit_run
 from leaderboard.services.target import Target
 from leaderboard.services.taskdata import add_data_file, data_files, delete_data_file
+from leaderboard.states import JobPurpose
 from leaderboard.web.analysis import analysis_context
 from leaderboard.web.auth import organizer_required
 from leaderboard.web.context import db, now, settings, store
@@ -107,7 +108,7 @@ def _page(target: Target, **extra: Any) -> str:
         if snap is not None
     }
     jobs = {
-        slug: {p: latest_job(session, t, p) for p in ("freeze", "verify")}
+        slug: {p: latest_job(session, t, p) for p in (JobPurpose.FREEZE, JobPurpose.VERIFY)}
         for slug, t in targets.items()
     }
     deadlines = {slug: deadline_ahead(session, t, now()) for slug, t in targets.items()}
@@ -307,14 +308,14 @@ def rescore(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
 
 #: What the page says once a freeze or a verification is queued for the worker.
 QUEUED = {
-    "freeze": "Freeze of {set} queued (job {job}): `leaderboard worker` computes the official "
+    JobPurpose.FREEZE: "Freeze of {set} queued (job {job}): `leaderboard worker` computes the official "
     "table's significance analysis, then freezes the table with it.",
-    "verify": "Verification of {set} queued (job {job}): `leaderboard worker` re-scores the "
+    JobPurpose.VERIFY: "Verification of {set} queued (job {job}): `leaderboard worker` re-scores the "
     "frozen runs and recomputes their analysis; this page shows what it finds.",
 }
 
 
-def _queue(task: str, subtask: str, eval_set: str, purpose: str) -> ResponseReturnValue:
+def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> ResponseReturnValue:
     _confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
@@ -324,7 +325,8 @@ def _queue(task: str, subtask: str, eval_set: str, purpose: str) -> ResponseRetu
             purpose,
             actor=_actor(),
             now=now(),
-            before_deadline=purpose == "freeze" and bool(request.form.get("before_deadline")),
+            before_deadline=purpose == JobPurpose.FREEZE
+            and bool(request.form.get("before_deadline")),
             zone=settings().display_timezone,
         )
     except DeadlineAhead as exc:
@@ -339,14 +341,14 @@ def _queue(task: str, subtask: str, eval_set: str, purpose: str) -> ResponseRetu
 @organizer_required
 def freeze_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue the freeze of a set's official ranking: the worker analyses it, then freezes."""
-    return _queue(task, subtask, eval_set, "freeze")
+    return _queue(task, subtask, eval_set, JobPurpose.FREEZE)
 
 
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/verify", methods=["POST"])
 @organizer_required
 def verify_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue the verification of a frozen ranking: re-scoring every run and its analysis."""
-    return _queue(task, subtask, eval_set, "verify")
+    return _queue(task, subtask, eval_set, JobPurpose.VERIFY)
 
 
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/runs.<ext>")

@@ -12,6 +12,7 @@ from leaderboard.services.errors import DomainError, RunRejected
 from leaderboard.services.phases import current_phase, may_withdraw, phases_of, remaining_quota
 from leaderboard.services.runs import Submission, submit_run, visible_run, withdraw_run
 from leaderboard.services.visibility import hiding_phase
+from leaderboard.states import Role
 from leaderboard.web.context import db, now, settings, store
 from leaderboard.web.forms import ConfirmForm, UploadForm, options
 from leaderboard.web.present import run_notes, score_lines
@@ -35,7 +36,7 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
     """Show the upload form; validate, score and store an uploaded run."""
     user = _user()
     target = resolve(db(), task, subtask, request.values.get("eval_set") or None)
-    if user.role != "participant":
+    if user.role != Role.PARTICIPANT:
         abort(403, "Only members of a team can upload runs.")
     if user.team is None:
         abort(403, NO_TEAM)

@@ -22,6 +22,7 @@ from leaderboard.services.errors import DomainError
 from leaderboard.services.runs import team_runs
 from leaderboard.services.throttle import TooManyAttempts, claim_request
 from leaderboard.services.visibility import hiding_phase
+from leaderboard.states import RunStatus
 from leaderboard.web.context import db, now
 from leaderboard.web.forms import ConfirmForm, TeamForm
 from leaderboard.web.present import score_lines
@@ -112,7 +113,7 @@ def team_page() -> ResponseReturnValue:
         members=teams.members_of(session, team),
         requests=teams.pending_requests(session, team) if user.is_captain else [],
         runs=shown,
-        active_runs=sum(1 for r in runs if r.status == "active"),
+        active_runs=sum(1 for r in runs if r.status == RunStatus.ACTIVE),
         max_size=site_settings.max_team_size(session),
         confirm=ConfirmForm(),
     )

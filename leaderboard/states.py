@@ -1,0 +1,61 @@
+"""The states a row can be in, as types; each is stored as its string value, which it equals."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Role(StrEnum):
+    """What an account is: an organizer of the site or a participant in one team."""
+
+    ORGANIZER = "organizer"
+    PARTICIPANT = "participant"
+
+
+class RunKind(StrEnum):
+    """Whether a run was submitted for a team or stands in a table as a baseline."""
+
+    RUN = "run"
+    BASELINE = "baseline"
+
+
+class RunStatus(StrEnum):
+    """Where a run stands: in its slot, replaced by a later run, or withdrawn by its team."""
+
+    ACTIVE = "active"
+    REPLACED = "replaced"
+    # By its team before the deadline: the slot is empty.
+    WITHDRAWN = "withdrawn"
+
+
+class JoinStatus(StrEnum):
+    """Where a request to join a team stands."""
+
+    PENDING = "pending"
+    ACCEPTED = "accepted"
+    DECLINED = "declined"
+    WITHDRAWN = "withdrawn"
+
+
+class JobStatus(StrEnum):
+    """Where an analysis job stands: queued, claimed by a worker, then done or failed."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class JobPurpose(StrEnum):
+    """What an analysis job is for: the live table, a freeze, or a verification of a freeze."""
+
+    TABLE = "table"
+    FREEZE = "freeze"
+    VERIFY = "verify"
+
+
+class NameMode(StrEnum):
+    """How a phase's public tables name teams: by name, or "Team 1", "Team 2", ... until revealed."""
+
+    PUBLIC = "public"
+    ANONYMOUS = "anonymous"

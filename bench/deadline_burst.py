@@ -106,7 +106,7 @@ def prepare(instance: Instance, teams: int) -> list[str]:
     # The bench runs its own campaign: the preset's open post-evaluation phase goes first.
     instance.cli("phase", TASK, SUBTASK, "post-evaluation", "--delete")
     instance.cli("phase", TASK, SUBTASK, "test", "--end", end)
-    from leaderboard.services import accounts
+    from leaderboard.services.accounts import core as accounts
 
     ext = instance.app().extensions["leaderboard"]
     tokens = []

@@ -70,9 +70,9 @@ class Load:
 
 def populate(instance: Instance, teams: int, seed: int = 3) -> int:
     """Create the teams and their runs through the services; return the number of runs."""
-    from leaderboard.services import accounts
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.runs import Submission, Upload, submit_run
+    from leaderboard.services.accounts import core as accounts
+    from leaderboard.services.runs.core import Submission, Upload, submit_run
+    from leaderboard.services.tasks.catalog import resolve
 
     ext = instance.app().extensions["leaderboard"]
     rng = random.Random(seed)

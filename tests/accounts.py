@@ -17,7 +17,7 @@ from sqlalchemy import event, select
 from werkzeug.test import TestResponse
 
 from leaderboard.models import User
-from leaderboard.services import mail
+from leaderboard.services.common import mail
 from tests.conftest import csrf_from
 from tests.smtp import Inbox, MailServer, link_in
 

@@ -23,7 +23,7 @@ from werkzeug.test import TestResponse
 from leaderboard.cli import register
 from leaderboard.db import make_engine, make_sessionmaker
 from leaderboard.migrate import upgrade
-from leaderboard.services.catalog import install_presets
+from leaderboard.services.tasks.catalog import install_presets
 from leaderboard.storage import FileStore
 from leaderboard.web import create_app
 

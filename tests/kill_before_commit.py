@@ -19,7 +19,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from leaderboard.models import Run
-from leaderboard.services import runs
+from leaderboard.services.runs import core as runs
 from leaderboard.web import create_app
 
 FLAG = "LEADERBOARD_TEST_KILL_FLAG"

@@ -11,8 +11,8 @@ from flask import Flask
 from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
-from leaderboard.services import accounts
-from leaderboard.services.catalog import POST_EVALUATION
+from leaderboard.services.accounts import core as accounts
+from leaderboard.services.tasks.catalog import POST_EVALUATION
 from leaderboard.tasks.definition import preset_paths
 from leaderboard.tasks.loading import load_definition_file
 

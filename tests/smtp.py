@@ -18,7 +18,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from leaderboard.services import mail
+from leaderboard.services.common import mail
 
 LINK = re.compile(r"https?://\S+")
 

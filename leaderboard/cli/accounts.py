@@ -9,7 +9,7 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import with_appcontext
-from leaderboard.services.errors import DomainError
+from leaderboard.services.common.errors import DomainError
 from leaderboard.states import Role
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ ROLES = tuple(role.value for role in Role)
 @with_appcontext
 def create_team_cmd(name: str) -> None:
     """Create a team."""
-    from leaderboard.services import accounts
+    from leaderboard.services.accounts import core as accounts
 
     common.report_change(
         lambda s: f"Created team {accounts.create_team(s, name, actor=common.actor()).name!r}."
@@ -39,7 +39,7 @@ def create_team_cmd(name: str) -> None:
 @with_appcontext
 def create_user_cmd(email: str, role: str, team: str | None, password: str | None) -> None:
     """Create an organizer or a participant account."""
-    from leaderboard.services import accounts
+    from leaderboard.services.accounts import core as accounts
 
     generated = password is None
     chosen = password or secrets.token_urlsafe(12)
@@ -61,7 +61,7 @@ def create_user_cmd(email: str, role: str, team: str | None, password: str | Non
 @with_appcontext
 def set_password_cmd(email: str, password: str) -> None:
     """Set a user's password (every session of the user ends, every API token is revoked)."""
-    from leaderboard.services import accounts
+    from leaderboard.services.accounts import core as accounts
 
     def change(s: Session) -> str:
         accounts.set_password(s, email, password, actor=common.actor())
@@ -75,7 +75,7 @@ def set_password_cmd(email: str, password: str) -> None:
 @with_appcontext
 def disable_user_cmd(email: str) -> None:
     """Disable an account: it cannot log in, its sessions end and its API tokens are revoked."""
-    from leaderboard.services import accounts
+    from leaderboard.services.accounts import core as accounts
 
     def change(s: Session) -> str:
         accounts.disable_user(s, email, actor=common.actor())
@@ -92,7 +92,7 @@ def disable_user_cmd(email: str) -> None:
 @with_appcontext
 def enable_user_cmd(email: str) -> None:
     """Let a disabled account log in again (its old sessions stay ended)."""
-    from leaderboard.services import accounts
+    from leaderboard.services.accounts import core as accounts
 
     def change(s: Session) -> str:
         accounts.enable_user(s, email, actor=common.actor())
@@ -108,7 +108,7 @@ def enable_user_cmd(email: str) -> None:
 @with_appcontext
 def token_cmd(email: str, revoke: bool, name: str) -> None:
     """Print a new API token for a user (or revoke all of the user's tokens)."""
-    from leaderboard.services import accounts
+    from leaderboard.services.accounts import core as accounts
 
     def change(s: Session) -> str:
         if revoke:
@@ -124,7 +124,7 @@ def token_cmd(email: str, revoke: bool, name: str) -> None:
 @with_appcontext
 def settings_cmd(name: str | None, value: str | None) -> None:
     """Show the site settings, or set NAME to VALUE (registration, max_team_size, ...)."""
-    from leaderboard.services import settings
+    from leaderboard.services.common import settings
 
     if value is None:
         with common.session() as session:

@@ -8,7 +8,7 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import set_option, with_appcontext
-from leaderboard.services.errors import DomainError
+from leaderboard.services.common.errors import DomainError
 from leaderboard.states import JobPurpose
 
 #: The significance methods and formats, spelled out so that option parsing loads no service.
@@ -47,10 +47,10 @@ def significance_cmd(
     fmt: str,
 ) -> None:
     """Test every pair of the table's runs; store and print p-values, clusters and intervals."""
-    from leaderboard.services.analyses import compute_now
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.significance import Request
-    from leaderboard.services.tables import caption_of
+    from leaderboard.services.results.analyses import compute_now
+    from leaderboard.services.results.significance import Request
+    from leaderboard.services.results.tables import caption_of
+    from leaderboard.services.tasks.catalog import resolve
     from leaderboard.tables import significance_exports as exports
 
     request = Request(measure, method, samples, seed, alpha, correction, runs)
@@ -88,7 +88,7 @@ def worker_cmd(once: bool, poll: float) -> None:
     """Run the analyses, freezes and verifications organizers queue on the web, one at a time."""
     import time
 
-    from leaderboard.services.analyses import claim_next, run_claimed, worker_name
+    from leaderboard.services.results.analyses import claim_next, run_claimed, worker_name
 
     name = worker_name()
     while True:

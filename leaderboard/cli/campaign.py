@@ -10,7 +10,7 @@ import click
 from leaderboard.cli import common
 from leaderboard.cli.common import set_option, with_appcontext
 from leaderboard.clock import parse_instant
-from leaderboard.services.errors import DomainError
+from leaderboard.services.common.errors import DomainError
 from leaderboard.states import NameMode
 
 
@@ -82,8 +82,13 @@ def phase_cmd(
     delete: bool,
 ) -> None:
     """Create, update or delete a phase; times are stored in UTC and shown with their zone."""
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.phases import PhaseChange, delete_phase, show_time, upsert_phase
+    from leaderboard.services.campaign.phases import (
+        PhaseChange,
+        delete_phase,
+        show_time,
+        upsert_phase,
+    )
+    from leaderboard.services.tasks.catalog import resolve
 
     if delete:
         given = (start, end, late, corrections, results, names, diagnostics)
@@ -153,9 +158,9 @@ def phase_cmd(
 @with_appcontext
 def freeze_cmd(task: str, subtask: str, set_slug: str | None, before_deadline: bool) -> None:
     """Freeze the official ranking: an immutable snapshot with the hashes to verify it."""
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.freeze import DeadlineAhead, freeze
-    from leaderboard.services.frozen_analysis import describe_analysis
+    from leaderboard.services.campaign.freeze import DeadlineAhead, freeze
+    from leaderboard.services.campaign.frozen_analysis import describe_analysis
+    from leaderboard.services.tasks.catalog import resolve
 
     with common.session() as session:
         try:
@@ -187,8 +192,8 @@ def freeze_cmd(task: str, subtask: str, set_slug: str | None, before_deadline: b
 @with_appcontext
 def verify_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Re-score the frozen runs from the stored files and gold; exit 1 on any difference."""
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.freeze import verify
+    from leaderboard.services.campaign.freeze import verify
+    from leaderboard.services.tasks.catalog import resolve
 
     with common.session() as session:
         try:

@@ -89,7 +89,7 @@ set_option = click.option(
 
 def report_change(change: Callable[[Session], str]) -> None:
     """Run ``change`` in a session and print its report; a refusal is an error (exit 1)."""
-    from leaderboard.services.errors import DomainError
+    from leaderboard.services.common.errors import DomainError
 
     with session() as db:
         try:

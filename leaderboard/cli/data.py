@@ -8,7 +8,7 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import with_appcontext
-from leaderboard.services.errors import DomainError
+from leaderboard.services.common.errors import DomainError
 
 
 @click.group("data")
@@ -25,8 +25,8 @@ def data_group() -> None:
 @with_appcontext
 def add_cmd(task: str, subtask: str, file: str, phase_name: str, title: str) -> None:
     """Attach a file to a phase; a file equal to a gold file of the task is refused."""
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.taskdata import add_data_file
+    from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.services.tasks.data import add_data_file
 
     path = Path(file)
     with common.session() as session:
@@ -60,8 +60,8 @@ def add_cmd(task: str, subtask: str, file: str, phase_name: str, title: str) -> 
 @with_appcontext
 def list_cmd(task: str, subtask: str) -> None:
     """List a subtask's data files: id, phase, file name, size and title."""
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.taskdata import data_files
+    from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.services.tasks.data import data_files
 
     with common.session() as session:
         try:
@@ -79,8 +79,8 @@ def list_cmd(task: str, subtask: str) -> None:
 @with_appcontext
 def delete_cmd(task: str, subtask: str, file_id: int) -> None:
     """Remove a data file from its phase."""
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.taskdata import delete_data_file
+    from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.services.tasks.data import delete_data_file
 
     with common.session() as session:
         try:

@@ -9,10 +9,10 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import GoldAddressCommand, with_appcontext
-from leaderboard.services.errors import DomainError
+from leaderboard.services.common.errors import DomainError
 
 if TYPE_CHECKING:
-    from leaderboard.services.gold import RescoreReport
+    from leaderboard.services.tasks.gold import RescoreReport
 
 
 @click.command("set-gold", cls=GoldAddressCommand)
@@ -27,8 +27,8 @@ def set_gold_cmd(
     task: str, subtask: str, file: str, set_slug: str | None, **address: str | None
 ) -> None:
     """Add or replace a gold file (or qrels variant) and re-score every run against it."""
-    from leaderboard.services.catalog import load_gold, resolve
-    from leaderboard.services.gold import gold_target, set_gold
+    from leaderboard.services.tasks.catalog import load_gold, resolve
+    from leaderboard.services.tasks.gold import gold_target, set_gold
 
     path = Path(file)
     try:
@@ -75,8 +75,8 @@ def _echo_rescore(report: RescoreReport) -> None:
 @with_appcontext
 def rescore_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Re-score every run of the subtask against its current gold; old scores stay in history."""
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.gold import rescore_set
+    from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.services.tasks.gold import rescore_set
 
     with common.session() as session:
         try:

@@ -9,19 +9,19 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import with_appcontext
-from leaderboard.services.errors import DomainError
+from leaderboard.services.common.errors import DomainError
 
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from leaderboard.services.notices import Outbox
+    from leaderboard.services.accounts.notices import Outbox
 
 
 def _outbox(session: Session) -> Outbox:
     """Return a mail builder that sends at once, with links from the configured base URL."""
-    from leaderboard.services import settings as site
-    from leaderboard.services.mail import Transport
-    from leaderboard.services.notices import NoBaseUrl, Outbox, link_base
+    from leaderboard.services.accounts.notices import NoBaseUrl, Outbox, link_base
+    from leaderboard.services.common import settings as site
+    from leaderboard.services.common.mail import Transport
 
     config = common.settings()
     try:
@@ -40,7 +40,7 @@ def _outbox(session: Session) -> Outbox:
 
 
 def _mail(send: Callable[[Session], str]) -> None:
-    from leaderboard.services.mail import MailError
+    from leaderboard.services.common.mail import MailError
 
     with common.session() as session:
         try:
@@ -55,7 +55,7 @@ def _mail(send: Callable[[Session], str]) -> None:
 @with_appcontext
 def invite_cmd(email: str) -> None:
     """Mail EMAIL a signed sign-up link (works in every registration mode but closed)."""
-    from leaderboard.services.users import invitable
+    from leaderboard.services.accounts.admin import invitable
 
     def send(session: Session) -> str:
         box = _outbox(session)
@@ -71,7 +71,7 @@ def invite_cmd(email: str) -> None:
 @with_appcontext
 def resend_verification_cmd(email: str) -> None:
     """Mail an unverified account a new verification link."""
-    from leaderboard.services.users import unverified_for_resend
+    from leaderboard.services.accounts.admin import unverified_for_resend
 
     def send(session: Session) -> str:
         box = _outbox(session)

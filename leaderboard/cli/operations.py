@@ -8,7 +8,7 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import with_appcontext
-from leaderboard.services.errors import DomainError
+from leaderboard.services.common.errors import DomainError
 
 
 @click.command("backup")
@@ -16,7 +16,7 @@ from leaderboard.services.errors import DomainError
 @with_appcontext
 def backup_cmd(dest: str) -> None:
     """Copy the database (SQLite online backup or pg_dump) and the stored files into DEST."""
-    from leaderboard.services.backup import backup
+    from leaderboard.services.common.backup import backup
 
     with common.session() as session:
         try:

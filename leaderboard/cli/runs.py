@@ -10,7 +10,7 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import ImportModesCommand, chosen_options, set_option, with_appcontext
-from leaderboard.services.errors import DomainError, RunRejected
+from leaderboard.services.common.errors import DomainError, RunRejected
 from leaderboard.tasks.families.base import RunPathError
 
 if TYPE_CHECKING:
@@ -34,8 +34,8 @@ def _import_one(
     modes: dict[str, bool],
 ) -> bool:
     """Import one file; print its report; return whether it was stored."""
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.runs import Submission, Upload, submit_run
+    from leaderboard.services.runs.core import Submission, Upload, submit_run
+    from leaderboard.services.tasks.catalog import resolve
 
     target = resolve(session, task, subtask, set_slug)
     try:
@@ -128,9 +128,9 @@ def _import_baseline(
     lenient: bool,
 ) -> bool:
     """Import one run as a baseline row labelled ``label``; print its report; return if stored."""
-    from leaderboard.services.baselines import import_baseline
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.runs import Upload
+    from leaderboard.services.runs.baselines import import_baseline
+    from leaderboard.services.runs.core import Upload
+    from leaderboard.services.tasks.catalog import resolve
 
     settings = common.settings()
     target = resolve(session, task, subtask, set_slug)
@@ -214,7 +214,7 @@ def import_runs_cmd(
     ``README.txt`` becomes the description), or is itself one team's folder. A ``.score`` file
     beside a run is compared with our values.
     """
-    from leaderboard.services.catalog import resolve
+    from leaderboard.services.tasks.catalog import resolve
 
     if baseline is not None:
         _check_baseline_usage(paths, team, slot, name, modes)
@@ -268,8 +268,8 @@ def import_runs_cmd(
 @with_appcontext
 def add_baselines_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Compute and store the subtask's standard baselines from the gold data."""
-    from leaderboard.services.baselines import add_baselines
-    from leaderboard.services.catalog import resolve
+    from leaderboard.services.runs.baselines import add_baselines
+    from leaderboard.services.tasks.catalog import resolve
 
     with common.session() as session:
         try:

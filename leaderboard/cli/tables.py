@@ -6,7 +6,7 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import set_option, with_appcontext
-from leaderboard.services.errors import DomainError, NotFound
+from leaderboard.services.common.errors import DomainError, NotFound
 from leaderboard.tables import exports
 
 #: The listing formats, spelled out so that option parsing loads no service.
@@ -32,10 +32,10 @@ FORMATS = {
 @with_appcontext
 def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official: bool) -> None:
     """Print the ranking table: live (late and corrected runs marked), or the frozen official one."""
-    from leaderboard.services.anonymity import ALL_NAMES
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.freeze import frozen_of
-    from leaderboard.services.tables import live_table
+    from leaderboard.services.campaign.freeze import frozen_of
+    from leaderboard.services.results.anonymity import ALL_NAMES
+    from leaderboard.services.results.tables import live_table
+    from leaderboard.services.tasks.catalog import resolve
 
     with common.session() as session:
         try:
@@ -65,8 +65,8 @@ def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official:
 @with_appcontext
 def runs_cmd(task: str, subtask: str, set_slug: str | None, fmt: str) -> None:
     """Print the per-team run listing with the systems' descriptions (for the paper)."""
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.listing import LISTING_FORMATS, run_listing
+    from leaderboard.services.results.listing import LISTING_FORMATS, run_listing
+    from leaderboard.services.tasks.catalog import resolve
 
     with common.session() as session:
         try:

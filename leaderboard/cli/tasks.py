@@ -16,7 +16,7 @@ from leaderboard.cli.references import Refused, check_reference_files, read_defi
 def init_cmd() -> None:
     """Create or upgrade the database and load the bundled task presets (safe to run twice)."""
     from leaderboard.migrate import MigrationRefused, upgrade
-    from leaderboard.services.catalog import install_presets
+    from leaderboard.services.tasks.catalog import install_presets
 
     settings = common.settings()
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
@@ -35,8 +35,8 @@ def init_cmd() -> None:
 @with_appcontext
 def add_task_cmd(definition: str) -> None:
     """Host a new task (or update one) from a task definition file and its gold files."""
-    from leaderboard.services.catalog import install_definition
-    from leaderboard.services.phases import closed_notice, closed_subtasks
+    from leaderboard.services.campaign.phases import closed_notice, closed_subtasks
+    from leaderboard.services.tasks.catalog import install_definition
 
     try:
         d = read_definition(Path(definition))

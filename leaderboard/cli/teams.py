@@ -21,7 +21,7 @@ FORMAT_NAMES = ("csv", "json", "latex", "md")
 @with_appcontext
 def teams_cmd(fmt: str) -> None:
     """Print the participants table: teams with runs (withdrawn ones left out), affiliation, members, subtasks."""
-    from leaderboard.services.participants import PARTICIPANT_FORMATS, participants
+    from leaderboard.services.results.participants import PARTICIPANT_FORMATS, participants
 
     with common.session() as session:
         text = PARTICIPANT_FORMATS[fmt](participants(session))
@@ -29,7 +29,7 @@ def teams_cmd(fmt: str) -> None:
 
 
 def _team_id(session: Session, name: str) -> int:
-    from leaderboard.services.accounts import find_team
+    from leaderboard.services.accounts.core import find_team
 
     return find_team(session, name).id
 
@@ -40,7 +40,7 @@ def _team_id(session: Session, name: str) -> int:
 @with_appcontext
 def rename_team_cmd(old: str, new: str) -> None:
     """Rename a team (frozen tables keep the old name)."""
-    from leaderboard.services.team_admin import rename_team
+    from leaderboard.services.teams.admin import rename_team
 
     def change(s: Session) -> str:
         team = rename_team(s, _team_id(s, old), new, actor=common.actor())
@@ -55,7 +55,7 @@ def rename_team_cmd(old: str, new: str) -> None:
 @with_appcontext
 def merge_teams_cmd(source: str, target: str) -> None:
     """Move every member and run of team FROM into team INTO and delete FROM."""
-    from leaderboard.services.team_admin import merge_teams
+    from leaderboard.services.teams.admin import merge_teams
 
     def change(s: Session) -> str:
         team = merge_teams(s, _team_id(s, source), _team_id(s, target), actor=common.actor())
@@ -69,7 +69,7 @@ def merge_teams_cmd(source: str, target: str) -> None:
 @with_appcontext
 def withdraw_team_cmd(name: str) -> None:
     """Withdraw a team: its runs leave every live table and export."""
-    from leaderboard.services.team_admin import withdraw_team
+    from leaderboard.services.teams.admin import withdraw_team
 
     def change(s: Session) -> str:
         team = withdraw_team(s, _team_id(s, name), actor=common.actor())
@@ -83,7 +83,7 @@ def withdraw_team_cmd(name: str) -> None:
 @with_appcontext
 def approve_team_cmd(name: str) -> None:
     """Approve a team created in approval mode."""
-    from leaderboard.services.team_admin import approve_team
+    from leaderboard.services.teams.admin import approve_team
 
     def change(s: Session) -> str:
         team = approve_team(s, _team_id(s, name), actor=common.actor())
@@ -98,7 +98,7 @@ def approve_team_cmd(name: str) -> None:
 @with_appcontext
 def add_member_cmd(team: str, email: str) -> None:
     """Add an account without a team to TEAM (its captain if it has none), in any registration mode."""
-    from leaderboard.services.team_admin import add_member
+    from leaderboard.services.teams.admin import add_member
 
     def change(s: Session) -> str:
         team_id = _team_id(s, team)

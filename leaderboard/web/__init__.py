@@ -51,25 +51,23 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         "clock": (overrides or {}).get("clock") or clock_from_environment(),
     }
 
-    from leaderboard.web import (
-        account,
-        analysis,
-        api,
-        auth,
-        downloads,
-        errors,
-        ops,
-        org_accounts,
-        organizer,
-        organizer_teams,
-        pagecache,
-        participant,
-        public,
-        teams,
-        tokens,
-    )
-    from leaderboard.web.extensions import csrf, init_login
-    from leaderboard.web.security import init_security
+    from leaderboard.web.account import routes as account
+    from leaderboard.web.account import tokens
+    from leaderboard.web.analysis import routes as analysis
+    from leaderboard.web.api import routes as api
+    from leaderboard.web.auth import routes as auth
+    from leaderboard.web.common.extensions import csrf, init_login
+    from leaderboard.web.common.security import init_security
+    from leaderboard.web.data import routes as data
+    from leaderboard.web.errors import routes as errors
+    from leaderboard.web.ops import routes as ops
+    from leaderboard.web.organizer import accounts as org_accounts
+    from leaderboard.web.organizer import routes as organizer
+    from leaderboard.web.organizer import teams as organizer_teams
+    from leaderboard.web.participant import routes as participant
+    from leaderboard.web.public import pagecache
+    from leaderboard.web.public import routes as public
+    from leaderboard.web.teams import routes as teams
 
     csrf.init_app(app)
     init_login(app)
@@ -82,7 +80,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         tokens.bp,
         organizer.bp,
         organizer_teams.bp,
-        downloads.bp,
+        data.bp,
         analysis.bp,
         account.bp,
         org_accounts.bp,
@@ -96,7 +94,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     pagecache.init_caches(app)
     csrf.exempt(api.bp)
 
-    from leaderboard.web.filters import init_filters
+    from leaderboard.web.common.filters import init_filters
 
     init_filters(app)
     return app

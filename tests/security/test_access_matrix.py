@@ -106,7 +106,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     make_participant(app, "Borealis", EMAILS["bob"])
     tokens = {role: token_for(app, email) for role, email in EMAILS.items() if role != "carol"}
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        from leaderboard.services import accounts
+        from leaderboard.services.accounts import core as accounts
 
         # Signed up (a team-less participant), the address never verified; an organizer even
         # issued a token, which must open nothing.

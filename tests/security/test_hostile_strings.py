@@ -21,8 +21,8 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskClient
 
-from leaderboard.services import accounts
-from leaderboard.services.errors import NotFound
+from leaderboard.services.accounts import core as accounts
+from leaderboard.services.common.errors import NotFound
 from tests.conftest import app_on_copy, csrf_from, dispose, login
 from tests.runs import (
     GOLD_TEST_A,

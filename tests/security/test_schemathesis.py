@@ -21,7 +21,7 @@ from flask import Flask
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from leaderboard.web.openapi import openapi_document
+from leaderboard.web.api.openapi import openapi_document
 from tests.conftest import app_on_copy
 from tests.runs import accepted, api_upload, constant_run, make_participant, oracle_run, token_for
 

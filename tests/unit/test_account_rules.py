@@ -6,15 +6,15 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from leaderboard.services.links import (
+from leaderboard.services.accounts.links import (
     BadLink,
     ExpiredLink,
     fingerprint,
     make_token,
     read_token,
 )
-from leaderboard.services.mail import MailError, compose, is_plain_address
-from leaderboard.services.passwords import password_problems
+from leaderboard.services.accounts.passwords import password_problems
+from leaderboard.services.common.mail import MailError, compose, is_plain_address
 
 SITE = "SemEval Leaderboard"
 T0 = datetime(2016, 1, 20, 9, 0, tzinfo=UTC)

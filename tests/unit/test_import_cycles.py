@@ -12,12 +12,12 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 MODULES = [
-    "leaderboard.services.audit",
-    "leaderboard.services.catalog",
-    "leaderboard.services.target",
-    "leaderboard.web.analysis",
-    "leaderboard.web.organizer",
-    "leaderboard.web.auth",
+    "leaderboard.services.common.audit",
+    "leaderboard.services.tasks.catalog",
+    "leaderboard.services.tasks.target",
+    "leaderboard.web.analysis.routes",
+    "leaderboard.web.organizer.routes",
+    "leaderboard.web.auth.routes",
 ]
 
 
@@ -63,8 +63,8 @@ def _reaches(start: str) -> set[str]:
 @pytest.mark.parametrize(
     ("lower", "upper"),
     [
-        ("leaderboard.services.audit", "leaderboard.services.catalog"),
-        ("leaderboard.web.analysis", "leaderboard.web.organizer"),
+        ("leaderboard.services.common.audit", "leaderboard.services.tasks.catalog"),
+        ("leaderboard.web.analysis.routes", "leaderboard.web.organizer.routes"),
     ],
 )
 def test_no_circle(lower: str, upper: str) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.services.errors import InvalidInput
-from leaderboard.services.text import clean_text
+from leaderboard.services.common.errors import InvalidInput
+from leaderboard.services.common.text import clean_text
 
 
 def refusal(value: str, **kw: object) -> str:

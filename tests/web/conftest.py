@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from leaderboard.services import mail
+from leaderboard.services.common import mail
 from tests.smtp import MailServer, smtp_server
 
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.clock import FixedClock
 from leaderboard.models import ApiToken, AuditEvent
-from leaderboard.services import accounts
+from leaderboard.services.accounts import core as accounts
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant
 

@@ -10,9 +10,9 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.models import Analysis, utcnow
-from leaderboard.services import analyses
-from leaderboard.services.catalog import resolve
-from leaderboard.services.significance import Request
+from leaderboard.services.results import analyses
+from leaderboard.services.results.significance import Request
+from leaderboard.services.tasks.catalog import resolve
 from tests.runs import api_upload, token_for
 from tests.web.test_significance_cli import PATH, SENTIMENT, hosted  # noqa: F401
 

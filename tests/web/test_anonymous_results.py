@@ -211,7 +211,7 @@ def test_organizer_phase_form_sets_names(anon_app: Flask) -> None:
 
 def test_a_masked_entry_hides_team_run_tag_and_label() -> None:
     from leaderboard.models import Run, Team
-    from leaderboard.services.tables import entry_for
+    from leaderboard.services.results.tables import entry_for
 
     run = Run(
         kind="run",
@@ -237,8 +237,8 @@ def test_a_masked_entry_hides_team_run_tag_and_label() -> None:
 
 def test_team_numbers_follow_first_runs_and_skip_baselines(anon_app: Flask) -> None:
     from leaderboard.models import Team
-    from leaderboard.services.anonymity import team_numbers
-    from leaderboard.services.catalog import resolve
+    from leaderboard.services.results.anonymity import team_numbers
+    from leaderboard.services.tasks.catalog import resolve
 
     _cli(anon_app, "add-baselines", T3, "A")
     with anon_app.extensions["leaderboard"]["sessionmaker"]() as s:

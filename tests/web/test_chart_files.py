@@ -78,7 +78,7 @@ def test_each_audience_variant_is_drawn_once_and_stored(
     assert org.get("/organizer/analyses/1/measure.pdf").data == pdf.data
     assert len(drawn) == 4
     with app.app_context():
-        from leaderboard.web.context import db
+        from leaderboard.web.common.context import db
 
         assert db().scalar(select(func.count()).select_from(ChartFile)) == 4
 

@@ -176,8 +176,8 @@ def test_unknown_task_is_a_clear_error(runner: FlaskCliRunner) -> None:
 def test_cli_option_choices_match_the_services() -> None:
     """The CLI spells some choices out to start fast; they must stay those of the services."""
     from leaderboard.cli import accounts, tables
-    from leaderboard.services.accounts import ROLES
-    from leaderboard.services.listing import LISTING_FORMATS
+    from leaderboard.services.accounts.core import ROLES
+    from leaderboard.services.results.listing import LISTING_FORMATS
 
     assert tuple(accounts.ROLES) == tuple(ROLES)
     assert sorted(tables.LISTING_FORMAT_NAMES) == sorted(LISTING_FORMATS)
@@ -289,7 +289,7 @@ def test_score_loads_no_web_database_or_service_module() -> None:
     probe = (
         "import sys; import leaderboard.cli; "
         "print(sorted(m for m in ('flask', 'sqlalchemy', 'leaderboard.web', "
-        "'leaderboard.services.catalog') if m in sys.modules))"
+        "'leaderboard.services.tasks.catalog') if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

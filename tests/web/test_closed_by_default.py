@@ -389,7 +389,7 @@ def test_upgrading_an_install_opens_its_presets_that_have_no_phase(
 
     from leaderboard.db import make_engine, make_sessionmaker
     from leaderboard.migrate import alembic_config
-    from leaderboard.services.catalog import install_presets, resolve
+    from leaderboard.services.tasks.catalog import install_presets, resolve
     from leaderboard.storage import FileStore
 
     config = alembic_config(empty_database_url)

@@ -8,11 +8,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import Run
-from leaderboard.services.baselines import import_baseline
-from leaderboard.services.catalog import resolve
-from leaderboard.services.errors import InvalidInput, RunRejected
-from leaderboard.services.runs import Upload
-from leaderboard.services.tables import live_table
+from leaderboard.services.common.errors import InvalidInput, RunRejected
+from leaderboard.services.results.tables import live_table
+from leaderboard.services.runs.baselines import import_baseline
+from leaderboard.services.runs.core import Upload
+from leaderboard.services.tasks.catalog import resolve
 from tests.runs import oracle_run
 
 

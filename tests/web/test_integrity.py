@@ -15,8 +15,8 @@ from sqlalchemy.exc import IntegrityError
 
 from leaderboard.migrate import upgrade
 from leaderboard.models import Base, Run
-from leaderboard.services.catalog import resolve
-from leaderboard.services.runs import Submission, Upload, submit_run
+from leaderboard.services.runs.core import Submission, Upload, submit_run
+from leaderboard.services.tasks.catalog import resolve
 from tests.conftest import login
 from tests.runs import constant_run, make_participant, oracle_run, own_campaign
 
@@ -44,7 +44,7 @@ def test_alembic_check_command(empty_database_url: str) -> None:
 def _submit(app: Flask, data: bytes, slot: str = "primary") -> Run:
     ext = app.extensions["leaderboard"]
     with ext["sessionmaker"]() as session:
-        from leaderboard.services.accounts import find_user
+        from leaderboard.services.accounts.core import find_user
 
         user = find_user(session, "alice@example.org")
         target = resolve(session, "semeval2016-task3", "A")
@@ -105,7 +105,7 @@ def test_hostile_team_names_are_escaped(app: Flask, client: FlaskClient) -> None
     make_participant(app, evil, "eve@example.org")
     _submit_for = app.extensions["leaderboard"]
     with _submit_for["sessionmaker"]() as session:
-        from leaderboard.services.accounts import find_user
+        from leaderboard.services.accounts.core import find_user
 
         user = find_user(session, "eve@example.org")
         target = resolve(session, "semeval2016-task3", "A")
@@ -160,7 +160,7 @@ def test_gold_files_are_not_served(app: Flask, client: FlaskClient) -> None:
 def test_passwords_are_hashed_with_argon2(app: Flask) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        from leaderboard.services.accounts import find_user
+        from leaderboard.services.accounts.core import find_user
 
         stored = find_user(session, "alice@example.org").password_hash
     assert stored is not None and stored.startswith("$argon2id$")
@@ -187,7 +187,7 @@ def test_downloads_in_every_format(app: Flask, client: FlaskClient) -> None:
 def test_results_page_shows_subindices_and_dir_auto(app: Flask, client: FlaskClient) -> None:
     make_participant(app, "فريق", "arabic@example.org")
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        from leaderboard.services.accounts import find_user
+        from leaderboard.services.accounts.core import find_user
 
         user = find_user(session, "arabic@example.org")
         ext = app.extensions["leaderboard"]
@@ -206,7 +206,7 @@ def test_results_page_shows_subindices_and_dir_auto(app: Flask, client: FlaskCli
 
 def test_cached_pages_follow_every_change(app: Flask, client: FlaskClient, runner) -> None:  # type: ignore[no-untyped-def]
     """Anonymous pages are cached by the set's revision; a run, a phase or a freeze expires them."""
-    from leaderboard.web import pagecache
+    from leaderboard.web.public import pagecache
 
     url = "/tasks/semeval2016-task3/A"
     assert "No run has been scored" in client.get(url).get_data(as_text=True)

@@ -15,7 +15,7 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from leaderboard.clock import FixedClock
-from leaderboard.services.throttle import (
+from leaderboard.services.common.throttle import (
     PER_ACCOUNT,
     PER_ADDRESS,
     PER_PAIR,

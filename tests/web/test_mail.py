@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from leaderboard.config import load_settings
-from leaderboard.services import mail
+from leaderboard.services.common import mail
 from tests.accounts import BASE, confirm, last_link, path_of, sign_up, user_row
 from tests.conftest import AppFactory
 from tests.smtp import body_of, certificates, link_in, smtp_server

@@ -7,7 +7,7 @@ from flask import Flask
 from sqlalchemy import select
 
 from leaderboard.models import AuditEvent
-from leaderboard.services import mail
+from leaderboard.services.common import mail
 from tests.accounts import BASE, PASSWORD, last_link, mails_to, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant
@@ -77,7 +77,7 @@ def test_without_a_base_url_the_organizer_cannot_invite_or_resend(
 ) -> None:
     app = _unconfigured(make_app, server)
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        from leaderboard.services.accounts import find_user
+        from leaderboard.services.accounts.core import find_user
 
         find_user(session, ALICE).verified_at = None
         alice_id = find_user(session, ALICE).id
@@ -102,7 +102,7 @@ def test_without_a_base_url_the_mailing_commands_exit_1(
 ) -> None:
     app = _unconfigured(make_app, server)
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        from leaderboard.services.accounts import find_user
+        from leaderboard.services.accounts.core import find_user
 
         find_user(session, ALICE).verified_at = None
         session.commit()

@@ -232,8 +232,8 @@ def test_forms_without_csrf_are_refused(org: FlaskClient) -> None:
 
 
 def test_upload_page_shows_phase_deadline_and_quota(org_app: Flask) -> None:
-    from leaderboard.services.catalog import resolve
-    from leaderboard.services.phases import PhaseChange, upsert_phase
+    from leaderboard.services.campaign.phases import PhaseChange, upsert_phase
+    from leaderboard.services.tasks.catalog import resolve
 
     ext = org_app.extensions["leaderboard"]
     with ext["sessionmaker"]() as session:

@@ -8,7 +8,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from leaderboard.models import AuditEvent
-from leaderboard.services import mail
+from leaderboard.services.common import mail
 from tests.accounts import PASSWORD, confirm, last_link, mailing, post_form, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant, token_for
@@ -100,7 +100,7 @@ def test_resend_verification_mails_an_unverified_account(
 def test_an_invitation_prefills_and_requires_its_address(
     site: Flask, org: FlaskClient, server: MailServer
 ) -> None:
-    from leaderboard.services.settings import set_value
+    from leaderboard.services.common.settings import set_value
 
     with site.extensions["leaderboard"]["sessionmaker"]() as session:
         set_value(session, "registration", "invite", actor="test")

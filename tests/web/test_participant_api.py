@@ -13,8 +13,8 @@ from sqlalchemy import select
 
 from leaderboard.clock import FixedClock
 from leaderboard.models import AuditEvent, GoldFile, Run
-from leaderboard.services.catalog import resolve
-from leaderboard.services.tables import official_runs
+from leaderboard.services.results.tables import official_runs
+from leaderboard.services.tasks.catalog import resolve
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import (
     GOLD_TEST_A,

@@ -13,7 +13,7 @@ from sqlalchemy import select
 from leaderboard.clock import FixedClock
 from leaderboard.config import load_settings
 from leaderboard.models import AuditEvent
-from leaderboard.services.accounts import find_user
+from leaderboard.services.accounts.core import find_user
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_participant, token_for
 

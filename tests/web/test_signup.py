@@ -11,8 +11,8 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from leaderboard.clock import FixedClock
-from leaderboard.services import mail
-from leaderboard.services.throttle import REQUEST_LIMITS
+from leaderboard.services.common import mail
+from leaderboard.services.common.throttle import REQUEST_LIMITS
 from tests.accounts import (
     PASSWORD,
     Work,
@@ -380,7 +380,7 @@ def test_a_team_invite_link_leads_to_the_team_after_verification(
 ) -> None:
     make_participant(site, "Aurora", "alice@example.org", PASSWORD)
     with site.extensions["leaderboard"]["sessionmaker"]() as session:
-        from leaderboard.services.accounts import find_team
+        from leaderboard.services.accounts.core import find_team
 
         find_team(session, "Aurora").invite_code = "join-aurora-123"
         session.commit()
@@ -405,7 +405,7 @@ def test_a_team_invite_link_leads_to_the_team_after_verification(
 
 def _aurora_code(site: Flask, code: str = "join-aurora-123") -> None:
     with site.extensions["leaderboard"]["sessionmaker"]() as session:
-        from leaderboard.services.accounts import find_team
+        from leaderboard.services.accounts.core import find_team
 
         find_team(session, "Aurora").invite_code = code
         session.commit()

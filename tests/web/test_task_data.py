@@ -19,8 +19,8 @@ from sqlalchemy import select, update
 
 from leaderboard.clock import FixedClock
 from leaderboard.models import AuditEvent, Task, TaskDataFile, Team, TermsAcceptance
-from leaderboard.services import taskdata
-from leaderboard.services.taskdata import safe_filename
+from leaderboard.services.tasks import data as taskdata
+from leaderboard.services.tasks.data import safe_filename
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import GOLD_TEST_A, make_organizer, make_participant, own_campaign
 

@@ -12,7 +12,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, Run, Team, User
-from leaderboard.services import accounts
+from leaderboard.services.accounts import core as accounts
 from tests.conftest import csrf_from, login
 from tests.runs import (
     accepted,
@@ -365,13 +365,13 @@ def test_adding_a_member_refusals(app: Flask, org: FlaskClient, session: Session
     assert post(org, add, email="")[0] == 400
     assert post(org, "/organizer/teams/999999/members", email="dan@example.org")[0] == 404
     with app.extensions["leaderboard"]["sessionmaker"]() as s:
-        from leaderboard.services import settings
+        from leaderboard.services.common import settings
 
         settings.set_value(s, "max_team_size", "1", actor="test")
     status, page = post(org, add, email="dan@example.org")
     assert status == 409 and "is full" in page
     with app.extensions["leaderboard"]["sessionmaker"]() as s:
-        from leaderboard.services import settings
+        from leaderboard.services.common import settings
 
         settings.set_value(s, "max_team_size", "10", actor="test")
     assert post(org, f"/organizer/teams/{borealis}/withdraw")[0] == 200

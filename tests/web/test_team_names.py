@@ -14,8 +14,9 @@ from sqlalchemy.orm import Session
 
 from leaderboard.migrate import MigrationRefused, alembic_config, upgrade
 from leaderboard.models import Team, team_name_key
-from leaderboard.services import accounts, team_admin
-from leaderboard.services.errors import Conflict
+from leaderboard.services.accounts import core as accounts
+from leaderboard.services.common.errors import Conflict
+from leaderboard.services.teams import admin as team_admin
 from tests.runs import make_organizer, make_participant
 from tests.web.test_teams import client_of, create, loose_participant, post
 
@@ -249,7 +250,7 @@ def test_the_migration_backfills_keys_and_join_times(empty_database_url: str) ->
 
 def test_every_request_counter_scope_fits_its_column() -> None:
     from leaderboard.models import LoginCounter
-    from leaderboard.services.throttle import REQUEST_LIMITS
+    from leaderboard.services.common.throttle import REQUEST_LIMITS
 
     width = LoginCounter.__table__.c.scope.type.length
     for action in REQUEST_LIMITS:

@@ -10,9 +10,9 @@ from flask import Flask
 from sqlalchemy import func, select
 
 from leaderboard.models import Run, Team, User
-from leaderboard.services import settings
-from leaderboard.services.errors import DomainError
-from leaderboard.services.team_admin import merge_teams
+from leaderboard.services.common import settings
+from leaderboard.services.common.errors import DomainError
+from leaderboard.services.teams.admin import merge_teams
 from tests.conftest import csrf_from, login
 from tests.runs import accepted, api_upload, constant_run, make_participant, oracle_run, token_for
 from tests.web.test_teams import loose_participant
@@ -139,7 +139,7 @@ def test_crossed_merges_lock_in_id_order_and_lose_no_run(app: Flask) -> None:
 
 
 def test_simultaneous_creations_of_one_name_in_two_spellings_make_one_team(app: Flask) -> None:
-    from leaderboard.services.teams import create_own_team
+    from leaderboard.services.teams.members import create_own_team
 
     factory = app.extensions["leaderboard"]["sessionmaker"]
     spellings = ["Borealis", "BOREALIS", "\uff42orealis", "borealis"]
@@ -168,7 +168,7 @@ def test_simultaneous_creations_of_one_name_in_two_spellings_make_one_team(app: 
 def test_the_last_two_members_leaving_at_once_leave_an_empty_team_without_a_code(
     app: Flask,
 ) -> None:
-    from leaderboard.services.teams import leave_team
+    from leaderboard.services.teams.members import leave_team
 
     make_participant(app, "Aurora", "alice@example.org")  # the captain
     make_participant(app, "Aurora", "amy@example.org")

@@ -9,8 +9,11 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import JoinRequest, Team, User
-from leaderboard.services import accounts, settings, team_admin, teams
-from leaderboard.services.errors import Conflict, Forbidden, InvalidInput, NotFound
+from leaderboard.services.accounts import core as accounts
+from leaderboard.services.common import settings
+from leaderboard.services.common.errors import Conflict, Forbidden, InvalidInput, NotFound
+from leaderboard.services.teams import admin as team_admin
+from leaderboard.services.teams import members as teams
 from tests.runs import make_organizer, make_participant
 from tests.web.test_teams import loose_participant
 

@@ -11,7 +11,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, JoinRequest, Team, User, utcnow
-from leaderboard.services import accounts, settings
+from leaderboard.services.accounts import core as accounts
+from leaderboard.services.common import settings
 from tests.conftest import csrf_from, login
 from tests.runs import accepted, api_upload, make_organizer, make_participant, oracle_run, token_for
 
@@ -507,7 +508,7 @@ def test_no_request_is_accepted_into_a_withdrawn_team(
     req = _request_to_join(app, session, "dan@example.org")
     team = team_named(session, "Cassiopeia")
     assert team is not None
-    from leaderboard.services import team_admin
+    from leaderboard.services.teams import admin as team_admin
 
     team_admin.withdraw_team(session, team.id, actor="org")
     set_mode(app, "registration", mode)

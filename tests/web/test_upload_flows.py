@@ -11,10 +11,10 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from leaderboard.models import Run
-from leaderboard.services.catalog import resolve
-from leaderboard.services.errors import RunRejected
-from leaderboard.services.runs import Submission, Upload, submit_run
-from leaderboard.web.context import db, settings, store
+from leaderboard.services.common.errors import RunRejected
+from leaderboard.services.runs.core import Submission, Upload, submit_run
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.web.common.context import db, settings, store
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import (
     api_upload,

@@ -13,8 +13,8 @@ from sqlalchemy import event, select, update
 from sqlalchemy.orm import Session
 
 from leaderboard.models import GoldFile, Run
-from leaderboard.services.catalog import load_gold, resolve
-from leaderboard.services.errors import NotFound
+from leaderboard.services.common.errors import NotFound
+from leaderboard.services.tasks.catalog import load_gold, resolve
 from leaderboard.storage import FileStore
 from leaderboard.tasks import loading as definition_module
 from leaderboard.tasks.loading import stored_definition
@@ -151,7 +151,7 @@ def test_an_api_upload_takes_few_statements(app: Flask, client: FlaskClient) -> 
 
 def test_phases_are_asked_once_per_transaction(app: Flask, session: Session) -> None:
     from leaderboard.models import Phase
-    from leaderboard.services.phases import hidden_phase, phases_of
+    from leaderboard.services.campaign.phases import hidden_phase, phases_of
 
     own_campaign(app, TASK)
     target = resolve(session, TASK, "A")

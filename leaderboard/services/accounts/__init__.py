@@ -1,0 +1,1 @@
+"""Accounts: users, passwords, sign-up, signed links, account mail, admin."""

@@ -1,0 +1,1 @@
+"""The campaign: phases, their windows and quotas, freeze and verify."""

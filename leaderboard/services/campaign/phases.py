@@ -1,0 +1,432 @@
+"""Phases of a subtask: windows and deadlines, late runs and corrections, quotas, visibility."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from sqlalchemy import bindparam, event, select, update
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session
+
+from leaderboard.db import transaction
+from leaderboard.formats.issues import shown
+from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
+from leaderboard.services.common.audit import record
+from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
+from leaderboard.services.common.revisions import bump
+from leaderboard.services.tasks.target import Target
+from leaderboard.states import NameMode, RunKind, RunStatus
+
+
+def show_time(value: datetime, zone: str = "UTC") -> str:
+    """Render a time in UTC, plus the organizers' zone when it differs (always with zones)."""
+    utc = value.strftime("%Y-%m-%d %H:%M UTC")
+    if zone in ("UTC", "Etc/UTC"):
+        return utc
+    local = value.astimezone(ZoneInfo(zone))
+    return f"{utc} ({local.strftime('%Y-%m-%d %H:%M')} {local.tzname()})"
+
+
+@dataclass(frozen=True)
+class PhaseChange:
+    """The options of ``leaderboard phase``; None leaves a setting as it is."""
+
+    set_slug: str | None = None
+    start: datetime | None = None
+    end: datetime | None = None
+    late: bool | None = None
+    corrections: bool | None = None
+    results: str | None = None  # "hidden" | "visible"
+    daily_quota: int | None = None  # 0 removes the quota
+    total_quota: int | None = None
+    names: str | None = None  # "public" | "anonymous"
+    diagnostics: str | None = None  # "teams" (own runs only) | "public" (every run's)
+
+
+_MEMO = "leaderboard.phases"
+_PHASES = select(Phase).where(Phase.subtask_id == bindparam("subtask_id"))
+
+
+def phases_of(session: Session, subtask: Subtask) -> list[Phase]:
+    """Return a subtask's phases in time order.
+
+    An upload asks twice (may it be accepted, are its scores hidden); the answer is kept until
+    the session next flushes or ends its transaction, so the second asking costs no query.
+    """
+    memo: dict[int, list[Phase]] = session.info.setdefault(_MEMO, {})
+    if subtask.id not in memo:
+        rows = session.scalars(_PHASES, {"subtask_id": subtask.id}).all()
+        memo[subtask.id] = sorted(
+            rows, key=lambda p: (p.starts_at is not None, p.starts_at or p.created_at, p.id)
+        )
+    return list(memo[subtask.id])
+
+
+@event.listens_for(Session, "after_flush")
+@event.listens_for(Session, "after_transaction_end")
+def _forget_phases(session: Session, *_args: object) -> None:
+    """Drop the remembered phases whenever what the session sees may have changed."""
+    session.info.pop(_MEMO, None)
+
+
+def upsert_phase(
+    session: Session, target: Target, name: str, change: PhaseChange, *, actor: str, now: datetime
+) -> Phase:
+    """Create or update a phase; times are aware datetimes, stored in UTC."""
+    name = name.strip()
+    if not name or len(name) > 64:
+        raise InvalidInput("A phase needs a name of 1 to 64 characters.")
+    phase = session.scalar(
+        select(Phase).where(Phase.subtask_id == target.subtask.id, Phase.name == name)
+    )
+    created = phase is None
+    touched = [target.eval_set.id] + ([phase.eval_set_id] if phase is not None else [])
+    if phase is None:
+        phase = Phase(subtask_id=target.subtask.id, name=name, eval_set_id=target.eval_set.id)
+        session.add(phase)
+    if change.set_slug is not None:
+        phase.eval_set_id = target.eval_set.id
+    if change.start is not None:
+        phase.starts_at = change.start
+    if change.end is not None:
+        phase.ends_at = change.end
+    if phase.starts_at and phase.ends_at and phase.ends_at <= phase.starts_at:
+        raise InvalidInput("A phase must end after it starts.")
+    if change.late is not None:
+        phase.late_allowed = change.late
+    if change.corrections is not None:
+        phase.corrections_allowed = change.corrections
+    if change.results is not None:
+        if change.results not in ("hidden", "visible"):
+            raise InvalidInput("Results must be 'hidden' or 'visible'.")
+        hidden = change.results == "hidden"
+        if phase.results_hidden and not hidden:
+            phase.released_at = now
+        phase.results_hidden = hidden
+    if change.names is not None:
+        if change.names not in tuple(NameMode):
+            raise InvalidInput(f"Names must be 'public' or 'anonymous', not {shown(change.names)}.")
+        phase.names = NameMode(change.names)
+    if change.diagnostics is not None:
+        if change.diagnostics not in ("teams", "public"):
+            raise InvalidInput(
+                f"Diagnostics must be 'teams' or 'public', not {shown(change.diagnostics)}."
+            )
+        phase.public_diagnostics = change.diagnostics == "public"
+    for attr in ("daily_quota", "total_quota"):
+        value = getattr(change, attr)
+        if value is not None:
+            if value < 0:
+                raise InvalidInput("A quota cannot be negative (0 removes it).")
+            setattr(phase, attr, value or None)
+    session.flush()
+    bump(session, *touched)
+    record(
+        session,
+        actor,
+        "create-phase" if created else "update-phase",
+        at=now,
+        task=target.task.slug,
+        subtask=target.subtask.slug,
+        phase=name,
+        set=target.eval_set.slug,
+        starts_at=phase.starts_at.isoformat() if phase.starts_at else None,
+        ends_at=phase.ends_at.isoformat() if phase.ends_at else None,
+        late=phase.late_allowed,
+        corrections=phase.corrections_allowed,
+        results="hidden" if phase.results_hidden else "visible",
+        daily_quota=phase.daily_quota,
+        total_quota=phase.total_quota,
+        names=phase.names,
+        diagnostics="public" if phase.public_diagnostics else "teams",
+    )
+    session.commit()
+    return phase
+
+
+def _open(phase: Phase, now: datetime) -> bool:
+    return (phase.starts_at is None or phase.starts_at <= now) and (
+        phase.ends_at is None or now < phase.ends_at
+    )
+
+
+def _latest_start(phase: Phase) -> tuple[bool, datetime, int]:
+    return (phase.starts_at is not None, phase.starts_at or phase.created_at, phase.id)
+
+
+def current_phase(
+    session: Session, subtask: Subtask, now: datetime, eval_set: EvalSet | None = None
+) -> Phase | None:
+    """Return the phase open now (of one set, if given), if any.
+
+    When two phases are open at once, the one that started last wins: an organizer's new
+    phase takes over from an older open one (e.g. a preset's post-evaluation phase).
+    """
+    open_now = [
+        p
+        for p in phases_of(session, subtask)
+        if _open(p, now) and (eval_set is None or p.eval_set_id == eval_set.id)
+    ]
+    return max(open_now, key=_latest_start, default=None)
+
+
+def closed_notice(task: str, subtask: str) -> str:
+    """Return what add-task and the pages say of a subtask no phase opens."""
+    return (
+        f"Subtask {subtask} is closed: no phase is open; open one with "
+        f"`leaderboard phase {task} {subtask} NAME --start ISO [--end ISO]`"
+    )
+
+
+def closed_subtasks(session: Session, task: Task, now: datetime) -> list[Subtask]:
+    """Return the task's subtasks that no open phase opens to participants now."""
+    return [st for st in task.subtasks if current_phase(session, st, now) is None]
+
+
+def _closed(target: Target) -> Conflict:
+    return Conflict(
+        f"Uploads to {target.task.slug} {target.subtask.slug} ({target.eval_set.slug} set) are "
+        "closed: no phase is open. A subtask takes runs only while the organizers open a phase."
+    )
+
+
+@dataclass(frozen=True)
+class Admission:
+    """Whether and how an upload is accepted: its phase and its late/corrected marks."""
+
+    phase: Phase | None
+    late: bool = False
+    corrected: bool = False
+
+
+def admit(
+    session: Session, target: Target, team: Team, slot: str, now: datetime, zone: str = "UTC"
+) -> Admission:
+    """Decide, by the server's clock, whether a participant upload into a slot is accepted.
+
+    A set takes runs only while one of its phases is open (the one that started last, when
+    several are); without a phase it is closed. After its last phase ends, a run is accepted
+    as late if the phase allows late submission, or as a correction of the team's on-time run
+    in that slot if the phase allows corrections. Otherwise it is refused with the reason.
+    """
+    all_phases = phases_of(session, target.subtask)
+    if not all_phases:
+        raise _closed(target)
+    mine = [p for p in all_phases if p.eval_set_id == target.eval_set.id]
+    if not mine:
+        names = ", ".join(f"{p.name} ({p.eval_set.slug})" for p in all_phases)
+        raise Conflict(
+            f"No phase is open on the {target.eval_set.slug} set: no phase of this subtask "
+            f"takes runs on it; its phases are {names}."
+        )
+    current = current_phase(session, target.subtask, now, target.eval_set)
+    if current is not None:
+        return Admission(current)
+    upcoming = [p for p in mine if p.starts_at is not None and now < p.starts_at]
+    ended = [p for p in mine if p.ends_at is not None and p.ends_at <= now]
+    if not ended:
+        first = min(upcoming, key=lambda p: p.starts_at or now)
+        assert first.starts_at is not None
+        raise Conflict(
+            f"Phase {first.name} opens at {show_time(first.starts_at, zone)}; uploads are not open yet."
+        )
+    last = max(ended, key=lambda p: p.ends_at or now)
+    assert last.ends_at is not None
+    on_time = session.scalar(
+        select(Run.id).where(
+            Run.eval_set_id == target.eval_set.id,
+            Run.team_id == team.id,
+            Run.slot == slot,
+            Run.status == RunStatus.ACTIVE,
+            Run.late.is_(False),
+            Run.corrected.is_(False),
+        )
+    )
+    if on_time is not None and last.corrections_allowed:
+        return Admission(last, corrected=True)
+    if last.late_allowed:
+        return Admission(last, late=True)
+    extra = " Corrections of on-time runs are not open either." if on_time is not None else ""
+    raise Conflict(
+        f"The deadline of phase {last.name} passed at {show_time(last.ends_at, zone)}; "
+        f"late submissions are closed.{extra}"
+    )
+
+
+def check_withdrawal(session: Session, run: Run, now: datetime, zone: str = "UTC") -> None:
+    """Refuse withdrawing a run unless its set takes on-time runs now (by the server clock).
+
+    Runs are withdrawn while a phase of their set is open, as they are uploaded; a set with no
+    phase is closed.
+    """
+    mine = [p for p in phases_of(session, run.subtask) if p.eval_set_id == run.eval_set_id]
+    if any(_open(p, now) for p in mine):
+        return
+    ended = [p for p in mine if p.ends_at is not None and p.ends_at <= now]
+    if not ended:
+        raise Conflict("No phase of this set is open; runs can be withdrawn while one is.")
+    last = max(ended, key=lambda p: p.ends_at or now)
+    assert last.ends_at is not None
+    raise Conflict(
+        f"The deadline of phase {last.name} passed at {show_time(last.ends_at, zone)}; "
+        "runs can no longer be withdrawn."
+    )
+
+
+def may_withdraw(session: Session, run: Run, now: datetime) -> bool:
+    """Return whether a run's team could withdraw it now (active, and its set still open)."""
+    if run.status != RunStatus.ACTIVE or run.kind != RunKind.RUN:
+        return False
+    try:
+        check_withdrawal(session, run, now)
+    except Conflict:
+        return False
+    return True
+
+
+def delete_phase(
+    session: Session, subtask: Subtask, task_slug: str, name: str, *, actor: str, now: datetime
+) -> None:
+    """Delete a phase; its runs stay (no longer in a phase). Refused while data files are attached."""
+    name = name.strip()
+    # PostgreSQL refuses a NUL byte in a parameter: such a name matches nothing, unasked.
+    phase = (
+        session.scalar(select(Phase).where(Phase.subtask_id == subtask.id, Phase.name == name))
+        if 0 < len(name) <= 64 and "\x00" not in name
+        else None
+    )
+    if phase is None:
+        known = ", ".join(p.name for p in phases_of(session, subtask)) or "none"
+        raise NotFound(f"Subtask {subtask.slug} has no phase {shown(name)} (its phases: {known}).")
+    if phase.data_files:
+        raise Conflict(
+            f"Phase {phase.name} has {len(phase.data_files)} task data file(s) attached; "
+            "delete them (`leaderboard data delete`) before deleting the phase."
+        )
+    set_slug = phase.eval_set.slug
+    eval_set_id = phase.eval_set_id
+    runs = session.execute(
+        update(Run)
+        .where(Run.phase_id == phase.id)
+        .values(phase_id=None)
+        .execution_options(synchronize_session=False)
+    )
+    session.delete(phase)
+    session.flush()
+    bump(session, eval_set_id)
+    record(
+        session,
+        actor,
+        "delete-phase",
+        at=now,
+        task=task_slug,
+        subtask=subtask.slug,
+        phase=name,
+        set=set_slug,
+        runs=runs.rowcount,  # type: ignore[attr-defined]
+    )
+    session.commit()
+
+
+def _periods(phase: Phase, now: datetime) -> list[tuple[str, int, str]]:
+    out = []
+    if phase.daily_quota:
+        out.append((now.strftime("%Y-%m-%d"), phase.daily_quota, f"today ({now:%Y-%m-%d} UTC)"))
+    if phase.total_quota:
+        out.append(("total", phase.total_quota, f"in phase {phase.name}"))
+    return out
+
+
+def remaining_quota(
+    session: Session, phase: Phase | None, team: Team, now: datetime
+) -> dict[str, int | None]:
+    """Return the runs a team may still submit today and in the phase (None: no quota)."""
+    out: dict[str, int | None] = {"daily": None, "total": None}
+    if phase is None:
+        return out
+    for period, limit, _label in _periods(phase, now):
+        used = session.scalar(
+            select(QuotaUsage.used).where(
+                QuotaUsage.phase_id == phase.id,
+                QuotaUsage.team_id == team.id,
+                QuotaUsage.period == period,
+            )
+        )
+        out["total" if period == "total" else "daily"] = max(0, limit - (used or 0))
+    return out
+
+
+def check_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:
+    """Refuse early, before validation, when a quota is already used up (the claim is atomic later)."""
+    if phase is None:
+        return
+    left = remaining_quota(session, phase, team, now)
+    for period, limit, label in _periods(phase, now):
+        if left["total" if period == "total" else "daily"] == 0:
+            raise Conflict(f"Your team has used its {limit} run(s) {label}; the quota is reached.")
+
+
+def prepare_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:
+    """Create the team's counters for this phase and day if missing (committed on its own)."""
+    if phase is None:
+        return
+    for period, _limit, _label in _periods(phase, now):
+        exists = session.scalar(
+            select(QuotaUsage.id).where(
+                QuotaUsage.phase_id == phase.id,
+                QuotaUsage.team_id == team.id,
+                QuotaUsage.period == period,
+            )
+        )
+        for attempt in range(30):
+            if exists is not None:
+                break
+            try:
+                with transaction(session):
+                    session.add(
+                        QuotaUsage(phase_id=phase.id, team_id=team.id, period=period, used=0)
+                    )
+                break
+            except IntegrityError:
+                break  # a concurrent upload created it: fine
+            except OperationalError:
+                time.sleep(0.01 * (attempt + 1))  # SQLite lock conflict: try again shortly
+
+
+def claim_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:
+    """Use one run of each quota inside the caller's transaction; refuse when one is used up.
+
+    A conditional UPDATE (``used < limit``) is atomic in the database, so parallel uploads
+    cannot exceed a quota; a rejected or rolled-back upload uses nothing.
+    """
+    if phase is None:
+        return
+    for period, limit, label in _periods(phase, now):
+        result = session.execute(
+            update(QuotaUsage)
+            .where(
+                QuotaUsage.phase_id == phase.id,
+                QuotaUsage.team_id == team.id,
+                QuotaUsage.period == period,
+                QuotaUsage.used < limit,
+            )
+            .values(used=QuotaUsage.used + 1)
+            .execution_options(synchronize_session=False)
+        )
+        if result.rowcount != 1:  # type: ignore[attr-defined]
+            raise Conflict(f"Your team has used its {limit} run(s) {label}; the quota is reached.")
+
+
+def hidden_phase(session: Session, eval_set: EvalSet) -> Phase | None:
+    """Return a phase hiding this set's results from participants and the public, if any."""
+    return next(
+        (
+            p
+            for p in phases_of(session, eval_set.subtask)
+            if p.eval_set_id == eval_set.id and p.results_hidden
+        ),
+        None,
+    )

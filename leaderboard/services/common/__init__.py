@@ -1,0 +1,1 @@
+"""What every service uses: domain errors, audit log, mail, throttles, settings."""

@@ -1,0 +1,1 @@
+"""Results: tables, anonymity, analyses, significance, diagnostics, charts."""

@@ -1,0 +1,136 @@
+"""Per-query diagnostics of a run: its value per query against the median and best of the
+ranked runs, with who may see them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from leaderboard.db import get_row
+from leaderboard.models import Run, User
+from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
+from leaderboard.services.campaign.phases import hidden_phase, phases_of
+from leaderboard.services.common.errors import InvalidInput, NotFound
+from leaderboard.services.results.anonymity import PUBLIC, Audience
+from leaderboard.services.results.significance import stored_scores
+from leaderboard.services.results.tables import live_table, run_label
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.services.tasks.target import Target
+from leaderboard.states import RunStatus
+from leaderboard.storage import FileStore
+
+
+@dataclass(frozen=True)
+class RunDiagnostics:
+    """A run's per-query comparison on one measure, and how many runs the medians cover."""
+
+    run: Run
+    target: Target
+    measure: str
+    label: str
+    lower_is_better: bool
+    rows: list[QueryComparison]
+    runs_compared: int
+    #: What the values are per, as the task's family names it ("query", "item", ...).
+    unit: str = "query"
+    units: str = "queries"
+
+
+@dataclass(frozen=True)
+class DiagnosticsAccess:
+    """A run whose diagnostics page a reader may open; ``hidden``: its values are not shown."""
+
+    run: Run
+    #: The reader's own run in a phase that hides the set's scores: the page says so instead.
+    hidden: bool = False
+
+
+def diagnostics_access(session: Session, user: User | None, run_id: int) -> DiagnosticsAccess:
+    """Return whether ``user`` may open a run's diagnostics page, and see its values; else NotFound.
+
+    Organizers see every run's, replaced ones included; a team sees its own replaced runs'
+    (nobody else knows of them). While a phase hides the set's scores a team opens its own
+    runs' page, which says the values are hidden (they are scores), and nobody else opens any.
+    Once visible, a team sees its own runs', and anyone every run's if the phase makes
+    diagnostics public.
+    """
+    run = get_row(session, Run, run_id)
+    if run is None:
+        raise NotFound(f"No run {run_id}.")
+    if user is not None and user.is_organizer:
+        return DiagnosticsAccess(run)
+    own = user is not None and run.team_id is not None and user.team_id == run.team_id
+    # A replaced run keeps its values; only those who see the run itself (its team) learn of it.
+    if run.status == RunStatus.REPLACED and not own:
+        raise NotFound(f"No run {run_id}.")
+    if hidden_phase(session, run.eval_set) is not None:
+        if own:
+            return DiagnosticsAccess(run, hidden=True)
+        raise NotFound(f"No run {run_id}.")
+    public = any(
+        p.public_diagnostics
+        for p in phases_of(session, run.subtask)
+        if p.eval_set_id == run.eval_set_id
+    )
+    if not (own or public):
+        raise NotFound(f"No run {run_id}.")
+    return DiagnosticsAccess(run)
+
+
+def shown_name(session: Session, run: Run, audience: Audience) -> tuple[str, str]:
+    """Return a run's name as this audience sees it, whatever its state, and its family's unit."""
+    subtask = run.subtask
+    target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
+    return run_label(session, target, run, audience), target.family.unit
+
+
+def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
+    """Return a run whose diagnostics ``user`` may see, values included; NotFound for any other."""
+    access = diagnostics_access(session, user, run_id)
+    if access.hidden:
+        raise NotFound(f"No run {run_id}.")
+    return access.run
+
+
+def run_diagnostics(
+    session: Session,
+    store: FileStore,
+    run: Run,
+    measure: str | None = None,
+    audience: Audience = PUBLIC,
+) -> RunDiagnostics:
+    """Return the run's per-query values on a measure that is a mean over queries."""
+    subtask = run.subtask
+    target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
+    table = live_table(session, store, target, audience)
+    specs = {s.key: s for s in target.family.measure_specs(target.context())}
+    official = table.official_key
+    # The official measure, or the first one that is a mean over queries.
+    candidates = [measure] if measure else [official, *(c.key for c in table.columns)]
+    for key in candidates:
+        if key not in specs:
+            raise InvalidInput(f"This task has no measure {key!r}.")
+        ranked = table.run_rows(key, "ranked")
+        ids = [r.run_id for r in ranked if r.run_id is not None]
+        stored = stored_scores(session, [*ids, run.id], key)
+        own = stored.get(run.id)
+        if own is not None and own.per_query is not None:
+            break
+    else:
+        raise InvalidInput("None of this run's measures is a mean over queries.")
+    lower = specs[key].lower_is_better
+    others = [stored[i].per_query for i in ids if i in stored and stored[i].per_query is not None]
+    summary = summarize([p for p in others if p is not None], lower_is_better=lower)
+    assert own.per_query is not None
+    return RunDiagnostics(
+        run,
+        target,
+        key,
+        run_label(session, target, run, audience, table),
+        lower,
+        compare(own.per_query, summary, lower_is_better=lower),
+        len(others),
+        target.family.unit,
+        target.family.unit_plural,
+    )

@@ -1,0 +1,267 @@
+"""Paired significance between the runs of a live table, from the values their scores keep."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from functools import partial
+from typing import Any
+
+import numpy as np
+from sqlalchemy import select
+from sqlalchemy.orm import Session, selectinload, undefer
+
+from leaderboard.formats.issues import shown
+from leaderboard.models import Run, Score
+from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
+from leaderboard.scoring.significance import (
+    METHODS,
+    PER_QUERY_METHODS,
+    NotTestable,
+    adjust,
+    clusters,
+    compare_pairs,
+)
+from leaderboard.scoring.significance import intervals as run_intervals
+from leaderboard.services.common.errors import InvalidInput
+from leaderboard.services.results.anonymity import ALL_NAMES
+from leaderboard.services.results.tables import live_table
+from leaderboard.services.tasks.catalog import load_gold
+from leaderboard.services.tasks.target import Target
+from leaderboard.storage import FileStore
+from leaderboard.tables.model import Row, Table
+from leaderboard.tasks.families.base import StoredScore
+
+CORRECTIONS = ("holm", "none")
+RUN_CHOICES = ("ranked", "all")
+#: Differences within this fraction of the measure's magnitude count as ties.
+RELATIVE_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class Request:
+    """What to test: the measure (None: the official one), method, samples, seed and rules."""
+
+    measure: str | None = None
+    method: str = "randomization"
+    samples: int = 10_000
+    seed: int = 0
+    alpha: float = 0.05
+    correction: str = "holm"
+    runs: str = "ranked"
+
+
+def check_request(request: Request) -> None:
+    """Raise InvalidInput naming the first setting of a request that is out of range."""
+    if request.method not in METHODS:
+        raise InvalidInput(
+            f"Unknown method {shown(request.method)}; methods: {', '.join(METHODS)}."
+        )
+    if request.correction not in CORRECTIONS:
+        raise InvalidInput(
+            f"Unknown correction {shown(request.correction)}; use {' or '.join(CORRECTIONS)}."
+        )
+    if request.runs not in RUN_CHOICES:
+        raise InvalidInput(f"--runs is ranked or all, not {shown(request.runs)}.")
+    if not 1 <= request.samples <= 1_000_000:
+        raise InvalidInput(f"samples must be between 1 and 1,000,000, not {request.samples}.")
+    if not 0 < request.alpha < 1:
+        raise InvalidInput(f"alpha must be between 0 and 1, not {request.alpha}.")
+    if not 0 <= request.seed < 2**63:
+        raise InvalidInput(f"seed must be a non-negative integer below 2^63, not {request.seed}.")
+
+
+def stored_scores(session: Session, run_ids: list[int], measure: str) -> dict[int, StoredScore]:
+    """Return each run's kept values of one measure (current scores only)."""
+    runs = session.scalars(
+        select(Run)
+        .where(Run.id.in_(run_ids))
+        .options(
+            undefer(Run.item_values),
+            selectinload(Run.scores).options(undefer(Score.per_query), undefer(Score.item_stats)),
+        )
+    ).all()
+    out: dict[int, StoredScore] = {}
+    for run in runs:
+        score = next((s for s in run.scores if s.current and s.measure == measure), None)
+        if score is None:
+            continue
+        out[run.id] = StoredScore(score.per_query, score.item_stats, run.item_values)
+    return out
+
+
+def _aligned(units: list[list[str]], rows: list[UnitRows], labels: list[str]) -> list[UnitRows]:
+    """Return every run's rows in the first run's unit order; refuse runs on other units."""
+    first = units[0]
+    position = {u: i for i, u in enumerate(first)}
+    out: list[UnitRows] = []
+    for ids, run_rows, label in zip(units, rows, labels, strict=True):
+        if ids == first:
+            out.append(run_rows)
+            continue
+        if set(ids) != set(first) or len(ids) != len(first):
+            raise InvalidInput(
+                f"{shown(label)} was scored on other queries or items than {shown(labels[0])}; "
+                "re-score the set so that every run covers the same ones."
+            )
+        order = np.argsort([position[u] for u in ids])
+        if isinstance(run_rows, SummedRows) and run_rows.mean_of is not None:
+            out.append(
+                replace(run_rows, rows=run_rows.rows[order], mean_of=run_rows.mean_of[order])
+            )
+        else:
+            out.append(replace(run_rows, rows=run_rows.rows[order]))
+    return out
+
+
+def _run_rows(
+    target: Target, source: Source, chosen: list[Row], measure: str
+) -> tuple[list[str], list[UnitRows]]:
+    """Return the chosen rows' labels and their resampling rows of one measure, aligned."""
+    labels = [row.label for row in chosen]
+    stored = source.scores([r.run_id for r in chosen if r.run_id is not None], measure)
+    units: list[list[str]] = []
+    rows: list[UnitRows] = []
+    try:
+        for row in chosen:
+            assert row.run_id is not None
+            if row.run_id not in stored:
+                raise NotResampled(f"{row.label} keeps no value of {measure}")
+            ids, run_rows = target.family.unit_rows(measure, source.gold, stored[row.run_id])
+            units.append(ids)
+            rows.append(run_rows)
+    except NotResampled as exc:
+        raise InvalidInput(f"{measure} cannot be resampled: {exc}") from None
+    return labels, _aligned(units, rows, labels)
+
+
+#: Each listed run's kept values of one measure, by run id.
+ScoreLookup = Callable[[list[int], str], dict[int, StoredScore]]
+
+
+@dataclass(frozen=True)
+class Source:
+    """What an analysis reads: a table, the set's parsed gold and its runs' kept values."""
+
+    table: Table
+    gold: Any
+    scores: ScoreLookup
+
+
+def source_of(session: Session, store: FileStore, target: Target) -> Source:
+    """Build the live table and load the gold an analysis of the set reads, once for all parts."""
+    # Analyses are the organizers' own: computed and stored with every team's name.
+    table = live_table(session, store, target, ALL_NAMES, analysed=False)
+    gold, _files = load_gold(session, store, target)
+    return Source(table, gold, partial(stored_scores, session))
+
+
+def intervals(
+    target: Target, source: Source, *, samples: int, seed: int
+) -> dict[str, dict[str, list[float]]]:
+    """Return the 95 % bootstrap interval of every run's every resampled measure, by run id."""
+    table = source.table
+    out: dict[str, dict[str, list[float]]] = {}
+    for column in table.columns:
+        chosen = table.run_rows(column.key, "all")
+        if not chosen:
+            continue
+        try:
+            _labels, rows = _run_rows(target, source, chosen, column.key)
+        except InvalidInput:
+            continue  # a measure that keeps nothing to resample has no interval
+        for row, (low, high) in zip(chosen, run_intervals(rows, seed, samples), strict=True):
+            if np.isfinite(low) and np.isfinite(high):
+                out.setdefault(str(row.run_id), {})[column.key] = [low, high]
+    return out
+
+
+def in_rank_order(rows: list[Row], measure: str, lower_is_better: bool) -> list[Row]:
+    """Return rows best first by a measure (ties in table order), wherever the layout prints them.
+
+    A style may print baselines below the runs; the analysis places them "as if" they took part.
+    """
+
+    def value(row: Row) -> float:
+        cell = row.cells[measure]
+        assert cell is not None
+        return cell.value if lower_is_better else -cell.value
+
+    return sorted(rows, key=value)
+
+
+def significance(target: Target, source: Source, request: Request) -> dict[str, Any]:
+    """Test every pair of the table's runs on one measure; return the report (JSON-ready)."""
+    check_request(request)
+    table = source.table
+    official = table.official_key
+    measure = request.measure or official
+    if measure not in {c.key for c in table.columns}:
+        keys = ", ".join(c.key for c in table.columns)
+        raise InvalidInput(f"{shown(target.task.slug)} has no measure {shown(measure)}; {keys}.")
+    spec = next(s for s in target.family.measure_specs(target.context()) if s.key == measure)
+    chosen = in_rank_order(table.run_rows(measure, request.runs), measure, spec.lower_is_better)
+    if len(chosen) < 2:
+        raise InvalidInput("At least two runs with a value of the measure are needed.")
+    labels, rows = _run_rows(target, source, chosen, measure)
+    values = [r.value() for r in rows]
+    tolerance = RELATIVE_TOLERANCE * max(1.0, *(abs(v) for v in values))
+    per_query = None
+    if request.method in PER_QUERY_METHODS:
+        if not all(isinstance(r, SummedRows) and r.mean_of is not None for r in rows):
+            raise InvalidInput(
+                f"The {request.method} tests per-query values; {measure} is not their mean."
+            )
+        per_query = [r.mean_of for r in rows if isinstance(r, SummedRows) and r.mean_of is not None]
+    pairs = [(i, j) for i in range(len(rows)) for j in range(i + 1, len(rows))]
+    try:
+        results = compare_pairs(
+            rows,
+            pairs,
+            method=request.method,
+            seed=request.seed,
+            samples=request.samples,
+            tolerance=tolerance,
+            per_query=per_query,
+        )
+    except NotTestable as exc:
+        raise InvalidInput(str(exc)) from None
+    results = adjust(results, request.correction)
+    groups = clusters(
+        range(len(rows)), results, request.alpha, lower_is_better=spec.lower_is_better
+    )
+    resampled = request.method not in PER_QUERY_METHODS
+    return {
+        "task": target.task.slug,
+        "subtask": target.subtask.slug,
+        "set": target.eval_set.slug,
+        "measure": measure,
+        "method": request.method,
+        "samples": request.samples if resampled else None,
+        "seed": request.seed if resampled else None,
+        "alpha": request.alpha,
+        "correction": request.correction,
+        "runs": labels,
+        "run_ids": [row.run_id for row in chosen],
+        "baselines": [row.label for row in chosen if row.kind == "baseline"],
+        "values": {str(row.run_id): value for row, value in zip(chosen, values, strict=True)},
+        "pairs": [
+            {
+                "a": labels[r.a],
+                "b": labels[r.b],
+                "diff": r.diff,
+                "p": r.p,
+                "p_adjusted": r.p_adjusted,
+                "significant": r.p_adjusted < request.alpha,
+            }
+            for r in results
+        ],
+        "clusters": [[labels[i] for i in group] for group in groups],
+    }
+
+
+def analyse(target: Target, source: Source, request: Request) -> dict[str, Any]:
+    """Return the report of a request on a source, with every run's intervals."""
+    report = significance(target, source, request)
+    report["intervals"] = intervals(target, source, samples=request.samples, seed=request.seed)
+    return report

@@ -1,0 +1,92 @@
+"""Put the set's current analysis into its table: each ranked row's cluster, each cell's interval.
+
+The analysis used is the latest finished one of the set's current score revision made with the
+official measure over the ranked runs; without one the table is left as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, undefer
+
+from leaderboard.models import Analysis
+from leaderboard.services.tasks.target import Target
+from leaderboard.states import JobPurpose, JobStatus
+from leaderboard.tables.model import CLUSTER_RULES, INTERVAL_NOTE, Cell, MeasureSpec, Row, Table
+
+CLUSTER_NOTE = (
+    CLUSTER_RULES + " ({method}, {correction}-adjusted p < {alpha}): each "
+    "cluster's first run is significantly worse than every run of the cluster above; runs within "
+    "a cluster may or may not differ significantly. " + INTERVAL_NOTE
+)
+
+
+def current_report(session: Session, target: Target, official: str) -> dict[str, Any] | None:
+    """Return the report of the set's current analysis of the official measure, if any."""
+    analysis = session.scalar(
+        select(Analysis)
+        .where(
+            Analysis.eval_set_id == target.eval_set.id,
+            Analysis.revision == target.eval_set.revision,
+            Analysis.purpose == JobPurpose.TABLE,
+            Analysis.status == JobStatus.DONE,
+            Analysis.runs == "ranked",
+            Analysis.measure.in_(("", official)),
+        )
+        .order_by(Analysis.id.desc())
+        .limit(1)
+        .options(undefer(Analysis.report))
+    )
+    return analysis.report if analysis is not None else None
+
+
+def with_analysis(session: Session, target: Target, table: Table) -> Table:
+    """Return the table with the set's current analysis: clusters and intervals."""
+    official = table.official_key
+    report = current_report(session, target, official)
+    if report is None:
+        return table
+    return annotate(table, report, target.family.measure_specs(target.context()))
+
+
+def annotate(table: Table, report: dict[str, Any], specs: list[MeasureSpec]) -> Table:
+    """Return the table with a report's clusters on its ranked rows and intervals on its cells.
+
+    Clusters hold only for the runs they were computed on: a table ranking other runs (the
+    official table without the late ones) gets the intervals, which are per run, but no rules.
+    """
+    label_ids = dict(zip(report["runs"], report["run_ids"], strict=True))
+    ranked = {r.run_id for r in table.run_rows(report["measure"], "ranked")}
+    cluster_of: dict[int, int] = {}
+    if ranked == set(report["run_ids"]):
+        for n, group in enumerate(report["clusters"], 1):
+            for label in group:
+                cluster_of[label_ids[label]] = n
+    by_key = {s.key: s for s in specs}
+    intervals: dict[str, dict[str, list[float]]] = report.get("intervals", {})
+
+    def cell(run_id: int | None, key: str, value: Cell | None) -> Cell | None:
+        found = intervals.get(str(run_id), {}).get(key)
+        if value is None or found is None:
+            return value
+        spec = by_key[key]
+        low, high = found[0] * spec.scale, found[1] * spec.scale
+        places = spec.display_decimals
+        return replace(value, ci=(low, high), ci_display=f"[{low:.{places}f}, {high:.{places}f}]")
+
+    rows: list[Row] = [
+        replace(
+            row,
+            cluster=cluster_of.get(row.run_id) if row.run_id is not None else None,
+            cells={k: cell(row.run_id, k, v) for k, v in row.cells.items()},
+        )
+        for row in table.rows
+    ]
+    note = CLUSTER_NOTE if cluster_of else INTERVAL_NOTE
+    text = note.format(
+        method=report["method"], correction=report["correction"], alpha=report["alpha"]
+    )
+    return replace(table, rows=tuple(rows), footnotes=(*table.footnotes, text))

@@ -1,0 +1,280 @@
+"""Build ranking tables of a subtask and set from the stored runs and scores."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import exists, or_, select
+from sqlalchemy.orm import Session, selectinload
+
+from leaderboard.models import Run, Team
+from leaderboard.services.results.anonymity import PUBLIC, Audience, masked_names
+from leaderboard.services.results.table_analysis import with_analysis
+from leaderboard.services.tasks.catalog import load_gold
+from leaderboard.services.tasks.target import Target
+from leaderboard.states import RunKind, RunStatus
+from leaderboard.storage import FileStore
+from leaderboard.tables.model import Entry, Table, Value
+from leaderboard.tables.styles import build_table, entry_label
+from leaderboard.tasks.definition import subtask_heading
+from leaderboard.tasks.families.base import Family
+
+
+@dataclass(frozen=True)
+class TableInputs:
+    """What a table is built from: its entries and the style options."""
+
+    entries: list[Entry]
+    options: dict[str, Any]
+
+
+#: Runs of a withdrawn team leave every live table (frozen snapshots keep what they showed).
+NOT_WITHDRAWN = or_(
+    Run.team_id.is_(None),
+    ~exists().where(Team.id == Run.team_id, Team.withdrawn_at.is_not(None)),
+)
+
+
+def _runs(session: Session, target: Target, *conditions: Any) -> list[Run]:
+    return list(
+        session.scalars(
+            select(Run)
+            .where(
+                Run.subtask_id == target.subtask.id,
+                Run.eval_set_id == target.eval_set.id,
+                NOT_WITHDRAWN,
+                *conditions,
+            )
+            .options(selectinload(Run.scores), selectinload(Run.team))
+            .order_by(Run.id)
+        )
+    )
+
+
+def has_active_runs(session: Session, target: Target) -> bool:
+    """Return whether the target's set has any active run or baseline."""
+    return bool(
+        session.scalar(
+            select(
+                exists().where(
+                    Run.eval_set_id == target.eval_set.id,
+                    Run.status == RunStatus.ACTIVE,
+                    NOT_WITHDRAWN,
+                )
+            )
+        )
+    )
+
+
+def active_runs(session: Session, target: Target) -> list[Run]:
+    """Return the active runs and baselines of a target's set, with teams and scores loaded."""
+    return _runs(session, target, Run.status == RunStatus.ACTIVE)
+
+
+def official_runs(session: Session, target: Target) -> list[Run]:
+    """Return what the official ranking ranks: each slot's last on-time run, and the baselines.
+
+    A late or corrected run never displaces the on-time run it replaced in the official table.
+    """
+    latest: dict[tuple[int | None, str], Run] = {}
+    for run in _runs(session, target):
+        if run.kind == RunKind.BASELINE:
+            if run.status == RunStatus.ACTIVE:
+                latest[(None, run.slot)] = run
+            continue
+        if run.late or run.corrected:
+            continue
+        key = (run.team_id, run.slot)
+        if key not in latest or (run.created_at, run.id) > (latest[key].created_at, latest[key].id):
+            latest[key] = run
+    # A slot whose last on-time run was withdrawn is empty: the run it replaced stays out too.
+    kept = (r for r in latest.values() if r.status != RunStatus.WITHDRAWN)
+    return sorted(kept, key=lambda r: r.id)
+
+
+def _note(family: Family | None, flags: list[str]) -> str | None:
+    """Return the markers of a score's flags the family notes, or None."""
+    notes = family.flag_notes if family is not None else {}
+    markers = [notes[f].marker for f in flags if f in notes]
+    return "".join(markers) or None
+
+
+def entry_for(
+    run: Run, measures: tuple[str, ...], masked: str | None = None, *, family: Family | None = None
+) -> Entry:
+    """Turn a stored run into a table entry (baselines keep only their shown measures).
+
+    ``masked`` is the team's anonymous name: the row then shows it, and its slot in place of
+    the run's name and label, which could name the team. The family says which score flags
+    and run notes mark the row (none without a family).
+    """
+    shown = (
+        set(run.report.get("shown", measures)) if run.kind == RunKind.BASELINE else set(measures)
+    )
+    # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
+    values = {
+        s.measure: Value(raw=s.value, official=s.official, note=_note(family, s.flags))
+        for s in run.scores
+        if s.current and s.measure in shown and s.value is not None
+    }
+    return Entry(
+        kind="baseline" if run.kind == RunKind.BASELINE else "run",
+        team=masked or (run.team.name if run.team is not None else None),
+        run=run.slot if masked else str(run.report.get("run_tag", run.name)),
+        slot=run.slot if run.kind == RunKind.RUN else None,
+        values=values,
+        late=run.late,
+        corrected=run.corrected,
+        label=None if masked else run.label,
+        baseline_order=int(run.report.get("order", 0)),
+        markers=tuple(n.marker for n in family.run_notes(run.report)) if family else (),
+        run_id=run.id,
+    )
+
+
+def run_label(
+    session: Session, target: Target, run: Run, audience: Audience, table: Table | None = None
+) -> str:
+    """Return how a reader sees a run named: its row's label, or as a row would name it.
+
+    Every page, chart and export that names a run outside a table row goes through here, so a
+    run that left the live table (withdrawn by its team, or its team withdrawn) is named by the
+    anonymity rule like any other: "Team 2-primary" while its team is anonymous to the reader.
+    """
+    if table is not None:
+        row = next((r for r in table.rows if r.run_id == run.id), None)
+        if row is not None:
+            return row.label
+    masked = masked_names(session, target, audience).get(run.team_id or 0)
+    return entry_label(
+        target.family.table_style(target.definition),
+        entry_for(run, (), masked, family=target.family),
+    )
+
+
+UNDEFINED_NOTE = (
+    "— no value: the measure is undefined for the run (e.g. a correlation or kappa of a "
+    "constant prediction); it is not ranked on that measure."
+)
+
+
+def _undefined_note(runs: list[Run], columns: tuple[str, ...]) -> str:
+    """Return the footnote for measures stored without a value, naming them, or ""."""
+    names = sorted(
+        {
+            s.measure
+            for r in runs
+            for s in r.scores
+            if s.current and s.value is None and s.measure in columns
+        }
+    )
+    if not names:
+        return ""
+    return f"{UNDEFINED_NOTE} Undefined here: {', '.join(names)}."
+
+
+def _measure_notes(runs: list[Run], columns: tuple[str, ...]) -> list[str]:
+    """Return one footnote per measure and distinct note of its scores (e.g. a signature)."""
+    notes = {
+        (s.measure, s.note)
+        for r in runs
+        for s in r.scores
+        if s.current and s.note and s.measure in columns
+    }
+    order = {key: i for i, key in enumerate(columns)}
+    return [f"{m}: {note}" for m, note in sorted(notes, key=lambda mn: (order[mn[0]], mn[1]))]
+
+
+def table_inputs(
+    session: Session,
+    store: FileStore,
+    target: Target,
+    runs: list[Run],
+    *,
+    include_late: bool,
+    masked: Mapping[int, str] | None = None,
+) -> TableInputs:
+    """Return the entries and style options of a table over ``runs``.
+
+    ``masked`` maps the ids of teams shown anonymously to their shown names.
+    """
+    masked = masked or {}
+    columns = tuple(m.key for m in target.family.measure_specs(target.context()))
+    family = target.family
+    entries = [entry_for(r, columns, masked.get(r.team_id or 0), family=family) for r in runs]
+    # A run's own notes, keyed by the label the table gives a team's run.
+    row_notes = {
+        f"{masked.get(r.team.id) or r.team.name}-{r.slot}": notes
+        for r in runs
+        if r.team is not None
+        and (notes := [[n.marker, n.text] for n in family.run_notes(r.report)])
+    }
+    footnotes = list(target.subtask_def.footnotes)
+    note = target.subtask_def.options.get("baseline_note")
+    if note and any(e.kind == "baseline" for e in entries):
+        footnotes.append(f"† {note}")
+    undefined = _undefined_note(runs, columns)
+    if undefined:
+        footnotes.append(undefined)
+    footnotes.extend(_measure_notes(runs, columns))
+    options: dict[str, Any] = {
+        "footnotes": footnotes,
+        "note_texts": family.marker_texts(),
+        "row_notes": row_notes,
+        "include_late": include_late,
+        "caption": caption_of(target),
+        **target.family.style_options(target.context()),
+        **target.definition.table,
+    }
+    if target.loaded:
+        gold, _files = load_gold(session, store, target)
+        options.update(target.family.table_options(gold))
+    return TableInputs(entries, options)
+
+
+def caption_of(target: Target) -> str:
+    """Return a table's caption: the task's title, the subtask's heading and the set's title."""
+    heading = subtask_heading(target.subtask.slug, target.subtask_def.title)
+    return f"{target.definition.title or target.task.slug} — {heading} — {target.eval_set.title}"
+
+
+def render(
+    target: Target, inputs: TableInputs, *, official: bool = False, frozen_at: str | None = None
+) -> Table:
+    """Build the table in the task's style."""
+    return build_table(
+        target.family.table_style(target.definition),
+        task=target.task.slug,
+        subtask=target.subtask.slug,
+        set=target.eval_set.slug,
+        entries=inputs.entries,
+        measures=target.family.measure_specs(target.context()),
+        official=official,
+        frozen_at=frozen_at,
+        options=inputs.options,
+    )
+
+
+def live_table(
+    session: Session,
+    store: FileStore,
+    target: Target,
+    audience: Audience = PUBLIC,
+    *,
+    analysed: bool = True,
+) -> Table:
+    """Build the live table: every active run, late and corrected ones marked and ranked "as if".
+
+    Team names are those the audience may see (anonymous phases hide the others'). With
+    ``analysed``, the set's current analysis adds clusters and intervals.
+    """
+    runs = active_runs(session, target)
+    # It is a post-deadline view only once a late or corrected run exists.
+    off_time = any(r.late or r.corrected for r in runs)
+    masked = masked_names(session, target, audience)
+    table = render(
+        target, table_inputs(session, store, target, runs, include_late=off_time, masked=masked)
+    )
+    return with_analysis(session, target, table) if analysed else table

@@ -1,0 +1,1 @@
+"""Runs: accept, score, place and withdraw runs; baseline rows."""

@@ -1,0 +1,148 @@
+"""Store a set's baseline rows: generated from its gold data, shipped, or imported from a file."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from leaderboard.config import Settings
+from leaderboard.formats.issues import shown
+from leaderboard.models import GoldFile, Run, run_report
+from leaderboard.services.common.audit import record_for
+from leaderboard.services.common.errors import InvalidInput, RunRejected
+from leaderboard.services.runs.core import (
+    Upload,
+    active_key,
+    manifest_sha,
+    place_run,
+    rejection,
+    score_values,
+    store_inputs,
+)
+from leaderboard.services.tasks.catalog import load_gold
+from leaderboard.services.tasks.target import Target
+from leaderboard.states import RunKind
+from leaderboard.storage import FileStore
+from leaderboard.tasks.families.base import Evaluation
+
+MAX_LABEL = 100
+#: Imported baselines come after the generated ones (whose order is 1 to 4 at most).
+IMPORTED_ORDER = 100
+
+
+def add_baselines(
+    session: Session, store: FileStore, settings: Settings, target: Target, *, actor: str
+) -> list[Run]:
+    """Generate, score and store every baseline recipe of the target's set; replaces older ones."""
+    gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+    ctx = target.context(settings.max_decompressed_bytes)
+    contents = {role: store.read(g.storage_key) for role, g in gold_files.items()}
+    placed: list[Run] = []
+    for b in target.family.baselines(gold, contents, ctx):
+        # Baseline files come from the organizers' side: read them as the official scorer did.
+        upload = Upload.from_bytes(b.files, {k: f"baseline_{b.role}_{k}.txt" for k in b.files})
+        evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=True, options={})
+        if evaluation.results is None:
+            raise RunRejected(
+                f"Baseline {shown(b.label)} could not be read.", evaluation.verdict.errors
+            )
+        report = {"shown": list(b.shown), "order": b.order}
+        placed.append(
+            _place(session, store, target, upload, b.role, b.label, b.description, report,
+                   evaluation, gold_files, actor, lenient=True)
+        )  # fmt: skip
+    record_for(session, actor, "add-baselines", target, roles=[r.slot for r in placed])
+    session.commit()
+    return placed
+
+
+def import_baseline(
+    session: Session,
+    store: FileStore,
+    settings: Settings,
+    target: Target,
+    upload: Upload,
+    *,
+    label: str,
+    lenient: bool = False,
+    description: str = "",
+    actor: str,
+) -> Run:
+    """Validate, score and store a run file as a baseline row labelled ``label`` (no team).
+
+    A baseline imported again under the same label replaces the earlier one. The upload's
+    files are closed when this returns or raises.
+    """
+    try:
+        label = label.strip()
+        if not label or len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
+            raise InvalidInput(
+                f"A baseline label is 1 to {MAX_LABEL} printable characters, not {shown(label)}."
+            )
+        gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+        ctx = target.context(settings.max_decompressed_bytes)
+        evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=lenient, options={})
+        if evaluation.results is None:
+            raise rejection(evaluation.verdict, "baseline")
+        role = "import-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:48] or "baseline")
+        report: dict[str, Any] = {
+            "shown": list(evaluation.results),
+            "order": IMPORTED_ORDER,
+            **evaluation.verdict.report,
+        }
+        run = _place(session, store, target, upload, role, label, description, report,
+                     evaluation, gold_files, actor, lenient=lenient)  # fmt: skip
+        record_for(session, actor, "import-baseline", target, label=label, sha256=run.file_sha256)
+        session.commit()
+        return run
+    finally:
+        upload.close()
+
+
+def _place(
+    session: Session,
+    store: FileStore,
+    target: Target,
+    upload: Upload,
+    role: str,
+    label: str,
+    description: str,
+    report: Mapping[str, Any],
+    evaluation: Evaluation,
+    gold_files: Mapping[str, GoldFile],
+    actor: str,
+    *,
+    lenient: bool,
+) -> Run:
+    """Store a scored baseline in the slot of its role, replacing the role's previous row."""
+    stored = store_inputs(store, upload)
+
+    def make() -> Run:
+        return Run(
+            subtask_id=target.subtask.id,
+            eval_set_id=target.eval_set.id,
+            team_id=None,
+            kind=RunKind.BASELINE,
+            slot=role,
+            name=role,
+            label=label,
+            description=description,
+            # Re-scoring and verify read the file the way it was accepted.
+            lenient=lenient,
+            file_sha256=manifest_sha(stored),
+            files=stored,
+            item_values=evaluation.item_values,
+            report=run_report(report),
+            submitted_via="cli" if actor == "cli" else "web",
+        )
+
+    assert evaluation.results is not None
+    rows: Sequence[Mapping[str, Any]] = score_values(evaluation.results, gold_files)
+    return place_run(session, active_key(target.eval_set.id, None, role), make, _no_op, rows)
+
+
+def _no_op(_run: Run) -> None:
+    """Do nothing before the commit (baselines use no quota)."""

@@ -1,0 +1,1 @@
+"""Hosted tasks: installed definitions, target names, task data, gold files."""

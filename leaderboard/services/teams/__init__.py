@@ -1,0 +1,1 @@
+"""Teams: self-service membership and the organizer's team actions."""

@@ -1,0 +1,1 @@
+"""The account and tokens blueprints: self-service accounts and API tokens."""

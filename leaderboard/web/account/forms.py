@@ -1,0 +1,76 @@
+"""Forms of self-service accounts and the organizer's users and settings pages."""
+
+from __future__ import annotations
+
+from flask_wtf import FlaskForm
+from wtforms import BooleanField, PasswordField, SelectField, StringField, TextAreaField
+from wtforms.validators import DataRequired, EqualTo, Length, Optional, Regexp
+
+from leaderboard.services.common.settings import REGISTRATION_MODES
+from leaderboard.web.common.forms import options
+
+_EMAIL = [
+    DataRequired(message="Enter your e-mail address."),
+    Regexp(r"^[^@\s]+@[^@\s]+$", message="Enter an e-mail address."),
+    Length(max=320),
+]
+_NEW_PASSWORD = [DataRequired(message="Choose a password."), Length(max=1000)]
+_CONFIRM = [
+    DataRequired(message="Repeat the password."),
+    EqualTo("password", message="The two passwords differ."),
+]
+
+
+class SignupForm(FlaskForm):
+    """A new account: address, name, password twice, affiliation, terms."""
+
+    email = StringField("E-mail", validators=_EMAIL)
+    display_name = StringField(
+        "Your name", validators=[DataRequired(message="Enter your name."), Length(max=255)]
+    )
+    affiliation = StringField("Affiliation (optional)", validators=[Optional(), Length(max=255)])
+    password = PasswordField("Password (at least 10 characters)", validators=_NEW_PASSWORD)
+    password_confirm = PasswordField("Password again", validators=_CONFIRM)
+    accept_terms = BooleanField("I accept the terms above")
+
+
+class EmailForm(FlaskForm):
+    """An e-mail address (password reset, resending the verification link, invitations)."""
+
+    email = StringField("E-mail", validators=_EMAIL)
+
+
+class NewPasswordForm(FlaskForm):
+    """A new password, twice."""
+
+    password = PasswordField("New password (at least 10 characters)", validators=_NEW_PASSWORD)
+    password_confirm = PasswordField("New password again", validators=_CONFIRM)
+
+
+class PasswordChangeForm(NewPasswordForm):
+    """The current password and a new one, twice."""
+
+    current_password = PasswordField(
+        "Current password",
+        validators=[DataRequired(message="Enter your current password."), Length(max=1000)],
+    )
+
+
+class ProfileForm(FlaskForm):
+    """The display name and affiliation."""
+
+    display_name = StringField(
+        "Your name", validators=[DataRequired(message="Enter your name."), Length(max=255)]
+    )
+    affiliation = StringField("Affiliation", validators=[Optional(), Length(max=255)])
+
+
+class SiteSettingsForm(FlaskForm):
+    """The site settings an organizer sets."""
+
+    registration = SelectField(
+        "Registration", choices=options([(m, m) for m in REGISTRATION_MODES])
+    )
+    max_team_size = StringField("Largest team", validators=[DataRequired(), Length(max=9)])
+    site_name = StringField("Site name", validators=[DataRequired(), Length(max=200)])
+    terms = TextAreaField("Terms (empty: none)", validators=[Optional(), Length(max=20000)])

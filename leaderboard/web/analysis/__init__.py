@@ -1,0 +1,1 @@
+"""The analysis blueprint: significance, charts and per-query diagnostics."""

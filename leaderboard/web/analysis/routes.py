@@ -1,0 +1,321 @@
+"""Analysis pages: the organizer's significance page, its charts, and per-query diagnostics.
+
+Pages only read stored analyses; computing is queued for ``leaderboard worker``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user
+from flask_wtf import FlaskForm
+from wtforms import IntegerField, SelectField
+from wtforms.validators import InputRequired, NumberRange
+
+from leaderboard.services.campaign.freeze import frozen_of
+from leaderboard.services.campaign.frozen_analysis import compared
+from leaderboard.services.common.errors import InvalidInput, NotFound
+from leaderboard.services.results import chart_files
+from leaderboard.services.results.analyses import (
+    finished_analysis,
+    request_analysis,
+    shown_report,
+    status,
+)
+from leaderboard.services.results.anonymity import audience_for
+from leaderboard.services.results.diagnostics import (
+    RunDiagnostics,
+    diagnosable_run,
+    diagnostics_access,
+    run_diagnostics,
+    shown_name,
+)
+from leaderboard.services.results.significance import METHODS, Request
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.services.tasks.target import Target
+from leaderboard.tables.exports import csv_safe
+from leaderboard.web.auth.routes import organizer_required
+from leaderboard.web.common.context import db, now, store
+from leaderboard.web.common.forms import options
+from leaderboard.web.public.routes import (
+    cached_response,
+    chosen_view,
+    ensure_visible,
+    live_labels,
+    page_key,
+    remember,
+    viewer,
+)
+
+bp = Blueprint("analysis", __name__)
+
+CHARTS = ("measure", "matrix")
+MIME = {"svg": "image/svg+xml", "pdf": "application/pdf", "csv": "text/csv"}
+
+
+class AnalysisForm(FlaskForm):
+    """Queue an analysis: measure, method, samples and seed."""
+
+    measure = SelectField("Measure")
+    method = SelectField(
+        "Method", choices=options((m, m) for m in METHODS), default="randomization"
+    )
+    samples = IntegerField(
+        "Samples", default=10_000, validators=[InputRequired(), NumberRange(1, 1_000_000)]
+    )
+    seed = IntegerField("Seed", default=0, validators=[InputRequired(), NumberRange(0, 2**62)])
+
+
+def _target(task: str, subtask: str) -> Target:
+    return resolve(db(), task, subtask, request.args.get("set") or None)
+
+
+def _matrix(report: dict[str, Any]) -> list[list[float | None]]:
+    """Return the adjusted p-values as a runs × runs matrix (upper triangle, table order)."""
+    index = {label: i for i, label in enumerate(report["runs"])}
+    size = len(report["runs"])
+    grid: list[list[float | None]] = [[None] * size for _ in range(size)]
+    for pair in report["pairs"]:
+        grid[index[pair["a"]]][index[pair["b"]]] = pair["p_adjusted"]
+    return grid
+
+
+def _cluster_of(report: dict[str, Any]) -> dict[str, int]:
+    return {label: n for n, group in enumerate(report["clusters"], 1) for label in group}
+
+
+def _measure_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return each tested run's label, value, interval and cluster, in table order."""
+    clusters = _cluster_of(report)
+    values = report["values"]
+    rows = []
+    for label, run_id in zip(report["runs"], report["run_ids"], strict=True):
+        interval = report["intervals"].get(str(run_id), {}).get(report["measure"])
+        rows.append(
+            {
+                "label": label,
+                "value": values[str(run_id)],
+                "interval": interval,
+                "cluster": clusters[label],
+            }
+        )
+    return rows
+
+
+def _scale(target: Target, measure: str) -> float:
+    """Return the factor from a measure's stored values to the table's (×100 for percents)."""
+    specs = target.family.measure_specs(target.context())
+    return next((s.scale for s in specs if s.key == measure), 1.0)
+
+
+def _chart(report: dict[str, Any], name: str, fmt: str, scale: float) -> Response:
+    """Return a stored analysis' chart or its numbers, values on the table's scale."""
+    if name not in CHARTS or fmt not in MIME:
+        abort(404)
+    rows = [
+        {
+            **row,
+            "value": row["value"] * scale,
+            "interval": [v * scale for v in row["interval"]] if row["interval"] else None,
+        }
+        for row in _measure_rows(report)
+    ]
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        if name == "measure":
+            writer.writerow(["run", report["measure"], "ci_low", "ci_high", "cluster"])
+            for row in rows:
+                low, high = row["interval"] or ("", "")
+                writer.writerow(
+                    [csv_safe(row["label"], text=True), row["value"], low, high, row["cluster"]]
+                )
+        else:
+            writer.writerow(["a", "b", "p", "p_adjusted", "significant"])
+            for p in report["pairs"]:
+                writer.writerow([csv_safe(p["a"], text=True), csv_safe(p["b"], text=True),
+                                 p["p"], p["p_adjusted"], p["significant"]])  # fmt: skip
+        body = out.getvalue().encode()
+    elif name == "measure":
+        # Drawn once per analysis and audience, then read from the store.
+        body = chart_files.measure_chart(db(), store(), rows, report["measure"], fmt)
+    else:
+        body = chart_files.pvalue_matrix(
+            db(), store(), report["runs"], _matrix(report), report["alpha"], fmt
+        )
+    response = Response(body, mimetype=MIME[fmt])
+    filename = f"{report['task']}-{report['subtask']}-{report['set']}-{name}.{fmt}"
+    disposition = "attachment" if fmt != "svg" else "inline"
+    response.headers["Content-Disposition"] = f'{disposition}; filename="{filename}"'
+    return response
+
+
+@bp.route("/organizer/tasks/<task>/<subtask>/analysis", methods=["GET", "POST"])
+@organizer_required
+def organizer_page(task: str, subtask: str) -> ResponseReturnValue:
+    """Show the set's latest analysis (or that it is out of date) and queue a new one."""
+    target = _target(task, subtask)
+    form = analysis_form(target)
+    if form.validate_on_submit():
+        analysis = request_analysis(
+            db(),
+            target,
+            Request(
+                measure=form.measure.data,
+                method=form.method.data or "randomization",
+                samples=int(form.samples.data or 0),
+                seed=int(form.seed.data or 0),
+            ),
+            actor=str(current_user.email),
+            now=now(),
+        )
+        flash(f"Analysis {analysis.id} is queued; `leaderboard worker` computes it.", "info")
+        return redirect(
+            url_for("analysis.organizer_page", task=task, subtask=subtask, set=target.eval_set.slug)
+        )
+    if request.method == "POST":
+        return render_template("analysis/organizer.html", **_page(target, form)), 400
+    return render_template("analysis/organizer.html", **_page(target, form))
+
+
+def analysis_form(target: Target) -> AnalysisForm:
+    """Return the queue form with the target's measures, the official one chosen."""
+    form = AnalysisForm()
+    columns = target.family.measure_specs(target.context())
+    form.measure.choices = options((c.key, c.label) for c in columns)
+    if request.method == "GET":
+        form.measure.data = next((c.key for c in columns if c.official), columns[0].key)
+    return form
+
+
+def analysis_context(target: Target, form: AnalysisForm | None = None) -> dict[str, Any]:
+    """Return what the analysis section shows: status, queue form, report, matrix and rows."""
+    context = _page(target, form or analysis_form(target))
+    del context["target"]  # the including page has its own
+    return context
+
+
+def _page(target: Target, form: AnalysisForm) -> dict[str, Any]:
+    state = status(db(), target)
+    report = state.analysis.report if state.analysis is not None else None
+    return {
+        "target": target,
+        "form": form,
+        "state": state,
+        "report": report,
+        "matrix": _matrix(report) if report else [],
+        "rows": _measure_rows(report) if report else [],
+        "summary": compared(report).capitalize() if report else "",
+    }
+
+
+@bp.route("/organizer/analyses/<int:analysis_id>/<name>.<fmt>")
+@organizer_required
+def organizer_chart(analysis_id: int, name: str, fmt: str) -> ResponseReturnValue:
+    """Return a stored analysis' chart (SVG, PDF) or numbers (CSV), current or not."""
+    analysis, report = finished_analysis(db(), analysis_id)
+    subtask = analysis.eval_set.subtask
+    target = resolve(db(), subtask.task.slug, subtask.slug, analysis.eval_set.slug)
+    return _chart(report, name, fmt, _scale(target, report["measure"]))
+
+
+@bp.route("/tasks/<task>/<subtask>/analysis/<name>.<fmt>")
+def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturnValue:
+    """Return the chart or numbers of the analysis a results view shows, where it is visible.
+
+    The official view (the default once frozen) shows the analysis frozen with the table, the
+    live view the analysis of the current scores.
+    """
+    key = page_key(task, subtask)
+    cached = cached_response(key)
+    if cached is not None:
+        return cached
+    target = _target(task, subtask)
+    ensure_visible(target)
+    snapshot = frozen_of(db(), target)
+    view = chosen_view(snapshot)
+    report = shown_report(db(), target, view, snapshot)
+    if report is None:
+        raise NotFound(
+            "The official ranking has no analysis (not frozen yet, or frozen without one)."
+            if view == "official"
+            else "No analysis of the current results yet."
+        )
+    scale = _scale(target, report["measure"])
+    if view != "official":
+        # Runs are named as this reader's table names them (anonymous phases hide teams); the
+        # official view names them as frozen, as the official table does.
+        report = relabel(report, live_labels(target, audience_for(viewer())))
+    return remember(key, _chart(report, name, fmt, scale))
+
+
+def relabel(report: dict[str, Any], names: dict[int, str]) -> dict[str, Any]:
+    """Return the report with each run's label replaced by its name in ``names``.
+
+    The analysis names runs for organizers; a run the reader's table lacks (never, while the
+    analysis is current) is named by its place alone, never by the organizers' name.
+    """
+    new = {
+        old: names.get(run_id) or f"#{n}"
+        for n, (old, run_id) in enumerate(zip(report["runs"], report["run_ids"], strict=True), 1)
+    }
+    return {
+        **report,
+        "runs": [new[label] for label in report["runs"]],
+        "pairs": [{**p, "a": new[p["a"]], "b": new[p["b"]]} for p in report["pairs"]],
+        "clusters": [[new[label] for label in group] for group in report["clusters"]],
+    }
+
+
+def _diagnostics(run_id: int) -> RunDiagnostics:
+    """Return a run's per-query diagnostics for this reader, or answer 404."""
+    run = diagnosable_run(db(), viewer(), run_id)
+    try:
+        return run_diagnostics(
+            db(), store(), run, request.args.get("measure") or None, audience_for(viewer())
+        )
+    except InvalidInput as exc:
+        raise NotFound(exc.message) from None
+
+
+@bp.route("/runs/<int:run_id>/queries")
+def run_queries(run_id: int) -> ResponseReturnValue:
+    """Show a run's per-query values against the median and best of the ranked runs."""
+    access = diagnostics_access(db(), viewer(), run_id)
+    if access.hidden:
+        label, unit = shown_name(db(), access.run, audience_for(viewer()))
+        return render_template(
+            "analysis/queries_hidden.html", run=access.run, label=label, unit=unit
+        )
+    return render_template("analysis/queries.html", d=_diagnostics(run_id))
+
+
+@bp.route("/runs/<int:run_id>/queries.<fmt>")
+def run_queries_file(run_id: int, fmt: str) -> ResponseReturnValue:
+    """Return a run's per-query chart (SVG, PDF) or its numbers (CSV)."""
+    if fmt not in MIME:
+        abort(404)
+    found = _diagnostics(run_id)
+    run = found.run
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow([found.unit, found.measure, "median", "best", "difference"])
+        for r in found.rows:
+            writer.writerow([csv_safe(r.query, text=True), r.value, r.median, r.best, r.difference])
+        body = out.getvalue().encode()
+    else:
+        body = chart_files.difference_chart(
+            db(), store(), [r.query for r in found.rows], [r.difference for r in found.rows],
+            measure=found.measure, unit=found.units, fmt=fmt,
+        )  # fmt: skip
+    response = Response(body, mimetype=MIME[fmt])
+    disposition = "attachment" if fmt != "svg" else "inline"
+    response.headers["Content-Disposition"] = (
+        f'{disposition}; filename="run-{run.id}-queries.{fmt}"'
+    )
+    return response

@@ -1,0 +1,1 @@
+"""The api blueprint: the JSON API and its OpenAPI document."""

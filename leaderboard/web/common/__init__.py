@@ -1,0 +1,1 @@
+"""What the blueprints share: request context, extensions, forms, filters."""

@@ -1,0 +1,42 @@
+"""Collect a run's files from a multipart request, for the form and the API alike."""
+
+from __future__ import annotations
+
+from typing import IO
+
+from flask import request
+
+from leaderboard.services.common.errors import InvalidInput
+from leaderboard.services.runs.core import Upload
+from leaderboard.services.tasks.target import Target
+from leaderboard.web.common.context import settings
+
+
+def upload_fields(target: Target) -> list[tuple[str, str]]:
+    """Return the file fields of a run upload as (name, label) pairs."""
+    ctx = target.context(settings().max_decompressed_bytes)
+    return [(f.name, f.label) for f in target.family.upload_fields(ctx)]
+
+
+def _size(stream: IO[bytes]) -> int:
+    stream.seek(0, 2)
+    size = stream.tell()
+    stream.seek(0)
+    return size
+
+
+def collect_upload(target: Target) -> Upload:
+    """Return the request's run files; large ones stay spooled on disk by the web server."""
+    files: dict[str, IO[bytes]] = {}
+    names: dict[str, str] = {}
+    for name, _label in upload_fields(target):
+        f = request.files.get(name)
+        # A browser sends an empty part with no file name for a file input left blank.
+        if f is None or (not f.filename and not _size(f.stream)):
+            continue
+        files[name] = f.stream
+        names[name] = f.filename or ""
+    if not files:
+        first = upload_fields(target)[0][0]
+        raise InvalidInput(f"No run file was given; send it as the multipart field {first!r}.")
+    return Upload(files, names)

@@ -1,0 +1,1 @@
+"""The data blueprint: task data downloads for participants."""

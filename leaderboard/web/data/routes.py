@@ -1,0 +1,51 @@
+"""Task data downloads for participants: the terms to accept first, then the file, streamed."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, redirect, render_template, send_file, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user, login_required
+
+from leaderboard.models import User
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.services.tasks.data import accept_terms, download
+from leaderboard.web.common.context import db, now, store
+from leaderboard.web.common.forms import TermsForm
+
+bp = Blueprint("data", __name__)
+
+
+def _user() -> User:
+    return current_user._get_current_object()
+
+
+@bp.route("/tasks/<task>/<subtask>/data/<int:file_id>")
+@login_required
+def download_file(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
+    """Send a data file, or first the task's terms with a form to accept them."""
+    target = resolve(db(), task, subtask)
+    offer = download(db(), target.subtask, file_id, _user(), now())
+    if offer.terms:
+        return render_template("public/terms.html", target=target, offer=offer, form=TermsForm())
+    # send_file on a path answers with a file wrapper: the bytes are streamed, never loaded.
+    return send_file(
+        store().path(offer.file.storage_key),
+        mimetype="application/octet-stream",
+        as_attachment=True,
+        download_name=offer.file.filename,
+        etag=offer.file.sha256,
+        max_age=0,
+    )
+
+
+@bp.route("/tasks/<task>/<subtask>/data/<int:file_id>", methods=["POST"])
+@login_required
+def accept(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
+    """Record that the user accepts the task's terms, then go on to the download."""
+    if not TermsForm().validate_on_submit():
+        abort(400, "The form expired; reload the page and try again.")
+    target = resolve(db(), task, subtask)
+    # Checks the file and the user's right to it first: accepting gives access to nothing else.
+    download(db(), target.subtask, file_id, _user(), now())
+    accept_terms(db(), _user(), target.task, now())
+    return redirect(url_for("data.download_file", task=task, subtask=subtask, file_id=file_id))

@@ -1,0 +1,1 @@
+"""The errors blueprint: error pages and JSON or plain-text errors."""

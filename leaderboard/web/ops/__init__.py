@@ -1,0 +1,1 @@
+"""The ops blueprint: health check and request logs."""

@@ -1,0 +1,1 @@
+"""The organizer blueprints: campaign, accounts and teams pages."""

@@ -1,0 +1,406 @@
+"""Organizer pages: phases, deadlines, quotas, visibility, baselines, imports, gold, freeze, verify."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user
+
+from leaderboard.clock import parse_instant
+from leaderboard.formats.issues import shown
+from leaderboard.models import User
+from leaderboard.services.accounts.core import list_teams
+from leaderboard.services.campaign.freeze import DeadlineAhead, deadline_ahead, frozen_of
+from leaderboard.services.campaign.frozen_analysis import describe_analysis
+from leaderboard.services.campaign.phases import PhaseChange, delete_phase, phases_of, upsert_phase
+from leaderboard.services.common.audit import events_of_subtask, latest_events
+from leaderboard.services.common.errors import DomainError, InvalidInput, RunRejected
+from leaderboard.services.results.analyses import latest_job, request_job
+from leaderboard.services.results.listing import LISTING_FORMATS, run_listing
+from leaderboard.services.runs.baselines import add_baselines
+from leaderboard.services.runs.core import Submission, submit_run
+from leaderboard.services.tasks.catalog import list_tasks, resolve
+from leaderboard.services.tasks.data import add_data_file, data_files, delete_data_file
+from leaderboard.services.tasks.gold import (
+    gold_choices,
+    gold_history,
+    gold_target_by_role,
+    rescore_set,
+    set_gold,
+)
+from leaderboard.services.tasks.target import Target
+from leaderboard.states import JobPurpose
+from leaderboard.web.analysis.routes import analysis_context
+from leaderboard.web.auth.routes import organizer_required
+from leaderboard.web.common.context import db, now, settings, store
+from leaderboard.web.common.forms import (
+    ConfirmForm,
+    DataFileForm,
+    GoldForm,
+    ImportForm,
+    PhaseForm,
+    import_modes,
+    options,
+)
+from leaderboard.web.common.uploads import collect_upload, upload_fields
+
+bp = Blueprint("organizer", __name__, url_prefix="/organizer")
+
+LISTING_MIME = {
+    "json": "application/json",
+    "csv": "text/csv",
+    "md": "text/markdown",
+    "latex": "application/x-tex",
+}
+
+
+def _actor() -> str:
+    return str(current_user.email)
+
+
+def _user() -> User:
+    return current_user._get_current_object()
+
+
+@bp.route("/")
+@organizer_required
+def dashboard() -> ResponseReturnValue:
+    """Show tasks, teams and the latest audit events."""
+    session = db()
+    return render_template(
+        "organizer/dashboard.html",
+        tasks=list_tasks(session),
+        teams=list_teams(session),
+        events=latest_events(session),
+        form=ConfirmForm(),
+    )
+
+
+def _phase_choices(target: Target) -> list[Any]:
+    return options([(p.name, p.name) for p in phases_of(db(), target.subtask)])
+
+
+def _page(target: Target, **extra: Any) -> str:
+    session = db()
+    sets = [(s.slug, s.title) for s in target.subtask.eval_sets]
+    phase_form = extra.pop("phase_form", None) or PhaseForm()
+    phase_form.eval_set.choices = options(sets)
+    import_form = extra.pop("import_form", None) or ImportForm()
+    import_form.eval_set.choices = options(sets)
+    import_form.slot.choices = options([(s, s) for s in target.definition.runs.slots])
+    import_form.mode.choices = import_modes(target.family)
+    gold_form = GoldForm()
+    gold_form.target.choices = options(gold_choices(target))
+    data_form = extra.pop("data_form", None) or DataFileForm()
+    data_form.phase.choices = _phase_choices(target)
+    gold_files = gold_history(session, target)
+    events = events_of_subtask(session, target.task.slug, target.subtask.slug)
+    targets = {
+        s.slug: resolve(session, target.task.slug, target.subtask.slug, s.slug)
+        for s in target.subtask.eval_sets
+    }
+    frozen = {slug: frozen_of(session, t) for slug, t in targets.items()}
+    frozen_notes = {
+        slug: describe_analysis(snap.manifest.get("analysis"))
+        for slug, snap in frozen.items()
+        if snap is not None
+    }
+    jobs = {
+        slug: {p: latest_job(session, t, p) for p in (JobPurpose.FREEZE, JobPurpose.VERIFY)}
+        for slug, t in targets.items()
+    }
+    deadlines = {slug: deadline_ahead(session, t, now()) for slug, t in targets.items()}
+    return render_template(
+        "organizer/subtask.html",
+        **analysis_context(target),
+        target=target,
+        phases=phases_of(session, target.subtask),
+        phase_form=phase_form,
+        import_form=import_form,
+        gold_form=gold_form,
+        confirm=ConfirmForm(),
+        gold_files=gold_files,
+        data_form=data_form,
+        data_files=data_files(session, target.subtask),
+        frozen=frozen,
+        jobs=jobs,
+        deadlines=deadlines,
+        frozen_notes=frozen_notes,
+        events=events,
+        upload_fields=upload_fields(target),
+        zone=settings().display_timezone,
+        now=now(),
+        **extra,
+    )
+
+
+@bp.route("/tasks/<task>/<subtask>")
+@organizer_required
+def subtask_page(task: str, subtask: str) -> ResponseReturnValue:
+    """Show a subtask's campaign: phases, gold, baselines, imports, freeze, verify, audit log."""
+    return _page(resolve(db(), task, subtask))
+
+
+def _back(task: str, subtask: str) -> ResponseReturnValue:
+    return redirect(url_for("organizer.subtask_page", task=task, subtask=subtask))
+
+
+def _confirmed() -> None:
+    if not ConfirmForm().validate_on_submit():
+        abort(400, "The form expired; reload the page and try again.")
+
+
+def _int_or_none(value: str | None, what: str) -> int | None:
+    if not value:
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise InvalidInput(f"{what} must be a whole number, not {shown(value)}.") from None
+
+
+def _bool_or_none(value: str | None) -> bool | None:
+    return {"yes": True, "no": False}.get(value or "")
+
+
+@bp.route("/tasks/<task>/<subtask>/phase", methods=["POST"])
+@organizer_required
+def phase(task: str, subtask: str) -> ResponseReturnValue:
+    """Create or update a phase."""
+    base = resolve(db(), task, subtask)
+    form = PhaseForm()
+    form.eval_set.choices = options([(s.slug, s.title) for s in base.subtask.eval_sets])
+    if not form.validate_on_submit():
+        return _page(base, phase_form=form), 400
+    try:
+        start = parse_instant(form.start.data) if form.start.data else None
+        end = parse_instant(form.end.data) if form.end.data else None
+    except ValueError as exc:
+        flash(f"Phase not saved: {exc}", "error")
+        return _page(base, phase_form=form), 400
+    change = PhaseChange(
+        set_slug=form.eval_set.data,
+        start=start,
+        end=end,
+        late=_bool_or_none(form.late.data),
+        corrections=_bool_or_none(form.corrections.data),
+        results=form.results.data or None,
+        daily_quota=_int_or_none(form.daily_quota.data, "The daily quota"),
+        total_quota=_int_or_none(form.total_quota.data, "The total quota"),
+        names=form.names.data or None,
+        diagnostics=form.diagnostics.data or None,
+    )
+    target = resolve(db(), task, subtask, form.eval_set.data)
+    upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
+    flash(f"Phase {form.name.data} saved.", "info")
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/phase/delete", methods=["POST"])
+@organizer_required
+def delete_phase_view(task: str, subtask: str) -> ResponseReturnValue:
+    """Delete a phase (field ``name``); its runs stay, no longer in a phase."""
+    _confirmed()
+    target = resolve(db(), task, subtask)
+    name = request.form.get("name", "")
+    delete_phase(db(), target.subtask, task, name, actor=_actor(), now=now())
+    flash(f"Phase {name} deleted.", "info")
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/baselines", methods=["POST"])
+@organizer_required
+def baselines(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
+    """Generate and store the baselines of one set."""
+    _confirmed()
+    target = resolve(db(), task, subtask, eval_set)
+    try:
+        runs = add_baselines(db(), store(), settings(), target, actor=_actor())
+    except DomainError as exc:
+        flash(exc.message, "error")
+    else:
+        flash(f"{len(runs)} baselines added to {task} {subtask} ({eval_set}).", "info")
+    if request.form.get("back") == "dashboard":
+        return redirect(url_for("organizer.dashboard"))
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/import", methods=["POST"])
+@organizer_required
+def import_run(task: str, subtask: str) -> ResponseReturnValue:
+    """Import one run for a team, strictly or as the official scorer read it."""
+    base = resolve(db(), task, subtask)
+    form = ImportForm()
+    form.eval_set.choices = options([(s.slug, s.title) for s in base.subtask.eval_sets])
+    form.slot.choices = options([(s, s) for s in base.definition.runs.slots])
+    form.mode.choices = import_modes(base.family)
+    if not form.validate_on_submit():
+        return _page(base, import_form=form), 400
+    target = resolve(db(), task, subtask, form.eval_set.data)
+    sub = Submission(
+        target=target,
+        slot=form.slot.data or "",
+        upload=collect_upload(target),
+        name=form.name.data or "",
+        description=form.description.data or "",
+        via="web",
+        # A family's import mode reads the run leniently, then as the mode says.
+        lenient=form.mode.data != "strict",
+        options={o.name: form.mode.data == o.name for o in target.family.import_options},
+    )
+    try:
+        run = submit_run(
+            db(), store(), settings(), sub, user=_user(), team=form.team.data or "", now=now()
+        )
+    except RunRejected as exc:
+        return _page(
+            base, import_form=form, import_error=exc.message, import_issues=exc.issues
+        ), 422
+    flash(f"Imported run {run.id} for {run.team.name if run.team else ''} ({run.slot}).", "info")
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/gold", methods=["POST"])
+@organizer_required
+def gold(task: str, subtask: str) -> ResponseReturnValue:
+    """Add or replace a reference file and re-score every run of its set."""
+    base = resolve(db(), task, subtask)
+    form = GoldForm()
+    form.target.choices = options(gold_choices(base))
+    if not form.validate_on_submit():
+        abort(400, "Choose the file to replace.")
+    upload = request.files.get("file")
+    if upload is None or not upload.filename:
+        raise InvalidInput("Choose the new reference file.")
+    set_slug, _, role = (form.target.data or "").partition("|")
+    target, role = gold_target_by_role(db(), task, subtask, set_slug, role)
+    gold_file, report = set_gold(
+        db(),
+        store(),
+        settings(),
+        target,
+        role,
+        upload.stream.read(),
+        upload.filename,
+        actor=_actor(),
+    )
+    failed = f"; {len(report.failed)} could not be re-scored" if report.failed else ""
+    flash(
+        f"Stored {role} version {gold_file.version}; re-scored {report.rescored} run(s){failed}.",
+        "info",
+    )
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/rescore", methods=["POST"])
+@organizer_required
+def rescore(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
+    """Re-score every run of a set against its current gold."""
+    _confirmed()
+    report = rescore_set(
+        db(), store(), settings(), resolve(db(), task, subtask, eval_set), actor=_actor()
+    )
+    flash(f"Re-scored {report.rescored} run(s) of {eval_set}.", "info")
+    return _back(task, subtask)
+
+
+#: What the page says once a freeze or a verification is queued for the worker.
+QUEUED = {
+    JobPurpose.FREEZE: "Freeze of {set} queued (job {job}): `leaderboard worker` computes the official "
+    "table's significance analysis, then freezes the table with it.",
+    JobPurpose.VERIFY: "Verification of {set} queued (job {job}): `leaderboard worker` re-scores the "
+    "frozen runs and recomputes their analysis; this page shows what it finds.",
+}
+
+
+def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> ResponseReturnValue:
+    _confirmed()
+    target = resolve(db(), task, subtask, eval_set)
+    try:
+        job = request_job(
+            db(),
+            target,
+            purpose,
+            actor=_actor(),
+            now=now(),
+            before_deadline=purpose == JobPurpose.FREEZE
+            and bool(request.form.get("before_deadline")),
+            zone=settings().display_timezone,
+        )
+    except DeadlineAhead as exc:
+        # Said at once, on the page whose freeze form offers the confirmation.
+        flash(f"Not frozen: {exc.message}", "error")
+        return _page(resolve(db(), task, subtask)), exc.status
+    flash(QUEUED[purpose].format(set=eval_set, job=job.id), "info")
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/freeze", methods=["POST"])
+@organizer_required
+def freeze_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
+    """Queue the freeze of a set's official ranking: the worker analyses it, then freezes."""
+    return _queue(task, subtask, eval_set, JobPurpose.FREEZE)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/verify", methods=["POST"])
+@organizer_required
+def verify_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
+    """Queue the verification of a frozen ranking: re-scoring every run and its analysis."""
+    return _queue(task, subtask, eval_set, JobPurpose.VERIFY)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/runs.<ext>")
+@organizer_required
+def listing(task: str, subtask: str, eval_set: str, ext: str) -> ResponseReturnValue:
+    """Download the per-team run listing with descriptions."""
+    if ext not in LISTING_FORMATS:
+        abort(404)
+    target = resolve(db(), task, subtask, eval_set)
+    body = LISTING_FORMATS[ext](run_listing(db(), target))
+    name = f"{task}-{subtask}-{eval_set}-runs.{'tex' if ext == 'latex' else ext}"
+    return Response(
+        body,
+        mimetype=LISTING_MIME[ext],
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@bp.route("/tasks/<task>/<subtask>/data", methods=["POST"])
+@organizer_required
+def add_data(task: str, subtask: str) -> ResponseReturnValue:
+    """Attach a file for participants to one of the subtask's phases."""
+    target = resolve(db(), task, subtask)
+    form = DataFileForm()
+    form.phase.choices = _phase_choices(target)
+    if not form.validate_on_submit():
+        return _page(target, data_form=form), 400
+    upload = request.files.get("file")
+    if upload is None or not upload.filename:
+        raise InvalidInput("Choose the file participants should download.")
+    data = add_data_file(
+        db(),
+        store(),
+        target.subtask,
+        form.phase.data or "",
+        upload.stream,
+        upload.filename,
+        title=form.title.data or "",
+        actor=_actor(),
+        now=now(),
+    )
+    flash(f"Data file {data.filename} added to phase {form.phase.data}.", "info")
+    return _back(task, subtask)
+
+
+@bp.route("/tasks/<task>/<subtask>/data/<int:file_id>/delete", methods=["POST"])
+@organizer_required
+def delete_data(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
+    """Remove a data file from its phase."""
+    _confirmed()
+    gone = delete_data_file(
+        db(), resolve(db(), task, subtask).subtask, file_id, actor=_actor(), now=now()
+    )
+    flash(f"Data file {gone.filename} deleted.", "info")
+    return _back(task, subtask)

@@ -1,0 +1,126 @@
+"""The organizer's team list: approve, rename, merge, withdraw and delete teams, add members."""
+
+from __future__ import annotations
+
+from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user
+
+from leaderboard.services.accounts.core import find_team
+from leaderboard.services.common import settings as site_settings
+from leaderboard.services.common.errors import InvalidInput
+from leaderboard.services.teams import admin as team_admin
+from leaderboard.web.auth.routes import organizer_required
+from leaderboard.web.common.context import db
+from leaderboard.web.common.forms import AddMemberForm, ConfirmForm, MergeTeamForm, RenameTeamForm
+
+bp = Blueprint("organizer_teams", __name__, url_prefix="/organizer/teams")
+
+
+def _actor() -> str:
+    return str(current_user.email)
+
+
+def _back() -> ResponseReturnValue:
+    return redirect(url_for("organizer_teams.teams"))
+
+
+def _confirmed() -> None:
+    if not ConfirmForm().validate_on_submit():
+        abort(400, "The form expired; reload the page and try again.")
+
+
+@bp.route("/")
+@organizer_required
+def teams() -> ResponseReturnValue:
+    """List every team with its members, state and number of runs, and the actions on it."""
+    session = db()
+    rows = team_admin.team_overview(session)
+    return render_template(
+        "organizer/teams.html",
+        rows=rows,
+        mode=site_settings.registration(session),
+        confirm=ConfirmForm(),
+        rename=RenameTeamForm(),
+        merge=MergeTeamForm(),
+        add_member=AddMemberForm(),
+    )
+
+
+@bp.route("/<int:team_id>/approve", methods=["POST"])
+@organizer_required
+def approve(team_id: int) -> ResponseReturnValue:
+    """Approve a team: its members may upload runs."""
+    _confirmed()
+    team = team_admin.approve_team(db(), team_id, actor=_actor())
+    flash(f"Team {team.name} approved.", "info")
+    return _back()
+
+
+@bp.route("/<int:team_id>/rename", methods=["POST"])
+@organizer_required
+def rename(team_id: int) -> ResponseReturnValue:
+    """Rename a team."""
+    form = RenameTeamForm()
+    if not form.validate_on_submit():
+        if form.csrf_token.errors:
+            abort(400, "The form expired; reload the page and try again.")
+        raise InvalidInput("Give the team's new name.")
+    team = team_admin.rename_team(db(), team_id, form.name.data or "", actor=_actor())
+    flash(f"Team renamed to {team.name}.", "info")
+    return _back()
+
+
+@bp.route("/<int:team_id>/merge", methods=["POST"])
+@organizer_required
+def merge(team_id: int) -> ResponseReturnValue:
+    """Merge a team into another: members and runs move, the slots must not collide."""
+    session = db()
+    form = MergeTeamForm()
+    if not form.validate_on_submit():
+        if form.csrf_token.errors:
+            abort(400, "The form expired; reload the page and try again.")
+        raise InvalidInput("Give the name of the team to merge into.")
+    source = team_admin.team_by_id(session, team_id).name
+    into = find_team(session, (form.into.data or "").strip()).id
+    target = team_admin.merge_teams(session, team_id, into, actor=_actor())
+    flash(f"Team {source} merged into {target.name}.", "info")
+    return _back()
+
+
+@bp.route("/<int:team_id>/members", methods=["POST"])
+@organizer_required
+def add_member(team_id: int) -> ResponseReturnValue:
+    """Add an account without a team to a team (its captain if it has none)."""
+    form = AddMemberForm()
+    if not form.validate_on_submit():
+        if form.csrf_token.errors:
+            abort(400, "The form expired; reload the page and try again.")
+        raise InvalidInput("Give the e-mail address of the account to add.")
+    session = db()
+    member = team_admin.add_member(session, team_id, form.email.data or "", actor=_actor())
+    team = team_admin.team_by_id(session, team_id)
+    role = " as its captain" if member.is_captain else ""
+    # A flash is plain text: U+2068 ... U+2069 isolate the names as <bdi> would.
+    flash(f"\u2068{member.email}\u2069 added to team \u2068{team.name}\u2069{role}.", "info")
+    return _back()
+
+
+@bp.route("/<int:team_id>/withdraw", methods=["POST"])
+@organizer_required
+def withdraw(team_id: int) -> ResponseReturnValue:
+    """Withdraw a team: its runs leave every live table and export."""
+    _confirmed()
+    team = team_admin.withdraw_team(db(), team_id, actor=_actor())
+    flash(f"Team {team.name} withdrawn.", "info")
+    return _back()
+
+
+@bp.route("/<int:team_id>/delete", methods=["POST"])
+@organizer_required
+def delete(team_id: int) -> ResponseReturnValue:
+    """Delete a team with no members and no runs."""
+    _confirmed()
+    name = team_admin.delete_team(db(), team_id, actor=_actor())
+    flash(f"Team {name} deleted.", "info")
+    return _back()

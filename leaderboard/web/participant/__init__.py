@@ -1,0 +1,1 @@
+"""The participant blueprint: upload a run and read its verdict."""

@@ -1,0 +1,1 @@
+"""The public blueprint: task list and results tables, and its page cache."""

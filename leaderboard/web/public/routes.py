@@ -1,0 +1,185 @@
+"""Public pages: the task list and the results tables (official and live) with their downloads."""
+
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, Response, abort, make_response, render_template, request
+from flask.typing import ResponseReturnValue
+from flask_login import current_user
+from markupsafe import Markup
+
+from leaderboard.formats.issues import shown
+from leaderboard.models import FrozenTable, User
+from leaderboard.services.campaign.freeze import RENDERERS, frozen_of
+from leaderboard.services.campaign.visibility import hiding_phase
+from leaderboard.services.common import revisions
+from leaderboard.services.common.errors import Forbidden, InvalidInput
+from leaderboard.services.results.analyses import shown_report
+from leaderboard.services.results.anonymity import (
+    Audience,
+    audience_for,
+    audience_key,
+    is_anonymous,
+)
+from leaderboard.services.results.tables import has_active_runs, live_table
+from leaderboard.services.tasks.catalog import definition_of, list_tasks, resolve
+from leaderboard.services.tasks.data import available_files
+from leaderboard.services.tasks.target import Target
+from leaderboard.web.common.context import db, now, store
+from leaderboard.web.public import pagecache
+
+bp = Blueprint("public", __name__)
+
+DOWNLOADS = {
+    "csv": "text/csv",
+    "json": "application/json",
+    "md": "text/markdown",
+    "tex": "application/x-tex",
+}
+VIEWS = ("official", "live")
+
+
+def viewer() -> User | None:
+    """Return the logged-in user, if any."""
+    return current_user._get_current_object() if current_user.is_authenticated else None
+
+
+def chosen_view(snapshot: FrozenTable | None) -> str:
+    """Return the requested view: the official table once frozen, else the live one."""
+    view = request.args.get("view") or ("official" if snapshot is not None else "live")
+    if view not in VIEWS:
+        raise InvalidInput(f"Unknown view {shown(view)}; use official or live.")
+    return view
+
+
+def ensure_visible(target: Target) -> None:
+    """Refuse a hidden set's scores to everyone but organizers, saying when they come."""
+    phase = hiding_phase(db(), target.eval_set, viewer())
+    if phase is not None:
+        raise Forbidden(
+            f"The results of phase {phase.name} are hidden until the organizers release them."
+        )
+
+
+@bp.route("/")
+def home() -> ResponseReturnValue:
+    """List the hosted tasks and their subtasks."""
+    tasks = list_tasks(db())
+    return render_template("public/home.html", tasks=[(t, definition_of(t)) for t in tasks])
+
+
+@bp.route("/tasks/<task>")
+def task_page(task: str) -> ResponseReturnValue:
+    """Describe a task and link its subtasks' tables."""
+    t = next((x for x in list_tasks(db()) if x.slug == task), None)
+    if t is None:
+        abort(404)
+    return render_template("public/task.html", task=t, definition=definition_of(t))
+
+
+def cached_response(key: tuple[object, ...] | None) -> Response | None:
+    hit = pagecache.pages().get(key) if key is not None else None
+    if hit is None:
+        return None
+    body, mimetype, headers = hit
+    return Response(body, mimetype=mimetype, headers=list(headers))
+
+
+def remember(key: tuple[object, ...] | None, resp: Response) -> Response:
+    if key is not None and resp.status_code == 200:
+        headers = tuple((k, v) for k, v in resp.headers.items() if k == "Content-Disposition")
+        pagecache.pages().put(key, (resp.get_data(), resp.mimetype or "text/html", headers))
+    return resp
+
+
+def page_key(task: str, subtask: str) -> tuple[object, ...] | None:
+    """Return the anonymous-page cache key: the full path and the set's revision."""
+    if not pagecache.anonymous_get():
+        return None
+    rev = revisions.current(db(), task, subtask, request.args.get("set") or None)
+    return (request.full_path, rev) if rev is not None else None
+
+
+def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) -> str:
+    """Return the table of a view in a format (html, csv, json, md, tex), cached by revision."""
+    if view == "official" and snapshot is not None:
+        return str(snapshot.renders[fmt])
+    audience = audience_for(viewer())
+    # Anonymous tables differ by reader (their own team by name): the reader is in the key.
+    names = audience_key(db(), target, audience)
+    key = (target.eval_set.id, target.eval_set.revision, target.eval_set.analysed, view, fmt, names)
+    return pagecache.tables().get_or_make(
+        key, lambda: RENDERERS[fmt](live_table(db(), store(), target, audience))
+    )
+
+
+def live_labels(target: Target, audience: Audience) -> dict[int, str]:
+    """Return each run's label in this audience's live table, cached by revision like tables."""
+    names = audience_key(db(), target, audience)
+    key = (target.eval_set.id, target.eval_set.revision, "labels", names)
+
+    def make() -> str:
+        table = live_table(db(), store(), target, audience, analysed=False)
+        return json.dumps({str(r.run_id): r.label for r in table.rows if r.run_id is not None})
+
+    return {int(k): v for k, v in json.loads(pagecache.tables().get_or_make(key, make)).items()}
+
+
+@bp.route("/tasks/<task>/<subtask>")
+def results(task: str, subtask: str) -> ResponseReturnValue:
+    """Show the official (frozen) or live results table of a subtask's evaluation set."""
+    key = page_key(task, subtask)
+    cached = cached_response(key)
+    if cached is not None:
+        return cached
+    target = resolve(db(), task, subtask, request.args.get("set") or None)
+    snapshot = frozen_of(db(), target)
+    view = chosen_view(snapshot)
+    hidden = hiding_phase(db(), target.eval_set, viewer())
+    table_html = None
+    empty = not has_active_runs(db(), target)
+    charted = False
+    if hidden is None:
+        # Rendered (and escaped) by our own table template, now or at freeze time.
+        table_html = Markup(rendered(target, view, "html", snapshot))
+        charted = shown_report(db(), target, view, snapshot) is not None
+    page = render_template(
+        "public/results.html",
+        target=target,
+        snapshot=snapshot,
+        view=view,
+        hidden=hidden,
+        table_html=table_html,
+        empty=empty,
+        data_files=available_files(db(), target.subtask, viewer(), now()),
+        anonymous=is_anonymous(db(), target),
+        charted=charted,
+    )
+    return remember(key, make_response(page))
+
+
+@bp.route("/tasks/<task>/<subtask>/results.<ext>")
+def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
+    """Download the official or live table as CSV, JSON, Markdown or LaTeX."""
+    if ext not in DOWNLOADS:
+        abort(404)
+    key = page_key(task, subtask)
+    cached = cached_response(key)
+    if cached is not None:
+        return cached
+    target = resolve(db(), task, subtask, request.args.get("set") or None)
+    ensure_visible(target)
+    snapshot = frozen_of(db(), target)
+    view = chosen_view(snapshot)
+    if view == "official" and snapshot is None:
+        raise InvalidInput(
+            "This table has not been frozen yet; download the live view (?view=live)."
+        )
+    name = f"{task}-{subtask}-{target.eval_set.slug}-{view}.{ext}"
+    resp = Response(
+        rendered(target, view, ext, snapshot),
+        mimetype=DOWNLOADS[ext],
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
+    return remember(key, resp)

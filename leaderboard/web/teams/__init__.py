@@ -1,0 +1,1 @@
+"""The teams blueprint: team pages for participants."""

@@ -12,7 +12,7 @@ import click
 from leaderboard.cli.common import ImportModesCommand, chosen_options, fail
 from leaderboard.cli.references import Refused, load_set_gold, read_definition
 from leaderboard.config import load_settings
-from leaderboard.formats.issues import Issue, shown, summarise
+from leaderboard.formats.issues import Issue, quoted, summarise
 from leaderboard.tables.model import MISSING, MeasureSpec
 from leaderboard.tasks.definition import TaskDefinition, preset_paths
 from leaderboard.tasks.families import get_family
@@ -27,7 +27,7 @@ def _find_definition(task: str, definition: str | None) -> TaskDefinition:
         d = read_definition(path)
         if d.slug == task:
             return d
-    raise Refused(f"No bundled task {shown(task)}; give its definition file with --definition.")
+    raise Refused(f"No bundled task {quoted(task)}; give its definition file with --definition.")
 
 
 def _issue_json(issues: list[Issue]) -> list[dict[str, object]]:
@@ -120,14 +120,14 @@ def score_cmd(
         d = _find_definition(task, definition)
         sd = d.subtask(subtask)
         if sd is None:
-            raise Refused(f"Task {shown(task)} has no subtask {shown(subtask)}.")
+            raise Refused(f"Task {quoted(task)} has no subtask {quoted(subtask)}.")
         setdef = sd.set(set_slug or sd.default_set)
         if setdef is None:
-            raise Refused(f"Subtask {shown(subtask)} has no set {shown(set_slug)}.")
+            raise Refused(f"Subtask {quoted(subtask)} has no set {quoted(set_slug)}.")
         gold = load_set_gold(d, sd, setdef, settings.max_decompressed_bytes)
         if gold is None:
             raise Refused(
-                f"Subtask {shown(subtask)} ({setdef.slug}) has no gold file to score with."
+                f"Subtask {quoted(subtask)} ({setdef.slug}) has no gold file to score with."
             )
     except Refused as exc:
         fail(str(exc))

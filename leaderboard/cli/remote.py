@@ -284,8 +284,8 @@ def _print_accepted(body: dict[str, Any], es: dict[str, Any], shown_already: set
     width = max((len(m["label"]) for m in specs), default=0)
     for m in specs:
         value = scores[m["key"]]
-        shown = "—" if value is None else format(value, f".{m.get('decimals', 2)}f")
-        click.echo(f"{m['label']:<{width}}  {shown:>8}" + ("  (official)" if m["official"] else ""))
+        cell = "—" if value is None else format(value, f".{m.get('decimals', 2)}f")
+        click.echo(f"{m['label']:<{width}}  {cell:>8}" + ("  (official)" if m["official"] else ""))
     for note in body.get("notes") or []:
         click.echo(f"note: {note}")
 
@@ -319,7 +319,7 @@ def runs_cmd(server: str, token: str, as_json: bool) -> None:
     rows = []
     for r in answer.body["runs"]:
         specs = measures.get((r["task"], r["subtask"], r["set"]), [])
-        shown = "hidden" if r.get("scores_hidden") else _scores_cell(r.get("scores") or {}, specs)
+        cell = "hidden" if r.get("scores_hidden") else _scores_cell(r.get("scores") or {}, specs)
         status = r["status"] + (" late" if r.get("late") else "")
         rows.append(
             [
@@ -331,7 +331,7 @@ def runs_cmd(server: str, token: str, as_json: bool) -> None:
                 status,
                 r["created_at"][:16].replace("T", " "),
                 r["name"],
-                shown,
+                cell,
             ]
         )
     if not rows:
@@ -349,8 +349,8 @@ def _scores_cell(scores: dict[str, Any], specs: list[dict[str, Any]]) -> str:
     for m in specs:
         if m["key"] in scores:
             value = scores[m["key"]]
-            shown = "—" if value is None else format(value, f".{m.get('decimals', 2)}f")
-            out.append(f"{m['label']} {shown}")
+            cell = "—" if value is None else format(value, f".{m.get('decimals', 2)}f")
+            out.append(f"{m['label']} {cell}")
     return " · ".join(out)
 
 

@@ -86,11 +86,11 @@ def _rejected(what: str, exc: RunRejected) -> bool:
     return False
 
 
-def _official(run: Run, shown: list[str] | None = None) -> dict[str, str]:
+def _official(run: Run, visible: list[str] | None = None) -> dict[str, str]:
     return {
         s.measure: s.official
         for s in run.scores
-        if s.current and (shown is None or s.measure in shown)
+        if s.current and (visible is None or s.measure in visible)
     }
 
 

@@ -92,24 +92,24 @@ def summarise(
     """
     if len(errors) <= limit and not unlisted:
         return list(errors)
-    shown = min(limit, len(errors))
-    rest = len(errors) - shown + unlisted
+    listed = min(limit, len(errors))
+    rest = len(errors) - listed + unlisted
     noun = "error" if rest == 1 else "errors"
-    return [*errors[:shown], Issue(None, f"… and {rest:,} more {noun}.")]
+    return [*errors[:listed], Issue(None, f"… and {rest:,} more {noun}.")]
 
 
-def shown(value: object) -> str:
+def quoted(value: object) -> str:
     """Return ``value`` as repr shows it (strings quoted), cut to the quotable length."""
     if not isinstance(value, str):
         return quote(repr(value))
     text = value
-    quoted = repr(text[:MAX_QUOTED])
-    if len(text) <= MAX_QUOTED and len(quoted) <= MAX_QUOTED + 2:
-        return quoted
+    literal = repr(text[:MAX_QUOTED])
+    if len(text) <= MAX_QUOTED and len(literal) <= MAX_QUOTED + 2:
+        return literal
     # Escapes make the repr longer than the text: drop whole characters, never half an escape.
     cut = text[: MAX_QUOTED - 1]
-    quoted = repr(cut)
-    while len(quoted) > MAX_QUOTED + 1:
+    literal = repr(cut)
+    while len(literal) > MAX_QUOTED + 1:
         cut = cut[:-1]
-        quoted = repr(cut)
-    return quoted[:-1] + "…" + quoted[-1]
+        literal = repr(cut)
+    return literal[:-1] + "…" + literal[-1]

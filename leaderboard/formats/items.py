@@ -30,7 +30,7 @@ from typing import Protocol
 
 import numpy as np
 
-from leaderboard.formats.issues import Issue, IssueLog, shown
+from leaderboard.formats.issues import Issue, IssueLog, quoted
 
 #: How many missing ids the "ids are missing" message names before "and N more".
 MISSING_IDS_NAMED = 5
@@ -75,35 +75,35 @@ class LabelParser:
         for label in labels:
             if not isinstance(label, str) or not label or _has_space(label):
                 raise ValueError(
-                    f"label {shown(label)} must be a non-empty text without whitespace"
+                    f"label {quoted(label)} must be a non-empty text without whitespace"
                 )
         if len(set(labels)) != len(labels):
             twice = sorted({x for x in labels if labels.count(x) > 1})
-            raise ValueError(f"labels declared more than once: {', '.join(map(shown, twice))}")
+            raise ValueError(f"labels declared more than once: {', '.join(map(quoted, twice))}")
         self.labels = tuple(labels)
         self.aliases = dict(aliases or {})
         self._index = {label: i for i, label in enumerate(labels)}
         for alias, target in self.aliases.items():
             if target not in self._index:
                 raise ValueError(
-                    f"label alias {shown(alias)} maps to {shown(target)}, which is not a "
+                    f"label alias {quoted(alias)} maps to {quoted(target)}, which is not a "
                     f"declared label ({self.allowed})"
                 )
             if alias in self._index and alias != target:
                 raise ValueError(
-                    f"label alias {shown(alias)} is a declared label; it cannot mean {shown(target)}"
+                    f"label alias {quoted(alias)} is a declared label; it cannot mean {quoted(target)}"
                 )
             if not alias or _has_space(alias):
-                raise ValueError(f"label alias {shown(alias)} must be non-empty, without spaces")
+                raise ValueError(f"label alias {quoted(alias)} must be non-empty, without spaces")
         for alias, target in self.aliases.items():
             self._index.setdefault(alias, self._index[target])
 
     @property
     def allowed(self) -> str:
         """Return the declared labels (and aliases) as a message lists them."""
-        text = ", ".join(map(shown, self.labels))
+        text = ", ".join(map(quoted, self.labels))
         if self.aliases:
-            text += "; aliases " + ", ".join(map(shown, self.aliases))
+            text += "; aliases " + ", ".join(map(quoted, self.aliases))
         return text
 
     def bulk(self, texts: list[str]) -> np.ndarray | None:
@@ -117,7 +117,7 @@ class LabelParser:
         """Return the index of the label ``text`` names; raise ValueError for any other text."""
         found = self._index.get(text)
         if found is None:
-            raise ValueError(f"label {shown(text)} is not declared (allowed: {self.allowed})")
+            raise ValueError(f"label {quoted(text)} is not declared (allowed: {self.allowed})")
         return found
 
 
@@ -145,10 +145,10 @@ class DecimalParser:
     def __call__(self, text: str) -> float:
         """Return the value of ``text``; raise ValueError unless a finite plain decimal."""
         if not _DECIMAL.fullmatch(text):
-            raise ValueError(f"value {shown(text)} is not a decimal number")
+            raise ValueError(f"value {quoted(text)} is not a decimal number")
         value = float(text)
         if not math.isfinite(value):
-            raise ValueError(f"value {shown(text)} is beyond the range of a float")
+            raise ValueError(f"value {quoted(text)} is beyond the range of a float")
         return value
 
 
@@ -321,7 +321,7 @@ def _field_count(number: int, line: str, fields: list[str]) -> Issue:
     return Issue(
         number,
         f"Line {number}: expected 2 fields (id and value, separated by a TAB or spaces), "
-        f"found {found}: {shown(line)}.",
+        f"found {found}: {quoted(line)}.",
     )
 
 
@@ -337,7 +337,9 @@ def _closed(log: IssueLog) -> list[Issue]:
 
 def _duplicate(number: int, item: str, first: int) -> Issue:
     """Return the error of an id given a second time."""
-    return Issue(number, f"Line {number}: id {shown(item)} is given twice (first on line {first}).")
+    return Issue(
+        number, f"Line {number}: id {quoted(item)} is given twice (first on line {first})."
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -428,7 +430,7 @@ def _match(
     for number, item, value in scan.items:
         row = index.get(item)
         if row is None:
-            log.append(Issue(number, f"Line {number}: id {shown(item)} is not in the gold data."))
+            log.append(Issue(number, f"Line {number}: id {quoted(item)} is not in the gold data."))
             continue
         if seen[row]:
             log.append(_duplicate(number, item, int(seen[row])))
@@ -442,7 +444,7 @@ def _match(
         log.append(Issue(None, "The file has no item line."))
     missing = np.flatnonzero(seen == 0)
     if missing.size and scan.items:
-        named = ", ".join(shown(ids[row]) for row in missing[:MISSING_IDS_NAMED])
+        named = ", ".join(quoted(ids[row]) for row in missing[:MISSING_IDS_NAMED])
         more = missing.size - min(missing.size, MISSING_IDS_NAMED)
         tail = f" and {more:,} more" if more else ""
         noun = "gold id (of {n:,}) is" if missing.size == 1 else "gold ids (of {n:,}) are"

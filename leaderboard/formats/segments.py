@@ -28,8 +28,8 @@ _CONTROL_NAMES = {0: "NUL", 0x1B: "ESC", 0x0D: "CR", 0x7F: "DEL", 0x0B: "VT", 0x
 
 def _listed(numbers: Sequence[int]) -> str:
     """Return the first line numbers of ``numbers``, with "…" when there are more."""
-    shown = ", ".join(f"{n:,}" for n in numbers[:LISTED_LINES])
-    return shown + (", …" if len(numbers) > LISTED_LINES else "")
+    listed = ", ".join(f"{n:,}" for n in numbers[:LISTED_LINES])
+    return listed + (", …" if len(numbers) > LISTED_LINES else "")
 
 
 def _plural(count: int, noun: str) -> str:

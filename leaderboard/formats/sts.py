@@ -466,10 +466,10 @@ def _perl_value(raw: bytes) -> tuple[float | None, str]:
 
     The value is None when the line must be refused; the note then says why.
     """
-    shown = quote(raw.decode("utf-8", "replace"))
+    text = quote(raw.decode("utf-8", "replace"))
     if raw.startswith(b"#"):
         return None, (
-            f"'{shown}' starts with '#' at a scored position; the 2016 scorer skipped such a line "
+            f"'{text}' starts with '#' at a scored position; the 2016 scorer skipped such a line "
             "without consuming the position, which shifts every later pair, so the file is "
             "refused as ambiguous."
         )
@@ -478,25 +478,25 @@ def _perl_value(raw: bytes) -> tuple[float | None, str]:
     rest = [f for f in fields[1:] if f]
     if not first:
         why = "is empty" if not raw.strip(b" \t\r\f\v") else "starts with whitespace"
-        return 0.0, f"'{shown}' {why}; read as 0."
+        return 0.0, f"'{text}' {why}; read as 0."
     if _PERL_NON_FINITE.match(first):
-        return None, f"'{shown}' is not finite at a scored position; the 2016 scorer gave NaN."
+        return None, f"'{text}' is not finite at a scored position; the 2016 scorer gave NaN."
     prefix = _NUMBER.match(first.decode("ascii", "replace"))
     if prefix is None:
         why = " (it starts with a byte-order mark)" if first.startswith(BOM) else ""
-        return 0.0, f"'{shown}' is not a number{why}; read as 0."
+        return 0.0, f"'{text}' is not a number{why}; read as 0."
     value = float(prefix.group())
     if not math.isfinite(value):
         return (
             None,
-            f"'{shown}' overflows to infinity at a scored position; the 2016 scorer gave NaN.",
+            f"'{text}' overflows to infinity at a scored position; the 2016 scorer gave NaN.",
         )
     notes = []
     if prefix.end() < len(first):
         notes.append(f"only its numeric prefix was used; read as {value:g}")
     if rest:
         notes.append("further fields were ignored")
-    return value, (f"'{shown}': {'; '.join(notes)}." if notes else "")
+    return value, (f"'{text}': {'; '.join(notes)}." if notes else "")
 
 
 def _is_filtered(lines: list[bytes], spec: StsSetSpec, gold: StsGold) -> bool:

@@ -38,7 +38,7 @@ class Measure:
         """Return the official string of a raw value: rounded to ``official_decimals``."""
         return format(raw, f".{self.official_decimals}f")
 
-    def shown(self, raw: float) -> float:
+    def displayed(self, raw: float) -> float:
         """Return a stored value in the scale the table shows."""
         return raw * self.factor
 

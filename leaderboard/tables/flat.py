@@ -43,7 +43,7 @@ class FlatColumn:
     marked: Callable[[FlatRow], bool] | None = None
 
 
-def _shown(value: Any, escape: Callable[[str], str]) -> str:
+def _cell_text(value: Any, escape: Callable[[str], str]) -> str:
     return escape(value) if isinstance(value, str) else str(value)
 
 
@@ -65,7 +65,7 @@ class FlatExport:
     markdown: tuple[FlatColumn, ...]
     latex: tuple[FlatColumn, ...]
     #: Which rows Markdown and LaTeX show (JSON and CSV hold every row).
-    shown: Callable[[FlatRow], bool] = _everything
+    included: Callable[[FlatRow], bool] = _everything
 
     def to_json(self, rows: Sequence[FlatRow]) -> str:
         """Return the rows as a JSON list of records."""
@@ -81,31 +81,31 @@ class FlatExport:
         return out.getvalue()
 
     def to_markdown(self, rows: Sequence[FlatRow]) -> str:
-        """Return the shown rows as a Markdown pipe table, user text escaped."""
+        """Return the included rows as a Markdown pipe table, user text escaped."""
         columns = self.markdown
         lines = [
             "| " + " | ".join(c.heading for c in columns) + " |",
             "| " + " | ".join("---:" if c.kind == "r" else "---" for c in columns) + " |",
         ]
-        for row in filter(self.shown, rows):
+        for row in filter(self.included, rows):
             cells = [
-                _shown(c.cell(row), md_escape) + (MD_MARK if c.marked and c.marked(row) else "")
+                _cell_text(c.cell(row), md_escape) + (MD_MARK if c.marked and c.marked(row) else "")
                 for c in columns
             ]
             lines.append("| " + " | ".join(cells) + " |")
         return "\n".join(lines) + "\n"
 
     def to_latex(self, rows: Sequence[FlatRow]) -> str:
-        """Return the shown rows as a booktabs table, user text escaped."""
+        """Return the included rows as a booktabs table, user text escaped."""
         columns = self.latex
         body = [
             " & ".join(
-                _shown(c.cell(row), latex_escape)
+                _cell_text(c.cell(row), latex_escape)
                 + (LATEX_MARK if c.marked and c.marked(row) else "")
                 for c in columns
             )
             + " \\\\"
-            for row in filter(self.shown, rows)
+            for row in filter(self.included, rows)
         ]
         return "\n".join(
             [

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from leaderboard.formats.issues import quote, shown
+from leaderboard.formats.issues import quote, quoted
 
 SLUG_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 KNOWN_TOP_KEYS = {
@@ -133,13 +133,13 @@ def _require(d: dict[str, Any], key: str, typ: type, where: str) -> Any:
         raise DefinitionError(f"{where}{key}", "is required")
     value = d[key]
     if not isinstance(value, typ):
-        raise DefinitionError(f"{where}{key}", f"must be a {typ.__name__}, got {shown(value)}")
+        raise DefinitionError(f"{where}{key}", f"must be a {typ.__name__}, got {quoted(value)}")
     return value
 
 
 def _slug(value: str, key: str) -> str:
     if not value or not set(value) <= SLUG_CHARS or len(value) > 64:
-        raise DefinitionError(key, f"{shown(value)} is not a valid slug (letters, digits, - _ .)")
+        raise DefinitionError(key, f"{quoted(value)} is not a valid slug (letters, digits, - _ .)")
     return value
 
 
@@ -218,7 +218,7 @@ def parse_definition(
     if official not in measures:
         raise DefinitionError(
             "official_measure",
-            f"{shown(official)} is not among the measures {quote(str(list(measures)))}",
+            f"{quoted(official)} is not among the measures {quote(str(list(measures)))}",
         )
     runs_raw = raw.get("runs", {})
     if not isinstance(runs_raw, dict):
@@ -237,7 +237,7 @@ def parse_definition(
         if s not in slots:
             raise DefinitionError(
                 "runs.ranked_slots",
-                f"{shown(s)} is not one of runs.slots {quote(str(list(slots)))}",
+                f"{quoted(s)} is not one of runs.slots {quote(str(list(slots)))}",
             )
     extra_run_keys = set(runs_raw) - {"slots", "ranked_slots"}
     if extra_run_keys:
@@ -293,7 +293,7 @@ def parse_definition(
         default_set = str(st.get("default_set", sets[0].slug))
         if default_set not in {s.slug for s in sets}:
             raise DefinitionError(
-                f"{where}default_set", f"{shown(default_set)} is not one of its sets"
+                f"{where}default_set", f"{quoted(default_set)} is not one of its sets"
             )
         footnotes = _str_list(st.get("footnotes", []), f"{where}footnotes")
         st_measures = _str_list(st.get("measures", list(measures)), f"{where}measures")
@@ -301,7 +301,7 @@ def parse_definition(
         if st_official not in st_measures:
             raise DefinitionError(
                 f"{where}official_measure",
-                f"{shown(st_official)} is not among the measures {quote(str(list(st_measures)))}",
+                f"{quoted(st_official)} is not among the measures {quote(str(list(st_measures)))}",
             )
         st_options = {
             k: v

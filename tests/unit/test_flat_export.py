@@ -20,7 +20,7 @@ EXPORT = FlatExport(
         FlatColumn("Tags", lambda r: ", ".join(r["tags"]), "p{3cm}"),
         FlatColumn("Size", lambda r: r["size"], "r"),
     ),
-    shown=lambda r: r["kept"],
+    included=lambda r: r["kept"],
 )
 
 

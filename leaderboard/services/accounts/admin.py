@@ -6,7 +6,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, joinedload
 
 from leaderboard.db import get_row
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import User
 from leaderboard.services.accounts import core as accounts
 from leaderboard.services.accounts.signup import normalize_email
@@ -41,9 +41,9 @@ def unverified_for_resend(session: Session, email: str, *, actor: str) -> User:
     """Return an unverified account an organizer resends the link to, recording it."""
     user = accounts.find_user(session, email)
     if user.verified_at is not None:
-        raise Conflict(f"{shown(user.email)} is verified already.")
+        raise Conflict(f"{quoted(user.email)} is verified already.")
     if not user.is_active:
-        raise Conflict(f"{shown(user.email)} is disabled; enable it first.")
+        raise Conflict(f"{quoted(user.email)} is disabled; enable it first.")
     record(session, actor, "resend-verification", email=user.email)
     session.commit()
     return user
@@ -53,7 +53,7 @@ def invitable(session: Session, email: str, *, actor: str) -> str:
     """Return the normalized address an organizer invites, recording it; refuse known ones."""
     email = normalize_email(email)
     if session.scalar(select(User.id).where(User.email == email)) is not None:
-        raise Conflict(f"{shown(email)} already has an account.")
+        raise Conflict(f"{quoted(email)} already has an account.")
     record(session, actor, "invite-user", email=email)
     session.commit()
     return email

@@ -15,7 +15,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, joinedload
 
 from leaderboard.db import expire_loaded, get_row, transaction
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import MAX_NAME_KEY, ApiToken, Phase, Team, User, team_name_key, utcnow
 from leaderboard.services.common import settings as site_settings
 from leaderboard.services.common.audit import record
@@ -58,7 +58,7 @@ def names_anonymous(session: Session) -> bool:
 
 def taken_name(name: str, *, discreet: bool) -> Conflict:
     """Return the refusal of a name another team has (one generic answer when ``discreet``)."""
-    return Conflict(UNUSABLE_NAME if discreet else f"A team named {shown(name)} already exists.")
+    return Conflict(UNUSABLE_NAME if discreet else f"A team named {quoted(name)} already exists.")
 
 
 def check_name_usable(
@@ -74,7 +74,7 @@ def check_name_usable(
         raise Conflict(
             UNUSABLE_NAME
             if discreet
-            else f"Names like {shown(name)} are reserved: anonymous tables call teams Team 1, "
+            else f"Names like {quoted(name)} are reserved: anonymous tables call teams Team 1, "
             "Team 2, …; choose another name."
         )
     other = session.scalar(select(Team).where(Team.name_key == key))
@@ -121,7 +121,7 @@ def find_team(session: Session, name: str) -> Team:
     """Return the team with this name (or one that reads alike) or raise NotFound."""
     team = session.scalar(select(Team).where(Team.name_key == team_name_key(name)))
     if team is None:
-        raise NotFound(f"No team named {shown(name)}.")
+        raise NotFound(f"No team named {quoted(name)}.")
     return team
 
 
@@ -137,7 +137,7 @@ def create_user(
     """Create a user; participants must belong to a team."""
     email = clean_text(email, "e-mail address", required=True, limit=320).lower()
     if "@" not in email:
-        raise InvalidInput(f"{shown(email)} is not an e-mail address.")
+        raise InvalidInput(f"{quoted(email)} is not an e-mail address.")
     if role not in ROLES:
         raise InvalidInput(f"Role must be one of {', '.join(ROLES)}.")
     role = Role(role)
@@ -149,11 +149,11 @@ def create_user(
     # The first member of a team becomes its captain, so every team has someone to manage it.
     captain = team_obj is not None and not any(m.is_captain for m in team_obj.members)
     if team_obj is not None and team_obj.withdrawn_at is not None:
-        raise Conflict(f"Team {shown(team_obj.name)} is withdrawn: nobody can join it.")
+        raise Conflict(f"Team {quoted(team_obj.name)} is withdrawn: nobody can join it.")
     if team_obj is not None and len(team_obj.members) >= site_settings.max_team_size(session):
-        raise Conflict(f"Team {shown(team_obj.name)} is full (see the max_team_size setting).")
+        raise Conflict(f"Team {quoted(team_obj.name)} is full (see the max_team_size setting).")
     if session.scalar(select(User).where(User.email == email)) is not None:
-        raise Conflict(f"A user with e-mail {shown(email)} already exists.")
+        raise Conflict(f"A user with e-mail {quoted(email)} already exists.")
     if team_obj is not None and team_obj.invite_code is None:
         team_obj.invite_code = secrets.token_urlsafe(18)  # a team left empty gets a link again
     user = User(
@@ -171,7 +171,7 @@ def create_user(
             session.add(user)
             record(session, actor, "create-user", email=email, role=role, team=team)
     except IntegrityError:
-        raise Conflict(f"A user with e-mail {shown(email)} already exists.") from None
+        raise Conflict(f"A user with e-mail {quoted(email)} already exists.") from None
     return user
 
 
@@ -179,7 +179,7 @@ def find_user(session: Session, email: str) -> User:
     """Return the user with this e-mail address or raise NotFound."""
     user = session.scalar(select(User).where(User.email == email.strip().lower()))
     if user is None:
-        raise NotFound(f"No user with e-mail {shown(email)}.")
+        raise NotFound(f"No user with e-mail {quoted(email)}.")
     return user
 
 

@@ -12,7 +12,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from leaderboard.db import get_row
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import Team, User
 from leaderboard.services.accounts.links import BadLink, check_age, fingerprint
 from leaderboard.services.accounts.passwords import check_password, hasher
@@ -90,7 +90,7 @@ def normalize_email(email: str) -> str:
     # One plain address: no display name, comment, list or quoting that a mail header or an
     # SMTP server would read as more (or other) recipients.
     if not is_plain_address(email):
-        raise InvalidInput(f"{shown(email)} is not an e-mail address.")
+        raise InvalidInput(f"{quoted(email)} is not an e-mail address.")
     return email
 
 

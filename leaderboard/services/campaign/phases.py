@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from leaderboard.db import transaction
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
@@ -108,12 +108,14 @@ def upsert_phase(
         phase.results_hidden = hidden
     if change.names is not None:
         if change.names not in tuple(NameMode):
-            raise InvalidInput(f"Names must be 'public' or 'anonymous', not {shown(change.names)}.")
+            raise InvalidInput(
+                f"Names must be 'public' or 'anonymous', not {quoted(change.names)}."
+            )
         phase.names = NameMode(change.names)
     if change.diagnostics is not None:
         if change.diagnostics not in ("teams", "public"):
             raise InvalidInput(
-                f"Diagnostics must be 'teams' or 'public', not {shown(change.diagnostics)}."
+                f"Diagnostics must be 'teams' or 'public', not {quoted(change.diagnostics)}."
             )
         phase.public_diagnostics = change.diagnostics == "public"
     for attr in ("daily_quota", "total_quota"):
@@ -300,7 +302,7 @@ def delete_phase(
     )
     if phase is None:
         known = ", ".join(p.name for p in phases_of(session, subtask)) or "none"
-        raise NotFound(f"Subtask {subtask.slug} has no phase {shown(name)} (its phases: {known}).")
+        raise NotFound(f"Subtask {subtask.slug} has no phase {quoted(name)} (its phases: {known}).")
     if phase.data_files:
         raise Conflict(
             f"Phase {phase.name} has {len(phase.data_files)} task data file(s) attached; "

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import SiteSetting
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import InvalidInput
@@ -20,7 +20,7 @@ def _mode(value: str) -> str:
     value = value.strip().lower()
     if value not in REGISTRATION_MODES:
         raise InvalidInput(
-            f"registration must be one of {', '.join(REGISTRATION_MODES)}, not {shown(value)}."
+            f"registration must be one of {', '.join(REGISTRATION_MODES)}, not {quoted(value)}."
         )
     return value
 
@@ -29,7 +29,7 @@ def _team_size(value: str) -> str:
     try:
         size = int(value.strip())
     except ValueError:
-        raise InvalidInput(f"max_team_size must be a whole number, not {shown(value)}.") from None
+        raise InvalidInput(f"max_team_size must be a whole number, not {quoted(value)}.") from None
     if not 1 <= size <= 1000:
         raise InvalidInput(f"max_team_size must be between 1 and 1000, not {size}.")
     return str(size)
@@ -84,7 +84,7 @@ SPECS = {
 def _spec(name: str) -> SettingSpec:
     spec = SPECS.get(name)
     if spec is None:
-        raise InvalidInput(f"Unknown setting {shown(name)}; settings are {', '.join(SPECS)}.")
+        raise InvalidInput(f"Unknown setting {quoted(name)}; settings are {', '.join(SPECS)}.")
     return spec
 
 

@@ -69,6 +69,6 @@ LISTING = FlatExport(
         FlatColumn("Slot", lambda r: r["slot"]),
         FlatColumn("Description", lambda r: _one_line(r["description"]), "p{0.5\\linewidth}"),
     ),
-    shown=lambda r: r["status"] == "active",
+    included=lambda r: r["status"] == "active",
 )
 LISTING_FORMATS = LISTING.writers()

@@ -11,7 +11,7 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload, undefer
 
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import Run, Score
 from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
 from leaderboard.scoring.significance import (
@@ -55,14 +55,14 @@ def check_request(request: Request) -> None:
     """Raise InvalidInput naming the first setting of a request that is out of range."""
     if request.method not in METHODS:
         raise InvalidInput(
-            f"Unknown method {shown(request.method)}; methods: {', '.join(METHODS)}."
+            f"Unknown method {quoted(request.method)}; methods: {', '.join(METHODS)}."
         )
     if request.correction not in CORRECTIONS:
         raise InvalidInput(
-            f"Unknown correction {shown(request.correction)}; use {' or '.join(CORRECTIONS)}."
+            f"Unknown correction {quoted(request.correction)}; use {' or '.join(CORRECTIONS)}."
         )
     if request.runs not in RUN_CHOICES:
-        raise InvalidInput(f"--runs is ranked or all, not {shown(request.runs)}.")
+        raise InvalidInput(f"--runs is ranked or all, not {quoted(request.runs)}.")
     if not 1 <= request.samples <= 1_000_000:
         raise InvalidInput(f"samples must be between 1 and 1,000,000, not {request.samples}.")
     if not 0 < request.alpha < 1:
@@ -101,7 +101,7 @@ def _aligned(units: list[list[str]], rows: list[UnitRows], labels: list[str]) ->
             continue
         if set(ids) != set(first) or len(ids) != len(first):
             raise InvalidInput(
-                f"{shown(label)} was scored on other queries or items than {shown(labels[0])}; "
+                f"{quoted(label)} was scored on other queries or items than {quoted(labels[0])}; "
                 "re-score the set so that every run covers the same ones."
             )
         order = np.argsort([position[u] for u in ids])
@@ -198,7 +198,7 @@ def significance(target: Target, source: Source, request: Request) -> dict[str, 
     measure = request.measure or official
     if measure not in {c.key for c in table.columns}:
         keys = ", ".join(c.key for c in table.columns)
-        raise InvalidInput(f"{shown(target.task.slug)} has no measure {shown(measure)}; {keys}.")
+        raise InvalidInput(f"{quoted(target.task.slug)} has no measure {quoted(measure)}; {keys}.")
     spec = next(s for s in target.family.measure_specs(target.context()) if s.key == measure)
     chosen = in_rank_order(table.run_rows(measure, request.runs), measure, spec.lower_is_better)
     if len(chosen) < 2:

@@ -110,14 +110,14 @@ def entry_for(
     the run's name and label, which could name the team. The family says which score flags
     and run notes mark the row (none without a family).
     """
-    shown = (
+    visible = (
         set(run.report.get("shown", measures)) if run.kind == RunKind.BASELINE else set(measures)
     )
     # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
     values = {
         s.measure: Value(raw=s.value, official=s.official, note=_note(family, s.flags))
         for s in run.scores
-        if s.current and s.measure in shown and s.value is not None
+        if s.current and s.measure in visible and s.value is not None
     }
     return Entry(
         kind="baseline" if run.kind == RunKind.BASELINE else "run",

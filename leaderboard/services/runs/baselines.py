@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import GoldFile, Run, run_report
 from leaderboard.services.common.audit import record_for
 from leaderboard.services.common.errors import InvalidInput, RunRejected
@@ -47,9 +47,9 @@ def add_baselines(
         evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=True, options={})
         if evaluation.results is None:
             raise RunRejected(
-                f"Baseline {shown(b.label)} could not be read.", evaluation.verdict.errors
+                f"Baseline {quoted(b.label)} could not be read.", evaluation.verdict.errors
             )
-        report = {"shown": list(b.shown), "order": b.order}
+        report = {"shown": list(b.visible_measures), "order": b.order}
         placed.append(
             _place(session, store, target, upload, b.role, b.label, b.description, report,
                    evaluation, gold_files, actor, lenient=True)
@@ -80,7 +80,7 @@ def import_baseline(
         label = label.strip()
         if not label or len(label) > MAX_LABEL or any(ord(c) < 32 for c in label):
             raise InvalidInput(
-                f"A baseline label is 1 to {MAX_LABEL} printable characters, not {shown(label)}."
+                f"A baseline label is 1 to {MAX_LABEL} printable characters, not {quoted(label)}."
             )
         gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
         ctx = target.context(settings.max_decompressed_bytes)

@@ -19,7 +19,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from leaderboard.config import Settings
 from leaderboard.db import expire_loaded, get_row, transaction
-from leaderboard.formats.issues import Issue, shown, summarise
+from leaderboard.formats.issues import Issue, quoted, summarise
 from leaderboard.models import GoldFile, GoldVersion, Run, Score, Team, User, run_report, utcnow
 from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.accounts.core import team_for_import
@@ -361,10 +361,10 @@ def _own_team(user: User, team: Team | str | None, *, lenient: bool) -> Team:
         raise Forbidden("Only organizers may use the lenient (legacy) import.")
     own = user.team
     if own.withdrawn_at is not None:
-        raise Forbidden(f"Team {shown(own.name)} has been withdrawn; it cannot upload runs.")
+        raise Forbidden(f"Team {quoted(own.name)} has been withdrawn; it cannot upload runs.")
     if not own.approved:
         raise Forbidden(
-            f"Team {shown(own.name)} is waiting for an organizer's approval; "
+            f"Team {quoted(own.name)} is waiting for an organizer's approval; "
             "it can upload runs once approved."
         )
     return own
@@ -375,7 +375,7 @@ def _check_slot(target: Target, slot: str) -> None:
     slots = target.definition.runs.slots
     if slot not in slots:
         raise Conflict(
-            f"Unknown run slot {shown(slot)}; this task has the slots {', '.join(slots)}."
+            f"Unknown run slot {quoted(slot)}; this task has the slots {', '.join(slots)}."
         )
 
 

@@ -11,7 +11,7 @@ from typing import Any, NoReturn
 from sqlalchemy import String, bindparam, func, select
 from sqlalchemy.orm import Session
 
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, GoldFile, Phase, Subtask, Task
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import NotFound
@@ -187,7 +187,7 @@ def resolve(
     definition = definition_of(task)
     sd = definition.subtask(subtask.slug)
     if sd is None:
-        raise NotFound(f"Subtask {shown(subtask_slug)} is not in the task definition.")
+        raise NotFound(f"Subtask {quoted(subtask_slug)} is not in the task definition.")
     return Target(
         task,
         subtask,
@@ -233,14 +233,14 @@ def _refuse_unknown(
         else None
     )
     if task is None:
-        raise NotFound(f"No task {shown(task_slug)}.")
+        raise NotFound(f"No task {quoted(task_slug)}.")
     subtask = next((s for s in task.subtasks if s.slug == subtask_slug), None)
     if subtask is None:
-        raise NotFound(f"Task {shown(task_slug)} has no subtask {shown(subtask_slug)}.")
+        raise NotFound(f"Task {quoted(task_slug)} has no subtask {quoted(subtask_slug)}.")
     wanted = set_slug or subtask.default_set
     known = ", ".join(s.slug for s in subtask.eval_sets)
     raise NotFound(
-        f"Subtask {shown(subtask_slug)} has no evaluation set {shown(wanted)} (known: {known})."
+        f"Subtask {quoted(subtask_slug)} has no evaluation set {quoted(wanted)} (known: {known})."
     )
 
 

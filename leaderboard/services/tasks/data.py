@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.db import get_row
 from leaderboard.formats.fingerprint import DAMAGED, InspectionLimit, fingerprints
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import (
     EvalSet,
     GoldFile,
@@ -46,7 +46,7 @@ def _phase(session: Session, subtask: Subtask, name: str) -> Phase:
     if phase is None:
         names = session.scalars(select(Phase.name).where(Phase.subtask_id == subtask.id)).all()
         known = ", ".join(sorted(names)) or "none yet (create one with leaderboard phase)"
-        raise NotFound(f"No phase {shown(name)} in subtask {subtask.slug}; its phases: {known}.")
+        raise NotFound(f"No phase {quoted(name)} in subtask {subtask.slug}; its phases: {known}.")
     return phase
 
 
@@ -94,7 +94,7 @@ def describe_gold(gold: GoldFile) -> str:
     """Name a gold file for a message: file name, role, set, subtask and version."""
     es = gold.eval_set
     return (
-        f"{shown(gold.filename)} ({gold.role} of set {es.slug}, subtask {es.subtask.slug}, "
+        f"{quoted(gold.filename)} ({gold.role} of set {es.slug}, subtask {es.subtask.slug}, "
         f"version {gold.version})"
     )
 
@@ -110,7 +110,7 @@ def gold_copy(
     for gold in golds:
         if gold.sha256 == sha256:
             return (
-                f"The file {shown(filename)} has the same bytes as the reference (gold) file "
+                f"The file {quoted(filename)} has the same bytes as the reference (gold) file "
                 f"{describe_gold(gold)}; gold files are never given to participants."
             )
     try:
@@ -118,21 +118,21 @@ def gold_copy(
             found = fingerprints(f, limit=INSPECT_LIMIT)
     except InspectionLimit:
         return (
-            f"The file {shown(filename)} decompresses to more than {INSPECT_LIMIT >> 30} GiB, "
+            f"The file {quoted(filename)} decompresses to more than {INSPECT_LIMIT >> 30} GiB, "
             "too much to check that it holds no gold file; split it into smaller files."
         )
     except DAMAGED as exc:
         return (
-            f"The file {shown(filename)} looks compressed or archived but cannot be read "
+            f"The file {quoted(filename)} looks compressed or archived but cannot be read "
             f"({exc.__class__.__name__}), so it cannot be checked against the gold files."
         )
     for gold in golds:
         prints = gold_prints(store, gold)
         for p in found:
             if p.value in prints:
-                inside = f"its member {shown(p.member)}" if p.member else "its text"
+                inside = f"its member {quoted(p.member)}" if p.member else "its text"
                 return (
-                    f"The file {shown(filename)} is a copy of the reference (gold) file "
+                    f"The file {quoted(filename)} is a copy of the reference (gold) file "
                     f"{describe_gold(gold)}: {inside} holds the same lines once decompressed "
                     "and normalised (line endings, spaces, blank lines, order); gold files are "
                     "never given to participants."

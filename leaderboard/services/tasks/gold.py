@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.config import Settings
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import GoldFile, Run, run_report
 from leaderboard.services.common.audit import record_for
 from leaderboard.services.common.errors import InvalidInput, NotFound
@@ -71,7 +71,7 @@ def gold_target(
         if not found:
             known = ", ".join(a.value for a in addressed) or "none"
             raise InvalidInput(
-                f"Unknown {_noun(addressed, option)} {shown(value)}; this set has {known}."
+                f"Unknown {_noun(addressed, option)} {quoted(value)}; this set has {known}."
             )
         return target, found[0].role
     if named is not None:
@@ -99,7 +99,7 @@ def gold_target_by_role(
     """Return the target set and role an organizer chose from the set's gold slots."""
     target = resolve(session, task, subtask, set_slug)
     if role not in {s.role for s in target.family.gold_slots(target.context())}:
-        raise InvalidInput(f"Set {shown(set_slug)} has no reference file {shown(role)}.")
+        raise InvalidInput(f"Set {quoted(set_slug)} has no reference file {quoted(role)}.")
     return target, role
 
 
@@ -136,13 +136,13 @@ def set_gold(
         target.family.load_gold(contents, ctx)
     except (ValueError, KeyError, UnicodeDecodeError) as exc:
         raise InvalidInput(
-            f"{shown(filename)}: the new {role} file was refused: {reference_problem(exc)}"
+            f"{quoted(filename)}: the new {role} file was refused: {reference_problem(exc)}"
         ) from exc
     leak = data_copying(session, store, target.task, role, data)
     if leak is not None:
         raise InvalidInput(
-            f"{shown(filename)}: the new {role} file is the text of the data file "
-            f"{shown(leak.filename)} (id {leak.id}, phase {leak.phase.name}, subtask "
+            f"{quoted(filename)}: the new {role} file is the text of the data file "
+            f"{quoted(leak.filename)} (id {leak.id}, phase {leak.phase.name}, subtask "
             f"{leak.phase.subtask.slug}) that participants may download; delete that data file "
             "first (leaderboard data delete, or the organizer's page), then set the gold again."
         )

@@ -10,7 +10,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.db import get_row, transaction
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, JoinRequest, QuotaUsage, Run, Subtask, Team, User, utcnow
 from leaderboard.services.accounts.core import (
     check_name_usable,
@@ -90,7 +90,7 @@ def approve_team(session: Session, team_id: int, *, actor: str) -> Team:
         lock_teams(session, team_id)
         team = _fresh(session, team_id)
         if team.approved:
-            raise Conflict(f"Team {shown(team.name)} is already approved.")
+            raise Conflict(f"Team {quoted(team.name)} is already approved.")
         team.approved = True
         record(session, actor, "approve-team", team=team.name)
     return team
@@ -105,7 +105,7 @@ def rename_team(session: Session, team_id: int, new_name: str, *, actor: str) ->
             team = _fresh(session, team_id)
             old = team.name
             if new_name == old:
-                raise Conflict(f"The team is already named {shown(old)}.")
+                raise Conflict(f"The team is already named {quoted(old)}.")
             check_name_usable(session, new_name, team_id=team_id)
             team.name = new_name
             bump(session, *_team_sets(session, team_id))
@@ -149,7 +149,7 @@ def merge_teams(session: Session, source_id: int, target_id: int, *, actor: str)
         ]
         if clashes:
             raise Conflict(
-                f"Cannot merge {shown(source.name)} into {shown(target.name)}: both have an "
+                f"Cannot merge {quoted(source.name)} into {quoted(target.name)}: both have an "
                 f"active run in {', '.join(sorted(clashes))}. Withdraw or replace one of each "
                 "first."
             )
@@ -228,7 +228,7 @@ def withdraw_team(session: Session, team_id: int, *, actor: str) -> Team:
         lock_teams(session, team_id)
         team = _fresh(session, team_id)
         if team.withdrawn_at is not None:
-            raise Conflict(f"Team {shown(team.name)} is already withdrawn.")
+            raise Conflict(f"Team {quoted(team.name)} is already withdrawn.")
         team.withdrawn_at = utcnow()
         bump(session, *_team_sets(session, team_id))
         record(session, actor, "withdraw-team", team=team.name)
@@ -242,10 +242,10 @@ def delete_team(session: Session, team_id: int, *, actor: str) -> str:
         team = _fresh(session, team_id)
         if has_runs(session, team_id):
             raise Conflict(
-                f"Team {shown(team.name)} has runs and cannot be deleted; withdraw it instead."
+                f"Team {quoted(team.name)} has runs and cannot be deleted; withdraw it instead."
             )
         if member_count(session, team_id):
-            raise Conflict(f"Team {shown(team.name)} still has members; it cannot be deleted.")
+            raise Conflict(f"Team {quoted(team.name)} still has members; it cannot be deleted.")
         name = team.name
         record(session, actor, "delete-team", team=name)
         session.delete(team)
@@ -261,13 +261,13 @@ def add_member(session: Session, team_id: int, email: str, *, actor: str) -> Use
     with transaction(session):
         lock_teams(session, team_id)
         team = _fresh(session, team_id)
-        user = fresh_row(session, User, find_user(session, email).id, f"No user {shown(email)}.")
+        user = fresh_row(session, User, find_user(session, email).id, f"No user {quoted(email)}.")
         if user.is_organizer:
             raise Forbidden("Organizers cannot be team members.")
         if not user.is_active:
-            raise Conflict(f"The account {shown(user.email)} is disabled.")
+            raise Conflict(f"The account {quoted(user.email)} is disabled.")
         if user.team_id is not None:
-            raise Conflict(f"{shown(user.email)} is already in a team; they must leave it first.")
+            raise Conflict(f"{quoted(user.email)} is already in a team; they must leave it first.")
         captain = not session.scalar(
             select(exists().where(User.team_id == team.id, User.is_captain))
         )

@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from leaderboard.db import get_row, in_key_range, transaction
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import JoinRequest, Run, Team, User, utcnow
 from leaderboard.services.accounts.core import (
     check_name_usable,
@@ -179,13 +179,13 @@ def has_room(session: Session, team: Team) -> bool:
 def _check_room(session: Session, team: Team) -> None:
     if not has_room(session, team):
         limit = settings.max_team_size(session)
-        raise Conflict(f"Team {shown(team.name)} is full: it has the maximum of {limit} members.")
+        raise Conflict(f"Team {quoted(team.name)} is full: it has the maximum of {limit} members.")
 
 
 def check_open_to_members(session: Session, team: Team) -> None:
     """Refuse a new member for a withdrawn team or one without room (the team is locked)."""
     if team.withdrawn_at is not None:
-        raise Conflict(f"Team {shown(team.name)} is withdrawn: nobody can join it.")
+        raise Conflict(f"Team {quoted(team.name)} is withdrawn: nobody can join it.")
     _check_room(session, team)
 
 
@@ -243,7 +243,7 @@ def join_by_code(session: Session, user: User, code: str) -> JoinOutcome:
                 )
             )
             if pending is not None:
-                raise Conflict(f"You have already asked to join {shown(team.name)}.")
+                raise Conflict(f"You have already asked to join {quoted(team.name)}.")
             _check_room(session, team)
             session.add(JoinRequest(team_id=team_id, user_id=user.id, status=JoinStatus.PENDING))
             record(session, user.email, "request-join", team=team.name)
@@ -308,13 +308,13 @@ def decide_request(session: Session, captain: User, request_id: int, *, accept: 
         if accept:
             # Whatever the mode, a withdrawn team takes nobody; a closed site lets nobody in.
             if team.withdrawn_at is not None:
-                raise Conflict(f"Team {shown(team.name)} is withdrawn: nobody can join it.")
+                raise Conflict(f"Team {quoted(team.name)} is withdrawn: nobody can join it.")
             if settings.registration(session) == "closed":
                 raise Forbidden("Registration is closed: nobody can join a team now.")
             if applicant.team_id is not None:
                 req.status, req.decided_at = JoinStatus.WITHDRAWN, utcnow()
                 session.commit()
-                raise Conflict(f"{shown(applicant.email)} has joined another team meanwhile.")
+                raise Conflict(f"{quoted(applicant.email)} has joined another team meanwhile.")
             put_in_team(session, applicant.id, team)
         req.status = JoinStatus.ACCEPTED if accept else JoinStatus.DECLINED
         req.decided_at = utcnow()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.tasks.definition import DefinitionError
 from leaderboard.tasks.families.base import Family
 
@@ -51,7 +51,7 @@ def get_family(name: str) -> Family:
         return _FAMILIES[name]
     except KeyError:
         raise DefinitionError(
-            "family", f"unknown family {shown(name)}; known: {sorted(_FAMILIES)}"
+            "family", f"unknown family {quoted(name)}; known: {sorted(_FAMILIES)}"
         ) from None
 
 

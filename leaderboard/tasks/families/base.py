@@ -13,7 +13,7 @@ import numpy as np
 
 from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused
 from leaderboard.formats.compression import is_zip_or_tar
-from leaderboard.formats.issues import Issue, shown
+from leaderboard.formats.issues import Issue, quoted
 from leaderboard.scoring.registry import MeasureRegistry
 from leaderboard.scoring.resampling import NotResampled, UnitRows, mean_rows
 from leaderboard.tables.model import MeasureSpec
@@ -191,7 +191,7 @@ class BaselineRun:
     role: str
     label: str
     order: int
-    shown: tuple[str, ...]
+    visible_measures: tuple[str, ...]
     files: dict[str, bytes]
     description: str = ""
 
@@ -411,7 +411,7 @@ class Family(ABC):
                     else f"the {self.name} family has no generated baselines"
                 )
                 raise DefinitionError(
-                    "baselines.recipes", f"unknown recipe {shown(recipe)}; {known}"
+                    "baselines.recipes", f"unknown recipe {quoted(recipe)}; {known}"
                 )
 
     def check_subtask_keys(self, subtask: SubtaskDef, where: str) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 from flask import Blueprint, g, jsonify, request, send_file
 from flask.typing import ResponseReturnValue
 
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import User
 from leaderboard.services.accounts.core import user_for_token
 from leaderboard.services.campaign.freeze import frozen_of
@@ -131,7 +131,7 @@ def table(task: str, subtask: str) -> ResponseReturnValue:
     if view == "official" and snapshot is not None:
         return jsonify(snapshot.table)
     if view not in ("official", "live"):
-        raise InvalidInput(f"Unknown view {shown(view)}; use official or live.")
+        raise InvalidInput(f"Unknown view {quoted(view)}; use official or live.")
     return jsonify(table_to_dict(live_table(db(), store(), target, audience_for(_user()))))
 
 

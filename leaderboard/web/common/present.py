@@ -45,11 +45,13 @@ def display(spec: MeasureSpec, official: str) -> str:
 def score_lines(run: Run) -> list[dict[str, Any]]:
     """Return a run's current scores in column order: label, display and unrounded value."""
     current = {s.measure: s for s in run.scores if s.current}
-    shown = set(run.report.get("shown", current)) if run.kind == RunKind.BASELINE else set(current)
+    visible = (
+        set(run.report.get("shown", current)) if run.kind == RunKind.BASELINE else set(current)
+    )
     out = []
     for spec in measure_specs(run):
         s = current.get(spec.key)
-        if s is None or spec.key not in shown:
+        if s is None or spec.key not in visible:
             continue
         out.append(
             {

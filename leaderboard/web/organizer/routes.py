@@ -9,7 +9,7 @@ from flask.typing import ResponseReturnValue
 from flask_login import current_user
 
 from leaderboard.clock import parse_instant
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import User
 from leaderboard.services.accounts.core import list_teams
 from leaderboard.services.campaign.freeze import DeadlineAhead, deadline_ahead, frozen_of
@@ -158,7 +158,7 @@ def _int_or_none(value: str | None, what: str) -> int | None:
     try:
         return int(value)
     except ValueError:
-        raise InvalidInput(f"{what} must be a whole number, not {shown(value)}.") from None
+        raise InvalidInput(f"{what} must be a whole number, not {quoted(value)}.") from None
 
 
 def _bool_or_none(value: str | None) -> bool | None:

@@ -9,7 +9,7 @@ from flask.typing import ResponseReturnValue
 from flask_login import current_user
 from markupsafe import Markup
 
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.models import FrozenTable, User
 from leaderboard.services.campaign.freeze import RENDERERS, frozen_of
 from leaderboard.services.campaign.visibility import hiding_phase
@@ -49,7 +49,7 @@ def chosen_view(snapshot: FrozenTable | None) -> str:
     """Return the requested view: the official table once frozen, else the live one."""
     view = request.args.get("view") or ("official" if snapshot is not None else "live")
     if view not in VIEWS:
-        raise InvalidInput(f"Unknown view {shown(view)}; use official or live.")
+        raise InvalidInput(f"Unknown view {quoted(view)}; use official or live.")
     return view
 
 

@@ -105,14 +105,14 @@ def team_page() -> ResponseReturnValue:
             confirm=ConfirmForm(),
         )
     runs = team_runs(session, team)
-    shown = [(r, [] if hiding_phase(session, r.eval_set, user) else score_lines(r)) for r in runs]
+    listed = [(r, [] if hiding_phase(session, r.eval_set, user) else score_lines(r)) for r in runs]
     return render_template(
         "teams/team.html",
         team=team,
         user=user,
         members=teams.members_of(session, team),
         requests=teams.pending_requests(session, team) if user.is_captain else [],
-        runs=shown,
+        runs=listed,
         active_runs=sum(1 for r in runs if r.status == RunStatus.ACTIVE),
         max_size=site_settings.max_team_size(session),
         confirm=ConfirmForm(),

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from leaderboard.formats import items
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.scoring.labels import (
     CLASSIFICATION_REGISTRY,
     check_labels,
@@ -82,7 +82,7 @@ class ClassificationFamily(ItemFamily):
             if label not in labels_of(definition, st)[0]:
                 raise DefinitionError(
                     "baselines.recipes",
-                    f"{shown(recipe)} names a label that subtask {st.slug} does not declare",
+                    f"{quoted(recipe)} names a label that subtask {st.slug} does not declare",
                 )
         return True
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from leaderboard.formats import cqa as fmt
 from leaderboard.formats.cqa_score import parse_all_scores
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.scoring.classification import binary_from_counts
 from leaderboard.scoring.cqa import (
     AVGREC_UNDEFINED,
@@ -120,7 +120,7 @@ class CqaFamily(SingleFileFamily):
             recipe = st.options.get("random_recipe", "uniform")
             if recipe not in ("uniform", "rank-top"):
                 raise DefinitionError(
-                    f"subtasks[{i}].random_recipe", f"unknown random recipe {shown(recipe)}"
+                    f"subtasks[{i}].random_recipe", f"unknown random recipe {quoted(recipe)}"
                 )
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:

@@ -12,7 +12,7 @@ import numpy as np
 from leaderboard.formats import sts as fmt
 from leaderboard.formats.archive import ArchiveError, ArchiveLimits, match_members, read_archive
 from leaderboard.formats.bounded import InputBound
-from leaderboard.formats.issues import Issue, shown
+from leaderboard.formats.issues import Issue, quoted
 from leaderboard.scoring.correlation import MEASURES
 from leaderboard.scoring.resampling import UnitRows
 from leaderboard.tables.model import MeasureSpec
@@ -113,7 +113,7 @@ class StsFamily(Family):
                         raise DefinitionError(f"{pkey}.gold", "is required (a file path)")
                     if part["slug"] not in st.measures:
                         raise DefinitionError(
-                            f"{where}.measures", f"must list the part {shown(part['slug'])}"
+                            f"{where}.measures", f"must list the part {quoted(part['slug'])}"
                         )
                     if (
                         "cosine-bow" in definition.baseline_recipes
@@ -320,7 +320,7 @@ class StsFamily(Family):
                 role="cosine-bow",
                 label="baseline",
                 order=1,
-                shown=tuple(s.key for s in self.measure_specs(ctx)),
+                visible_measures=tuple(s.key for s in self.measure_specs(ctx)),
                 files=run_files,
                 description="Cosine of binary bag-of-words vectors (whitespace tokens, case and punctuation kept)"
                 + (f"; {note}" if note else "."),

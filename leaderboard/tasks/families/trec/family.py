@@ -9,7 +9,7 @@ from typing import IO, Any
 import numpy as np
 
 from leaderboard.formats import trec as fmt
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.scoring.registry import UnknownMeasure
 from leaderboard.scoring.resampling import SummedRows, UnitRows
 from leaderboard.scoring.trec_measures import GEO_MEAN_FLOOR, TREC_REGISTRY, TrecMeasureKey
@@ -123,7 +123,7 @@ class TrecFamily(SingleFileFamily):
             sort_variant = definition.table.get("sort_variant")
             if sort_variant is not None and sort_variant not in slugs:
                 raise DefinitionError(
-                    "table.sort_variant", f"{shown(sort_variant)} is not a variant of every set"
+                    "table.sort_variant", f"{quoted(sort_variant)} is not a variant of every set"
                 )
 
     def measure_specs(self, ctx: Context) -> list[MeasureSpec]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from leaderboard.formats.issues import shown
+from leaderboard.formats.issues import quoted
 from leaderboard.scoring.registry import UnknownMeasure
 from leaderboard.scoring.trec_measures import TrecMeasureKey, parse_trec_measure
 from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef
@@ -88,7 +88,7 @@ def check_set(setdef: SetDef, where: str, has_qrels: bool) -> list[Variant]:
     if missing_topics(setdef) not in MISSING_TOPICS:
         raise DefinitionError(
             f"{where}.missing_topics",
-            f"must be one of {', '.join(MISSING_TOPICS)}, not {shown(setdef.options['missing_topics'])}",
+            f"must be one of {', '.join(MISSING_TOPICS)}, not {quoted(setdef.options['missing_topics'])}",
         )
     listed = setdef.options.get("variants")
     if listed:
@@ -118,7 +118,7 @@ def check_set(setdef: SetDef, where: str, has_qrels: bool) -> list[Variant]:
 
 def _check_threshold(value: Any, key: str) -> None:
     if not isinstance(value, int) or isinstance(value, bool):
-        raise DefinitionError(key, f"must be an integer grade, not {shown(value)}")
+        raise DefinitionError(key, f"must be an integer grade, not {quoted(value)}")
 
 
 def check_measures(subtask: SubtaskDef, variants: list[Variant], where: str) -> None:
@@ -132,7 +132,7 @@ def check_measures(subtask: SubtaskDef, variants: list[Variant], where: str) -> 
             else:
                 names = ", ".join(sorted(s for s in slugs if s))
                 problem = f"prefix the measure with one of the variants ({names}), e.g. {sorted(slugs)[-1]}/MAP"
-            raise DefinitionError(f"{where}.measures", f"{shown(key)}: {problem}")
+            raise DefinitionError(f"{where}.measures", f"{quoted(key)}: {problem}")
         try:
             parse_trec_measure(measure)
         except UnknownMeasure as exc:

@@ -8,16 +8,14 @@ package names it; a test registers it (``registered_family``) and removes it aga
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import IO, Any
 
-from leaderboard.formats.bounded import InputBound
 from leaderboard.formats.issues import Issue
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
     BaselineRun,
     Context,
-    Family,
     GoldAddress,
     GoldAddressOption,
     GoldSlot,
@@ -25,11 +23,9 @@ from leaderboard.tasks.families.base import (
     MarkerNote,
     MeasureResult,
     ReferenceFileError,
-    RunInputs,
+    SingleFileFamily,
     Verdict,
-    file_bound,
     read_all,
-    single_file,
 )
 
 ANSWERS = {"yes": True, "no": False}
@@ -62,7 +58,7 @@ def parse_pairs(data: bytes) -> tuple[dict[str, bool], list[Issue]]:
     return answers, issues
 
 
-class YesNoFamily(Family):
+class YesNoFamily(SingleFileFamily):
     """One yes/no answer per item; Agree is the share of items answered as the gold."""
 
     name = "throwaway-yesno"
@@ -73,6 +69,7 @@ class YesNoFamily(Family):
     run_marker_notes = {MISSING_MARKER: MISSING_NOTE}
     import_options = (FLIP,)
     gold_address_options = (JUDGE,)
+    average_line_bytes = 200
 
     def check_definition(self, definition: TaskDefinition) -> None:
         """Refuse any measure but Agree."""
@@ -95,13 +92,13 @@ class YesNoFamily(Family):
             raise ReferenceFileError.listing("gold", issues or [Issue(None, "no item")])
         return gold
 
-    def input_bounds(self, gold: Any, ctx: Context) -> dict[str, InputBound]:
+    def run_lines(self, gold: Any, ctx: Context) -> tuple[int, str]:
         """Allow one line per item, and a few more."""
-        return file_bound(ctx, len(gold) + 10, 200, "one line per item")
+        return len(gold) + 10, "one line per item"
 
-    def validate_inputs(
+    def validate_file(
         self,
-        inputs: RunInputs,
+        stream: IO[bytes],
         gold: Any,
         ctx: Context,
         *,
@@ -109,9 +106,6 @@ class YesNoFamily(Family):
         options: Mapping[str, Any],
     ) -> Verdict:
         """Read the answers; strictly every item once, leniently missing ones count as wrong."""
-        stream, problems = single_file(inputs)
-        if stream is None:
-            return Verdict(problems, [])
         answers, issues = parse_pairs(read_all(stream))
         unknown = sorted(set(answers) - set(gold))
         issues += [Issue(None, f"item {item!r} is not in the gold") for item in unknown[:5]]

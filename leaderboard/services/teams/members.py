@@ -340,15 +340,23 @@ def withdraw_own_request(session: Session, user: User, request_id: int) -> None:
     session.commit()
 
 
+def _other_member(
+    session: Session, team: Team, captain: User, member_id: int, if_captain: str
+) -> User:
+    """Return a member of the captain's team other than the captain; ``if_captain`` refuses it."""
+    member = get_row(session, User, member_id)
+    if member is None or member.team_id != team.id:
+        raise NotFound("That account is not a member of your team.")
+    if member.id == captain.id:
+        raise InvalidInput(if_captain)
+    return member
+
+
 def hand_over(session: Session, captain: User, member_id: int) -> User:
     """Make another member of the captain's team its captain."""
     with transaction(session):
         team = _captain_team(session, captain)
-        member = get_row(session, User, member_id)
-        if member is None or member.team_id != team.id:
-            raise NotFound("That account is not a member of your team.")
-        if member.id == captain.id:
-            raise InvalidInput("You are the captain already.")
+        member = _other_member(session, team, captain, member_id, "You are the captain already.")
         session.execute(
             update(User)
             .where(User.team_id == team.id)
@@ -365,11 +373,9 @@ def remove_member(session: Session, captain: User, member_id: int) -> User:
     """Remove another member from the captain's team (the team keeps its runs)."""
     with transaction(session):
         team = _captain_team(session, captain)
-        member = get_row(session, User, member_id)
-        if member is None or member.team_id != team.id:
-            raise NotFound("That account is not a member of your team.")
-        if member.id == captain.id:
-            raise InvalidInput("To leave your own team, use Leave.")
+        member = _other_member(
+            session, team, captain, member_id, "To leave your own team, use Leave."
+        )
         member.team_id, member.is_captain, member.joined_team_at = None, False, None
         # The removed member may know the link: it stops working.
         team.invite_code = new_invite_code()

@@ -61,7 +61,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from leaderboard.web.data import routes as data
     from leaderboard.web.errors import routes as errors
     from leaderboard.web.ops import routes as ops
-    from leaderboard.web.organizer import accounts as org_accounts
+    from leaderboard.web.organizer import accounts as organizer_accounts
     from leaderboard.web.organizer import routes as organizer
     from leaderboard.web.organizer import teams as organizer_teams
     from leaderboard.web.participant import routes as participant
@@ -83,7 +83,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         data.bp,
         analysis.bp,
         account.bp,
-        org_accounts.bp,
+        organizer_accounts.bp,
         api.bp,
         errors.bp,
         ops.bp,

@@ -553,8 +553,10 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("account.forgot", "GET"): [Probe("GET", "/password/forgot", each(200))],
     ("account.reset", "GET"): [Probe("GET", "/password/reset/not-a-token", each(400))],
     ("account.account_page", "GET"): [Probe("GET", "/account", by_role(LOGIN, 200, 200, 200))],
-    ("org_accounts.users", "GET"): [Probe("GET", "/organizer/users", ORGANIZER_ONLY)],
-    ("org_accounts.site_settings", "GET"): [Probe("GET", "/organizer/settings", ORGANIZER_ONLY)],
+    ("organizer_accounts.users", "GET"): [Probe("GET", "/organizer/users", ORGANIZER_ONLY)],
+    ("organizer_accounts.site_settings", "GET"): [
+        Probe("GET", "/organizer/settings", ORGANIZER_ONLY)
+    ],
     # ---- POSTs: refused visitors first, so that only the last (allowed) one changes anything.
     ("auth.login", "POST"): [
         Probe(
@@ -807,7 +809,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("POST", "/account", each(400), form=profile_form, csrf=False),
         Probe("POST", "/account", by_role(LOGIN, 302, 302, 302), form=profile_form),
     ],
-    ("org_accounts.user_action", "POST"): [
+    ("organizer_accounts.user_action", "POST"): [
         Probe("POST", "/organizer/users/999999/resend", each(400), csrf=False),
         Probe("POST", "/organizer/users/999999/resend", by_role(LOGIN, 403, 403, 404)),
         # Ids past any key (SQLite cannot even compare them) answer like missing ones.
@@ -815,11 +817,11 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             "POST", "/organizer/users/99999999999999999999/disable", by_role(LOGIN, 403, 403, 404)
         ),
     ],
-    ("org_accounts.invite", "POST"): [
+    ("organizer_accounts.invite", "POST"): [
         Probe("POST", "/organizer/users/invite", each(400), form=invite_form, csrf=False),
         Probe("POST", "/organizer/users/invite", ORGANIZER_ACTION, form=invite_form),
     ],
-    ("org_accounts.site_settings", "POST"): [
+    ("organizer_accounts.site_settings", "POST"): [
         Probe("POST", "/organizer/settings", each(400), form=settings_form, csrf=False),
         Probe("POST", "/organizer/settings", ORGANIZER_ACTION, form=settings_form),
     ],

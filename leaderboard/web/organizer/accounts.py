@@ -25,7 +25,7 @@ from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import ConfirmForm
 
-bp = Blueprint("org_accounts", __name__, url_prefix="/organizer")
+bp = Blueprint("organizer_accounts", __name__, url_prefix="/organizer")
 
 USER_ACTIONS = ("disable", "enable", "resend")
 #: The settings this page sets, in the order shown.
@@ -88,7 +88,7 @@ def user_action(user_id: int, action: str) -> ResponseReturnValue:
         flash(exc.message, "error")
     except MailError as exc:
         flash(f"The mail was not sent: {exc}", "error")
-    return redirect(url_for("org_accounts.users"))
+    return redirect(url_for("organizer_accounts.users"))
 
 
 @bp.route("/users/invite", methods=["POST"])
@@ -109,7 +109,7 @@ def invite() -> ResponseReturnValue:
         flash(f"The invitation was not sent: {exc}", "error")
         return _users_page(form, 502)
     flash(f"Invitation sent to {email}.", "info")
-    return redirect(url_for("org_accounts.users"))
+    return redirect(url_for("organizer_accounts.users"))
 
 
 @bp.route("/settings", methods=["GET", "POST"])
@@ -132,4 +132,4 @@ def site_settings() -> ResponseReturnValue:
         page["error"] = exc.message
         return render_template("organizer/settings.html", **page), exc.status
     flash(f"Saved: {', '.join(changed)}." if changed else "Nothing changed.", "info")
-    return redirect(url_for("org_accounts.site_settings"))
+    return redirect(url_for("organizer_accounts.site_settings"))

@@ -8,6 +8,7 @@ import shutil
 import urllib.request
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,21 +16,26 @@ import pytest
 from flask import Flask
 from sqlalchemy import select
 
+from leaderboard.clock import FixedClock
 from leaderboard.config import load_settings
-from leaderboard.models import Run
+from leaderboard.models import Run, TaskDataFile
 from leaderboard.storage import LocalStore, S3Store, copy_store, key_for, open_store
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import (
+    GOLD_TEST_A,
     accepted,
     api_upload,
     constant_run,
+    make_organizer,
     make_participant,
     oracle_run,
+    own_campaign,
     token_for,
 )
 from tests.seaweed import S3Server
 
-SUBMIT_A = "/tasks/semeval2016-task3/A/submit"
+T3 = "semeval2016-task3"
+SUBMIT_A = f"/tasks/{T3}/A/submit"
 MB = 1024 * 1024
 
 
@@ -196,6 +202,51 @@ def test_presigned_mode_redirects_to_a_link_that_gives_the_bytes(s3_app: Any) ->
     with urllib.request.urlopen(location, timeout=10) as answer:  # noqa: S310 (loopback)
         assert answer.read() == oracle_run()
         assert 'filename="ours.txt"' in answer.headers["Content-Disposition"]
+
+
+@pytest.mark.parametrize("presigned", [False, True])
+def test_task_data_on_s3_is_checked_against_gold_and_downloaded(
+    s3_app: Any, tmp_path: Path, presigned: bool
+) -> None:
+    app = s3_app(clock=FixedClock(datetime(2016, 1, 15, 12, 0, tzinfo=UTC)), s3_presigned=presigned)
+    make_organizer(app, "org@example.org")
+    make_participant(app, "Aurora", "alice@example.org")
+    own_campaign(app, T3)
+    for name, start, end in (("trial", "01-01", "01-20"), ("test", "02-01", "02-20")):
+        args = ["phase", T3, "A", name, "--start", f"2016-{start}T00:00:00Z"]
+        result = app.test_cli_runner().invoke(
+            args=["leaderboard", *args, "--end", f"2016-{end}T00:00:00Z"]
+        )
+        assert result.exit_code == 0, result.output
+    trial, future = tmp_path / "trial.txt", tmp_path / "future.txt"
+    trial.write_bytes(b"trial input line\n" * 1000)
+    future.write_bytes(b"not yet\n")
+    gold = tmp_path / "innocent.txt"
+    gold.write_bytes(GOLD_TEST_A.read_bytes())
+    for path, phase, code in ((trial, "trial", 0), (future, "test", 0), (gold, "trial", 1)):
+        args = ["data", "add", T3, "A", str(path), "--phase", phase]
+        result = app.test_cli_runner().invoke(args=["leaderboard", *args])
+        assert result.exit_code == code, result.output
+    # The gold check read the stored gold from the bucket.
+    assert "same bytes as the reference (gold) file" in result.output
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        ids = {r.filename: r.id for r in s.scalars(select(TaskDataFile))}
+    assert sorted(ids) == ["future.txt", "trial.txt"]
+    anon = app.test_client().get(f"/tasks/{T3}/A/data/{ids['trial.txt']}")
+    assert anon.status_code == 302 and anon.headers["Location"].startswith("/login")
+    client = app.test_client()
+    login(client, "alice@example.org", "correct horse battery")
+    assert client.get(f"/tasks/{T3}/A/data/{ids['future.txt']}").status_code == 404
+    resp = client.get(f"/tasks/{T3}/A/data/{ids['trial.txt']}")
+    if presigned:
+        assert resp.status_code == 302
+        with urllib.request.urlopen(resp.headers["Location"], timeout=10) as answer:  # noqa: S310
+            assert answer.read() == trial.read_bytes()
+            assert 'filename="trial.txt"' in answer.headers["Content-Disposition"]
+    else:
+        assert resp.status_code == 200 and resp.data == trial.read_bytes()
+        assert resp.headers["Content-Disposition"] == "attachment; filename=trial.txt"
+        assert resp.headers["Content-Length"] == str(len(trial.read_bytes()))
 
 
 # ------------------------------------------------------------------------------------ migrate

@@ -7,11 +7,11 @@ import io
 import os
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Protocol
-from urllib.parse import unquote, urlparse
+from urllib.parse import quote, unquote, urlparse
 
 CHUNK = 1 << 20
 #: How long a presigned download link stays valid.
@@ -73,8 +73,8 @@ class Store(Protocol):
         """Store a stream's bytes and return ``(key, sha256)``."""
         ...
 
-    def staged(self, stream: IO[bytes]) -> Any:
-        """Spool a stream to a local temporary file while hashing it (a context manager)."""
+    def staged(self, stream: IO[bytes]) -> AbstractContextManager[Staged]:
+        """Spool a stream to a local temporary file while hashing it; remove it unless kept."""
         ...
 
     def keep(self, staged: Staged) -> tuple[str, str]:
@@ -370,13 +370,16 @@ class S3Store:
         """Return a download URL valid for a few minutes when presigned links are on."""
         if not self.presigned:
             return None
-        safe = filename.replace('"', "").replace("\\", "")
+        plain = filename.encode("ascii", "ignore").decode().replace('"', "").replace("\\", "")
+        disposition = f'attachment; filename="{plain or "download"}"'
+        if plain != filename:
+            disposition += f"; filename*=UTF-8''{quote(filename)}"
         url: str = self.client.generate_presigned_url(
             "get_object",
             Params={
                 "Bucket": self.bucket,
                 "Key": self._name(key),
-                "ResponseContentDisposition": f'attachment; filename="{safe}"',
+                "ResponseContentDisposition": disposition,
                 "ResponseContentType": "application/octet-stream",
             },
             ExpiresIn=PRESIGNED_SECONDS,

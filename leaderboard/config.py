@@ -36,6 +36,12 @@ class Settings:
     mail_from: str = "leaderboard@localhost"
     #: The start of links in mail; empty: the site URL, else none (mailing links is refused).
     base_url: str = ""
+    #: Where files are stored: empty for ``storage_dir``, ``file:///path`` or ``s3://bucket/prefix``.
+    storage_url: str = ""
+    #: The S3 server's address (empty: AWS itself).
+    s3_endpoint_url: str = ""
+    #: Whether S3 downloads redirect to a short-lived presigned URL instead of passing through.
+    s3_presigned: bool = False
 
 
 def _persisted_secret(instance_dir: Path) -> str:
@@ -115,6 +121,13 @@ def load_settings(overrides: dict[str, object] | None = None) -> Settings:
         raise ValueError("LEADERBOARD_MAIL_URL must be console, smtp://… or smtps://…")
     mail_from = str(_pick(o, "mail_from", "LEADERBOARD_MAIL_FROM") or "leaderboard@localhost")
     base_url = str(_pick(o, "base_url", "LEADERBOARD_BASE_URL") or "").strip().rstrip("/")
+    storage_url = str(_pick(o, "storage_url", "LEADERBOARD_STORAGE_URL") or "").strip()
+    if storage_url and not storage_url.lower().startswith(("file://", "s3://")):
+        raise ValueError("LEADERBOARD_STORAGE_URL must be file:///path or s3://bucket/prefix")
+    endpoint = str(_pick(o, "s3_endpoint_url", "LEADERBOARD_S3_ENDPOINT_URL") or "").strip()
+    presigned = _flag(
+        _pick(o, "s3_presigned", "LEADERBOARD_S3_PRESIGNED"), "LEADERBOARD_S3_PRESIGNED"
+    )
     return Settings(
         instance_dir=instance_dir,
         database_url=database_url,
@@ -131,4 +144,7 @@ def load_settings(overrides: dict[str, object] | None = None) -> Settings:
         mail_url=mail_url,
         mail_from=mail_from.strip(),
         base_url=base_url,
+        storage_url=storage_url,
+        s3_endpoint_url=endpoint,
+        s3_presigned=bool(presigned),
     )

@@ -224,3 +224,46 @@ def empty_database_url(tmp_path: Path) -> str:
     with _pg_admin().connect() as conn:
         conn.execute(text(f'CREATE DATABASE "{name}"'))
     return _pg_url(name)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """Start a real S3 server (SeaweedFS) on loopback for the session, with the AWS variables.
+
+    Skipped when it cannot start, except under CI=true where that is a failure.
+    """
+    from tests import seaweed
+
+    try:
+        server = seaweed.start(tmp_path_factory.mktemp("seaweedfs"))
+    except Exception as exc:
+        reason = f"no S3 server: SeaweedFS (weed mini) could not start: {exc}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    saved = {k: os.environ.get(k) for k in _AWS_VARIABLES}
+    os.environ.update(
+        AWS_ACCESS_KEY_ID=seaweed.ACCESS_KEY,
+        AWS_SECRET_ACCESS_KEY=seaweed.SECRET_KEY,
+        AWS_DEFAULT_REGION="us-east-1",
+    )
+    os.environ.pop("AWS_SESSION_TOKEN", None)
+    os.environ.pop("AWS_PROFILE", None)
+    try:
+        yield server
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        seaweed.stop(server)
+
+
+_AWS_VARIABLES = (
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_DEFAULT_REGION",
+    "AWS_SESSION_TOKEN",
+    "AWS_PROFILE",
+)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar, cast
 import click
 
 from leaderboard.config import Settings
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 
 # Flask, SQLAlchemy and the services are imported by the commands that use them: `score` needs
 # none of them, and loading them would take longer than scoring a large run.
@@ -60,7 +60,7 @@ def session() -> Iterator[Session]:
         s.close()
 
 
-def store() -> FileStore:
+def store() -> Store:
     """Return the application's file store."""
     return _ext()["store"]
 

@@ -10,7 +10,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from leaderboard.clock import clock_from_environment
 from leaderboard.config import REPO_ROOT, load_settings
 from leaderboard.db import make_engine, make_sessionmaker
-from leaderboard.storage import FileStore
+from leaderboard.storage import open_store
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -47,7 +47,12 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         "settings": settings,
         "engine": engine,
         "sessionmaker": make_sessionmaker(engine),
-        "store": FileStore(settings.storage_dir),
+        "store": open_store(
+            settings.storage_url,
+            default_dir=settings.storage_dir,
+            endpoint_url=settings.s3_endpoint_url,
+            presigned=settings.s3_presigned,
+        ),
         "clock": (overrides or {}).get("clock") or clock_from_environment(),
     }
 

@@ -255,6 +255,7 @@ COMMANDS = [
     "set-password",
     "settings",
     "significance",
+    "storage",
     "table",
     "teams",
     "token",

@@ -31,7 +31,7 @@ from leaderboard.services.results.significance import Request, stored_scores
 from leaderboard.services.results.tables import TableInputs, official_runs, render, table_inputs
 from leaderboard.services.tasks.catalog import current_files, load_gold
 from leaderboard.services.tasks.target import Target
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store, key_for
 from leaderboard.tables import exports
 from leaderboard.tables.html import to_html
 from leaderboard.tables.model import Entry, Value
@@ -165,7 +165,7 @@ def _run_record(run: Run, entry: Entry, family: Family) -> dict[str, Any]:
 
 def freeze(
     session: Session,
-    store: FileStore,
+    store: Store,
     settings: Settings,
     target: Target,
     *,
@@ -278,7 +278,7 @@ class VerifyReport:
 
 
 def _gold_contents(
-    session: Session, store: FileStore, target: Target, gold: dict[str, Any], report: VerifyReport
+    session: Session, store: Store, target: Target, gold: dict[str, Any], report: VerifyReport
 ) -> dict[str, bytes] | None:
     contents: dict[str, bytes] = {}
     for role, meta in gold.items():
@@ -304,7 +304,7 @@ def _gold_contents(
     return contents
 
 
-def verify(session: Session, store: FileStore, settings: Settings, target: Target) -> VerifyReport:
+def verify(session: Session, store: Store, settings: Settings, target: Target) -> VerifyReport:
     """Re-score the frozen runs from the stored files and gold, and compare with the snapshot."""
     snapshot = frozen_of(session, target)
     if snapshot is None:
@@ -337,7 +337,7 @@ def verify(session: Session, store: FileStore, settings: Settings, target: Targe
         report.checked_runs += 1
         streams = {}
         for name, sha in item["files"].items():
-            key = FileStore.key_for(sha)
+            key = key_for(sha)
             if not store.exists(key):
                 report.differences.append(
                     f"{label}: run file {name} ({sha[:12]}…) is no longer stored"

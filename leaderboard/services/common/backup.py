@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import GoldFile, Run
 from leaderboard.services.common.errors import InvalidInput
-from leaderboard.storage import FileStore
+from leaderboard.storage import CHUNK, Store
 
 
 @dataclass(frozen=True)
@@ -64,7 +64,7 @@ def _backup_postgres(url: str, dest: Path) -> Path:
 
 
 def backup(
-    session: Session, store: FileStore, database_url: str, dest: Path, now: datetime
+    session: Session, store: Store, database_url: str, dest: Path, now: datetime
 ) -> BackupReport:
     """Copy the database and every stored file into ``dest`` (which must be new or empty).
 
@@ -82,16 +82,18 @@ def backup(
         raise InvalidInput(
             f"Backups support SQLite and PostgreSQL, not {make_url(database_url).drivername}."
         )
-    objects = store.root / "objects"
     copied = size = 0
-    if objects.is_dir():
-        for path in sorted(objects.rglob("*")):
-            if path.is_file():
-                target = dest / "storage" / path.relative_to(store.root)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(path, target)
-                copied += 1
-                size += path.stat().st_size
+    for key in store.iter_keys():
+        target = dest / "storage" / key
+        target.parent.mkdir(parents=True, exist_ok=True)
+        path = store.local_path(key)
+        if path is not None:
+            shutil.copy2(path, target)
+        else:
+            with store.open(key) as src, target.open("wb") as out:
+                shutil.copyfileobj(src, out, CHUNK)
+        copied += 1
+        size += target.stat().st_size
     referenced = {
         meta["key"] for files in session.scalars(select(Run.files)) for meta in files.values()
     }

@@ -42,7 +42,7 @@ from leaderboard.services.results.significance import (
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import JobPurpose, JobStatus
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 
 #: A claimed job still running after this long is taken to have lost its worker.
 STALE_AFTER = timedelta(minutes=30)
@@ -176,7 +176,7 @@ def _request_of(analysis: Analysis) -> Request:
     )
 
 
-def compute(session: Session, store: FileStore, target: Target, request: Request) -> dict[str, Any]:
+def compute(session: Session, store: Store, target: Target, request: Request) -> dict[str, Any]:
     """Return the report of a request on the set's scores now, with every run's intervals."""
     report = analyse(target, source_of(session, store, target), request)
     report["revision"] = target.eval_set.revision
@@ -185,7 +185,7 @@ def compute(session: Session, store: FileStore, target: Target, request: Request
 
 def compute_now(
     session: Session,
-    store: FileStore,
+    store: Store,
     target: Target,
     request: Request,
     *,
@@ -238,7 +238,7 @@ def claim_next(session: Session, *, worker: str, now: datetime | None = None) ->
 
 def run_claimed(
     session: Session,
-    store: FileStore,
+    store: Store,
     settings: Settings,
     analysis: Analysis,
     *,

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.db import transaction
 from leaderboard.models import ChartFile
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 
 # leaderboard.charts imports matplotlib (a third of a second): it is imported where a chart is
 # keyed or drawn, so the command line and the pages that show no chart start without it.
@@ -36,7 +36,7 @@ def chart_key(kind: str, fmt: str, data: dict[str, Any]) -> str:
 
 def stored_chart(
     session: Session,
-    store: FileStore,
+    store: Store,
     kind: str,
     fmt: str,
     data: dict[str, Any],
@@ -58,7 +58,7 @@ def stored_chart(
 
 
 def measure_chart(
-    session: Session, store: FileStore, rows: list[dict[str, Any]], measure: str, fmt: str
+    session: Session, store: Store, rows: list[dict[str, Any]], measure: str, fmt: str
 ) -> bytes:
     """Return the measure chart of rows (label, value, interval, cluster), stored once."""
     from leaderboard import charts
@@ -83,7 +83,7 @@ def measure_chart(
 
 def pvalue_matrix(
     session: Session,
-    store: FileStore,
+    store: Store,
     labels: list[str],
     matrix: list[list[float | None]],
     alpha: float,
@@ -105,7 +105,7 @@ def pvalue_matrix(
 
 def difference_chart(
     session: Session,
-    store: FileStore,
+    store: Store,
     units: list[str],
     differences: list[float],
     *,

@@ -18,7 +18,7 @@ from leaderboard.services.results.tables import live_table, run_label
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunStatus
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
 
 def run_diagnostics(
     session: Session,
-    store: FileStore,
+    store: Store,
     run: Run,
     measure: str | None = None,
     audience: Audience = PUBLIC,

@@ -28,7 +28,7 @@ from leaderboard.services.results.anonymity import ALL_NAMES
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import load_gold
 from leaderboard.services.tasks.target import Target
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 from leaderboard.tables.model import Row, Table
 from leaderboard.tasks.families.base import StoredScore
 
@@ -148,7 +148,7 @@ class Source:
     scores: ScoreLookup
 
 
-def source_of(session: Session, store: FileStore, target: Target) -> Source:
+def source_of(session: Session, store: Store, target: Target) -> Source:
     """Build the live table and load the gold an analysis of the set reads, once for all parts."""
     # Analyses are the organizers' own: computed and stored with every team's name.
     table = live_table(session, store, target, ALL_NAMES, analysed=False)

@@ -15,7 +15,7 @@ from leaderboard.services.results.table_analysis import with_analysis
 from leaderboard.services.tasks.catalog import load_gold
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunKind, RunStatus
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table, entry_label
 from leaderboard.tasks.definition import subtask_heading
@@ -189,7 +189,7 @@ def _measure_notes(runs: list[Run], columns: tuple[str, ...]) -> list[str]:
 
 def table_inputs(
     session: Session,
-    store: FileStore,
+    store: Store,
     target: Target,
     runs: list[Run],
     *,
@@ -259,7 +259,7 @@ def render(
 
 def live_table(
     session: Session,
-    store: FileStore,
+    store: Store,
     target: Target,
     audience: Audience = PUBLIC,
     *,

@@ -25,7 +25,7 @@ from leaderboard.services.runs.core import (
 from leaderboard.services.tasks.catalog import load_gold
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunKind
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 from leaderboard.tasks.families.base import Evaluation
 
 MAX_LABEL = 100
@@ -34,7 +34,7 @@ IMPORTED_ORDER = 100
 
 
 def add_baselines(
-    session: Session, store: FileStore, settings: Settings, target: Target, *, actor: str
+    session: Session, store: Store, settings: Settings, target: Target, *, actor: str
 ) -> list[Run]:
     """Generate, score and store every baseline recipe of the target's set; replaces older ones."""
     gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
@@ -61,7 +61,7 @@ def add_baselines(
 
 def import_baseline(
     session: Session,
-    store: FileStore,
+    store: Store,
     settings: Settings,
     target: Target,
     upload: Upload,
@@ -104,7 +104,7 @@ def import_baseline(
 
 def _place(
     session: Session,
-    store: FileStore,
+    store: Store,
     target: Target,
     upload: Upload,
     role: str,

@@ -45,7 +45,7 @@ from leaderboard.services.common.text import clean_text
 from leaderboard.services.tasks.catalog import load_gold
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import Role, RunKind, RunStatus
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
 
 MAX_NAME = 100
@@ -170,7 +170,7 @@ def gold_versions(gold_files: Mapping[str, GoldFile]) -> dict[str, GoldVersion]:
     return {r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()}
 
 
-def store_inputs(store: FileStore, upload: Upload) -> dict[str, dict[str, Any]]:
+def store_inputs(store: Store, upload: Upload) -> dict[str, dict[str, Any]]:
     """Copy an upload's (already validated) files into the store; return the files manifest."""
     stored: dict[str, dict[str, Any]] = {}
     for fieldname, stream in upload.files.items():
@@ -214,7 +214,7 @@ class ScoredUpload:
 
 
 def check_and_score(
-    session: Session, store: FileStore, settings: Settings, sub: Submission
+    session: Session, store: Store, settings: Settings, sub: Submission
 ) -> ScoredUpload:
     """Validate and score an upload without storing anything; raise RunRejected on errors."""
     target = sub.target
@@ -240,7 +240,7 @@ def check_and_score(
 
 def submit_run(
     session: Session,
-    store: FileStore,
+    store: Store,
     settings: Settings,
     sub: Submission,
     *,
@@ -266,7 +266,7 @@ def submit_run(
 
 def _submit_run(
     session: Session,
-    store: FileStore,
+    store: Store,
     settings: Settings,
     sub: Submission,
     *,
@@ -536,18 +536,18 @@ def withdraw_run(
 
 @dataclass(frozen=True)
 class RunFile:
-    """A stored run file to send back: where it is and the name to give it."""
+    """A stored run file to send back: its storage key and the name to give it."""
 
-    path: str
+    key: str
     filename: str
 
 
-def run_files(store: FileStore, run: Run) -> dict[str, RunFile]:
+def run_files(store: Store, run: Run) -> dict[str, RunFile]:
     """Return a run's stored files by upload field, with the names they were uploaded under."""
     out = {}
     for fieldname, meta in sorted(run.files.items()):
         # Only the last part of the uploaded name: it becomes a download or zip entry name.
         name = PurePosixPath(str(meta.get("filename") or "").replace("\\", "/")).name
         name = name if name not in ("", ".", "..") else f"run-{run.id}-{fieldname}.txt"
-        out[fieldname] = RunFile(str(store.path(str(meta["key"]))), name)
+        out[fieldname] = RunFile(str(meta["key"]), name)
     return out

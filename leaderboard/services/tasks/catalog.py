@@ -17,7 +17,7 @@ from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.tasks.target import Target
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 from leaderboard.tasks.definition import SLUG_CHARS, TaskDefinition, preset_paths
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family
@@ -26,7 +26,7 @@ from leaderboard.tasks.loading import load_definition_file, stored_definition
 
 def install_definition(
     session: Session,
-    store: FileStore,
+    store: Store,
     definition: TaskDefinition,
     *,
     actor: str,
@@ -141,7 +141,7 @@ def _open_post_evaluation(
     session.flush()
 
 
-def install_presets(session: Session, store: FileStore, *, actor: str = "init") -> list[str]:
+def install_presets(session: Session, store: Store, *, actor: str = "init") -> list[str]:
     """Install every bundled preset; return their slugs.
 
     A preset's subtask is installed with an open post-evaluation phase on each of its sets
@@ -281,7 +281,7 @@ _cache = _GoldCache()
 
 def load_gold(
     session: Session,
-    store: FileStore,
+    store: Store,
     target: Target,
     max_decompressed: int = 1 << 30,
     *,

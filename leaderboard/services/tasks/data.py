@@ -29,7 +29,7 @@ from leaderboard.models import (
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import Forbidden, InvalidInput, NotFound
 from leaderboard.services.tasks.catalog import definition_of
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 
 SAFE_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.+")
 
@@ -79,15 +79,15 @@ def task_gold(session: Session, task: Task) -> list[GoldFile]:
 
 
 @lru_cache(maxsize=512)
-def _stored_prints(path: str, sha256: str) -> frozenset[str]:
+def _stored_prints(store: Store, key: str, sha256: str) -> frozenset[str]:
     """Return the fingerprints of a stored file (its name is its hash, so caching is safe)."""
-    with open(path, "rb") as f:
+    with store.open(key) as f:
         return frozenset(p.value for p in fingerprints(f, limit=INSPECT_LIMIT))
 
 
-def gold_prints(store: FileStore, gold: GoldFile) -> frozenset[str]:
+def gold_prints(store: Store, gold: GoldFile) -> frozenset[str]:
     """Return the fingerprints of a stored gold file."""
-    return _stored_prints(str(store.path(gold.storage_key)), gold.sha256)
+    return _stored_prints(store, gold.storage_key, gold.sha256)
 
 
 def describe_gold(gold: GoldFile) -> str:
@@ -100,7 +100,7 @@ def describe_gold(gold: GoldFile) -> str:
 
 
 def gold_copy(
-    store: FileStore, golds: list[GoldFile], path: Path, sha256: str, filename: str
+    store: Store, golds: list[GoldFile], path: Path, sha256: str, filename: str
 ) -> str | None:
     """Return why a file copies one of the gold files (a message), or None if it copies none.
 
@@ -141,7 +141,7 @@ def gold_copy(
 
 
 def data_copying(
-    session: Session, store: FileStore, task: Task, role: str, data: bytes
+    session: Session, store: Store, task: Task, role: str, data: bytes
 ) -> TaskDataFile | None:
     """Return a data file of the task that copies ``data``, a new version of a reference file."""
     if not is_secret(role):
@@ -159,7 +159,7 @@ def data_copying(
         if row.sha256 == sha:
             return row
         try:
-            prints = _stored_prints(str(store.path(row.storage_key)), row.sha256)
+            prints = _stored_prints(store, row.storage_key, row.sha256)
         except UNREADABLE:
             # Accepted before files were read at all (older rules); it cannot be compared.
             continue
@@ -170,7 +170,7 @@ def data_copying(
 
 def add_data_file(
     session: Session,
-    store: FileStore,
+    store: Store,
     subtask: Subtask,
     phase_name: str,
     stream: IO[bytes],
@@ -191,7 +191,7 @@ def add_data_file(
         if problem is not None:
             raise InvalidInput(problem)
         key, sha = store.keep(staged)
-    size = store.path(key).stat().st_size
+    size = store.size(key)
     data = TaskDataFile(
         phase_id=phase.id,
         title=title,

@@ -19,7 +19,7 @@ from leaderboard.services.runs.core import gold_versions, score_rows
 from leaderboard.services.tasks.catalog import current_files, load_gold, resolve
 from leaderboard.services.tasks.data import data_copying
 from leaderboard.services.tasks.target import Target
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 from leaderboard.tasks.families.base import SET_OPTION, GoldAddress, GoldSlot, reference_problem
 
 
@@ -115,7 +115,7 @@ def gold_choices(base: Target) -> list[tuple[str, str]]:
 
 def set_gold(
     session: Session,
-    store: FileStore,
+    store: Store,
     settings: Settings,
     target: Target,
     role: str,
@@ -191,13 +191,13 @@ def set_gold(
     return gold, report
 
 
-def _inputs(store: FileStore, run: Run) -> dict[str, IO[bytes]]:
-    return {name: store.path(meta["key"]).open("rb") for name, meta in run.files.items()}
+def _inputs(store: Store, run: Run) -> dict[str, IO[bytes]]:
+    return {name: store.open(meta["key"]) for name, meta in run.files.items()}
 
 
 def rescore_set(
     session: Session,
-    store: FileStore,
+    store: Store,
     settings: Settings,
     target: Target,
     *,

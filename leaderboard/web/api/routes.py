@@ -37,6 +37,7 @@ from leaderboard.tables.exports import table_to_dict
 from leaderboard.web.api.openapi import openapi_document
 from leaderboard.web.api.zipped import zip_of
 from leaderboard.web.common.context import db, now, settings, store
+from leaderboard.web.common.downloads import send_stored
 from leaderboard.web.common.present import run_json
 from leaderboard.web.common.uploads import collect_upload
 
@@ -167,15 +168,9 @@ def run_file(run_id: int) -> ResponseReturnValue:
     files = run_files(store(), run)
     if len(files) == 1:
         only = next(iter(files.values()))
-        return send_file(
-            only.path,
-            mimetype="application/octet-stream",
-            as_attachment=True,
-            download_name=only.filename,
-            max_age=0,
-        )
+        return send_stored(store(), only.key, only.filename)
     return send_file(
-        zip_of(files),
+        zip_of(store(), files),
         mimetype="application/zip",
         as_attachment=True,
         download_name=f"run-{run.id}.zip",

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 import zipfile
 from collections.abc import Mapping
 from typing import IO
 
 from leaderboard.services.runs.core import RunFile
+from leaderboard.storage import CHUNK, Store
 
 
-def zip_of(files: Mapping[str, RunFile]) -> IO[bytes]:
+def zip_of(store: Store, files: Mapping[str, RunFile]) -> IO[bytes]:
     """Return a temporary file holding a zip of ``files``, one ``<field>/<name>`` entry each.
 
     The zip is written to disk, not memory; the file disappears when the response closes it.
@@ -19,7 +21,9 @@ def zip_of(files: Mapping[str, RunFile]) -> IO[bytes]:
     try:
         with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
             for fieldname, stored in files.items():
-                archive.write(stored.path, arcname=f"{fieldname}/{stored.filename}")
+                name = f"{fieldname}/{stored.filename}"
+                with store.open(stored.key) as src, archive.open(name, "w") as dest:
+                    shutil.copyfileobj(src, dest, CHUNK)
         out.seek(0)
     except BaseException:
         out.close()

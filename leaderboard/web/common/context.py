@@ -10,7 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.clock import Clock
 from leaderboard.config import Settings
-from leaderboard.storage import FileStore
+from leaderboard.storage import Store
 
 
 def _ext() -> dict[str, Any]:
@@ -25,7 +25,7 @@ def db() -> Session:
     return g.db
 
 
-def store() -> FileStore:
+def store() -> Store:
     """Return the file store."""
     return _ext()["store"]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, send_file, url_for
+from flask import Blueprint, abort, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 
@@ -10,6 +10,7 @@ from leaderboard.models import User
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.data import accept_terms, download
 from leaderboard.web.common.context import db, now, store
+from leaderboard.web.common.downloads import send_stored
 from leaderboard.web.common.forms import TermsForm
 
 bp = Blueprint("data", __name__)
@@ -27,15 +28,7 @@ def download_file(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     offer = download(db(), target.subtask, file_id, _user(), now())
     if offer.terms:
         return render_template("public/terms.html", target=target, offer=offer, form=TermsForm())
-    # send_file on a path answers with a file wrapper: the bytes are streamed, never loaded.
-    return send_file(
-        store().path(offer.file.storage_key),
-        mimetype="application/octet-stream",
-        as_attachment=True,
-        download_name=offer.file.filename,
-        etag=offer.file.sha256,
-        max_age=0,
-    )
+    return send_stored(store(), offer.file.storage_key, offer.file.filename, etag=offer.file.sha256)
 
 
 @bp.route("/tasks/<task>/<subtask>/data/<int:file_id>", methods=["POST"])

@@ -185,10 +185,6 @@ class LocalStore:
         return None
 
 
-#: The name the code used before the store had two kinds.
-FileStore = LocalStore
-
-
 class _ObjectReader(io.RawIOBase):
     """A seekable reader of one object: each (re)start is a ranged GET streamed from there."""
 

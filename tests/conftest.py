@@ -24,7 +24,7 @@ from leaderboard.cli import register
 from leaderboard.db import make_engine, make_sessionmaker
 from leaderboard.migrate import upgrade
 from leaderboard.services.tasks.catalog import install_presets
-from leaderboard.storage import FileStore
+from leaderboard.storage import LocalStore
 from leaderboard.web import create_app
 
 #: A PostgreSQL database URL with rights to create databases; when set, every test runs on its
@@ -67,7 +67,7 @@ def template_instance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
     upgrade(url)
     engine = make_engine(url)
     with make_sessionmaker(engine)() as session:
-        install_presets(session, FileStore(root / "storage"), actor="test")
+        install_presets(session, LocalStore(root / "storage"), actor="test")
     engine.dispose()
     yield root
     if PG_URL:

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from leaderboard.models import GoldFile, Run
 from leaderboard.services.common.errors import NotFound
 from leaderboard.services.tasks.catalog import load_gold, resolve
-from leaderboard.storage import FileStore
+from leaderboard.storage import LocalStore
 from leaderboard.tasks import loading as definition_module
 from leaderboard.tasks.loading import stored_definition
 from tests.runs import api_upload, make_participant, oracle_run, own_campaign, token_for
@@ -73,7 +73,7 @@ def test_a_set_without_current_files_resolves_with_none(session: Session) -> Non
 def test_an_upload_reads_the_files_of_its_resolve_other_readers_read_again(
     app: Flask, session: Session
 ) -> None:
-    store = FileStore(app.extensions["leaderboard"]["settings"].storage_dir)
+    store = LocalStore(app.extensions["leaderboard"]["settings"].storage_dir)
     target = resolve(session, TASK, "A")
     session.execute(
         update(GoldFile).where(GoldFile.eval_set_id == target.eval_set.id).values(active_key=None)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any, TypedDict, TypeVar, cast
@@ -403,7 +403,8 @@ class RunReport(TypedDict, total=False):
     """What a run's report holds for the generic layers; a family's own keys ride along untyped.
 
     A family's verdict report is the report's base, so it may add keys of its own (stored in
-    the same JSON object); code outside the family reads those through ``Run.family_report``.
+    the same JSON object); code outside the family reads those through the family's methods
+    (``Family.run_notes``, ``Family.stored_options``).
     """
 
     #: The run's name as its file gives it (a TREC run tag), shown instead of the run name.
@@ -476,10 +477,11 @@ class Run(Base):
         """Return whether this run currently occupies its slot."""
         return self.status == RunStatus.ACTIVE
 
-    @property
-    def family_report(self) -> Mapping[str, Any]:
-        """Return the report untyped, for the keys its family adds beside the generic ones."""
-        return self.report
+    def visible_measures(self, measures: Iterable[str]) -> set[str]:
+        """Return which of ``measures`` the run shows: all for a team, a baseline's chosen ones."""
+        if self.kind == RunKind.BASELINE:
+            return set(self.report.get("shown", measures))
+        return set(measures)
 
 
 class Score(Base):

@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 import tempfile
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -110,15 +111,12 @@ class Store(Protocol):
         ...
 
 
-class LocalStore:
-    """Store immutable files under ``<root>/objects/<aa>/<sha256>``."""
+class _StagingStore(ABC):
+    """What both stores share: a file is spooled to ``tmp_dir`` while hashed, then kept."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = Path(root)
-        self.url = self.root.resolve().as_uri()
+    tmp_dir: Path | None
 
-    def _final(self, sha256: str) -> Path:
-        return self.root / "objects" / sha256[:2] / sha256
+    key_for = staticmethod(key_for)
 
     def put(self, data: bytes) -> tuple[str, str]:
         """Store ``data`` and return ``(key, sha256)``; storing the same bytes twice is a no-op."""
@@ -131,9 +129,26 @@ class LocalStore:
 
     @contextmanager
     def staged(self, stream: IO[bytes]) -> Iterator[Staged]:
-        """Copy a stream to a temporary file next to the store; remove it unless kept."""
-        with _spool(stream, self.root / "tmp") as staged:
+        """Copy a stream to a local temporary file while hashing it; remove it unless kept."""
+        with _spool(stream, self.tmp_dir) as staged:
             yield staged
+
+    @abstractmethod
+    def keep(self, staged: Staged) -> tuple[str, str]:
+        """Put a staged file into the store; return ``(key, sha256)``."""
+
+
+class LocalStore(_StagingStore):
+    """Store immutable files under ``<root>/objects/<aa>/<sha256>``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.url = self.root.resolve().as_uri()
+        # Next to the objects, so that keeping a file is a rename on the same disk.
+        self.tmp_dir = self.root / "tmp"
+
+    def _final(self, sha256: str) -> Path:
+        return self.root / "objects" / sha256[:2] / sha256
 
     def keep(self, staged: Staged) -> tuple[str, str]:
         """Move a staged file into the store; return ``(key, sha256)``."""
@@ -142,8 +157,6 @@ class LocalStore:
         # rename is atomic: a reader sees either no file or the complete one.
         os.replace(staged.path, final)
         return key_for(staged.sha256), staged.sha256
-
-    key_for = staticmethod(key_for)
 
     def path(self, key: str) -> Path:
         """Return the filesystem path of a stored file, refusing keys that leave the store."""
@@ -251,7 +264,7 @@ class _ObjectReader(io.RawIOBase):
         super().close()
 
 
-class S3Store:
+class S3Store(_StagingStore):
     """Store immutable files as objects ``<prefix>objects/<aa>/<sha256>`` in an S3 bucket."""
 
     def __init__(
@@ -289,21 +302,6 @@ class S3Store:
             raise ValueError(f"storage key outside the store: {key!r}")
         return self.prefix + key
 
-    def put(self, data: bytes) -> tuple[str, str]:
-        """Store ``data`` and return ``(key, sha256)``; storing the same bytes twice is a no-op."""
-        return self.put_stream(io.BytesIO(data))
-
-    def put_stream(self, stream: IO[bytes]) -> tuple[str, str]:
-        """Spool a stream to disk while hashing it, then upload it; return ``(key, sha256)``."""
-        with self.staged(stream) as staged:
-            return self.keep(staged)
-
-    @contextmanager
-    def staged(self, stream: IO[bytes]) -> Iterator[Staged]:
-        """Copy a stream to a local temporary file while hashing it; remove it at the end."""
-        with _spool(stream, self.tmp_dir) as staged:
-            yield staged
-
     def keep(self, staged: Staged) -> tuple[str, str]:
         """Upload a staged file under its hash (skipped when already there)."""
         key = key_for(staged.sha256)
@@ -315,8 +313,6 @@ class S3Store:
     def upload(self, key: str, stream: IO[bytes]) -> None:
         """Upload a stream under ``key``, in parts when it is large."""
         self.client.upload_fileobj(stream, self.bucket, self._name(key), Config=self.transfer)
-
-    key_for = staticmethod(key_for)
 
     def open(self, key: str) -> IO[bytes]:
         """Return a streamed, seekable reader of the object."""

@@ -110,9 +110,7 @@ def entry_for(
     the run's name and label, which could name the team. The family says which score flags
     and run notes mark the row (none without a family).
     """
-    visible = (
-        set(run.report.get("shown", measures)) if run.kind == RunKind.BASELINE else set(measures)
-    )
+    visible = run.visible_measures(measures)
     # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
     values = {
         s.measure: Value(raw=s.value, official=s.official, note=_note(family, s.flags))

@@ -6,7 +6,6 @@ from typing import Any
 
 from leaderboard.models import Run
 from leaderboard.services.tasks.catalog import definition_of
-from leaderboard.states import RunKind
 from leaderboard.tables.model import MISSING, MeasureSpec
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family, MarkerNote
@@ -45,9 +44,7 @@ def display(spec: MeasureSpec, official: str) -> str:
 def score_lines(run: Run) -> list[dict[str, Any]]:
     """Return a run's current scores in column order: label, display and unrounded value."""
     current = {s.measure: s for s in run.scores if s.current}
-    visible = (
-        set(run.report.get("shown", current)) if run.kind == RunKind.BASELINE else set(current)
-    )
+    visible = run.visible_measures(current)
     out = []
     for spec in measure_specs(run):
         s = current.get(spec.key)

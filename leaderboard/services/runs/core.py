@@ -201,11 +201,17 @@ class ScoredUpload:
     """An upload that passed validation, scored: what its run row and score rows are made of."""
 
     evaluation: Evaluation
-    results: dict[str, MeasureResult]
     #: A copy of the family's verdict report: the run's report grows from it.
     report: dict[str, Any]
     #: The reference files scored against, by gold role.
     gold_files: dict[str, GoldFile]
+
+    @property
+    def results(self) -> dict[str, MeasureResult]:
+        """Return the run's scores by measure key."""
+        results = self.evaluation.results
+        assert results is not None  # only an accepted upload is a ScoredUpload
+        return results
 
     @property
     def warnings(self) -> list[Issue]:
@@ -235,7 +241,7 @@ def check_and_score(
     verdict = evaluation.verdict
     if evaluation.results is None:
         raise rejection(verdict, "run")
-    return ScoredUpload(evaluation, evaluation.results, dict(verdict.report), gold_files)
+    return ScoredUpload(evaluation, dict(verdict.report), gold_files)
 
 
 def submit_run(

@@ -9,6 +9,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_INSTANCE = REPO_ROOT / "instance"
+#: The brokers a queue URL may name; ``memory://`` is one process's own (for tests).
+_BROKERS = ("redis://", "rediss://", "amqp://", "amqps://", "pyamqp://", "sqla+", "memory://")
 
 
 @dataclass(frozen=True)
@@ -42,6 +44,18 @@ class Settings:
     s3_endpoint_url: str = ""
     #: Whether S3 downloads redirect to a short-lived presigned URL instead of passing through.
     s3_presigned: bool = False
+    #: The broker of background jobs: empty for the embedded one (a SQLite file in the
+    #: instance folder), ``redis://host:port/n`` or ``amqp://…`` for several hosts.
+    queue_url: str = ""
+    #: Seconds between a running job's signs of life; three missed ones hand it to another worker.
+    job_heartbeat_seconds: float = 10.0
+
+    @property
+    def broker_url(self) -> str:
+        """Return the broker's URL: the configured one, else the embedded SQLite file."""
+        if self.queue_url:
+            return self.queue_url
+        return f"sqla+sqlite:///{(self.instance_dir / 'queue.sqlite3').resolve()}"
 
 
 def _persisted_secret(instance_dir: Path) -> str:
@@ -128,6 +142,16 @@ def load_settings(overrides: dict[str, object] | None = None) -> Settings:
     presigned = _flag(
         _pick(o, "s3_presigned", "LEADERBOARD_S3_PRESIGNED"), "LEADERBOARD_S3_PRESIGNED"
     )
+    queue_url = str(_pick(o, "queue_url", "LEADERBOARD_QUEUE_URL") or "").strip()
+    if queue_url and not queue_url.lower().startswith(_BROKERS):
+        raise ValueError(
+            "LEADERBOARD_QUEUE_URL must be redis://HOST:PORT/N, amqp://… or sqla+<database URL> "
+            "(unset: the embedded broker)"
+        )
+    beat_text = _pick(o, "job_heartbeat_seconds", "LEADERBOARD_JOB_HEARTBEAT_SECONDS")
+    heartbeat = float(str(beat_text)) if beat_text not in (None, "") else 10.0
+    if not 0 < heartbeat <= 3600:
+        raise ValueError("LEADERBOARD_JOB_HEARTBEAT_SECONDS must be more than 0 and at most 3600")
     return Settings(
         instance_dir=instance_dir,
         database_url=database_url,
@@ -147,4 +171,6 @@ def load_settings(overrides: dict[str, object] | None = None) -> Settings:
         storage_url=storage_url,
         s3_endpoint_url=endpoint,
         s3_presigned=bool(presigned),
+        queue_url=queue_url,
+        job_heartbeat_seconds=heartbeat,
     )

@@ -29,9 +29,9 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
 
 
-def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    """Return the session factory used by the web app and the CLI."""
-    return sessionmaker(bind=engine, expire_on_commit=False)
+def make_sessionmaker(engine: Engine, info: dict[str, Any] | None = None) -> sessionmaker[Session]:
+    """Return the session factory used by the web app and the CLI; ``info`` goes to each session."""
+    return sessionmaker(bind=engine, expire_on_commit=False, info=info or {})
 
 
 @contextmanager

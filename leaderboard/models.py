@@ -551,7 +551,15 @@ class Analysis(Base):
     requested_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None]
     finished_at: Mapped[datetime | None]
+    # Who runs the job now: host, process and a claim token, so a worker whose claim was handed
+    # on cannot store its result over the new claimant's.
     worker: Mapped[str] = mapped_column(String(128), default="")
+    #: How many times a worker took the job; more than one means it was retried.
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: The running worker's last sign of life; a job silent for three heartbeats is handed on.
+    heartbeat_at: Mapped[datetime | None]
+    #: When the job's task was last sent to the broker (the sweep sends a lost one again).
+    enqueued_at: Mapped[datetime | None]
 
     eval_set: Mapped[EvalSet] = relationship()
 

@@ -17,7 +17,9 @@ from sqlalchemy import event, select
 from werkzeug.test import TestResponse
 
 from leaderboard.models import User
+from leaderboard.services.accounts import notices
 from leaderboard.services.common import mail
+from tests import dispatch
 from tests.conftest import csrf_from
 from tests.smtp import Inbox, MailServer, link_in
 
@@ -91,7 +93,7 @@ def user_row(app: Flask, email: str) -> User | None:
 
 def mails_to(inbox: Inbox, email: str) -> list[EmailMessage]:
     """Return the mails to ``email`` once every background delivery has finished."""
-    mail.flush()
+    dispatch.flush()
     return inbox.to(email)
 
 
@@ -134,11 +136,11 @@ def counting(app: Flask) -> Iterator[Work]:
     def commit(conn: Any) -> None:
         work.commits += 1
 
-    dumps, compose, hand_on = URLSafeSerializer.dumps, mail.compose, mail.send_in_background
+    dumps, compose, hand_on = URLSafeSerializer.dumps, mail.compose, notices.send_now
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(URLSafeSerializer, "dumps", signing)
         patch.setattr(mail, "compose", composing)
-        patch.setattr(mail, "send_in_background", handing_on)
+        patch.setattr(notices, "send_now", handing_on)
         event.listen(engine, "before_cursor_execute", statement)
         event.listen(engine, "commit", commit)
         try:
@@ -146,4 +148,4 @@ def counting(app: Flask) -> Iterator[Work]:
         finally:
             event.remove(engine, "before_cursor_execute", statement)
             event.remove(engine, "commit", commit)
-            mail.flush()
+            dispatch.flush()

@@ -26,6 +26,7 @@ from leaderboard.migrate import upgrade
 from leaderboard.services.tasks.catalog import install_presets
 from leaderboard.storage import LocalStore
 from leaderboard.web import create_app
+from tests.dispatch import LocalDispatcher
 
 #: A PostgreSQL database URL with rights to create databases; when set, every test runs on its
 #: own PostgreSQL database (copied from a template built once) instead of SQLite.
@@ -93,6 +94,7 @@ def app_overrides(instance: Path) -> dict[str, object]:
         "storage_dir": instance / "storage",
         "secret_key": "test-secret",
         "testing": True,
+        "dispatcher": LocalDispatcher,
     }
 
 

@@ -18,7 +18,7 @@ from typing import Any
 from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
-from leaderboard.services.common import mail
+from tests import dispatch
 
 LINK = re.compile(r"https?://\S+")
 
@@ -116,7 +116,7 @@ def smtp_server(
         yield MailServer("127.0.0.1", controller.port, inbox)
     finally:
         # Mail still on its way finishes first: a server stopped under a client leaves sockets.
-        mail.flush()
+        dispatch.flush()
         controller.stop()
 
 

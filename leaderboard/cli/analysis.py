@@ -9,7 +9,6 @@ import click
 from leaderboard.cli import common
 from leaderboard.cli.common import set_option, with_appcontext
 from leaderboard.services.common.errors import DomainError
-from leaderboard.states import JobPurpose
 
 #: The significance methods and formats, spelled out so that option parsing loads no service.
 METHOD_NAMES = ("randomization", "bootstrap", "t-test", "wilcoxon")
@@ -72,40 +71,65 @@ def significance_cmd(
     click.echo(renders[fmt](report), nl=False)
 
 
-#: How the worker names each kind of job it reports.
-JOB_NAMES = {
-    JobPurpose.TABLE: "analysis",
-    JobPurpose.FREEZE: "freeze",
-    JobPurpose.VERIFY: "verification",
-}
-
-
 @click.command("worker")
-@click.option("--once", is_flag=True, help="Compute what is queued now, then exit.")
-@click.option("--poll", type=float, default=2.0, show_default=True, help="Seconds between looks.")
+@click.option(
+    "--once",
+    is_flag=True,
+    help="Run the jobs queued now in this process (no broker needed), then exit.",
+)
+@click.option(
+    "--beat", is_flag=True, help="Also run the periodic jobs (one worker of a deployment)."
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Jobs run at once, each in a process of its own.",
+)
+@click.option(
+    "--queues",
+    default="jobs,mail",
+    show_default=True,
+    help="The queues to serve: jobs (analyses, freezes, verifications), mail.",
+)
+@click.option("--loglevel", default="info", show_default=True, help="Celery's log level.")
+@click.option("--poll", type=float, default=2.0, hidden=True, help="Ignored (kept for scripts).")
 @with_appcontext
-def worker_cmd(once: bool, poll: float) -> None:
-    """Run the analyses, freezes and verifications organizers queue on the web, one at a time."""
-    import time
+def worker_cmd(
+    once: bool, beat: bool, concurrency: int, queues: str, loglevel: str, poll: float
+) -> None:
+    """Run the background work: analyses, freezes, verifications and mail, from the queue."""
+    if not once:
+        from leaderboard.worker.celery_app import start
 
-    from leaderboard.services.results.analyses import claim_next, run_claimed, worker_name
+        start(
+            common.settings(), queues=queues, concurrency=concurrency, beat=beat, loglevel=loglevel
+        )
+        return
+    from leaderboard.services.results.jobs import claim_next, run_claimed, stale_after
+    from leaderboard.worker.heartbeat import heartbeat
+    from leaderboard.worker.jobs import JOB_NAMES
+    from leaderboard.worker.runtime import claim_name
 
-    name = worker_name()
+    config = common.settings()
+    stale = stale_after(config)
     while True:
         with common.session() as session:
-            analysis = claim_next(session, worker=name, now=common.now())
-            if analysis is not None:
-                done = run_claimed(
-                    session, common.store(), common.settings(), analysis, clock=common.now
-                )
-                click.echo(
-                    f"{JOB_NAMES[done.purpose]} {done.id}: {done.status}"
-                    + (f" ({done.error})" if done.error else "")
-                )
-                continue
-        if once:
-            return
-        time.sleep(poll)
+            job = claim_next(session, worker=claim_name(), stale=stale)
+            if job is None:
+                return
+            with heartbeat(
+                common.sessionmaker(),
+                job.id,
+                worker=job.worker,
+                interval=config.job_heartbeat_seconds,
+            ):
+                done = run_claimed(session, common.store(), config, job, clock=common.now)
+            click.echo(
+                f"{JOB_NAMES[done.purpose]} {done.id}: {done.status}"
+                + (f" ({done.error})" if done.error else "")
+            )
 
 
 COMMANDS = (significance_cmd, worker_cmd)

@@ -19,6 +19,7 @@ from leaderboard.storage import Store
 # none of them, and loading them would take longer than scoring a large run.
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
+    from sqlalchemy.orm import sessionmaker as sessionmaker_
 
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
@@ -58,6 +59,11 @@ def session() -> Iterator[Session]:
     finally:
         s.rollback()
         s.close()
+
+
+def sessionmaker() -> sessionmaker_[Session]:
+    """Return the application's session factory (for threads that need sessions of their own)."""
+    return _ext()["sessionmaker"]
 
 
 def store() -> Store:

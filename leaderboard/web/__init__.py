@@ -7,10 +7,8 @@ from typing import Any
 from flask import Flask
 from werkzeug.middleware.proxy_fix import ProxyFix
 
-from leaderboard.clock import clock_from_environment
 from leaderboard.config import REPO_ROOT, load_settings
-from leaderboard.db import make_engine, make_sessionmaker
-from leaderboard.storage import open_store
+from leaderboard.resources import build
 
 
 def create_app(overrides: dict[str, Any] | None = None) -> Flask:
@@ -42,19 +40,12 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         n = settings.trusted_proxies
         proxied = ProxyFix(app.wsgi_app, x_for=n, x_proto=n, x_host=n)
         app.wsgi_app = proxied  # type: ignore[method-assign]
-    engine = make_engine(settings.database_url)
-    app.extensions["leaderboard"] = {
-        "settings": settings,
-        "engine": engine,
-        "sessionmaker": make_sessionmaker(engine),
-        "store": open_store(
-            settings.storage_url,
-            default_dir=settings.storage_dir,
-            endpoint_url=settings.s3_endpoint_url,
-            presigned=settings.s3_presigned,
-        ),
-        "clock": (overrides or {}).get("clock") or clock_from_environment(),
-    }
+    resources = build(
+        settings,
+        clock=(overrides or {}).get("clock"),
+        dispatcher=(overrides or {}).get("dispatcher"),
+    )
+    app.extensions["leaderboard"] = resources.as_extension()
 
     from leaderboard.web.account import routes as account
     from leaderboard.web.account import tokens

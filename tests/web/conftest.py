@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from leaderboard.services.common import mail
+from tests import dispatch
 from tests.smtp import MailServer, smtp_server
 
 
@@ -15,4 +15,4 @@ def server() -> Iterator[MailServer]:
     """Run an SMTP server on loopback; mail still being sent is flushed before it stops."""
     with smtp_server() as running:
         yield running
-    mail.flush()
+    dispatch.flush()

@@ -10,7 +10,7 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.models import Analysis, utcnow
-from leaderboard.services.results import analyses
+from leaderboard.services.results import analyses, jobs
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
 from tests.runs import api_upload, token_for
@@ -85,25 +85,25 @@ def test_a_job_whose_worker_was_lost_is_claimed_again(
 ) -> None:
     job = queue(app, Request(samples=200))
     with sessionmaker(app)() as session:
-        claimed = analyses.claim_next(session, worker="lost:1")
+        claimed = jobs.claim_next(session, worker="lost:1")
         assert claimed is not None and claimed.id == job
         # Claimed and running: nobody else takes it ...
-        assert analyses.claim_next(session, worker="other:2") is None
+        assert jobs.claim_next(session, worker="other:2") is None
         # ... until it has run longer than a worker may.
-        later = utcnow() + analyses.STALE_AFTER + timedelta(seconds=1)
-        again = analyses.claim_next(session, worker="other:2", now=later)
+        later = utcnow() + jobs.STALE_AFTER + timedelta(seconds=1)
+        again = jobs.claim_next(session, worker="other:2", now=later)
         assert again is not None and again.id == job and again.worker == "other:2"
 
 
 def test_racing_workers_claim_each_job_once(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
-    jobs = {queue(app, Request(samples=100, seed=s)) for s in range(3)}
+    queued = {queue(app, Request(samples=100, seed=s)) for s in range(3)}
     claims: list[int] = []
     barrier = threading.Barrier(6)
 
     def claim(n: int) -> None:
         with sessionmaker(app)() as session:
             barrier.wait()
-            found = analyses.claim_next(session, worker=f"w:{n}")
+            found = jobs.claim_next(session, worker=f"w:{n}")
             if found is not None:
                 claims.append(found.id)
 
@@ -112,7 +112,7 @@ def test_racing_workers_claim_each_job_once(app: Flask, hosted: FlaskCliRunner) 
         t.start()
     for t in threads:
         t.join()
-    assert sorted(claims) == sorted(jobs)
+    assert sorted(claims) == sorted(queued)
     with sessionmaker(app)() as session:
         rows = session.scalars(select(Analysis)).all()
         assert {r.status for r in rows} == {"running"}

@@ -11,6 +11,7 @@ import pytest
 
 from leaderboard.config import load_settings
 from leaderboard.services.common import mail
+from tests import dispatch
 from tests.accounts import BASE, confirm, last_link, path_of, sign_up, user_row
 from tests.conftest import AppFactory
 from tests.smtp import body_of, certificates, link_in, smtp_server
@@ -107,7 +108,7 @@ def test_the_console_transport_writes_the_whole_mail_to_standard_error(
     app = make_app(base_url=BASE)
     client = app.test_client()
     assert sign_up(client, "dana@example.org").status_code == 200
-    mail.flush()
+    dispatch.flush()
     err = capfd.readouterr().err
     assert "To: dana@example.org" in err and "From: leaderboard@localhost" in err
     assert "Subject: [" in err and "Confirm your e-mail address" in err
@@ -150,7 +151,7 @@ def test_a_mail_failure_does_not_fail_the_sign_up(
     app = make_app(mail_url=f"smtp://127.0.0.1:{_closed_port()}", base_url=BASE)
     with caplog.at_level(logging.ERROR, logger="leaderboard.mail"):
         resp = sign_up(app.test_client(), "dana@example.org")
-        mail.flush()
+        dispatch.flush()
     assert resp.status_code == 200 and "Check your mail" in resp.get_data(as_text=True)
     assert user_row(app, "dana@example.org") is not None
     assert any("not sent" in r.getMessage() for r in caplog.records)

@@ -7,7 +7,7 @@ from flask import Flask
 from sqlalchemy import select
 
 from leaderboard.models import AuditEvent
-from leaderboard.services.common import mail
+from tests import dispatch
 from tests.accounts import BASE, PASSWORD, last_link, mails_to, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant
@@ -135,7 +135,7 @@ def test_the_site_url_serves_when_no_base_url_is_set(
     assert sign_up(app.test_client(), NEW).status_code == 200
     (message,) = server.inbox.wait_for(NEW)
     assert link_in(message).startswith("https://site.example.org/verify/")
-    mail.flush()
+    dispatch.flush()
 
 
 def test_the_login_page_still_works_without_a_base_url(make_app: AppFactory) -> None:

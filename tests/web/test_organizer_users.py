@@ -8,7 +8,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 
 from leaderboard.models import AuditEvent
-from leaderboard.services.common import mail
+from tests import dispatch
 from tests.accounts import PASSWORD, confirm, last_link, mailing, post_form, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant, token_for
@@ -94,7 +94,7 @@ def test_resend_verification_mails_an_unverified_account(
     # A verified account gets nothing.
     assert act(org, f"/organizer/users/{user_id(site, ALICE)}/resend").status_code == 302
     assert "verified already" in org.get("/organizer/users").get_data(as_text=True)
-    assert mail.flush() is None and server.inbox.to(ALICE) == []
+    assert dispatch.flush() is None and server.inbox.to(ALICE) == []
 
 
 def test_an_invitation_prefills_and_requires_its_address(
@@ -120,7 +120,7 @@ def test_an_invitation_prefills_and_requires_its_address(
     # Known addresses and bad ones are refused; no mail goes out.
     assert act(org, "/organizer/users/invite", {"email": ALICE}).status_code == 409
     assert act(org, "/organizer/users/invite", {"email": "no address"}).status_code == 400
-    mail.flush()
+    dispatch.flush()
     assert server.inbox.to(ALICE) == []
 
 

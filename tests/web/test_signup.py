@@ -11,8 +11,8 @@ from flask.testing import FlaskClient
 from werkzeug.test import TestResponse
 
 from leaderboard.clock import FixedClock
-from leaderboard.services.common import mail
 from leaderboard.services.common.throttle import REQUEST_LIMITS
+from tests import dispatch
 from tests.accounts import (
     PASSWORD,
     Work,
@@ -287,7 +287,7 @@ def test_forgot_and_resend_do_the_same_work_for_known_and_unknown_addresses(
     unknown = _posted(site, path, {"email": "nobody@example.org"}, "10.0.0.2")
     assert (found.signed, found.composed, found.handed_on) == (1, 1, 1)
     assert unknown == found
-    mail.flush()
+    dispatch.flush()
     assert mails_to(server.inbox, "nobody@example.org") == []
 
 

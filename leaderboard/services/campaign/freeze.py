@@ -174,6 +174,7 @@ def freeze(
     request: Request | None = None,
     before_deadline: bool = False,
     checked_at: datetime | None = None,
+    commit: bool = True,
 ) -> FrozenTable:
     """Store the official ranking as displayed, with its analysis and the hashes to verify both.
 
@@ -181,6 +182,7 @@ def freeze(
     the frozen table's own runs, so that ``verify`` can recompute it from the re-scored runs.
     While a deadline of the set is ahead (at ``checked_at``, default ``now``) the freeze is
     refused unless ``before_deadline`` confirms it; the audit log records such a freeze.
+    Without ``commit`` the snapshot is only flushed, for a caller that commits it with more.
     """
     existing = frozen_of(session, target)
     if existing is not None:
@@ -253,7 +255,10 @@ def freeze(
         manifest_sha256=snapshot.manifest_sha256,
         **early_details(early),
     )
-    session.commit()
+    if commit:
+        session.commit()
+    else:
+        session.flush()
     return snapshot
 
 

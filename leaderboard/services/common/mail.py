@@ -9,6 +9,7 @@ import ssl
 import sys
 import threading
 from dataclasses import dataclass
+from email import message_from_string, policy
 from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from urllib.parse import parse_qs, unquote, urlsplit
@@ -20,8 +21,6 @@ TIMEOUT = 15.0
 
 #: One address: a local part without quoting or separators, and a dotted domain.
 _ADDRESS = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(\.[\w-]+)+")
-_pending: list[threading.Thread] = []
-_pending_lock = threading.Lock()
 #: One console mail at a time, so that two threads' mails do not interleave.
 _console_lock = threading.Lock()
 
@@ -147,31 +146,14 @@ def _deliver(smtp: smtplib.SMTP, transport: Transport, message: EmailMessage) ->
     smtp.send_message(message, to_addrs=[str(message["To"])])
 
 
-def send_logged(transport: Transport, message: EmailMessage) -> bool:
-    """Deliver a message; log a failure instead of raising it; return whether it went."""
-    try:
-        send(transport, message)
-    except MailError as exc:
-        log.error("mail to %s not sent: %s", message["To"], exc)
-        return False
-    except Exception:  # a thread must not die with an unlogged error
-        log.exception("mail to %s not sent", message["To"])
-        return False
-    return True
+def serialize(message: EmailMessage) -> str:
+    """Return a message as text for the queue (``parse`` reads it back)."""
+    return message.as_string(policy=policy.SMTP)
 
 
-def send_in_background(transport: Transport, message: EmailMessage) -> None:
-    """Deliver a message on another thread, so the answer's timing tells nothing about it."""
-    thread = threading.Thread(target=send_logged, args=(transport, message), name="mail")
-    with _pending_lock:
-        _pending[:] = [t for t in _pending if t.is_alive()]
-        _pending.append(thread)
-    thread.start()
-
-
-def flush(timeout: float = 30.0) -> None:
-    """Wait until every mail sent in the background has gone (or failed)."""
-    with _pending_lock:
-        threads = list(_pending)
-    for thread in threads:
-        thread.join(timeout)
+def parse(text: str) -> EmailMessage:
+    """Read back a message that ``serialize`` wrote."""
+    message = message_from_string(text, policy=policy.default)
+    if not isinstance(message, EmailMessage):  # the default policy always builds one
+        raise MailError("a queued mail could not be read back")
+    return message

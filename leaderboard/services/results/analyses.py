@@ -9,29 +9,25 @@ from __future__ import annotations
 
 import os
 import socket
-from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import select
 from sqlalchemy.orm import Session, undefer
 
-from leaderboard.config import Settings
 from leaderboard.db import get_row
-from leaderboard.models import Analysis, EvalSet, FrozenTable, utcnow
+from leaderboard.jobqueue import RUN_JOB, enqueue
+from leaderboard.models import Analysis, FrozenTable, utcnow
 from leaderboard.services.campaign.freeze import (
     check_deadline,
     early_details,
-    freeze,
     frozen_of,
     frozen_once,
     not_frozen,
-    verify,
 )
-from leaderboard.services.campaign.frozen_analysis import request_of_report
 from leaderboard.services.common.audit import record_for
-from leaderboard.services.common.errors import DomainError, NotFound
+from leaderboard.services.common.errors import NotFound
 from leaderboard.services.common.revisions import touch
 from leaderboard.services.results.significance import (
     Request,
@@ -39,13 +35,10 @@ from leaderboard.services.results.significance import (
     check_request,
     source_of,
 )
-from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
 
-#: A claimed job still running after this long is taken to have lost its worker.
-STALE_AFTER = timedelta(minutes=30)
 #: A job not finished yet: a second request for the same work returns it.
 _WAITING = (JobStatus.QUEUED, JobStatus.RUNNING)
 
@@ -86,6 +79,7 @@ def request_analysis(
     analysis = _row(target, request, actor=actor, now=now, status=JobStatus.QUEUED)
     session.add(analysis)
     record_for(session, actor, "request-analysis", target, method=request.method, at=now)
+    _send_once_committed(session, analysis, now)
     session.commit()
     return analysis
 
@@ -130,8 +124,16 @@ def request_job(
     job.before_deadline = early is not None
     session.add(job)
     record_for(session, actor, f"request-{purpose}", target, at=now, **early_details(early))
+    _send_once_committed(session, job, now)
     session.commit()
     return job
+
+
+def _send_once_committed(session: Session, job: Analysis, now: datetime) -> None:
+    """Have the job's task sent to the workers when (and only if) its row is committed."""
+    session.flush()
+    job.enqueued_at = now
+    enqueue(session, RUN_JOB, job.id)
 
 
 def latest_job(session: Session, target: Target, purpose: JobPurpose) -> Analysis | None:
@@ -203,89 +205,6 @@ def compute_now(
     session.add(analysis)
     touch(session, target.eval_set.id)
     record_for(session, actor, "compute-analysis", target, method=request.method, at=now)
-    session.commit()
-    return analysis
-
-
-def claim_next(session: Session, *, worker: str, now: datetime | None = None) -> Analysis | None:
-    """Claim the oldest queued analysis for this worker; requeue ones whose worker was lost."""
-    now = now or utcnow()
-    session.execute(
-        update(Analysis)
-        .where(Analysis.status == JobStatus.RUNNING, Analysis.started_at < now - STALE_AFTER)
-        .values(status=JobStatus.QUEUED, worker="")
-    )
-    session.commit()
-    while True:
-        candidate = session.scalar(
-            select(Analysis.id)
-            .where(Analysis.status == JobStatus.QUEUED)
-            .order_by(Analysis.id)
-            .limit(1)
-        )
-        if candidate is None:
-            return None
-        # The conditional update is the claim: of two workers racing, one changes the row.
-        claimed = session.execute(
-            update(Analysis)
-            .where(Analysis.id == candidate, Analysis.status == JobStatus.QUEUED)
-            .values(status=JobStatus.RUNNING, started_at=now, worker=worker)
-        )
-        session.commit()
-        if claimed.rowcount == 1:  # type: ignore[attr-defined]
-            return session.get(Analysis, candidate)
-
-
-def run_claimed(
-    session: Session,
-    store: Store,
-    settings: Settings,
-    analysis: Analysis,
-    *,
-    clock: Callable[[], datetime] = utcnow,
-) -> Analysis:
-    """Run a claimed job on the set as it is now; store its report or why it failed.
-
-    An analysis stores its report; a freeze freezes the official table (as of the request)
-    and stores the analysis frozen with it; a verification stores what it found.
-    """
-    eval_set = session.get(EvalSet, analysis.eval_set_id)
-    try:
-        if eval_set is None:
-            raise NotFound("The set of this analysis no longer exists.")
-        subtask = eval_set.subtask
-        target = resolve(session, subtask.task.slug, subtask.slug, eval_set.slug)
-        # The job describes the scores it was computed on, not those it was asked for.
-        analysis.revision = target.eval_set.revision
-        if analysis.purpose == JobPurpose.FREEZE:
-            snapshot = freeze(
-                session,
-                store,
-                settings,
-                target,
-                actor=analysis.requested_by,
-                now=analysis.requested_at,
-                # The deadline is checked again as the worker runs the job.
-                before_deadline=analysis.before_deadline,
-                checked_at=clock(),
-            )
-            analysis.report = snapshot.manifest["analysis"]
-            # The job row says how the frozen table was analysed, not the defaults it was queued with.
-            used = request_of_report(analysis.report)
-            analysis.method, analysis.samples, analysis.seed = used.method, used.samples, used.seed
-            analysis.alpha, analysis.correction = used.alpha, used.correction
-        elif analysis.purpose == JobPurpose.VERIFY:
-            found = verify(session, store, settings, target)
-            analysis.report = {"checked_runs": found.checked_runs, "differences": found.differences}
-        else:
-            analysis.report = compute(session, store, target, _request_of(analysis))
-            touch(session, target.eval_set.id)
-        analysis.status = JobStatus.DONE
-    except DomainError as exc:
-        session.rollback()
-        analysis.status = JobStatus.FAILED
-        analysis.error = exc.message
-    analysis.finished_at = clock()
     session.commit()
     return analysis
 

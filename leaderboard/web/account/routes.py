@@ -43,7 +43,7 @@ from leaderboard.web.account.forms import (
     ProfileForm,
     SignupForm,
 )
-from leaderboard.web.common.context import db, now, settings
+from leaderboard.web.common.context import db, now, queue, settings
 from leaderboard.web.common.extensions import start_session
 from leaderboard.web.common.forms import ConfirmForm
 
@@ -51,7 +51,7 @@ bp = Blueprint("account", __name__)
 
 
 def outbox() -> Outbox:
-    """Return the mail builder of this request (mail goes on another thread).
+    """Return the mail builder of this request (its mail is queued for the workers).
 
     Raise NoBaseUrl (503) when no base URL is configured: links never start with the
     request's Host header, which the client chooses.
@@ -64,6 +64,7 @@ def outbox() -> Outbox:
         base_url=link_base(config),
         site_name=site.get(db(), "site_name"),
         now=now(),
+        queue=queue(),
     )
 
 

@@ -1,4 +1,4 @@
-"""Request-scoped access to the database session, the file store and the settings."""
+"""Request-scoped access to the database session, the file store, the settings and the queue."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.clock import Clock
 from leaderboard.config import Settings
+from leaderboard.jobqueue import Dispatcher
 from leaderboard.storage import Store
 
 
@@ -39,6 +40,11 @@ def now() -> datetime:
 def settings() -> Settings:
     """Return the server settings."""
     return _ext()["settings"]
+
+
+def queue() -> Dispatcher:
+    """Return the queue this process hands background work to."""
+    return _ext()["dispatcher"]
 
 
 def close_db(_exc: BaseException | None = None) -> None:

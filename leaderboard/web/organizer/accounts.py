@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
@@ -15,10 +13,9 @@ from leaderboard.services.accounts.admin import (
     unverified_for_resend,
     user_by_id,
 )
-from leaderboard.services.accounts.notices import NoBaseUrl, Outbox
+from leaderboard.services.accounts.notices import NoBaseUrl
 from leaderboard.services.common import settings as site
 from leaderboard.services.common.errors import DomainError
-from leaderboard.services.common.mail import MailError
 from leaderboard.web.account.forms import EmailForm, SiteSettingsForm
 from leaderboard.web.account.routes import outbox
 from leaderboard.web.auth.routes import organizer_required
@@ -45,11 +42,6 @@ def _users_page(invite: EmailForm | None = None, status: int = 200) -> ResponseR
     ), status
 
 
-def _mail_now() -> Outbox:
-    # An organizer waits for the mail server's answer and sees a failure at once.
-    return replace(outbox(), background=False)
-
-
 @bp.route("/users")
 @organizer_required
 def users() -> ResponseReturnValue:
@@ -68,10 +60,10 @@ def user_action(user_id: int, action: str) -> ResponseReturnValue:
     email = user.email
     try:
         if action == "resend":
-            box = _mail_now()  # no base URL: refused before anything is recorded
+            box = outbox()  # no base URL: refused before anything is recorded
             target = unverified_for_resend(session, email, actor=_actor())
             box.verification(target)
-            flash(f"Verification link sent to {email}.", "info")
+            flash(f"Verification link to {email} queued: a worker sends it.", "info")
         elif action == "enable":
             set_active(session, user, True, actor=_actor())
             flash(f"{email} enabled (its API tokens stay revoked).", "info")
@@ -86,8 +78,6 @@ def user_action(user_id: int, action: str) -> ResponseReturnValue:
         return _users_page(status=exc.status)
     except DomainError as exc:
         flash(exc.message, "error")
-    except MailError as exc:
-        flash(f"The mail was not sent: {exc}", "error")
     return redirect(url_for("organizer_accounts.users"))
 
 
@@ -99,16 +89,13 @@ def invite() -> ResponseReturnValue:
     if not form.validate_on_submit():
         return _users_page(form, 400)
     try:
-        box = _mail_now()  # no base URL: refused before anything is recorded
+        box = outbox()  # no base URL: refused before anything is recorded
         email = invitable(db(), form.email.data or "", actor=_actor())
         box.invitation(email, _actor())
     except DomainError as exc:
         flash(exc.message, "error")
         return _users_page(form, exc.status)
-    except MailError as exc:
-        flash(f"The invitation was not sent: {exc}", "error")
-        return _users_page(form, 502)
-    flash(f"Invitation sent to {email}.", "info")
+    flash(f"Invitation to {email} queued: a worker sends it.", "info")
     return redirect(url_for("organizer_accounts.users"))
 
 

@@ -1,0 +1,75 @@
+"""Hand background jobs to the broker, each only once the row that records it is committed.
+
+Services call ``enqueue`` inside their transaction; the job is sent when the session commits
+and forgotten when it rolls back, so no task runs for a rolled-back row. A row whose task was
+lost (the broker was down at the commit, or restarted empty) is sent again by the workers'
+sweep: the row, not the message, is the record of what was asked.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Protocol
+
+from sqlalchemy import event
+from sqlalchemy.orm import Session, SessionTransaction
+
+log = logging.getLogger("leaderboard.jobqueue")
+
+#: The task that runs one job row (an analysis, a freeze, a verification).
+RUN_JOB = "leaderboard.run_job"
+#: The task that delivers one mail.
+SEND_MAIL = "leaderboard.send_mail"
+#: The task that sends again the jobs whose task was lost or whose worker died.
+SWEEP = "leaderboard.sweep"
+#: The queues: job rows, and mail (which a deployment may give workers of its own).
+JOBS_QUEUE = "jobs"
+MAIL_QUEUE = "mail"
+QUEUE_OF = {RUN_JOB: JOBS_QUEUE, SWEEP: JOBS_QUEUE, SEND_MAIL: MAIL_QUEUE}
+
+#: Where a session keeps its dispatcher (set by the session factory) and its unsent jobs.
+DISPATCHER = "leaderboard.dispatcher"
+_PENDING = "leaderboard.pending_jobs"
+
+
+class Dispatcher(Protocol):
+    """Sends a task by name to the broker."""
+
+    def send(self, task: str, args: tuple[Any, ...]) -> None:
+        """Publish one task message; raise when the broker cannot take it."""
+
+
+def enqueue(session: Session, task: str, *args: Any) -> None:
+    """Send ``task(*args)`` when the session's transaction commits; never if it rolls back."""
+    if session.get_transaction() is None:
+        # Begun now, so that a rollback before any statement still ends it (and its jobs).
+        session.begin()
+    session.info.setdefault(_PENDING, []).append((task, args))
+
+
+def send_now(dispatcher: Dispatcher | None, task: str, *args: Any) -> bool:
+    """Publish a task at once; log and return False when there is no broker to take it."""
+    if dispatcher is None:
+        log.warning("no queue: %s%r not sent", task, args)
+        return False
+    try:
+        dispatcher.send(task, args)
+    except Exception:  # a broker outage must not fail the action that asked
+        log.exception("%s%r could not be queued (the sweep sends job rows again)", task, args)
+        return False
+    return True
+
+
+@event.listens_for(Session, "after_commit")
+def _send_committed(session: Session) -> None:
+    pending = session.info.pop(_PENDING, [])
+    dispatcher = session.info.get(DISPATCHER)
+    for task, args in pending:
+        send_now(dispatcher, task, *args)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _forget_rolled_back(session: Session, previous: SessionTransaction) -> None:
+    # A savepoint's rollback leaves the outer transaction, and its jobs, in place.
+    if not previous.nested:
+        session.info.pop(_PENDING, None)

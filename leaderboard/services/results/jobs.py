@@ -1,0 +1,316 @@
+"""Run the job rows (analyses, freezes, verifications): take, keep alive, finish, hand on.
+
+Delivery is at least once: a job's task may arrive twice, or at a second worker while the
+first still runs. Every step is therefore a conditional update of the row: a job is taken
+when it is queued or its worker has been silent for three heartbeats, and a worker stores its
+result only while the job is still its own, so a job never runs twice to a different end.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from leaderboard.config import Settings
+from leaderboard.jobqueue import RUN_JOB, enqueue
+from leaderboard.models import Analysis, EvalSet, utcnow
+from leaderboard.services.campaign.freeze import freeze, verify
+from leaderboard.services.campaign.frozen_analysis import request_of_report
+from leaderboard.services.common.errors import DomainError, NotFound
+from leaderboard.services.common.revisions import touch
+from leaderboard.services.results.analyses import _request_of, compute
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.states import JobPurpose, JobStatus
+from leaderboard.storage import Store
+
+#: Heartbeats a running job may miss before another worker takes it over.
+MISSED_HEARTBEATS = 3
+#: A running job silent this long (three default heartbeats) has lost its worker.
+STALE_AFTER = timedelta(seconds=30)
+#: How many times a job is taken before a lost worker or an unexpected error fails it.
+MAX_ATTEMPTS = 3
+#: A queued job whose task has waited this many stale periods is sent again (a lost message).
+RESEND_AFTER_STALE_PERIODS = 10
+
+
+def stale_after(settings: Settings) -> timedelta:
+    """Return how long a running job may be silent before it counts as lost."""
+    return timedelta(seconds=settings.job_heartbeat_seconds * MISSED_HEARTBEATS)
+
+
+class Taken(StrEnum):
+    """What became of an attempt to take a job."""
+
+    TAKEN = "taken"
+    #: Another worker runs it and is alive: try again later.
+    BUSY = "busy"
+    #: Done, failed or gone: nothing to do.
+    FINISHED = "finished"
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The outcome of taking a job; ``job`` is set when it was taken."""
+
+    taken: Taken
+    job: Analysis | None = None
+
+
+def _stale(now: datetime, stale: timedelta) -> Any:
+    cutoff = now - stale
+    return and_(
+        Analysis.status == JobStatus.RUNNING,
+        or_(
+            Analysis.heartbeat_at < cutoff,
+            and_(Analysis.heartbeat_at.is_(None), Analysis.started_at < cutoff),
+        ),
+    )
+
+
+def claim(
+    session: Session,
+    job_id: int,
+    *,
+    worker: str,
+    now: datetime | None = None,
+    stale: timedelta = STALE_AFTER,
+) -> Claim:
+    """Take a job that is queued, or running with a silent worker; say why not otherwise."""
+    now = now or utcnow()
+    # The conditional update is the claim: of two workers racing, one changes the row.
+    taken = session.execute(
+        update(Analysis)
+        .where(
+            Analysis.id == job_id,
+            Analysis.attempts < MAX_ATTEMPTS,
+            or_(Analysis.status == JobStatus.QUEUED, _stale(now, stale)),
+        )
+        .values(
+            status=JobStatus.RUNNING,
+            started_at=now,
+            heartbeat_at=now,
+            worker=worker,
+            attempts=Analysis.attempts + 1,
+        )
+    )
+    session.commit()
+    if taken.rowcount == 1:  # type: ignore[attr-defined]
+        return Claim(Taken.TAKEN, session.get(Analysis, job_id, populate_existing=True))
+    job = session.get(Analysis, job_id, populate_existing=True)
+    if job is None or job.status in (JobStatus.DONE, JobStatus.FAILED):
+        return Claim(Taken.FINISHED)
+    if job.attempts >= MAX_ATTEMPTS and _give_up(session, job_id, now, stale):
+        return Claim(Taken.FINISHED)
+    return Claim(Taken.BUSY)
+
+
+def _give_up(session: Session, job_id: int, now: datetime, stale: timedelta) -> bool:
+    """Fail a job whose every attempt lost its worker; return whether it was failed now."""
+    failed = session.execute(
+        update(Analysis)
+        .where(
+            Analysis.id == job_id,
+            or_(Analysis.status == JobStatus.QUEUED, _stale(now, stale)),
+        )
+        .values(
+            status=JobStatus.FAILED,
+            error=f"Given up after {MAX_ATTEMPTS} attempts: each time its worker stopped.",
+            finished_at=now,
+            worker="",
+        )
+    )
+    session.commit()
+    return failed.rowcount == 1  # type: ignore[attr-defined]
+
+
+def claim_next(
+    session: Session, *, worker: str, now: datetime | None = None, stale: timedelta = STALE_AFTER
+) -> Analysis | None:
+    """Take the oldest job that is queued or has lost its worker, if any."""
+    now = now or utcnow()
+    while True:
+        candidates = session.scalars(
+            select(Analysis.id)
+            .where(or_(Analysis.status == JobStatus.QUEUED, _stale(now, stale)))
+            .order_by(Analysis.id)
+            .limit(20)
+        ).all()
+        if not candidates:
+            return None
+        for candidate in candidates:
+            outcome = claim(session, candidate, worker=worker, now=now, stale=stale)
+            if outcome.taken == Taken.TAKEN:
+                return outcome.job
+
+
+def beat(session: Session, job_id: int, *, worker: str, now: datetime | None = None) -> bool:
+    """Record that the job's worker is alive; return False once the job is no longer its own."""
+    alive = session.execute(
+        update(Analysis)
+        .where(
+            Analysis.id == job_id,
+            Analysis.worker == worker,
+            Analysis.status == JobStatus.RUNNING,
+        )
+        .values(heartbeat_at=now or utcnow())
+    )
+    session.commit()
+    return alive.rowcount == 1  # type: ignore[attr-defined]
+
+
+def _finish(session: Session, job: Analysis, worker: str, values: dict[str, Any]) -> bool:
+    """Store a job's outcome in the open transaction if it is still this worker's; commit."""
+    stored = session.execute(
+        update(Analysis)
+        .where(
+            Analysis.id == job.id,
+            Analysis.worker == worker,
+            Analysis.status == JobStatus.RUNNING,
+        )
+        .values(**values)
+    )
+    if stored.rowcount != 1:  # type: ignore[attr-defined]
+        # Handed on meanwhile: the new claimant's result stands, this one is dropped whole.
+        session.rollback()
+        return False
+    session.commit()
+    return True
+
+
+def run_claimed(
+    session: Session,
+    store: Store,
+    settings: Settings,
+    job: Analysis,
+    *,
+    clock: Callable[[], datetime] = utcnow,
+) -> Analysis:
+    """Run a taken job on the set as it is now; store its report or why it failed.
+
+    An analysis stores its report; a freeze freezes the official table (as of the request)
+    and stores the analysis frozen with it; a verification stores what it found. Nothing is
+    stored when the job was handed to another worker meanwhile.
+    """
+    worker = job.worker
+    values: dict[str, Any] = {}
+    try:
+        values = _run(session, store, settings, job, clock)
+        values["status"] = JobStatus.DONE
+    except DomainError as exc:
+        session.rollback()
+        values = {"status": JobStatus.FAILED, "error": exc.message}
+    values["finished_at"] = clock()
+    _finish(session, job, worker, values)
+    return session.get(Analysis, job.id, populate_existing=True) or job
+
+
+def _run(
+    session: Session,
+    store: Store,
+    settings: Settings,
+    job: Analysis,
+    clock: Callable[[], datetime],
+) -> dict[str, Any]:
+    """Do a job's work in the open transaction; return what its row then says."""
+    eval_set = session.get(EvalSet, job.eval_set_id)
+    if eval_set is None:
+        raise NotFound("The set of this analysis no longer exists.")
+    subtask = eval_set.subtask
+    target = resolve(session, subtask.task.slug, subtask.slug, eval_set.slug)
+    # The job describes the scores it was computed on, not those it was asked for.
+    values: dict[str, Any] = {"revision": target.eval_set.revision}
+    if job.purpose == JobPurpose.FREEZE:
+        snapshot = freeze(
+            session,
+            store,
+            settings,
+            target,
+            actor=job.requested_by,
+            now=job.requested_at,
+            # The deadline is checked again as the worker runs the job.
+            before_deadline=job.before_deadline,
+            checked_at=clock(),
+            # Committed with the job's row, and only while the job is still this worker's.
+            commit=False,
+        )
+        report = snapshot.manifest["analysis"]
+        # The job row says how the frozen table was analysed, not the defaults it was queued with.
+        used = request_of_report(report)
+        values.update(
+            report=report,
+            method=used.method,
+            samples=used.samples,
+            seed=used.seed,
+            alpha=used.alpha,
+            correction=used.correction,
+        )
+    elif job.purpose == JobPurpose.VERIFY:
+        found = verify(session, store, settings, target)
+        values["report"] = {"checked_runs": found.checked_runs, "differences": found.differences}
+    else:
+        values["report"] = compute(session, store, target, _request_of(job))
+        touch(session, target.eval_set.id)
+    return values
+
+
+def release(
+    session: Session, job_id: int, *, worker: str, error: str, now: datetime | None = None
+) -> JobStatus | None:
+    """Give back a job whose run broke unexpectedly: queued again, or failed at the last attempt.
+
+    Returns the job's new state, or None when it was no longer this worker's.
+    """
+    session.rollback()
+    job = session.get(Analysis, job_id, populate_existing=True)
+    if job is None:
+        return None
+    last = job.attempts >= MAX_ATTEMPTS
+    values: dict[str, Any] = (
+        {"status": JobStatus.FAILED, "error": error, "finished_at": now or utcnow()}
+        if last
+        else {"status": JobStatus.QUEUED, "heartbeat_at": None}
+    )
+    values["worker"] = ""
+    given = session.execute(
+        update(Analysis)
+        .where(
+            Analysis.id == job_id, Analysis.worker == worker, Analysis.status == JobStatus.RUNNING
+        )
+        .values(**values)
+    )
+    session.commit()
+    if given.rowcount != 1:  # type: ignore[attr-defined]
+        return None
+    return JobStatus(values["status"])
+
+
+def sweep(
+    session: Session, *, now: datetime | None = None, stale: timedelta = STALE_AFTER
+) -> list[int]:
+    """Send again the jobs whose worker fell silent and the queued ones whose task seems lost.
+
+    Sending a job twice is harmless (whoever takes it second finds it taken or done). Returns
+    the ids sent.
+    """
+    now = now or utcnow()
+    resend = now - stale * RESEND_AFTER_STALE_PERIODS
+    lost = or_(
+        _stale(now, stale),
+        and_(
+            Analysis.status == JobStatus.QUEUED,
+            or_(Analysis.enqueued_at.is_(None), Analysis.enqueued_at < resend),
+        ),
+    )
+    ids = list(session.scalars(select(Analysis.id).where(lost).order_by(Analysis.id)))
+    if ids:
+        session.execute(update(Analysis).where(Analysis.id.in_(ids)).values(enqueued_at=now))
+        for job_id in ids:
+            enqueue(session, RUN_JOB, job_id)
+    session.commit()
+    return ids

@@ -1,0 +1,108 @@
+"""The Celery application of the worker: its tasks, its schedule and its watchdog."""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from typing import TYPE_CHECKING, Any
+
+from leaderboard.config import Settings
+from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, SWEEP
+from leaderboard.jobqueue.broker import make_celery
+from leaderboard.services.common.mail import MailError
+from leaderboard.services.results.jobs import stale_after
+from leaderboard.worker import jobs
+from leaderboard.worker.runtime import configure
+
+if TYPE_CHECKING:
+    from celery import Celery, Task
+
+log = logging.getLogger("leaderboard.worker")
+
+#: Seconds between the first retries of an undelivered mail; doubled each time, up to 15 min.
+MAIL_BACKOFF = 15
+MAIL_RETRIES = 8
+#: Seconds before a job that broke unexpectedly is tried again.
+JOB_RETRY_PAUSE = 10
+
+
+def worker_app(settings: Settings) -> Celery:
+    """Return the Celery application with the server's tasks, for ``settings``."""
+    configure(settings)
+    app = make_celery(settings)
+    stale = stale_after(settings).total_seconds()
+
+    @app.task(name=RUN_JOB, bind=True, max_retries=None)
+    def run_job(self: Task, job_id: int) -> str:
+        outcome = jobs.run_job(job_id)
+        if outcome == jobs.Outcome.BUSY:
+            # Another worker holds it; if that one dies, its heartbeat stops and this retry takes over.
+            raise self.retry(countdown=stale)
+        if outcome == jobs.Outcome.RELEASED:
+            raise self.retry(countdown=JOB_RETRY_PAUSE)
+        return str(outcome)
+
+    @app.task(
+        name=SEND_MAIL,
+        autoretry_for=(MailError,),
+        retry_backoff=MAIL_BACKOFF,
+        retry_backoff_max=900,
+        retry_jitter=True,
+        max_retries=MAIL_RETRIES,
+    )
+    def send_mail(text: str, deliver: bool = True) -> None:
+        jobs.send_mail(text, deliver)
+
+    @app.task(name=SWEEP)
+    def sweep() -> list[int]:
+        return jobs.sweep()
+
+    # Beat (one per deployment) runs the campaign's periodic jobs; the sweep is the first.
+    app.conf.beat_schedule = {"sweep-lost-jobs": {"task": SWEEP, "schedule": stale}}
+    return app
+
+
+def start_watchdog(interval: float) -> threading.Thread:
+    """Sweep lost jobs every ``interval`` seconds from a thread of this (the main) process.
+
+    Every worker sweeps, so no job waits on one host's beat; a job sent twice is harmless.
+    """
+
+    def loop() -> None:
+        while True:
+            try:
+                sent = jobs.sweep()
+                if sent:
+                    log.info("sent again: job(s) %s", ", ".join(map(str, sent)))
+            except Exception:  # the broker or the database may be back at the next round
+                log.exception("sweep failed")
+            threading.Event().wait(interval)
+
+    thread = threading.Thread(target=loop, name="watchdog", daemon=True)
+    thread.start()
+    return thread
+
+
+def start(settings: Settings, *, queues: str, concurrency: int, beat: bool, loglevel: str) -> None:
+    """Run a Celery worker for the server's queues until it is stopped."""
+    from celery import signals
+
+    app = worker_app(settings)
+
+    @signals.worker_ready.connect(weak=False)
+    def _ready(**_: Any) -> None:
+        start_watchdog(stale_after(settings).total_seconds())
+
+    argv = [
+        "worker",
+        f"--queues={queues}",
+        f"--concurrency={concurrency}",
+        f"--loglevel={loglevel}",
+        "--without-gossip",
+        "--without-mingle",
+        f"--hostname=leaderboard-{os.getpid()}@%h",
+    ]
+    if beat:
+        argv.append("--beat")
+    app.worker_main(argv)

@@ -1,0 +1,84 @@
+"""Run one job row, deliver one mail, sweep lost jobs: the bodies of the Celery tasks."""
+
+from __future__ import annotations
+
+import logging
+from enum import StrEnum
+
+from leaderboard.config import Settings
+from leaderboard.services.common import mail
+from leaderboard.services.results import jobs
+from leaderboard.states import JobPurpose, JobStatus
+from leaderboard.worker.heartbeat import heartbeat
+from leaderboard.worker.runtime import claim_name, resources
+
+log = logging.getLogger("leaderboard.worker")
+
+#: How the worker names each kind of job it reports.
+JOB_NAMES = {
+    JobPurpose.TABLE: "analysis",
+    JobPurpose.FREEZE: "freeze",
+    JobPurpose.VERIFY: "verification",
+}
+
+
+class Outcome(StrEnum):
+    """What became of one delivery of a job's task."""
+
+    DONE = "done"
+    FAILED = "failed"
+    #: Already finished, or gone: the delivery was a duplicate.
+    FINISHED = "finished"
+    #: Another live worker runs it: look again once it could have gone silent.
+    BUSY = "busy"
+    #: It broke unexpectedly and was queued again: retry after a pause.
+    RELEASED = "released"
+
+
+def run_job(job_id: int) -> Outcome:
+    """Take the job if it is free, run it with a heartbeat, and store its outcome."""
+    res = resources()
+    worker = claim_name()
+    stale = jobs.stale_after(res.settings)
+    with res.sessionmaker() as session:
+        claim = jobs.claim(session, job_id, worker=worker, stale=stale)
+        if claim.taken == jobs.Taken.BUSY:
+            return Outcome.BUSY
+        if claim.job is None:
+            return Outcome.FINISHED
+        job = claim.job
+        try:
+            with heartbeat(
+                res.sessionmaker, job_id, worker=worker, interval=res.settings.job_heartbeat_seconds
+            ):
+                done = jobs.run_claimed(session, res.store, res.settings, job, clock=res.clock.now)
+        except Exception as exc:
+            log.exception("job %s broke", job_id)
+            state = jobs.release(
+                session, job_id, worker=worker, error=f"{type(exc).__name__}: {exc}"[:2000]
+            )
+            return Outcome.RELEASED if state == JobStatus.QUEUED else Outcome.FAILED
+        log.info(
+            "%s %s: %s%s",
+            JOB_NAMES[done.purpose],
+            done.id,
+            done.status,
+            f" ({done.error})" if done.error else "",
+        )
+        return Outcome.DONE if done.status == JobStatus.DONE else Outcome.FAILED
+
+
+def send_mail(text: str, deliver: bool = True, *, settings: Settings | None = None) -> None:
+    """Deliver one composed mail through the configured transport (raise MailError to retry)."""
+    if not deliver:
+        # Built and queued like any other, so the web's work shows nothing; dropped here.
+        return
+    transport = mail.Transport.parse((settings or resources().settings).mail_url)
+    mail.send(transport, mail.parse(text))
+
+
+def sweep() -> list[int]:
+    """Send again the jobs whose worker fell silent or whose task was lost."""
+    res = resources()
+    with res.sessionmaker() as session:
+        return jobs.sweep(session, stale=jobs.stale_after(res.settings))

@@ -1,0 +1,36 @@
+"""Hold each worker process's own connections, built on first use after the process starts."""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import uuid
+
+from leaderboard.config import Settings, load_settings
+from leaderboard.resources import Resources, build
+
+_lock = threading.Lock()
+_settings: Settings | None = None
+_built: tuple[int, Resources] | None = None
+
+
+def configure(settings: Settings) -> None:
+    """Set the settings this process and its forked children build their connections from."""
+    global _settings, _built
+    with _lock:
+        _settings, _built = settings, None
+
+
+def resources() -> Resources:
+    """Return this process's connections; a forked child builds its own, never its parent's."""
+    global _built
+    with _lock:
+        if _built is None or _built[0] != os.getpid():
+            _built = (os.getpid(), build(_settings or load_settings()))
+        return _built[1]
+
+
+def claim_name() -> str:
+    """Return a new name for one claim of a job: host, process and a token of its own."""
+    return f"{socket.gethostname()}:{os.getpid()}/{uuid.uuid4().hex[:8]}"[:128]

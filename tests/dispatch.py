@@ -1,0 +1,68 @@
+"""The queue of in-process test apps: mail goes out on a thread, job rows wait for the CLI.
+
+The real worker is Celery (tests/web/test_queue.py and the several-host test run it on real
+brokers); an app under Flask's test client has none, so its dispatcher delivers each queued
+mail through the worker's own task body on a thread, as a worker would, and leaves the job
+rows to ``leaderboard worker --once``.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import replace
+from typing import Any
+
+from flask import Flask
+
+from leaderboard.config import Settings
+from leaderboard.jobqueue import SEND_MAIL
+from leaderboard.services.common import mail
+
+_threads: list[threading.Thread] = []
+_lock = threading.Lock()
+
+
+class LocalDispatcher:
+    """Record every task sent; deliver mail on a thread through the worker's task body."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.sent: list[tuple[str, tuple[Any, ...]]] = []
+
+    def send(self, task: str, args: tuple[Any, ...]) -> None:
+        """Record the task; start delivering it if it is a mail."""
+        self.sent.append((task, args))
+        if task == SEND_MAIL:
+            thread = threading.Thread(target=self._deliver, args=args, name="mail")
+            with _lock:
+                _threads[:] = [t for t in _threads if t.is_alive()]
+                _threads.append(thread)
+            thread.start()
+
+    def _deliver(self, text: str, deliver: bool = True) -> None:
+        from leaderboard.worker.jobs import send_mail
+
+        try:
+            send_mail(text, deliver, settings=self.settings)
+        except mail.MailError as exc:
+            # A worker would retry; a test reads the failure in the log.
+            mail.log.error("mail to %s not sent: %s", mail.parse(text)["To"], exc)
+
+
+def flush(timeout: float = 30.0) -> None:
+    """Wait until every mail queued so far has been delivered (or failed)."""
+    with _lock:
+        threads = list(_threads)
+    for thread in threads:
+        thread.join(timeout)
+
+
+def use_broker(app: Flask, queue_url: str = "") -> None:
+    """Make a test app hand its work to a real broker (``""``: the embedded one), as served."""
+    from leaderboard.jobqueue import DISPATCHER
+    from leaderboard.jobqueue.broker import CeleryDispatcher
+
+    ext = app.extensions["leaderboard"]
+    dispatcher = CeleryDispatcher(replace(ext["settings"], queue_url=queue_url))
+    ext["dispatcher"] = dispatcher
+    ext["sessionmaker"].kw["info"][DISPATCHER] = dispatcher

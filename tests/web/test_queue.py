@@ -1,0 +1,193 @@
+"""Background work on Celery: jobs sent once their rows commit, run by real workers on real brokers.
+
+A worker here is ``leaderboard worker`` in a process group of its own, on the embedded broker
+(a SQLite file in the instance folder) or on a Redis server started by the test; the at-least-once
+proof kills one with SIGKILL in the middle of an analysis.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from sqlalchemy import select
+from sqlalchemy.orm import undefer
+
+from bench._common import server_env
+from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, enqueue
+from leaderboard.models import Analysis
+from leaderboard.services.results import analyses
+from leaderboard.services.results.significance import Request
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.states import JobStatus
+from tests import redis_server
+from tests.accounts import BASE, sign_up
+from tests.conftest import database_url
+from tests.dispatch import LocalDispatcher, use_broker
+from tests.web.test_significance_cli import hosted  # noqa: F401
+from tests.workers import kill_tree, start_worker, stop_worker, wait_for
+
+
+def sessions(app: Flask):  # type: ignore[no-untyped-def]
+    return app.extensions["leaderboard"]["sessionmaker"]
+
+
+def queue(app: Flask, request: Request) -> int:
+    with sessions(app)() as session:
+        target = resolve(session, "example-sentiment", "A")
+        return analyses.request_analysis(session, target, request, actor="org@example.org").id
+
+
+def job_row(app: Flask, job: int) -> Analysis:
+    with sessions(app)() as session:
+        row = session.get(Analysis, job, options=[undefer(Analysis.report)])
+        assert row is not None
+        session.expunge(row)
+        return row
+
+
+def worker_env(app: Flask, **settings: str) -> dict[str, str]:
+    config = app.extensions["leaderboard"]["settings"]
+    return server_env(
+        config.instance_dir,
+        database_url(app),
+        LEADERBOARD_SECRET_KEY=config.secret_key,
+        **settings,
+    )
+
+
+@pytest.fixture
+def redis(tmp_path: Path) -> Iterator[redis_server.RedisServer]:
+    """Run a Redis server of this test's own; skipped without one, except under CI=true."""
+    try:
+        server = redis_server.start(tmp_path / "redis")
+    except RuntimeError as exc:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Redis could not start: {exc}")
+        pytest.skip(f"Redis could not start: {exc}")
+    yield server
+    redis_server.stop(server)
+
+
+def test_a_job_is_sent_only_once_its_row_is_committed(app: Flask) -> None:
+    dispatcher: LocalDispatcher = app.extensions["leaderboard"]["dispatcher"]
+    with sessions(app)() as session:
+        enqueue(session, RUN_JOB, 7)
+        session.rollback()
+        enqueue(session, RUN_JOB, 8)
+        assert dispatcher.sent == []  # not before the commit ...
+        session.commit()
+    # ... and never for the rolled-back one.
+    assert dispatcher.sent == [(RUN_JOB, (8,))]
+
+
+def test_asking_for_an_analysis_sends_its_row_to_the_workers(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+) -> None:
+    dispatcher: LocalDispatcher = app.extensions["leaderboard"]["dispatcher"]
+    job = queue(app, Request(samples=100))
+    assert (RUN_JOB, (job,)) in dispatcher.sent
+    row = job_row(app, job)
+    assert row.status == JobStatus.QUEUED and row.enqueued_at is not None and row.attempts == 0
+    # Asking again while it waits neither adds a row nor sends it twice.
+    assert queue(app, Request(samples=100)) == job
+    assert dispatcher.sent.count((RUN_JOB, (job,))) == 1
+
+
+def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+    tmp_path: Path,
+) -> None:
+    use_broker(app)  # the embedded broker: a SQLite file in the instance folder
+    ext = app.extensions["leaderboard"]
+    ext["settings"] = replace(ext["settings"], base_url=BASE)
+    job = queue(app, Request(samples=300))
+    # A sign-up's mail is queued by the web answer, not sent by it.
+    resp = sign_up(app.test_client(), "dana@example.org")
+    assert resp.status_code == 200, resp.get_data(as_text=True)
+    broker = app.extensions["leaderboard"]["settings"].instance_dir / "queue.sqlite3"
+    with sqlite3.connect(broker) as conn:
+        waiting = conn.execute("SELECT payload FROM kombu_message WHERE visible = 1").fetchall()
+    tasks = sorted(json.loads(payload)["headers"]["task"] for (payload,) in waiting)
+    assert tasks == [RUN_JOB, SEND_MAIL]
+
+    log = tmp_path / "worker.log"
+    worker = start_worker(worker_env(app), log)
+    try:
+        done = wait_for(
+            lambda: (row := job_row(app, job)).status == JobStatus.DONE and row,
+            90,
+            "the queued analysis done by the worker",
+            log,
+        )
+        mailed = wait_for(
+            lambda: "To: dana@example.org" in log.read_text(errors="replace"),
+            60,
+            "the sign-up mail on the worker's console",
+            log,
+        )
+    finally:
+        stop_worker(worker)
+    assert mailed and "Confirm your e-mail address" in log.read_text(errors="replace")
+    assert done.attempts == 1 and done.report is not None
+    assert done.report["samples"] == 300
+
+
+def test_a_worker_killed_mid_analysis_loses_nothing_on_redis(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+    tmp_path: Path,
+    redis: redis_server.RedisServer,
+) -> None:
+    use_broker(app, redis.url)
+    # One heartbeat a second: the killed worker's job is taken over three seconds after.
+    env = worker_env(app, LEADERBOARD_QUEUE_URL=redis.url, LEADERBOARD_JOB_HEARTBEAT_SECONDS="1")
+    request = Request(method="bootstrap", samples=1_000_000, seed=11)
+    job = queue(app, request)
+    first_log, second_log = tmp_path / "first.log", tmp_path / "second.log"
+    first = start_worker(env, first_log)
+    try:
+        running = wait_for(
+            lambda: (row := job_row(app, job)).status == JobStatus.RUNNING and row,
+            90,
+            "the analysis taken by the first worker",
+            first_log,
+        )
+    finally:
+        kill_tree(first)  # SIGKILL, pool and all
+    # Killed in the middle: taken once, not finished.
+    killed = job_row(app, job)
+    assert killed.status == JobStatus.RUNNING and killed.attempts == 1
+    assert killed.worker == running.worker
+
+    second = start_worker(env, second_log)
+    try:
+        done = wait_for(
+            lambda: (row := job_row(app, job)).status in (JobStatus.DONE, JobStatus.FAILED) and row,
+            120,
+            "the analysis finished by the second worker",
+            second_log,
+        )
+    finally:
+        stop_worker(second)
+    assert done.status == JobStatus.DONE, done.error
+    assert done.attempts == 2 and done.worker != running.worker
+    # The same report as computed without any kill.
+    with sessions(app)() as session:
+        target = resolve(session, "example-sentiment", "A")
+        expected = analyses.compute(
+            session, app.extensions["leaderboard"]["store"], target, request
+        )
+    assert done.report == json.loads(json.dumps(expected))
+    with sessions(app)() as session:
+        rows = session.scalars(select(Analysis).where(Analysis.eval_set_id == done.eval_set_id))
+        assert [r.id for r in rows] == [job]  # one row, updated by whichever worker ran it

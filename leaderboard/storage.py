@@ -306,8 +306,11 @@ class S3Store(_StagingStore):
         """Upload a staged file under its hash (skipped when already there)."""
         key = key_for(staged.sha256)
         if not self.exists(key):
-            with staged.path.open("rb") as f:
-                self.upload(key, f)
+            # By path, not as a stream: boto3 then reads each part from the file as it sends it
+            # instead of buffering up to ten 8 MB parts (90 MB more at the worker's peak).
+            self.client.upload_file(
+                str(staged.path), self.bucket, self._name(key), Config=self.transfer
+            )
         return key, staged.sha256
 
     def upload(self, key: str, stream: IO[bytes]) -> None:
@@ -358,6 +361,29 @@ class S3Store(_StagingStore):
         """Return None: objects are not on this disk."""
         return None
 
+    def ensure_bucket(self) -> bool:
+        """Create the bucket when it is missing; return whether it was created.
+
+        Raise StorageError when it cannot be reached or made (the credentials may not allow it).
+        """
+        from botocore.exceptions import BotoCoreError, ClientError
+
+        try:
+            self.client.head_bucket(Bucket=self.bucket)
+            return False
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") not in ("404", "NoSuchBucket", "NotFound"):
+                raise StorageError(f"bucket {self.bucket}: {exc}") from exc
+        except BotoCoreError as exc:
+            raise StorageError(f"bucket {self.bucket}: {exc}") from exc
+        try:
+            self.client.create_bucket(Bucket=self.bucket)
+        except (ClientError, BotoCoreError) as exc:
+            raise StorageError(
+                f"bucket {self.bucket} is missing and cannot be made: {exc}"
+            ) from exc
+        return True
+
     def presigned_url(self, key: str, filename: str) -> str | None:
         """Return a download URL valid for a few minutes when presigned links are on."""
         if not self.presigned:
@@ -405,7 +431,8 @@ def open_store(
             parsed.path,
             endpoint_url=endpoint_url,
             presigned=presigned,
-            tmp_dir=default_dir / "tmp",
+            # Spooled to the system's temporary folder: nothing of an S3 site is kept on disk.
+            tmp_dir=None,
             part_bytes=part_bytes,
         )
     raise ValueError(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from bench._common import server_env, start_gunicorn, stop_gunicorn, wait_until_serving, worker_pids
 from tests.conftest import app_overrides
+from tests.workers import start_worker, stop_worker
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
@@ -35,6 +36,9 @@ class LiveServer:
     port: int = 0
     url: str = ""
     process: subprocess.Popen[bytes] | None = field(default=None, repr=False)
+    #: Whether a Celery worker serving the mail queue runs beside it (for tests that read mail).
+    mail_worker: bool = False
+    worker: subprocess.Popen[bytes] | None = field(default=None, repr=False)
 
     @classmethod
     def from_template(
@@ -106,6 +110,9 @@ class LiveServer:
             log=self.log_file,
             port=self.port or None,
         )
+        if self.mail_worker:
+            log = (self.log_file or self.instance / "gunicorn.log").with_name("worker.log")
+            self.worker = start_worker(self.env, log, "--queues", "mail")
         return self
 
     def wait_ready(self) -> None:
@@ -119,6 +126,8 @@ class LiveServer:
         return worker_pids(self.process.pid)
 
     def stop(self) -> None:
-        """Stop gunicorn."""
+        """Stop gunicorn (and the mail worker)."""
+        if self.worker is not None:
+            stop_worker(self.worker)
         if self.process is not None:
             stop_gunicorn(self.process)

@@ -17,16 +17,28 @@ def init_cmd() -> None:
     """Create or upgrade the database and load the bundled task presets (safe to run twice)."""
     from leaderboard.migrate import MigrationRefused, upgrade
     from leaderboard.services.tasks.catalog import install_presets
+    from leaderboard.storage import S3Store, StorageError
 
     settings = common.settings()
     settings.instance_dir.mkdir(parents=True, exist_ok=True)
-    settings.storage_dir.mkdir(parents=True, exist_ok=True)
+    store = common.store()
+    if isinstance(store, S3Store):
+        try:
+            if store.ensure_bucket():
+                click.echo(f"Created bucket {store.bucket}.")
+        except StorageError as exc:
+            common.fail(str(exc))
+    else:
+        settings.storage_dir.mkdir(parents=True, exist_ok=True)
     try:
         upgrade(settings.database_url)
     except MigrationRefused as exc:
         common.fail(str(exc))
     with common.session() as session:
         slugs = install_presets(session, common.store(), actor=common.actor())
+    from leaderboard.jobqueue.broker import prepare_embedded
+
+    prepare_embedded(settings)
     click.echo(f"Database ready; tasks: {', '.join(slugs)}")
 
 

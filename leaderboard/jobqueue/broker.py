@@ -6,7 +6,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from leaderboard.config import Settings
-from leaderboard.jobqueue import QUEUE_OF
+from leaderboard.jobqueue import JOBS_QUEUE, MAIL_QUEUE, QUEUE_OF
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -30,7 +30,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
         "worker_prefetch_multiplier": 1,
-        "task_default_queue": "jobs",
+        "task_default_queue": JOBS_QUEUE,
         "task_routes": {task: {"queue": queue} for task, queue in QUEUE_OF.items()},
         "task_serializer": "json",
         "accept_content": ["json"],
@@ -55,6 +55,22 @@ def make_celery(settings: Settings) -> Celery:
     return app
 
 
+def prepare_embedded(settings: Settings) -> bool:
+    """Create the embedded broker's tables and queues now; return False for another broker.
+
+    Done once by ``leaderboard init``, so that web processes starting together never race to
+    create them on their first message.
+    """
+    if settings.queue_url:
+        return False
+    from kombu import Queue
+
+    with make_celery(settings).connection_for_write() as conn:
+        for name in (JOBS_QUEUE, MAIL_QUEUE):
+            Queue(name, channel=conn.default_channel).declare()
+    return True
+
+
 class CeleryDispatcher:
     """Publish tasks through Celery, building its client on first use (the CLI starts fast)."""
 
@@ -73,4 +89,4 @@ class CeleryDispatcher:
 
     def send(self, task: str, args: tuple[Any, ...]) -> None:
         """Publish a task message to its queue."""
-        self.app.send_task(task, args=list(args), queue=QUEUE_OF.get(task, "jobs"))
+        self.app.send_task(task, args=list(args), queue=QUEUE_OF.get(task, JOBS_QUEUE))

@@ -73,11 +73,14 @@ def chromium() -> Iterator[Browser]:
 
 
 @contextmanager
-def serve(template_instance: Path, tmp_path: Path, **settings: str) -> Iterator[LiveServer]:
+def serve(
+    template_instance: Path, tmp_path: Path, *, mail_worker: bool = False, **settings: str
+) -> Iterator[LiveServer]:
     """Serve a fresh copy of the template instance with gunicorn (2 workers) on a free port.
 
     ``settings`` are extra environment variables of the server (e.g. its mail URL). Links in
-    mail start with the server's own address, as under ``make run``.
+    mail start with the server's own address, as under ``make run``; with ``mail_worker`` a
+    worker beside it delivers the mail the server queues.
     """
     port = free_port()
     server = LiveServer.from_template(
@@ -91,6 +94,7 @@ def serve(template_instance: Path, tmp_path: Path, **settings: str) -> Iterator[
     )
     server.port = port
     server.log_file = tmp_path / "gunicorn.log"
+    server.mail_worker = mail_worker
     server.set_clock(START)
     try:
         server.start()

@@ -41,6 +41,7 @@ def live_server(
     with serve(
         template_instance,
         tmp_path,
+        mail_worker=True,
         LEADERBOARD_MAIL_URL=f"smtp://{mail.host}:{mail.port}",
         LEADERBOARD_MAIL_FROM="leaderboard@example.org",
     ) as server:

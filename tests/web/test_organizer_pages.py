@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import update
 
 from leaderboard.clock import FixedClock
+from leaderboard.models import Analysis
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import GOLD_TEST_A, make_organizer, make_participant, oracle_run, own_campaign
 
@@ -137,6 +139,16 @@ def test_import_baselines_freeze_verify_and_listing(org_app: Flask, org: FlaskCl
     # ... asking again adds no second job ...
     post(org, "/test/freeze", {})
     assert "Freeze of test queued (job 1)" in org.get(PAGE).get_data(as_text=True)
+    # A job handed from a lost worker to another says so.
+    with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
+        session.execute(update(Analysis).values(attempts=1, status="queued"))
+        session.commit()
+    assert "Freeze queued (job 1: queued, asked at" in org.get(PAGE).get_data(as_text=True)
+    with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
+        session.execute(update(Analysis).values(attempts=2))
+        session.commit()
+    page = org.get(PAGE).get_data(as_text=True)
+    assert "Freeze queued (job 1: queued, retried 1 time, asked at" in page
     worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
     assert worker.output == "freeze 1: done\n"
     # ... and the worker freezes the table as of the request, with its analysis.

@@ -314,3 +314,29 @@ def test_storage_migrate_to_an_unreachable_server_fails_clearly(
     result = _migrate(app, "s3://nowhere-bucket/p")
     assert result.exit_code == 1
     assert "cannot reach s3://nowhere-bucket/p/" in result.output
+
+
+def test_init_creates_a_missing_bucket_and_fills_it(
+    make_app: AppFactory, s3_server: S3Server, tmp_path: Path
+) -> None:
+    bucket = f"lb-init-{uuid.uuid4().hex[:8]}"
+    client = s3_server.client()
+    with pytest.raises(Exception, match="404|NoSuchBucket|Not Found"):
+        client.head_bucket(Bucket=bucket)
+    instance = tmp_path / "fresh"
+    app = make_app(
+        instance_dir=instance,
+        database_url=f"sqlite:///{instance / 'lb.sqlite3'}",
+        storage_dir=instance / "storage",
+        storage_url=f"s3://{bucket}/site",
+        s3_endpoint_url=s3_server.endpoint,
+    )
+    first = app.test_cli_runner().invoke(args=["leaderboard", "init"])
+    assert first.exit_code == 0, first.output
+    assert f"Created bucket {bucket}." in first.output
+    # The presets' files went to the bucket, nothing durable to the storage folder.
+    listed = client.list_objects_v2(Bucket=bucket, Prefix="site/objects/")
+    assert listed["KeyCount"] > 0
+    assert not (instance / "storage").exists()
+    again = app.test_cli_runner().invoke(args=["leaderboard", "init"])
+    assert again.exit_code == 0 and "Created bucket" not in again.output

@@ -50,6 +50,8 @@ class Status:
     analysis: Analysis | None
     current: bool
     pending: bool
+    #: The newest job after the shown analysis: queued, running, or failed (with its reason).
+    job: Analysis | None = None
 
 
 def worker_name() -> str:
@@ -210,7 +212,7 @@ def compute_now(
 
 
 def status(session: Session, target: Target) -> Status:
-    """Return the set's latest finished analysis and whether it matches the current scores."""
+    """Return the set's latest finished analysis, whether it is current, and the job after it."""
     latest = session.scalar(
         select(Analysis)
         .where(
@@ -222,20 +224,21 @@ def status(session: Session, target: Target) -> Status:
         .limit(1)
         .options(undefer(Analysis.report))
     )
-    pending = (
-        session.scalar(
-            select(Analysis.id)
-            .where(
-                Analysis.eval_set_id == target.eval_set.id,
-                Analysis.purpose == JobPurpose.TABLE,
-                Analysis.status.in_(_WAITING),
-            )
-            .limit(1)
+    # The newest job asked after it: waiting (queued, running) or failed.
+    job = session.scalar(
+        select(Analysis)
+        .where(
+            Analysis.eval_set_id == target.eval_set.id,
+            Analysis.purpose == JobPurpose.TABLE,
+            Analysis.status != JobStatus.DONE,
+            Analysis.id > (latest.id if latest is not None else 0),
         )
-        is not None
+        .order_by(Analysis.id.desc())
+        .limit(1)
     )
     current = latest is not None and latest.revision == target.eval_set.revision
-    return Status(latest, current, pending)
+    pending = job is not None and job.status in _WAITING
+    return Status(latest, current, pending, job)
 
 
 def shown_report(

@@ -47,11 +47,13 @@ class JobStatus(StrEnum):
 
 
 class JobPurpose(StrEnum):
-    """What an analysis job is for: the live table, a freeze, or a verification of a freeze."""
+    """What a job is for: the live table's analysis, a freeze, its verification, or a re-score."""
 
     TABLE = "table"
     FREEZE = "freeze"
     VERIFY = "verify"
+    #: Every run of the set scored again against its current gold (after a gold change).
+    RESCORE = "rescore"
 
 
 class NameMode(StrEnum):

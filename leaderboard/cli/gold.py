@@ -15,6 +15,10 @@ if TYPE_CHECKING:
     from leaderboard.services.tasks.gold import RescoreReport
 
 
+#: What ``--queue`` does, in both commands.
+QUEUE_HELP = "Queue the re-scoring for `leaderboard worker` instead of doing it here."
+
+
 @click.command("set-gold", cls=GoldAddressCommand)
 @click.argument("task")
 @click.argument("subtask")
@@ -22,13 +26,16 @@ if TYPE_CHECKING:
 @click.option(
     "--set", "set_slug", help="Evaluation set, or for multi-part sets the part (e.g. headlines)."
 )
+@click.option("--queue", "queued", is_flag=True, help=QUEUE_HELP)
 @with_appcontext
 def set_gold_cmd(
-    task: str, subtask: str, file: str, set_slug: str | None, **address: str | None
+    task: str, subtask: str, file: str, set_slug: str | None, queued: bool, **address: str | None
 ) -> None:
     """Add or replace a gold file (or qrels variant) and re-score every run against it."""
+    from leaderboard.services.results.analyses import request_job
     from leaderboard.services.tasks.catalog import load_gold, resolve
-    from leaderboard.services.tasks.gold import gold_target, set_gold
+    from leaderboard.services.tasks.gold import gold_target, rescore_set, store_gold
+    from leaderboard.states import JobPurpose
 
     path = Path(file)
     try:
@@ -45,19 +52,32 @@ def set_gold_cmd(
                 set_slug,
                 {option: value for option, value in address.items() if value is not None},
             )
-            gold_file, report = set_gold(
+            gold_file = store_gold(
                 session, store, settings, target, role, data, path.name, actor=common.actor()
             )
             refreshed = resolve(session, task, subtask, target.eval_set.slug)
             gold, _files = load_gold(session, store, refreshed, settings.max_decompressed_bytes)
+            click.echo(
+                f"Stored {role} version {gold_file.version} of {task} {subtask} ({target.eval_set.slug}), SHA-256 {gold_file.sha256}."
+            )
+            for line in refreshed.family.describe_gold(gold, role):
+                click.echo(f"    {line}")
+            if queued:
+                job = request_job(session, refreshed, JobPurpose.RESCORE, actor=common.actor())
+                click.echo(f"Re-scoring queued (job {job.id}).")
+                return
+            _echo_rescore(
+                rescore_set(
+                    session,
+                    store,
+                    settings,
+                    refreshed,
+                    actor=common.actor(),
+                    reason=f"set-gold {role} v{gold_file.version}",
+                )
+            )
         except DomainError as exc:
             common.fail(exc.message)
-        click.echo(
-            f"Stored {role} version {gold_file.version} of {task} {subtask} ({target.eval_set.slug}), SHA-256 {gold_file.sha256}."
-        )
-        for line in refreshed.family.describe_gold(gold, role):
-            click.echo(f"    {line}")
-        _echo_rescore(report)
 
 
 def _echo_rescore(report: RescoreReport) -> None:
@@ -72,11 +92,14 @@ def _echo_rescore(report: RescoreReport) -> None:
 @click.argument("task")
 @click.argument("subtask")
 @click.option("--set", "set_slug", help="Evaluation set (default: every set of the subtask).")
+@click.option("--queue", "queued", is_flag=True, help=QUEUE_HELP)
 @with_appcontext
-def rescore_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+def rescore_cmd(task: str, subtask: str, set_slug: str | None, queued: bool) -> None:
     """Re-score every run of the subtask against its current gold; old scores stay in history."""
+    from leaderboard.services.results.analyses import request_job
     from leaderboard.services.tasks.catalog import resolve
     from leaderboard.services.tasks.gold import rescore_set
+    from leaderboard.states import JobPurpose
 
     with common.session() as session:
         try:
@@ -85,6 +108,10 @@ def rescore_cmd(task: str, subtask: str, set_slug: str | None) -> None:
             for slug in slugs:
                 target = resolve(session, task, subtask, slug)
                 click.echo(f"{task} {subtask} ({slug}):")
+                if queued:
+                    job = request_job(session, target, JobPurpose.RESCORE, actor=common.actor())
+                    click.echo(f"Re-scoring queued (job {job.id}).")
+                    continue
                 _echo_rescore(
                     rescore_set(
                         session, common.store(), common.settings(), target, actor=common.actor()

@@ -19,6 +19,7 @@ JOB_NAMES = {
     JobPurpose.TABLE: "analysis",
     JobPurpose.FREEZE: "freeze",
     JobPurpose.VERIFY: "verification",
+    JobPurpose.RESCORE: "re-score",
 }
 
 

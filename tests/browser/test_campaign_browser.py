@@ -292,10 +292,18 @@ def test_a_whole_campaign_in_the_browser(
         {"name": "corrected.relevancy", "mimeType": "text/plain", "buffer": corrected_gold()}
     )
     click_and_load(org, gold_form.get_by_role("button", name="Store and re-score"))
-    expect(org.locator(".flash.info")).to_contain_text("Stored gold version 2; re-scored ")
+    expect(org.locator(".flash.info")).to_contain_text(
+        "Stored gold version 2; re-scoring of test queued"
+    )
+    expect(org.locator("#rescore-test")).to_contain_text("Re-scoring queued (job ")
     organizer_action(org, "test", "verify")
     expect(org.locator("div.verify.pending")).to_contain_text("Verification queued (job ")
-    assert live_server.cli("worker", "--once").startswith("verification ")
+    worked = live_server.cli("worker", "--once").splitlines()
+    assert worked[0].startswith("re-score ") and worked[1].startswith("verification ")
+    org.reload()
+    expect(org.locator("#rescore-test")).to_contain_text(
+        "Re-scored 9 run(s) at "
+    )  # replaced runs too
     org.reload()
     expect(org.locator("div.verify.ok")).to_contain_text(
         "7 frozen rows re-score to the snapshot; its analysis recomputes to the same p-values, "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -222,6 +223,11 @@ def test_a_resorted_lenient_import_rescores_and_verifies(
     assert (
         "Re-scored 1 run(s)." in rescored.output and "could not be re-scored" not in rescored.output
     )
+    # Or handed to the workers: queued, then done by one.
+    queued = invoke(runner, "rescore", "semeval2016-task3", "A", "--set", "test", "--queue")
+    assert queued.exit_code == 0 and "Re-scoring queued (job " in queued.output
+    worked = invoke(runner, "worker", "--once")
+    assert re.fullmatch(r"re-score \d+: done\n", worked.output), worked.output
     assert invoke(runner, "freeze", "semeval2016-task3", "A").exit_code == 0
     verified = invoke(runner, "verify", "semeval2016-task3", "A")
     assert verified.exit_code == 0, verified.output

@@ -204,8 +204,16 @@ def test_gold_correction_through_the_form_rescores(
     )
     assert resp.status_code == 302
     page = org.get(PAGE).get_data(as_text=True)
-    assert "Stored gold version 2; re-scored 1 run(s)." in page
+    # The gold is stored at once; its runs are re-scored by the worker, never in the request.
+    assert "Stored gold version 2; re-scoring of test queued (job 1)" in page
+    assert "Re-scoring queued (job 1: queued, asked at" in page
     assert re.search(r"gold \(fixed\.relevancy\)</td><td>2</td>", page)
+    table = org.get("/tasks/semeval2016-task3/A/results.json").get_json()
+    assert table["rows"][0]["cells"]["P"]["display"] == "100.00"
+    worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
+    assert worker.output == "re-score 1: done\n"
+    page = org.get(PAGE).get_data(as_text=True)
+    assert re.search(r'id="rescore-test" role="status">Re-scored 1 run\(s\) at ', page)
     table = org.get("/tasks/semeval2016-task3/A/results.json").get_json()
     assert table["rows"][0]["cells"]["P"]["display"] != "100.00"
     wrong = post(

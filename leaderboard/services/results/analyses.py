@@ -96,7 +96,7 @@ def request_job(
     before_deadline: bool = False,
     zone: str = "UTC",
 ) -> Analysis:
-    """Queue the freeze or the verification of a set's official table (or return the queued one).
+    """Queue the freeze, the verification or the re-score of a set (or return the queued one).
 
     A freeze analyses the official table first, which is never done inside a page request;
     verifying re-scores every frozen run and recomputes that analysis. A freeze while a
@@ -104,7 +104,7 @@ def request_job(
     the job carries that confirmation to the worker, which checks the deadline again.
     """
     now = now or utcnow()
-    frozen = frozen_of(session, target)
+    frozen = frozen_of(session, target) if purpose != JobPurpose.RESCORE else None
     if purpose == JobPurpose.FREEZE and frozen is not None:
         raise frozen_once(target, frozen)
     early = None
@@ -112,11 +112,13 @@ def request_job(
         early = check_deadline(session, target, now, before_deadline=before_deadline, zone=zone)
     if purpose == JobPurpose.VERIFY and frozen is None:
         raise not_frozen(target)
+    # A re-score already running may have read the gold before a change: a new one is queued.
+    waiting_states = (JobStatus.QUEUED,) if purpose == JobPurpose.RESCORE else _WAITING
     waiting = session.scalar(
         select(Analysis).where(
             Analysis.eval_set_id == target.eval_set.id,
             Analysis.purpose == purpose,
-            Analysis.status.in_(_WAITING),
+            Analysis.status.in_(waiting_states),
         )
     )
     if waiting is not None:
@@ -139,7 +141,7 @@ def _send_once_committed(session: Session, job: Analysis, now: datetime) -> None
 
 
 def latest_job(session: Session, target: Target, purpose: JobPurpose) -> Analysis | None:
-    """Return the set's latest freeze or verification job, with its report."""
+    """Return the set's latest job of one purpose (freeze, verification, re-score), with its report."""
     return session.scalar(
         select(Analysis)
         .where(Analysis.eval_set_id == target.eval_set.id, Analysis.purpose == purpose)

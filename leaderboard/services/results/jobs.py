@@ -1,4 +1,4 @@
-"""Run the job rows (analyses, freezes, verifications): take, keep alive, finish, hand on.
+"""Run the job rows (analyses, freezes, verifications, re-scores): take, keep alive, finish, hand on.
 
 Delivery is at least once: a job's task may arrive twice, or at a second worker while the
 first still runs. Every step is therefore a conditional update of the row: a job is taken
@@ -26,6 +26,7 @@ from leaderboard.services.common.errors import DomainError, NotFound
 from leaderboard.services.common.revisions import touch
 from leaderboard.services.results.analyses import _request_of, compute
 from leaderboard.services.tasks.catalog import resolve
+from leaderboard.services.tasks.gold import rescore_set
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
 
@@ -250,6 +251,22 @@ def _run(
             alpha=used.alpha,
             correction=used.correction,
         )
+    elif job.purpose == JobPurpose.RESCORE:
+        rescored = rescore_set(
+            session,
+            store,
+            settings,
+            target,
+            actor=job.requested_by,
+            reason=f"job {job.id}",
+            commit=False,
+        )
+        values["report"] = {
+            "rescored": rescored.rescored,
+            "failed": {str(run): messages for run, messages in rescored.failed.items()},
+        }
+        # The job describes the scores it made.
+        values["revision"] = target.eval_set.revision
     elif job.purpose == JobPurpose.VERIFY:
         found = verify(session, store, settings, target)
         values["report"] = {"checked_runs": found.checked_runs, "differences": found.differences}

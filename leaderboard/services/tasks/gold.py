@@ -113,7 +113,7 @@ def gold_choices(base: Target) -> list[tuple[str, str]]:
     return out
 
 
-def set_gold(
+def store_gold(
     session: Session,
     store: Store,
     settings: Settings,
@@ -123,11 +123,8 @@ def set_gold(
     filename: str,
     *,
     actor: str,
-) -> tuple[GoldFile, RescoreReport]:
-    """Check and store a new version of a reference file, then re-score every run of the set.
-
-    The previous version stays (no longer current) and the runs' previous scores stay in history.
-    """
+) -> GoldFile:
+    """Check and store a new version of a reference file (the runs are re-scored separately)."""
     files = current_files(session, target.eval_set)
     contents = {r: store.read(g.storage_key) for r, g in files.items()}
     contents[role] = data
@@ -184,11 +181,7 @@ def set_gold(
         previous_sha256=previous.sha256 if previous is not None else None,
     )
     session.commit()
-    refreshed = resolve(session, target.task.slug, target.subtask.slug, target.eval_set.slug)
-    report = rescore_set(
-        session, store, settings, refreshed, actor=actor, reason=f"set-gold {role} v{version}"
-    )
-    return gold, report
+    return gold
 
 
 def _inputs(store: Store, run: Run) -> dict[str, IO[bytes]]:
@@ -203,8 +196,12 @@ def rescore_set(
     *,
     actor: str,
     reason: str = "rescore",
+    commit: bool = True,
 ) -> RescoreReport:
-    """Re-score every run of a set (replaced ones too) against the current reference files."""
+    """Re-score every run of a set (replaced ones too) against the current reference files.
+
+    Without ``commit`` the new scores are only flushed, for a caller that commits them with more.
+    """
     gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
     ctx = target.context(settings.max_decompressed_bytes)
     runs = session.scalars(
@@ -253,7 +250,10 @@ def rescore_set(
         rescored=report.rescored,
         failed=sorted(report.failed),
     )
-    session.commit()
+    if commit:
+        session.commit()
+    else:
+        session.flush()
     return report
 
 

@@ -27,8 +27,7 @@ from leaderboard.services.tasks.gold import (
     gold_choices,
     gold_history,
     gold_target_by_role,
-    rescore_set,
-    set_gold,
+    store_gold,
 )
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import JobPurpose
@@ -108,7 +107,10 @@ def _page(target: Target, **extra: Any) -> str:
         if snap is not None
     }
     jobs = {
-        slug: {p: latest_job(session, t, p) for p in (JobPurpose.FREEZE, JobPurpose.VERIFY)}
+        slug: {
+            p: latest_job(session, t, p)
+            for p in (JobPurpose.FREEZE, JobPurpose.VERIFY, JobPurpose.RESCORE)
+        }
         for slug, t in targets.items()
     }
     deadlines = {slug: deadline_ahead(session, t, now()) for slug, t in targets.items()}
@@ -265,7 +267,7 @@ def import_run(task: str, subtask: str) -> ResponseReturnValue:
 @bp.route("/tasks/<task>/<subtask>/gold", methods=["POST"])
 @organizer_required
 def gold(task: str, subtask: str) -> ResponseReturnValue:
-    """Add or replace a reference file and re-score every run of its set."""
+    """Add or replace a reference file and queue the re-scoring of every run of its set."""
     base = resolve(db(), task, subtask)
     form = GoldForm()
     form.target.choices = options(gold_choices(base))
@@ -276,7 +278,7 @@ def gold(task: str, subtask: str) -> ResponseReturnValue:
         raise InvalidInput("Choose the new reference file.")
     set_slug, _, role = (form.target.data or "").partition("|")
     target, role = gold_target_by_role(db(), task, subtask, set_slug, role)
-    gold_file, report = set_gold(
+    gold_file = store_gold(
         db(),
         store(),
         settings(),
@@ -286,9 +288,12 @@ def gold(task: str, subtask: str) -> ResponseReturnValue:
         upload.filename,
         actor=_actor(),
     )
-    failed = f"; {len(report.failed)} could not be re-scored" if report.failed else ""
+    job = request_job(
+        db(), resolve(db(), task, subtask, set_slug), JobPurpose.RESCORE, actor=_actor(), now=now()
+    )
     flash(
-        f"Stored {role} version {gold_file.version}; re-scored {report.rescored} run(s){failed}.",
+        f"Stored {role} version {gold_file.version}; "
+        + QUEUED[JobPurpose.RESCORE].format(set=set_slug, job=job.id),
         "info",
     )
     return _back(task, subtask)
@@ -297,21 +302,18 @@ def gold(task: str, subtask: str) -> ResponseReturnValue:
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/rescore", methods=["POST"])
 @organizer_required
 def rescore(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
-    """Re-score every run of a set against its current gold."""
-    _confirmed()
-    report = rescore_set(
-        db(), store(), settings(), resolve(db(), task, subtask, eval_set), actor=_actor()
-    )
-    flash(f"Re-scored {report.rescored} run(s) of {eval_set}.", "info")
-    return _back(task, subtask)
+    """Queue the re-scoring of every run of a set against its current gold."""
+    return _queue(task, subtask, eval_set, JobPurpose.RESCORE)
 
 
-#: What the page says once a freeze or a verification is queued for the worker.
+#: What the page says once a freeze, a verification or a re-score is queued for the worker.
 QUEUED = {
     JobPurpose.FREEZE: "Freeze of {set} queued (job {job}): `leaderboard worker` computes the official "
     "table's significance analysis, then freezes the table with it.",
     JobPurpose.VERIFY: "Verification of {set} queued (job {job}): `leaderboard worker` re-scores the "
     "frozen runs and recomputes their analysis; this page shows what it finds.",
+    JobPurpose.RESCORE: "re-scoring of {set} queued (job {job}): `leaderboard worker` scores every "
+    "run of the set again against its current gold; this page shows how it went.",
 }
 
 
@@ -333,7 +335,8 @@ def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> Respo
         # Said at once, on the page whose freeze form offers the confirmation.
         flash(f"Not frozen: {exc.message}", "error")
         return _page(resolve(db(), task, subtask)), exc.status
-    flash(QUEUED[purpose].format(set=eval_set, job=job.id), "info")
+    said = QUEUED[purpose].format(set=eval_set, job=job.id)
+    flash(said[:1].upper() + said[1:], "info")
     return _back(task, subtask)
 
 

@@ -23,10 +23,11 @@ install: $(BIN)/.installed
 
 install-test: $(BIN)/.installed-test
 
-# The worker beside the server runs what organizers queue (analyses, freezes, verifications);
-# it stops with the server. Links in mail start with the address served here unless
-# LEADERBOARD_BASE_URL is set; with the default console transport each mail (and its link)
-# is written to this terminal.
+# The worker beside the server (a Celery worker on the embedded broker, a SQLite file in the
+# instance folder) runs what is queued: analyses, freezes, verifications, re-scores, charts and
+# mail; it stops with the server. Links in mail start with the address served here unless
+# LEADERBOARD_BASE_URL is set; with the default console transport the worker writes each mail
+# (and its link) to this terminal.
 run: install
 	$(BIN)/leaderboard init
 	@export LEADERBOARD_BASE_URL="$${LEADERBOARD_BASE_URL:-http://$(HOST):$(PORT)}"; \

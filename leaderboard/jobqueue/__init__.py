@@ -18,6 +18,8 @@ log = logging.getLogger("leaderboard.jobqueue")
 
 #: The task that runs one job row (an analysis, a freeze, a verification).
 RUN_JOB = "leaderboard.run_job"
+#: The task that draws and stores a finished analysis' charts (so no page request draws them).
+DRAW_CHARTS = "leaderboard.draw_charts"
 #: The task that delivers one mail.
 SEND_MAIL = "leaderboard.send_mail"
 #: The task that sends again the jobs whose task was lost or whose worker died.
@@ -25,7 +27,7 @@ SWEEP = "leaderboard.sweep"
 #: The queues: job rows, and mail (which a deployment may give workers of its own).
 JOBS_QUEUE = "jobs"
 MAIL_QUEUE = "mail"
-QUEUE_OF = {RUN_JOB: JOBS_QUEUE, SWEEP: JOBS_QUEUE, SEND_MAIL: MAIL_QUEUE}
+QUEUE_OF = {RUN_JOB: JOBS_QUEUE, DRAW_CHARTS: JOBS_QUEUE, SWEEP: JOBS_QUEUE, SEND_MAIL: MAIL_QUEUE}
 
 #: Where a session keeps its dispatcher (set by the session factory) and its unsent jobs.
 DISPATCHER = "leaderboard.dispatcher"

@@ -8,7 +8,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from leaderboard.config import Settings
-from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, SWEEP
+from leaderboard.jobqueue import DRAW_CHARTS, RUN_JOB, SEND_MAIL, SWEEP
 from leaderboard.jobqueue.broker import make_celery
 from leaderboard.services.common.mail import MailError
 from leaderboard.services.results.jobs import stale_after
@@ -53,6 +53,10 @@ def worker_app(settings: Settings) -> Celery:
     )
     def send_mail(text: str, deliver: bool = True) -> None:
         jobs.send_mail(text, deliver)
+
+    @app.task(name=DRAW_CHARTS)
+    def draw_charts(job_id: int) -> int:
+        return jobs.draw_charts(job_id)
 
     @app.task(name=SWEEP)
     def sweep() -> list[int]:

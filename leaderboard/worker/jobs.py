@@ -78,6 +78,15 @@ def send_mail(text: str, deliver: bool = True, *, settings: Settings | None = No
     mail.send(transport, mail.parse(text))
 
 
+def draw_charts(job_id: int) -> int:
+    """Draw and store the charts of a finished job's analysis; return how many."""
+    from leaderboard.services.results.chart_data import draw_job_charts
+
+    res = resources()
+    with res.sessionmaker() as session:
+        return draw_job_charts(session, res.store, job_id)
+
+
 def sweep() -> list[int]:
     """Send again the jobs whose worker fell silent or whose task was lost."""
     res = resources()

@@ -121,3 +121,46 @@ def test_two_runs_sharing_team_and_tag_get_one_label_each_everywhere(
     assert sorted(row[0] for row in rows) == sorted(labels)
     svg = org.get("/organizer/analyses/1/measure.svg").get_data(as_text=True)
     assert all(label in svg for label in labels)
+
+
+def test_the_worker_draws_a_finished_analysis_charts_so_pages_only_read_them(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from leaderboard.jobqueue import DRAW_CHARTS
+    from leaderboard.services.results.analyses import request_analysis
+    from leaderboard.services.results.chart_data import draw_job_charts
+    from leaderboard.services.results.significance import Request
+    from leaderboard.services.tasks.catalog import resolve
+    from tests.dispatch import LocalDispatcher
+
+    _cli(hosted, "phase", "example-sentiment", "A", "test", "--names", "anonymous")
+    ext = app.extensions["leaderboard"]
+    with ext["sessionmaker"]() as session:
+        target = resolve(session, "example-sentiment", "A")
+        job = request_analysis(session, target, Request(samples=200), actor="org").id
+    assert _cli(hosted, "worker", "--once") == f"analysis {job}: done\n"
+    # The finished job sent its charts to the workers ...
+    dispatcher: LocalDispatcher = ext["dispatcher"]
+    assert (DRAW_CHARTS, (job,)) in dispatcher.sent
+    # ... which draw the organizers' and the public variant of both charts.
+    with ext["sessionmaker"]() as session:
+        assert draw_job_charts(session, ext["store"], job) == 4
+        assert session.scalar(select(func.count()).select_from(ChartFile)) == 4
+
+    def refuse(*_args, **_kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("a page drew a chart the worker had drawn")
+
+    monkeypatch.setattr(charts, "measure_chart", refuse)
+    monkeypatch.setattr(charts, "pvalue_matrix", refuse)
+    public = app.test_client()
+    for name in ("measure", "matrix"):
+        resp = public.get(f"/tasks/example-sentiment/A/analysis/{name}.svg")
+        assert resp.status_code == 200 and resp.mimetype == "image/svg+xml"
+    assert b"Aurora" not in public.get(CHART).data
+    make_organizer(app, "org@example.org")
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    named = org.get(f"/organizer/analyses/{job}/measure.svg")
+    assert named.status_code == 200 and b"Aurora" in named.data

@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 from flask import Flask
 from flask.testing import FlaskCliRunner
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import undefer
 
 from bench._common import server_env
 from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, enqueue
-from leaderboard.models import Analysis
+from leaderboard.models import Analysis, ChartFile
 from leaderboard.services.results import analyses
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
@@ -51,6 +51,11 @@ def job_row(app: Flask, job: int) -> Analysis:
         assert row is not None
         session.expunge(row)
         return row
+
+
+def chart_count(app: Flask) -> int:
+    with sessions(app)() as session:
+        return int(session.scalar(select(func.count()).select_from(ChartFile)) or 0)
 
 
 def worker_env(app: Flask, **settings: str) -> dict[str, str]:
@@ -129,6 +134,13 @@ def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
             "the queued analysis done by the worker",
             log,
         )
+        # The finished analysis' charts are drawn by the worker too, not by a page.
+        charts = wait_for(
+            lambda: chart_count(app) >= 2 and chart_count(app),
+            60,
+            "the analysis' charts drawn by the worker",
+            log,
+        )
         mailed = wait_for(
             lambda: "To: dana@example.org" in log.read_text(errors="replace"),
             60,
@@ -140,6 +152,7 @@ def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
     assert mailed and "Confirm your e-mail address" in log.read_text(errors="replace")
     assert done.attempts == 1 and done.report is not None
     assert done.report["samples"] == 300
+    assert charts in (2, 4)  # both charts; the public variant is another file when names differ
 
 
 def test_a_worker_killed_mid_analysis_loses_nothing_on_redis(

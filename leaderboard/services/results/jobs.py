@@ -18,7 +18,7 @@ from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
-from leaderboard.jobqueue import RUN_JOB, enqueue
+from leaderboard.jobqueue import DRAW_CHARTS, RUN_JOB, enqueue
 from leaderboard.models import Analysis, EvalSet, utcnow
 from leaderboard.services.campaign.freeze import freeze, verify
 from leaderboard.services.campaign.frozen_analysis import request_of_report
@@ -36,6 +36,8 @@ MISSED_HEARTBEATS = 3
 STALE_AFTER = timedelta(seconds=30)
 #: How many times a job is taken before a lost worker or an unexpected error fails it.
 MAX_ATTEMPTS = 3
+#: The jobs whose report has charts.
+CHARTED = (JobPurpose.TABLE, JobPurpose.FREEZE)
 #: A queued job whose task has waited this many stale periods is sent again (a lost message).
 RESEND_AFTER_STALE_PERIODS = 10
 
@@ -166,7 +168,10 @@ def beat(session: Session, job_id: int, *, worker: str, now: datetime | None = N
 
 
 def _finish(session: Session, job: Analysis, worker: str, values: dict[str, Any]) -> bool:
-    """Store a job's outcome in the open transaction if it is still this worker's; commit."""
+    """Store a job's outcome in the open transaction if it is still this worker's; commit.
+
+    A finished analysis (or freeze) has its charts drawn next, by whichever worker takes that.
+    """
     stored = session.execute(
         update(Analysis)
         .where(
@@ -180,6 +185,8 @@ def _finish(session: Session, job: Analysis, worker: str, values: dict[str, Any]
         # Handed on meanwhile: the new claimant's result stands, this one is dropped whole.
         session.rollback()
         return False
+    if values.get("status") == JobStatus.DONE and job.purpose in CHARTED:
+        enqueue(session, DRAW_CHARTS, job.id)
     session.commit()
     return True
 

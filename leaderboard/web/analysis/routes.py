@@ -27,6 +27,14 @@ from leaderboard.services.results.analyses import (
     status,
 )
 from leaderboard.services.results.anonymity import audience_for
+from leaderboard.services.results.chart_data import (
+    CHARTS,
+    chart,
+    matrix,
+    measure_rows,
+    relabel,
+    scale_of,
+)
 from leaderboard.services.results.diagnostics import (
     RunDiagnostics,
     diagnosable_run,
@@ -53,7 +61,6 @@ from leaderboard.web.public.routes import (
 
 bp = Blueprint("analysis", __name__)
 
-CHARTS = ("measure", "matrix")
 MIME = {"svg": "image/svg+xml", "pdf": "application/pdf", "csv": "text/csv"}
 
 
@@ -74,62 +81,16 @@ def _target(task: str, subtask: str) -> Target:
     return resolve(db(), task, subtask, request.args.get("set") or None)
 
 
-def _matrix(report: dict[str, Any]) -> list[list[float | None]]:
-    """Return the adjusted p-values as a runs × runs matrix (upper triangle, table order)."""
-    index = {label: i for i, label in enumerate(report["runs"])}
-    size = len(report["runs"])
-    grid: list[list[float | None]] = [[None] * size for _ in range(size)]
-    for pair in report["pairs"]:
-        grid[index[pair["a"]]][index[pair["b"]]] = pair["p_adjusted"]
-    return grid
-
-
-def _cluster_of(report: dict[str, Any]) -> dict[str, int]:
-    return {label: n for n, group in enumerate(report["clusters"], 1) for label in group}
-
-
-def _measure_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
-    """Return each tested run's label, value, interval and cluster, in table order."""
-    clusters = _cluster_of(report)
-    values = report["values"]
-    rows = []
-    for label, run_id in zip(report["runs"], report["run_ids"], strict=True):
-        interval = report["intervals"].get(str(run_id), {}).get(report["measure"])
-        rows.append(
-            {
-                "label": label,
-                "value": values[str(run_id)],
-                "interval": interval,
-                "cluster": clusters[label],
-            }
-        )
-    return rows
-
-
-def _scale(target: Target, measure: str) -> float:
-    """Return the factor from a measure's stored values to the table's (×100 for percents)."""
-    specs = target.family.measure_specs(target.context())
-    return next((s.scale for s in specs if s.key == measure), 1.0)
-
-
 def _chart(report: dict[str, Any], name: str, fmt: str, scale: float) -> Response:
     """Return a stored analysis' chart or its numbers, values on the table's scale."""
     if name not in CHARTS or fmt not in MIME:
         abort(404)
-    rows = [
-        {
-            **row,
-            "value": row["value"] * scale,
-            "interval": [v * scale for v in row["interval"]] if row["interval"] else None,
-        }
-        for row in _measure_rows(report)
-    ]
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         if name == "measure":
             writer.writerow(["run", report["measure"], "ci_low", "ci_high", "cluster"])
-            for row in rows:
+            for row in measure_rows(report, scale):
                 low, high = row["interval"] or ("", "")
                 writer.writerow(
                     [csv_safe(row["label"], text=True), row["value"], low, high, row["cluster"]]
@@ -140,13 +101,10 @@ def _chart(report: dict[str, Any], name: str, fmt: str, scale: float) -> Respons
                 writer.writerow([csv_safe(p["a"], text=True), csv_safe(p["b"], text=True),
                                  p["p"], p["p_adjusted"], p["significant"]])  # fmt: skip
         body = out.getvalue().encode()
-    elif name == "measure":
-        # Drawn once per analysis and audience, then read from the store.
-        body = chart_files.measure_chart(db(), store(), rows, report["measure"], fmt)
     else:
-        body = chart_files.pvalue_matrix(
-            db(), store(), report["runs"], _matrix(report), report["alpha"], fmt
-        )
+        # Drawn once per analysis and audience (by the worker when the analysis finished),
+        # then read from the store.
+        body = chart(db(), store(), report, name, fmt, scale)
     response = Response(body, mimetype=MIME[fmt])
     filename = f"{report['task']}-{report['subtask']}-{report['set']}-{name}.{fmt}"
     disposition = "attachment" if fmt != "svg" else "inline"
@@ -207,8 +165,8 @@ def _page(target: Target, form: AnalysisForm) -> dict[str, Any]:
         "form": form,
         "state": state,
         "report": report,
-        "matrix": _matrix(report) if report else [],
-        "rows": _measure_rows(report) if report else [],
+        "matrix": matrix(report) if report else [],
+        "rows": measure_rows(report, 1.0) if report else [],
         "summary": compared(report).capitalize() if report else "",
     }
 
@@ -220,7 +178,7 @@ def organizer_chart(analysis_id: int, name: str, fmt: str) -> ResponseReturnValu
     analysis, report = finished_analysis(db(), analysis_id)
     subtask = analysis.eval_set.subtask
     target = resolve(db(), subtask.task.slug, subtask.slug, analysis.eval_set.slug)
-    return _chart(report, name, fmt, _scale(target, report["measure"]))
+    return _chart(report, name, fmt, scale_of(target, report["measure"]))
 
 
 @bp.route("/tasks/<task>/<subtask>/analysis/<name>.<fmt>")
@@ -245,30 +203,12 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
             if view == "official"
             else "No analysis of the current results yet."
         )
-    scale = _scale(target, report["measure"])
+    scale = scale_of(target, report["measure"])
     if view != "official":
         # Runs are named as this reader's table names them (anonymous phases hide teams); the
         # official view names them as frozen, as the official table does.
         report = relabel(report, live_labels(target, audience_for(viewer())))
     return remember(key, _chart(report, name, fmt, scale))
-
-
-def relabel(report: dict[str, Any], names: dict[int, str]) -> dict[str, Any]:
-    """Return the report with each run's label replaced by its name in ``names``.
-
-    The analysis names runs for organizers; a run the reader's table lacks (never, while the
-    analysis is current) is named by its place alone, never by the organizers' name.
-    """
-    new = {
-        old: names.get(run_id) or f"#{n}"
-        for n, (old, run_id) in enumerate(zip(report["runs"], report["run_ids"], strict=True), 1)
-    }
-    return {
-        **report,
-        "runs": [new[label] for label in report["runs"]],
-        "pairs": [{**p, "a": new[p["a"]], "b": new[p["b"]]} for p in report["pairs"]],
-        "clusters": [[new[label] for label in group] for group in report["clusters"]],
-    }
 
 
 def _diagnostics(run_id: int) -> RunDiagnostics:

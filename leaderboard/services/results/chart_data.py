@@ -1,0 +1,116 @@
+"""What an analysis' charts draw for a reader: labelled rows, the p-value matrix, the scale.
+
+The pages and the worker build a chart from the same numbers, so a chart the worker drew when
+the analysis finished is the very file a page later asks for (its key is the hash of them).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session, undefer
+
+from leaderboard.models import Analysis
+from leaderboard.services.results import chart_files
+from leaderboard.services.results.anonymity import PUBLIC, Audience
+from leaderboard.services.results.tables import live_table
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.services.tasks.target import Target
+from leaderboard.states import JobPurpose, JobStatus
+from leaderboard.storage import Store
+
+#: The charts of an analysis.
+CHARTS = ("measure", "matrix")
+
+
+def scale_of(target: Target, measure: str) -> float:
+    """Return the factor from a measure's stored values to the table's (×100 for percents)."""
+    specs = target.family.measure_specs(target.context())
+    return next((s.scale for s in specs if s.key == measure), 1.0)
+
+
+def matrix(report: dict[str, Any]) -> list[list[float | None]]:
+    """Return the adjusted p-values as a runs × runs matrix (upper triangle, table order)."""
+    index = {label: i for i, label in enumerate(report["runs"])}
+    size = len(report["runs"])
+    grid: list[list[float | None]] = [[None] * size for _ in range(size)]
+    for pair in report["pairs"]:
+        grid[index[pair["a"]]][index[pair["b"]]] = pair["p_adjusted"]
+    return grid
+
+
+def measure_rows(report: dict[str, Any], scale: float) -> list[dict[str, Any]]:
+    """Return each tested run's label, value, interval and cluster in table order, on the scale."""
+    clusters = {label: n for n, group in enumerate(report["clusters"], 1) for label in group}
+    rows = []
+    for label, run_id in zip(report["runs"], report["run_ids"], strict=True):
+        interval = report["intervals"].get(str(run_id), {}).get(report["measure"])
+        rows.append(
+            {
+                "label": label,
+                "value": report["values"][str(run_id)] * scale,
+                "interval": [v * scale for v in interval] if interval else None,
+                "cluster": clusters[label],
+            }
+        )
+    return rows
+
+
+def relabel(report: dict[str, Any], names: dict[int, str]) -> dict[str, Any]:
+    """Return the report with each run's label replaced by its name in ``names``.
+
+    The analysis names runs for organizers; a run the reader's table lacks (never, while the
+    analysis is current) is named by its place alone, never by the organizers' name.
+    """
+    new = {
+        old: names.get(run_id) or f"#{n}"
+        for n, (old, run_id) in enumerate(zip(report["runs"], report["run_ids"], strict=True), 1)
+    }
+    return {
+        **report,
+        "runs": [new[label] for label in report["runs"]],
+        "pairs": [{**p, "a": new[p["a"]], "b": new[p["b"]]} for p in report["pairs"]],
+        "clusters": [[new[label] for label in group] for group in report["clusters"]],
+    }
+
+
+def table_labels(
+    session: Session, store: Store, target: Target, audience: Audience
+) -> dict[int, str]:
+    """Return each run's label in this audience's live table."""
+    table = live_table(session, store, target, audience, analysed=False)
+    return {r.run_id: r.label for r in table.rows if r.run_id is not None}
+
+
+def chart(
+    session: Session, store: Store, report: dict[str, Any], name: str, fmt: str, scale: float
+) -> bytes:
+    """Return one chart of a report as its reader sees it: the stored file, or drawn now."""
+    if name == "measure":
+        rows = measure_rows(report, scale)
+        return chart_files.measure_chart(session, store, rows, report["measure"], fmt)
+    return chart_files.pvalue_matrix(
+        session, store, report["runs"], matrix(report), report["alpha"], fmt
+    )
+
+
+def draw_job_charts(session: Session, store: Store, job_id: int) -> int:
+    """Draw and store the SVG charts of a finished analysis or freeze; return how many.
+
+    The organizers' variant, and for a live analysis the public one (runs named as the public
+    table names them); a reader's own variant (a member's team named) is drawn when asked.
+    """
+    job = session.get(Analysis, job_id, options=[undefer(Analysis.report)])
+    if job is None or job.status != JobStatus.DONE or not job.report or "pairs" not in job.report:
+        return 0
+    report = job.report
+    eval_set = job.eval_set
+    target = resolve(session, eval_set.subtask.task.slug, eval_set.subtask.slug, eval_set.slug)
+    scale = scale_of(target, report["measure"])
+    variants = [report]
+    if job.purpose == JobPurpose.TABLE:
+        variants.append(relabel(report, table_labels(session, store, target, PUBLIC)))
+    for variant in variants:
+        for name in CHARTS:
+            chart(session, store, variant, name, "svg", scale)
+    return len(variants) * len(CHARTS)

@@ -26,7 +26,12 @@ def resources() -> Resources:
     """Return this process's connections; a forked child builds its own, never its parent's."""
     global _built
     with _lock:
-        if _built is None or _built[0] != os.getpid():
+        if _built is not None and _built[0] != os.getpid():
+            # The parent's pooled connections are its own: dropped here without a word to the
+            # database, which would otherwise end them for the parent too.
+            _built[1].engine.dispose(close=False)
+            _built = None
+        if _built is None:
             _built = (os.getpid(), build(_settings or load_settings()))
         return _built[1]
 

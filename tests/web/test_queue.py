@@ -126,7 +126,8 @@ def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
     assert tasks == [RUN_JOB, SEND_MAIL]
 
     log = tmp_path / "worker.log"
-    worker = start_worker(worker_env(app), log)
+    # With beat: the one worker of a deployment that also runs the periodic jobs.
+    worker = start_worker(worker_env(app), log, "--beat")
     try:
         done = wait_for(
             lambda: (row := job_row(app, job)).status == JobStatus.DONE and row,
@@ -150,6 +151,8 @@ def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
     finally:
         stop_worker(worker)
     assert mailed and "Confirm your e-mail address" in log.read_text(errors="replace")
+    instance = app.extensions["leaderboard"]["settings"].instance_dir
+    assert list(instance.glob("celerybeat-schedule*")), "beat kept no schedule"
     assert done.attempts == 1 and done.report is not None
     assert done.report["samples"] == 300
     assert charts in (2, 4)  # both charts; the public variant is another file when names differ

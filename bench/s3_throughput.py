@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import shutil
 import subprocess
 import tempfile
@@ -205,42 +204,36 @@ def main() -> None:
     (tmp / "seaweedfs").mkdir()
     server = seaweed.start(tmp / "seaweedfs")
     # As the tests' s3_server fixture: the server, its CLI and this process's store use these.
-    os.environ.update(
-        AWS_ACCESS_KEY_ID=seaweed.ACCESS_KEY,
-        AWS_SECRET_ACCESS_KEY=seaweed.SECRET_KEY,
-        AWS_DEFAULT_REGION="us-east-1",
-    )
-    os.environ.pop("AWS_SESSION_TOKEN", None)
-    os.environ.pop("AWS_PROFILE", None)
     try:
-        run = tmp / "run.txt"
-        lines = write_run(run, args.queries, args.per_query)
-        mb = run.stat().st_size / 1e6
-        sha = sha256_of(run)
-        print(f"run: {lines:,} lines, {mb:.1f} MB; S3: SeaweedFS {server.endpoint}")
-        served: dict[str, list[Served]] = {name: [] for name in STORES}
-        raw: dict[str, list[Raw]] = {name: [] for name in STORES}
-        for i in range(args.repeat):
-            for name in STORES:
-                # A fresh prefix each round: a content-addressed put of bytes already there is skipped.
-                storage = {}
-                if name == "S3":
-                    storage = {
-                        "LEADERBOARD_STORAGE_URL": f"s3://{server.bucket}/served-{i}",
-                        "LEADERBOARD_S3_ENDPOINT_URL": server.endpoint,
-                    }
-                s = serve_once(tmp / f"served-{i}-{name}", run, sha, storage)
-                served[name].append(s)
-                raw_url = f"s3://{server.bucket}/raw-{i}" if name == "S3" else ""
-                r = raw_once(raw_url, tmp / f"raw-{i}-{name}", run, sha, server.endpoint)
-                raw[name].append(r)
-                print(
-                    f"round {i + 1} {name}: upload {s.upload_s:.2f} s, download "
-                    f"{s.download_s:.2f} s, worker peak {s.worker_peak_mb:.0f} MB; "
-                    f"put_stream {r.put_s:.2f} s, read {r.read_s:.2f} s"
-                )
-                shutil.rmtree(tmp / f"served-{i}-{name}", ignore_errors=True)
-                shutil.rmtree(tmp / f"raw-{i}-{name}", ignore_errors=True)
+        with seaweed.use_credentials():
+            run = tmp / "run.txt"
+            lines = write_run(run, args.queries, args.per_query)
+            mb = run.stat().st_size / 1e6
+            sha = sha256_of(run)
+            print(f"run: {lines:,} lines, {mb:.1f} MB; S3: SeaweedFS {server.endpoint}")
+            served: dict[str, list[Served]] = {name: [] for name in STORES}
+            raw: dict[str, list[Raw]] = {name: [] for name in STORES}
+            for i in range(args.repeat):
+                for name in STORES:
+                    # A fresh prefix each round: a content-addressed put of bytes already there is skipped.
+                    storage = {}
+                    if name == "S3":
+                        storage = {
+                            "LEADERBOARD_STORAGE_URL": f"s3://{server.bucket}/served-{i}",
+                            "LEADERBOARD_S3_ENDPOINT_URL": server.endpoint,
+                        }
+                    s = serve_once(tmp / f"served-{i}-{name}", run, sha, storage)
+                    served[name].append(s)
+                    raw_url = f"s3://{server.bucket}/raw-{i}" if name == "S3" else ""
+                    r = raw_once(raw_url, tmp / f"raw-{i}-{name}", run, sha, server.endpoint)
+                    raw[name].append(r)
+                    print(
+                        f"round {i + 1} {name}: upload {s.upload_s:.2f} s, download "
+                        f"{s.download_s:.2f} s, worker peak {s.worker_peak_mb:.0f} MB; "
+                        f"put_stream {r.put_s:.2f} s, read {r.read_s:.2f} s"
+                    )
+                    shutil.rmtree(tmp / f"served-{i}-{name}", ignore_errors=True)
+                    shutil.rmtree(tmp / f"raw-{i}-{name}", ignore_errors=True)
     finally:
         seaweed.stop(server)
         shutil.rmtree(tmp, ignore_errors=True)

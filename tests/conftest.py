@@ -243,29 +243,8 @@ def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         if os.environ.get("CI") == "true":
             pytest.fail(reason)
         pytest.skip(reason)
-    saved = {k: os.environ.get(k) for k in _AWS_VARIABLES}
-    os.environ.update(
-        AWS_ACCESS_KEY_ID=seaweed.ACCESS_KEY,
-        AWS_SECRET_ACCESS_KEY=seaweed.SECRET_KEY,
-        AWS_DEFAULT_REGION="us-east-1",
-    )
-    os.environ.pop("AWS_SESSION_TOKEN", None)
-    os.environ.pop("AWS_PROFILE", None)
     try:
-        yield server
+        with seaweed.use_credentials():
+            yield server
     finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
         seaweed.stop(server)
-
-
-_AWS_VARIABLES = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_SECRET_ACCESS_KEY",
-    "AWS_DEFAULT_REGION",
-    "AWS_SESSION_TOKEN",
-    "AWS_PROFILE",
-)

@@ -12,7 +12,10 @@ from leaderboard.cli.common import GoldAddressCommand, with_appcontext
 from leaderboard.services.common.errors import DomainError
 
 if TYPE_CHECKING:
+    from sqlalchemy.orm import Session
+
     from leaderboard.services.tasks.gold import RescoreReport
+    from leaderboard.services.tasks.target import Target
 
 
 #: What ``--queue`` does, in both commands.
@@ -32,10 +35,8 @@ def set_gold_cmd(
     task: str, subtask: str, file: str, set_slug: str | None, queued: bool, **address: str | None
 ) -> None:
     """Add or replace a gold file (or qrels variant) and re-score every run against it."""
-    from leaderboard.services.results.analyses import request_job
     from leaderboard.services.tasks.catalog import load_gold, resolve
-    from leaderboard.services.tasks.gold import gold_target, rescore_set, store_gold
-    from leaderboard.states import JobPurpose
+    from leaderboard.services.tasks.gold import gold_target, store_gold
 
     path = Path(file)
     try:
@@ -62,22 +63,25 @@ def set_gold_cmd(
             )
             for line in refreshed.family.describe_gold(gold, role):
                 click.echo(f"    {line}")
-            if queued:
-                job = request_job(session, refreshed, JobPurpose.RESCORE, actor=common.actor())
-                click.echo(f"Re-scoring queued (job {job.id}).")
-                return
-            _echo_rescore(
-                rescore_set(
-                    session,
-                    store,
-                    settings,
-                    refreshed,
-                    actor=common.actor(),
-                    reason=f"set-gold {role} v{gold_file.version}",
-                )
-            )
+            _rescore_or_queue(session, refreshed, queued, f"set-gold {role} v{gold_file.version}")
         except DomainError as exc:
             common.fail(exc.message)
+
+
+def _rescore_or_queue(session: Session, target: Target, queued: bool, reason: str) -> None:
+    """Re-score every run of the set here and report, or queue that for the workers."""
+    from leaderboard.services.results.analyses import request_job
+    from leaderboard.services.tasks.gold import rescore_set
+    from leaderboard.states import JobPurpose
+
+    if queued:
+        job = request_job(session, target, JobPurpose.RESCORE, actor=common.actor())
+        click.echo(f"Re-scoring queued (job {job.id}).")
+        return
+    report = rescore_set(
+        session, common.store(), common.settings(), target, actor=common.actor(), reason=reason
+    )
+    _echo_rescore(report)
 
 
 def _echo_rescore(report: RescoreReport) -> None:
@@ -96,10 +100,7 @@ def _echo_rescore(report: RescoreReport) -> None:
 @with_appcontext
 def rescore_cmd(task: str, subtask: str, set_slug: str | None, queued: bool) -> None:
     """Re-score every run of the subtask against its current gold; old scores stay in history."""
-    from leaderboard.services.results.analyses import request_job
     from leaderboard.services.tasks.catalog import resolve
-    from leaderboard.services.tasks.gold import rescore_set
-    from leaderboard.states import JobPurpose
 
     with common.session() as session:
         try:
@@ -108,15 +109,7 @@ def rescore_cmd(task: str, subtask: str, set_slug: str | None, queued: bool) -> 
             for slug in slugs:
                 target = resolve(session, task, subtask, slug)
                 click.echo(f"{task} {subtask} ({slug}):")
-                if queued:
-                    job = request_job(session, target, JobPurpose.RESCORE, actor=common.actor())
-                    click.echo(f"Re-scoring queued (job {job.id}).")
-                    continue
-                _echo_rescore(
-                    rescore_set(
-                        session, common.store(), common.settings(), target, actor=common.actor()
-                    )
-                )
+                _rescore_or_queue(session, target, queued, "rescore")
         except DomainError as exc:
             common.fail(exc.message)
 

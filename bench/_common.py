@@ -134,6 +134,14 @@ class Instance:
         """Create the database and load the presets."""
         self.cli("init")
 
+    def participant_token(self, team: str, email: str, password: str) -> str:
+        """Create a team with one participant and return an API token of theirs."""
+        self.cli("create-team", team)
+        self.cli(
+            "create-user", email, "--role", "participant", "--team", team, "--password", password
+        )
+        return self.cli("token", email).strip()
+
 
 def server_env(instance_dir: Path, database_url: str, **settings: str) -> dict[str, str]:
     """Return the environment of a server or command on an instance, with extra settings.

@@ -167,12 +167,7 @@ def main() -> None:
             runs[name] = write_generation(root / name, args.segments, measures)
             instance.cli("add-task", str(root / name / "task.toml"))
             open_phase(instance, f"bench-{name}")
-        instance.cli("create-team", "Bench")
-        instance.cli(
-            "create-user", "bench@example.org", "--role", "participant", "--team", "Bench",
-            "--password", "bench password",
-        )  # fmt: skip
-        token = instance.cli("token", "bench@example.org").strip()
+        token = instance.participant_token("Bench", "bench@example.org", "bench password")
         size = runs["classification"][0].stat().st_size / 1e6
         print(
             f"runs: {args.items:,} items (classification {size:.1f} MB, regression);"

@@ -169,12 +169,7 @@ def measure(
     root = Path(workdir or tempfile.mkdtemp(prefix="lb-hostile-"))
     instance = Instance(root)
     instance.init()
-    instance.cli("create-team", "Hostile")
-    instance.cli(
-        "create-user", "h@example.org", "--role", "participant", "--team", "Hostile",
-        "--password", "hostile password",
-    )  # fmt: skip
-    token = instance.cli("token", "h@example.org").strip()
+    token = instance.participant_token("Hostile", "h@example.org", "hostile password")
     uploads = hostile_files(root, plain_mb, inflated_mb)
     results = []
     with gunicorn(instance.env, workers=1) as (url, server):

@@ -83,12 +83,7 @@ def serve_once(workdir: Path, run: Path, sha: str, storage: dict[str, str]) -> S
     # The CLI stores the presets' gold files too, so it must use the same store as the server.
     instance.env.update(storage)
     instance.init()
-    instance.cli("create-team", "Bench")
-    instance.cli(
-        "create-user", "bench@example.org", "--role", "participant", "--team", "Bench",
-        "--password", "bench password",
-    )  # fmt: skip
-    token = instance.cli("token", "bench@example.org").strip()
+    token = instance.participant_token("Bench", "bench@example.org", "bench password")
     auth = f"Authorization: Bearer {token}"
     response, copy = workdir / "response.json", workdir / "downloaded.txt"
     with gunicorn(instance.env, workers=1) as (url, server):

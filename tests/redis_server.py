@@ -9,6 +9,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.workers import terminate
+
 
 @dataclass
 class RedisServer:
@@ -81,12 +83,7 @@ def start(data_dir: Path, port: int | None = None, timeout: float = 20.0) -> Red
 
 def stop(server: RedisServer) -> None:
     """Stop the server (it writes its append-only file first) and wait for it."""
-    server.process.terminate()
-    try:
-        server.process.wait(15)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait()
+    terminate(server.process)
 
 
 def restart(server: RedisServer) -> RedisServer:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.workers import terminate
+
 #: The credentials the test server accepts (weed mini takes its admin identity from these).
 ACCESS_KEY = "leaderboard-test-key"
 SECRET_KEY = "leaderboard-test-secret"
@@ -101,12 +103,7 @@ def start(data_dir: Path, timeout: float = 60.0) -> S3Server:
 
 def stop(server: S3Server) -> None:
     """Stop the server and wait for it."""
-    server.process.terminate()
-    try:
-        server.process.wait(15)
-    except subprocess.TimeoutExpired:
-        server.process.kill()
-        server.process.wait()
+    terminate(server.process)
 
 
 #: The AWS variables ``use_credentials`` sets or clears.

@@ -31,6 +31,16 @@ def start_worker(env: dict[str, str], log: Path, *args: str) -> subprocess.Popen
         )
 
 
+def terminate(process: subprocess.Popen[bytes], timeout: float = 15) -> None:
+    """Stop a server process with SIGTERM and wait for it, killing it if it does not stop."""
+    process.terminate()
+    try:
+        process.wait(timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def kill_tree(process: subprocess.Popen[bytes], sig: int = signal.SIGKILL) -> None:
     """Send ``sig`` to the worker's whole process group and wait for the worker."""
     with contextlib.suppress(ProcessLookupError):

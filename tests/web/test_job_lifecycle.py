@@ -19,7 +19,8 @@ from leaderboard.services.results.significance import Request
 from leaderboard.states import JobStatus
 from leaderboard.worker.celery_app import MAIL_RETRIES, worker_app
 from tests.dispatch import LocalDispatcher
-from tests.web.test_queue import job_row, queue, sessions
+from tests.web.test_analyses import queue
+from tests.web.test_queue import job_row, sessions
 from tests.web.test_significance_cli import hosted  # noqa: F401
 
 STALE = jobs.STALE_AFTER

@@ -31,18 +31,13 @@ from tests import redis_server
 from tests.accounts import BASE, sign_up
 from tests.conftest import database_url
 from tests.dispatch import LocalDispatcher, use_broker
+from tests.web.test_analyses import queue
 from tests.web.test_significance_cli import hosted  # noqa: F401
 from tests.workers import kill_tree, start_worker, stop_worker, wait_for
 
 
 def sessions(app: Flask):  # type: ignore[no-untyped-def]
     return app.extensions["leaderboard"]["sessionmaker"]
-
-
-def queue(app: Flask, request: Request) -> int:
-    with sessions(app)() as session:
-        target = resolve(session, "example-sentiment", "A")
-        return analyses.request_analysis(session, target, request, actor="org@example.org").id
 
 
 def job_row(app: Flask, job: int) -> Analysis:

@@ -232,12 +232,13 @@ def empty_database_url(tmp_path: Path) -> str:
 def s3_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """Start a real S3 server (SeaweedFS) on loopback for the session, with the AWS variables.
 
-    Skipped when it cannot start, except under CI=true where that is a failure.
+    The one .ci/run started is used when it names one. Skipped when none can start, except
+    under CI=true where that is a failure.
     """
     from tests import seaweed
 
     try:
-        server = seaweed.start(tmp_path_factory.mktemp("seaweedfs"))
+        server = seaweed.shared() or seaweed.start(tmp_path_factory.mktemp("seaweedfs"))
     except Exception as exc:
         reason = f"no S3 server: SeaweedFS (weed mini) could not start: {exc}"
         if os.environ.get("CI") == "true":

@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -31,7 +32,8 @@ class S3Server:
 
     endpoint: str
     bucket: str
-    process: subprocess.Popen[bytes]
+    #: None for a server started by someone else (.ci/run), which the tests leave running.
+    process: subprocess.Popen[bytes] | None
 
     def client(self) -> Any:
         """Return a boto3 client of this server."""
@@ -102,8 +104,39 @@ def start(data_dir: Path, timeout: float = 60.0) -> S3Server:
 
 
 def stop(server: S3Server) -> None:
-    """Stop the server and wait for it."""
-    terminate(server.process)
+    """Stop the server and wait for it (one the tests did not start is left running)."""
+    if server.process is not None:
+        terminate(server.process)
+
+
+#: Where .ci/run says which S3 server it started for the suite (its endpoint).
+SHARED_ENDPOINT = "LEADERBOARD_TEST_S3_ENDPOINT"
+
+
+def shared() -> S3Server | None:
+    """Return the S3 server .ci/run started for the whole suite, if it did."""
+    endpoint = os.environ.get(SHARED_ENDPOINT, "").strip()
+    return S3Server(endpoint, BUCKET, None) if endpoint else None
+
+
+def serve(data_dir: Path, endpoint_file: Path) -> None:
+    """Run a server until SIGTERM, writing its endpoint to ``endpoint_file`` once it answers."""
+    import signal
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    server = start(data_dir)
+    endpoint_file.write_text(server.endpoint + "\n")
+    stopping = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stopping.set())
+    try:
+        while not stopping.wait(1) and server.process is not None and server.process.poll() is None:
+            pass
+    finally:
+        stop(server)
+
+
+if __name__ == "__main__":
+    serve(Path(sys.argv[1]), Path(sys.argv[2]))
 
 
 #: The AWS variables ``use_credentials`` sets or clears.

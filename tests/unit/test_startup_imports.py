@@ -1,0 +1,48 @@
+"""The command line and the web app start without the heavy analysis and queue libraries.
+
+scipy.stats, matplotlib, sacrebleu and scikit-learn take seconds to import; the commands and
+views that need them import them where they are used. Celery and boto3 are loaded only by
+what talks to a broker or a bucket.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+HEAVY = ("scipy.stats", "matplotlib", "sacrebleu", "sklearn", "celery", "boto3")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def loaded_after(code: str, tmp_path: Path) -> list[str]:
+    """Run ``code`` in a fresh interpreter; return the heavy modules it left loaded."""
+    probe = f"import sys\n{code}\nprint('LOADED:', *(m for m in {HEAVY!r} if m in sys.modules))"
+    env = {"LEADERBOARD_INSTANCE_DIR": str(tmp_path / "instance"), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.splitlines()[-1].split()
+    assert last[0] == "LOADED:", out.stdout
+    return last[1:]
+
+
+def test_help_loads_none_of_them(tmp_path: Path) -> None:
+    code = (
+        "sys.argv = ['leaderboard', '--help']\n"
+        "from leaderboard.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass"
+    )
+    assert loaded_after(code, tmp_path) == []
+
+
+def test_the_web_app_loads_none_of_them(tmp_path: Path) -> None:
+    assert loaded_after("import leaderboard.web", tmp_path) == []
+    code = "from leaderboard.web import create_app\ncreate_app()"
+    assert loaded_after(code, tmp_path) == []
+
+
+def test_the_probe_sees_a_heavy_module_when_one_is_loaded(tmp_path: Path) -> None:
+    # The probe itself can fail: loading one of them is seen.
+    assert loaded_after("import scipy.stats", tmp_path) == ["scipy.stats"]

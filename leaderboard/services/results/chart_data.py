@@ -97,8 +97,8 @@ def chart(
 def draw_job_charts(session: Session, store: Store, job_id: int) -> int:
     """Draw and store the SVG charts of a finished analysis or freeze; return how many.
 
-    The organizers' variant, and for a live analysis the public one (runs named as the public
-    table names them); a reader's own variant (a member's team named) is drawn when asked.
+    The organizers' charts, and for a live analysis the public ones (runs named as the public
+    table names them); a reader's own (a member's team named) are drawn when asked.
     """
     job = session.get(Analysis, job_id, options=[undefer(Analysis.report)])
     if job is None or job.status != JobStatus.DONE or not job.report or "pairs" not in job.report:
@@ -107,10 +107,10 @@ def draw_job_charts(session: Session, store: Store, job_id: int) -> int:
     eval_set = job.eval_set
     target = resolve(session, eval_set.subtask.task.slug, eval_set.subtask.slug, eval_set.slug)
     scale = scale_of(target, report["measure"])
-    variants = [report]
+    readers = [report]
     if job.purpose == JobPurpose.TABLE:
-        variants.append(relabel(report, table_labels(session, store, target, PUBLIC)))
-    for variant in variants:
+        readers.append(relabel(report, table_labels(session, store, target, PUBLIC)))
+    for shown in readers:
         for name in CHARTS:
-            chart(session, store, variant, name, "svg", scale)
-    return len(variants) * len(CHARTS)
+            chart(session, store, shown, name, "svg", scale)
+    return len(readers) * len(CHARTS)

@@ -87,8 +87,8 @@ def main() -> None:
         _keep_freed_memory()
         leaderboard_group.main(prog_name="leaderboard")
         return
-    from leaderboard.web import create_app
+    from leaderboard.web import create_bare_app
 
-    app = create_app()
+    app = create_bare_app()
     with app.app_context():
         leaderboard_group.main(prog_name="leaderboard")

@@ -16,11 +16,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
-from sacrebleu.metrics import BLEU, CHRF, TER
+
+if TYPE_CHECKING:
+    # sacrebleu takes a fifth of a second to import: loaded by what scores or checks text.
+    from sacrebleu.metrics import BLEU, CHRF, TER
 
 from leaderboard.scoring.registry import Measure, MeasureRegistry, UnknownMeasure
 from leaderboard.scoring.sacrebleu_stats import (
@@ -86,6 +89,8 @@ def parse_options(table: Mapping[str, Any] | None) -> GenerationOptions:
             f"unknown sacrebleu option {str(unknown[0])[:80]!r}; known: {', '.join(OPTION_KEYS)}"
         )
     tokenize = table.get("tokenize", "13a")
+    from sacrebleu.metrics import BLEU
+
     if isinstance(tokenize, str) and tokenize in BLEU.TOKENIZERS and tokenize not in TOKENIZERS:
         raise ValueError(
             f"sacrebleu option tokenize = {tokenize!r} needs packages or downloads this server "
@@ -104,6 +109,8 @@ def parse_options(table: Mapping[str, Any] | None) -> GenerationOptions:
 
 def metric(key: str, options: GenerationOptions) -> BLEU | CHRF | TER:
     """Return the sacrebleu metric object computing measure ``key`` under ``options``."""
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
     if key == "BLEU":
         return BLEU(tokenize=options.tokenize, lowercase=options.lowercase)
     if key == "chrF":
@@ -146,6 +153,8 @@ def score_run(
     ``references`` holds one list of segments per reference file (or their ReferenceCache,
     which keeps them tokenized between runs).
     """
+    from sacrebleu.metrics import BLEU, CHRF
+
     options = options or GenerationOptions()
     cache = references if isinstance(references, ReferenceCache) else ReferenceCache(references)
     if not hypotheses:
@@ -188,6 +197,8 @@ def ter_statistics(
 
 def _score_of(scorer: BLEU | CHRF | TER, stats: NDArray[Any]) -> float:
     """Return the corpus score of statistics rows, summed in sacrebleu's order and types."""
+    from sacrebleu.metrics import TER
+
     if isinstance(scorer, TER):
         # sacrebleu adds float statistics one segment after the other; cumsum adds in the same
         # order, so the sums (and the score) are bit-identical to sacrebleu's.
@@ -248,6 +259,8 @@ def scores_from_sums(
     measure: str, sums: NDArray[Any], options: GenerationOptions | None = None
 ) -> NDArray[np.float64]:
     """Return a measure's corpus score for each row of summed statistics (resampled analysis)."""
+    from sacrebleu.metrics import BLEU, CHRF
+
     scorer = metric(measure, options or GenerationOptions())
     if isinstance(scorer, BLEU):
         return bleu_from_sums(sums, scorer.max_ngram_order)

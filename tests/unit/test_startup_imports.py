@@ -43,6 +43,23 @@ def test_the_web_app_loads_none_of_them(tmp_path: Path) -> None:
     assert loaded_after(code, tmp_path) == []
 
 
+def test_the_generation_family_and_the_bare_app_load_none_of_them(tmp_path: Path) -> None:
+    # Every database command builds the bare app and may load any family (sacrebleu is loaded
+    # by what scores or checks text, not by the family's definition).
+    code = (
+        "import leaderboard.tasks.families.generation.family\n"
+        "from leaderboard.web import create_bare_app\ncreate_bare_app()"
+    )
+    assert loaded_after(code, tmp_path) == []
+    # The bare app builds none of the pages.
+    code = (
+        "from leaderboard.web import create_bare_app\ncreate_bare_app()\n"
+        "assert not any(m.startswith('leaderboard.web.') for m in sys.modules), "
+        "[m for m in sys.modules if m.startswith('leaderboard.web.')]"
+    )
+    assert loaded_after(code, tmp_path) == []
+
+
 def test_the_probe_sees_a_heavy_module_when_one_is_loaded(tmp_path: Path) -> None:
     # The probe itself can fail: loading one of them is seen.
     assert loaded_after("import scipy.stats", tmp_path) == ["scipy.stats"]

@@ -107,10 +107,8 @@ def worker_cmd(
             common.settings(), queues=queues, concurrency=concurrency, beat=beat, loglevel=loglevel
         )
         return
-    from leaderboard.services.results.jobs import claim_next, run_claimed, stale_after
-    from leaderboard.worker.heartbeat import heartbeat
-    from leaderboard.worker.jobs import JOB_NAMES
-    from leaderboard.worker.runtime import claim_name
+    from leaderboard.services.results.jobs import claim_name, claim_next, stale_after
+    from leaderboard.worker.jobs import outcome_line, run_taken
 
     config = common.settings()
     stale = stale_after(config)
@@ -119,17 +117,15 @@ def worker_cmd(
             job = claim_next(session, worker=claim_name(), stale=stale)
             if job is None:
                 return
-            with heartbeat(
-                common.sessionmaker(),
-                job.id,
-                worker=job.worker,
-                interval=config.job_heartbeat_seconds,
-            ):
-                done = run_claimed(session, common.store(), config, job, clock=common.now)
-            click.echo(
-                f"{JOB_NAMES[done.purpose]} {done.id}: {done.status}"
-                + (f" ({done.error})" if done.error else "")
+            done = run_taken(
+                session,
+                job,
+                sessions=common.sessionmaker(),
+                store=common.store(),
+                settings=config,
+                clock=common.now,
             )
+            click.echo(outcome_line(done))
 
 
 COMMANDS = (significance_cmd, worker_cmd)

@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from datetime import datetime
 from enum import StrEnum
 
+from sqlalchemy.orm import Session, sessionmaker
+
 from leaderboard.config import Settings
+from leaderboard.models import Analysis
 from leaderboard.services.common import mail
 from leaderboard.services.results import jobs
 from leaderboard.states import JobPurpose, JobStatus
+from leaderboard.storage import Store
 from leaderboard.worker.heartbeat import heartbeat
-from leaderboard.worker.runtime import claim_name, resources
+from leaderboard.worker.runtime import resources
 
 log = logging.getLogger("leaderboard.worker")
 
@@ -36,10 +42,31 @@ class Outcome(StrEnum):
     RELEASED = "released"
 
 
+def run_taken(
+    session: Session,
+    job: Analysis,
+    *,
+    sessions: sessionmaker[Session],
+    store: Store,
+    settings: Settings,
+    clock: Callable[[], datetime],
+) -> Analysis:
+    """Run a job this worker has taken, beating its heartbeat meanwhile; return the row after."""
+    with heartbeat(sessions, job.id, worker=job.worker, interval=settings.job_heartbeat_seconds):
+        return jobs.run_claimed(session, store, settings, job, clock=clock)
+
+
+def outcome_line(job: Analysis) -> str:
+    """Return how a worker reports a finished job: "analysis 3: done" (with why it failed)."""
+    return f"{JOB_NAMES[job.purpose]} {job.id}: {job.status}" + (
+        f" ({job.error})" if job.error else ""
+    )
+
+
 def run_job(job_id: int) -> Outcome:
     """Take the job if it is free, run it with a heartbeat, and store its outcome."""
     res = resources()
-    worker = claim_name()
+    worker = jobs.claim_name()
     stale = jobs.stale_after(res.settings)
     with res.sessionmaker() as session:
         claim = jobs.claim(session, job_id, worker=worker, stale=stale)
@@ -47,25 +74,22 @@ def run_job(job_id: int) -> Outcome:
             return Outcome.BUSY
         if claim.job is None:
             return Outcome.FINISHED
-        job = claim.job
         try:
-            with heartbeat(
-                res.sessionmaker, job_id, worker=worker, interval=res.settings.job_heartbeat_seconds
-            ):
-                done = jobs.run_claimed(session, res.store, res.settings, job, clock=res.clock.now)
+            done = run_taken(
+                session,
+                claim.job,
+                sessions=res.sessionmaker,
+                store=res.store,
+                settings=res.settings,
+                clock=res.clock.now,
+            )
         except Exception as exc:
             log.exception("job %s broke", job_id)
             state = jobs.release(
                 session, job_id, worker=worker, error=f"{type(exc).__name__}: {exc}"[:2000]
             )
             return Outcome.RELEASED if state == JobStatus.QUEUED else Outcome.FAILED
-        log.info(
-            "%s %s: %s%s",
-            JOB_NAMES[done.purpose],
-            done.id,
-            done.status,
-            f" ({done.error})" if done.error else "",
-        )
+        log.info("%s", outcome_line(done))
         return Outcome.DONE if done.status == JobStatus.DONE else Outcome.FAILED
 
 

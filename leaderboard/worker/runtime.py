@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import os
-import socket
 import threading
-import uuid
 
 from leaderboard.config import Settings, load_settings
 from leaderboard.resources import Resources, build
@@ -34,8 +32,3 @@ def resources() -> Resources:
         if _built is None:
             _built = (os.getpid(), build(_settings or load_settings()))
         return _built[1]
-
-
-def claim_name() -> str:
-    """Return a new name for one claim of a job: host, process and a token of its own."""
-    return f"{socket.gethostname()}:{os.getpid()}/{uuid.uuid4().hex[:8]}"[:128]

@@ -8,6 +8,7 @@ result only while the job is still its own, so a job never runs twice to a diffe
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -24,7 +25,7 @@ from leaderboard.services.campaign.freeze import freeze, verify
 from leaderboard.services.campaign.frozen_analysis import request_of_report
 from leaderboard.services.common.errors import DomainError, NotFound
 from leaderboard.services.common.revisions import touch
-from leaderboard.services.results.analyses import _request_of, compute
+from leaderboard.services.results.analyses import _request_of, compute, worker_name
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.gold import rescore_set
 from leaderboard.states import JobPurpose, JobStatus
@@ -40,6 +41,18 @@ MAX_ATTEMPTS = 3
 CHARTED = (JobPurpose.TABLE, JobPurpose.FREEZE)
 #: A queued job whose task has waited this many stale periods is sent again (a lost message).
 RESEND_AFTER_STALE_PERIODS = 10
+
+
+def claim_name() -> str:
+    """Return a new name for one claim of a job: host, process and a token of its own."""
+    return f"{worker_name()}/{uuid.uuid4().hex[:8]}"[:128]
+
+
+def _owned(job_id: int, worker: str) -> Any:
+    """Return the condition that a job is running under this worker's claim."""
+    return and_(
+        Analysis.id == job_id, Analysis.worker == worker, Analysis.status == JobStatus.RUNNING
+    )
 
 
 def stale_after(settings: Settings) -> timedelta:
@@ -155,13 +168,7 @@ def claim_next(
 def beat(session: Session, job_id: int, *, worker: str, now: datetime | None = None) -> bool:
     """Record that the job's worker is alive; return False once the job is no longer its own."""
     alive = session.execute(
-        update(Analysis)
-        .where(
-            Analysis.id == job_id,
-            Analysis.worker == worker,
-            Analysis.status == JobStatus.RUNNING,
-        )
-        .values(heartbeat_at=now or utcnow())
+        update(Analysis).where(_owned(job_id, worker)).values(heartbeat_at=now or utcnow())
     )
     session.commit()
     return alive.rowcount == 1  # type: ignore[attr-defined]
@@ -172,15 +179,7 @@ def _finish(session: Session, job: Analysis, worker: str, values: dict[str, Any]
 
     A finished analysis (or freeze) has its charts drawn next, by whichever worker takes that.
     """
-    stored = session.execute(
-        update(Analysis)
-        .where(
-            Analysis.id == job.id,
-            Analysis.worker == worker,
-            Analysis.status == JobStatus.RUNNING,
-        )
-        .values(**values)
-    )
+    stored = session.execute(update(Analysis).where(_owned(job.id, worker)).values(**values))
     if stored.rowcount != 1:  # type: ignore[attr-defined]
         # Handed on meanwhile: the new claimant's result stands, this one is dropped whole.
         session.rollback()
@@ -301,13 +300,7 @@ def release(
         else {"status": JobStatus.QUEUED, "heartbeat_at": None}
     )
     values["worker"] = ""
-    given = session.execute(
-        update(Analysis)
-        .where(
-            Analysis.id == job_id, Analysis.worker == worker, Analysis.status == JobStatus.RUNNING
-        )
-        .values(**values)
-    )
+    given = session.execute(update(Analysis).where(_owned(job_id, worker)).values(**values))
     session.commit()
     if given.rowcount != 1:  # type: ignore[attr-defined]
         return None

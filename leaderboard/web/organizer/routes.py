@@ -288,9 +288,7 @@ def gold(task: str, subtask: str) -> ResponseReturnValue:
         upload.filename,
         actor=_actor(),
     )
-    job = request_job(
-        db(), resolve(db(), task, subtask, set_slug), JobPurpose.RESCORE, actor=_actor(), now=now()
-    )
+    job = request_job(db(), target, JobPurpose.RESCORE, actor=_actor(), now=now())
     flash(
         f"Stored {role} version {gold_file.version}; "
         + QUEUED[JobPurpose.RESCORE].format(set=set_slug, job=job.id),

@@ -142,6 +142,8 @@ class EvalSet(Base):
     revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # Advanced when an analysis of the set is stored, so cached tables take its clusters.
     analysed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The revision whose per-query summaries are stored; behind ``revision``, the worker updates them.
+    summarized: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     subtask: Mapped[Subtask] = relationship(back_populates="eval_sets")
     gold_files: Mapped[list[GoldFile]] = relationship(
@@ -578,6 +580,28 @@ class ChartFile(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     storage_key: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class QuerySummary(Base):
+    """The best, median and worst value per query of a set's ranked runs on one measure.
+
+    Computed by the worker when the set's scores change (and by analysis jobs), so a run's
+    diagnostics page reads one row instead of every run's per-query values.
+    """
+
+    __tablename__ = "query_summaries"
+
+    eval_set_id: Mapped[int] = mapped_column(
+        ForeignKey("eval_sets.id", ondelete="CASCADE"), primary_key=True
+    )
+    measure: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: The set's revision the summary was computed at.
+    revision: Mapped[int] = mapped_column(Integer)
+    #: How many ranked runs it covers.
+    runs: Mapped[int] = mapped_column(Integer)
+    #: ``{query: [best, median, worst, runs]}``.
+    values: Mapped[dict[str, Any]] = mapped_column()
+    computed_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class LoginCounter(Base):

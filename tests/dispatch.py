@@ -8,6 +8,7 @@ rows to ``leaderboard worker --once``.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import replace
 from typing import Any
@@ -66,3 +67,36 @@ def use_broker(app: Flask, queue_url: str = "") -> None:
     dispatcher = CeleryDispatcher(replace(ext["settings"], queue_url=queue_url))
     ext["dispatcher"] = dispatcher
     ext["sessionmaker"].kw["info"][DISPATCHER] = dispatcher
+
+
+def summarize_changed(app: Flask) -> int:
+    """Summarize every set whose scores changed, as a worker does unasked; return how many."""
+    from leaderboard.services.results.query_summaries import stale_sets, summarize_set
+
+    ext = app.extensions["leaderboard"]
+    with ext["sessionmaker"]() as session:
+        changed = stale_sets(session)
+        for set_id, _revision in changed:
+            summarize_set(session, ext["store"], set_id)
+    return len(changed)
+
+
+def draw_asked(app: Flask) -> int:
+    """Draw every chart a page asked for and found not drawn, as a worker would; return how many."""
+    from leaderboard.jobqueue import DRAW_CHART
+    from leaderboard.services.results.chart_files import draw_chart
+
+    ext = app.extensions["leaderboard"]
+    dispatcher = ext["dispatcher"]
+    # Through JSON, as the broker carries them: the worker must key what the page keyed.
+    asked = [json.loads(json.dumps(a)) for t, a in dispatcher.sent if t == DRAW_CHART]
+    dispatcher.sent[:] = [(t, a) for t, a in dispatcher.sent if t != DRAW_CHART]
+    with ext["sessionmaker"]() as session:
+        for kind, fmt, data in asked:
+            draw_chart(session, ext["store"], kind, fmt, data)
+    return len(asked)
+
+
+def work_off(app: Flask) -> int:
+    """Do in this process what a worker does unasked or when sent: summaries, then charts."""
+    return summarize_changed(app) + draw_asked(app)

@@ -47,6 +47,8 @@ def significance_cmd(
 ) -> None:
     """Test every pair of the table's runs; store and print p-values, clusters and intervals."""
     from leaderboard.services.results.analyses import compute_now
+    from leaderboard.services.results.chart_data import draw_report_charts
+    from leaderboard.services.results.query_summaries import summarize_set
     from leaderboard.services.results.significance import Request
     from leaderboard.services.results.tables import caption_of
     from leaderboard.services.tasks.catalog import resolve
@@ -58,6 +60,10 @@ def significance_cmd(
             target = resolve(session, task, subtask, set_slug)
             analysis = compute_now(session, common.store(), target, request, actor=common.actor())
             report = dict(analysis.report or {})
+            # Computed at once, so drawn at once: pages only read stored charts.
+            draw_report_charts(session, common.store(), target, report, live=True)
+            if target.eval_set.summarized != target.eval_set.revision:
+                summarize_set(session, common.store(), target.eval_set.id)
             # Tables name the task, subtask and set by their titles, not their slugs.
             titled = {**report, "caption": caption_of(target)}
         except DomainError as exc:
@@ -99,7 +105,7 @@ def significance_cmd(
 def worker_cmd(
     once: bool, beat: bool, concurrency: int, queues: str, loglevel: str, poll: float
 ) -> None:
-    """Run the background work: analyses, freezes, verifications and mail, from the queue."""
+    """Run the background work: analyses, freezes, verifications, summaries, charts and mail."""
     if not once:
         from leaderboard.worker.celery_app import start
 
@@ -107,7 +113,10 @@ def worker_cmd(
             common.settings(), queues=queues, concurrency=concurrency, beat=beat, loglevel=loglevel
         )
         return
-    from leaderboard.services.results.jobs import claim_name, claim_next, stale_after
+    from leaderboard.services.results.chart_data import draw_job_charts
+    from leaderboard.services.results.jobs import CHARTED, claim_name, claim_next, stale_after
+    from leaderboard.services.results.query_summaries import stale_sets, summarize_set
+    from leaderboard.states import JobStatus
     from leaderboard.worker.jobs import outcome_line, run_taken
 
     config = common.settings()
@@ -116,6 +125,9 @@ def worker_cmd(
         with common.session() as session:
             job = claim_next(session, worker=claim_name(), stale=stale)
             if job is None:
+                # Then the sets whose scores changed: their per-query summaries and charts.
+                for set_id, _revision in stale_sets(session):
+                    summarize_set(session, common.store(), set_id)
                 return
             done = run_taken(
                 session,
@@ -125,6 +137,9 @@ def worker_cmd(
                 settings=config,
                 clock=common.now,
             )
+            if done.status == JobStatus.DONE and done.purpose in CHARTED:
+                # What a worker's next task would do: the charts, drawn here too.
+                draw_job_charts(session, common.store(), done.id)
             click.echo(outcome_line(done))
 
 

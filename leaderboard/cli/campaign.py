@@ -160,6 +160,7 @@ def freeze_cmd(task: str, subtask: str, set_slug: str | None, before_deadline: b
     """Freeze the official ranking: an immutable snapshot with the hashes to verify it."""
     from leaderboard.services.campaign.freeze import DeadlineAhead, freeze
     from leaderboard.services.campaign.frozen_analysis import describe_analysis
+    from leaderboard.services.results.chart_data import draw_report_charts
     from leaderboard.services.tasks.catalog import resolve
 
     with common.session() as session:
@@ -178,6 +179,10 @@ def freeze_cmd(task: str, subtask: str, set_slug: str | None, before_deadline: b
             common.fail(f"{exc.message} To freeze before it, add --before-deadline.")
         except DomainError as exc:
             common.fail(exc.message)
+        frozen = snapshot.manifest.get("analysis")
+        if frozen is not None and "pairs" in frozen:
+            # Frozen at once, drawn at once: the official view's charts are only read.
+            draw_report_charts(session, common.store(), target, frozen, live=False)
         click.echo(
             f"Frozen {task} {subtask} ({target.eval_set.slug}) at {snapshot.frozen_at.isoformat()}: "
             f"{len(snapshot.manifest['runs'])} rows; snapshot SHA-256 {snapshot.manifest_sha256}."

@@ -9,6 +9,9 @@ sweep: the row, not the message, is the record of what was asked.
 from __future__ import annotations
 
 import logging
+import threading
+import time
+import weakref
 from typing import Any, Protocol
 
 from sqlalchemy import event
@@ -20,6 +23,10 @@ log = logging.getLogger("leaderboard.jobqueue")
 RUN_JOB = "leaderboard.run_job"
 #: The task that draws and stores a finished analysis' charts (so no page request draws them).
 DRAW_CHARTS = "leaderboard.draw_charts"
+#: The task that draws and stores one chart a reader asked for and found not drawn yet.
+DRAW_CHART = "leaderboard.draw_chart"
+#: The task that stores a set's per-query summaries (and its runs' charts) at its revision.
+SUMMARIZE = "leaderboard.summarize"
 #: The task that delivers one mail.
 SEND_MAIL = "leaderboard.send_mail"
 #: The task that sends again the jobs whose task was lost or whose worker died.
@@ -27,7 +34,14 @@ SWEEP = "leaderboard.sweep"
 #: The queues: job rows, and mail (which a deployment may give workers of its own).
 JOBS_QUEUE = "jobs"
 MAIL_QUEUE = "mail"
-QUEUE_OF = {RUN_JOB: JOBS_QUEUE, DRAW_CHARTS: JOBS_QUEUE, SWEEP: JOBS_QUEUE, SEND_MAIL: MAIL_QUEUE}
+QUEUE_OF = {
+    RUN_JOB: JOBS_QUEUE,
+    DRAW_CHARTS: JOBS_QUEUE,
+    DRAW_CHART: JOBS_QUEUE,
+    SUMMARIZE: JOBS_QUEUE,
+    SWEEP: JOBS_QUEUE,
+    SEND_MAIL: MAIL_QUEUE,
+}
 
 #: Where a session keeps its dispatcher (set by the session factory) and its unsent jobs.
 DISPATCHER = "leaderboard.dispatcher"
@@ -47,6 +61,31 @@ def enqueue(session: Session, task: str, *args: Any) -> None:
         # Begun now, so that a rollback before any statement still ends it (and its jobs).
         session.begin()
     session.info.setdefault(_PENDING, []).append((task, args))
+
+
+#: When each dispatcher last sent a task under a key (see ``enqueue_once``).
+_RECENT: weakref.WeakKeyDictionary[Any, dict[str, float]] = weakref.WeakKeyDictionary()
+_RECENT_LOCK = threading.Lock()
+
+
+def enqueue_once(session: Session, key: str, within: float, task: str, *args: Any) -> bool:
+    """Enqueue a task unless this process sent the same ``key`` less than ``within`` s ago.
+
+    For work a reader's request asks for and that many readers (or one reader's reloads) ask
+    for alike: one message per key and interval, not one per request. Returns whether queued.
+    """
+    dispatcher = session.info.get(DISPATCHER)
+    now = time.monotonic()
+    if dispatcher is not None:
+        with _RECENT_LOCK:
+            sent = _RECENT.setdefault(dispatcher, {})
+            if now - sent.get(key, -within) < within:
+                return False
+            if len(sent) > 10_000:
+                sent.clear()
+            sent[key] = now
+    enqueue(session, task, *args)
+    return True
 
 
 def send_now(dispatcher: Dispatcher | None, task: str, *args: Any) -> bool:

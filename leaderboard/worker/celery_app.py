@@ -8,7 +8,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from leaderboard.config import Settings
-from leaderboard.jobqueue import DRAW_CHARTS, RUN_JOB, SEND_MAIL, SWEEP
+from leaderboard.jobqueue import DRAW_CHART, DRAW_CHARTS, RUN_JOB, SEND_MAIL, SUMMARIZE, SWEEP
 from leaderboard.jobqueue.broker import make_celery
 from leaderboard.services.common.mail import MailError
 from leaderboard.services.results.jobs import stale_after
@@ -25,6 +25,8 @@ MAIL_BACKOFF = 15
 MAIL_RETRIES = 8
 #: Seconds before a job that broke unexpectedly is tried again.
 JOB_RETRY_PAUSE = 10
+#: Seconds between looks for sets whose scores changed (their per-query summaries are redone).
+SUMMARY_INTERVAL = 2.0
 
 
 def worker_app(settings: Settings) -> Celery:
@@ -58,6 +60,14 @@ def worker_app(settings: Settings) -> Celery:
     def draw_charts(job_id: int) -> int:
         return jobs.draw_charts(job_id)
 
+    @app.task(name=DRAW_CHART)
+    def draw_chart(kind: str, fmt: str, data: dict[str, Any]) -> int:
+        return jobs.draw_chart(kind, fmt, data)
+
+    @app.task(name=SUMMARIZE)
+    def summarize(eval_set_id: int, revision: int) -> int:
+        return jobs.summarize(eval_set_id, revision)
+
     @app.task(name=SWEEP)
     def sweep() -> list[int]:
         return jobs.sweep()
@@ -88,6 +98,30 @@ def start_watchdog(interval: float) -> threading.Thread:
     return thread
 
 
+def start_summarizer(interval: float) -> threading.Thread:
+    """Queue the summaries of sets whose scores changed, every ``interval`` seconds.
+
+    Uploads only advance their set's revision (nothing is queued inside a request); this loop
+    finds the sets that moved and hands each to a pool process once per revision.
+    """
+
+    def loop() -> None:
+        sent: dict[int, int] = {}
+        while True:
+            try:
+                for set_id, revision in jobs.stale_sets():
+                    if sent.get(set_id) != revision:
+                        sent[set_id] = revision
+                        jobs.queue_summary(set_id, revision)
+            except Exception:  # the broker or the database may be back at the next round
+                log.exception("looking for changed sets failed")
+            threading.Event().wait(interval)
+
+    thread = threading.Thread(target=loop, name="summarizer", daemon=True)
+    thread.start()
+    return thread
+
+
 def start(settings: Settings, *, queues: str, concurrency: int, beat: bool, loglevel: str) -> None:
     """Run a Celery worker for the server's queues until it is stopped."""
     from celery import signals
@@ -97,6 +131,8 @@ def start(settings: Settings, *, queues: str, concurrency: int, beat: bool, logl
     @signals.worker_ready.connect(weak=False)
     def _ready(**_: Any) -> None:
         start_watchdog(stale_after(settings).total_seconds())
+        if "jobs" in queues.split(","):
+            start_summarizer(SUMMARY_INTERVAL)
 
     argv = [
         "worker",

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -103,12 +104,55 @@ def send_mail(text: str, deliver: bool = True, *, settings: Settings | None = No
 
 
 def draw_charts(job_id: int) -> int:
-    """Draw and store the charts of a finished job's analysis; return how many."""
+    """Draw and store the charts of a finished job's analysis, and summarize its set if stale."""
+    from leaderboard.models import Analysis
     from leaderboard.services.results.chart_data import draw_job_charts
+    from leaderboard.services.results.query_summaries import summarize_set
 
     res = resources()
     with res.sessionmaker() as session:
-        return draw_job_charts(session, res.store, job_id)
+        drawn = draw_job_charts(session, res.store, job_id)
+        job = session.get(Analysis, job_id)
+        if job is not None and job.eval_set.summarized != job.eval_set.revision:
+            summarize_set(session, res.store, job.eval_set_id)
+        return drawn
+
+
+def draw_chart(kind: str, fmt: str, data: dict[str, Any]) -> int:
+    """Draw and store one chart a reader asked for; return its size in bytes."""
+    from leaderboard.services.results.chart_files import draw_chart as draw
+
+    res = resources()
+    with res.sessionmaker() as session:
+        return len(draw(session, res.store, kind, fmt, data))
+
+
+def stale_sets() -> list[tuple[int, int]]:
+    """Return (set id, revision) of the sets whose per-query summaries are behind."""
+    from leaderboard.services.results.query_summaries import stale_sets as find
+
+    with resources().sessionmaker() as session:
+        return find(session)
+
+
+def queue_summary(eval_set_id: int, revision: int) -> None:
+    """Send the summary of a set at a revision to the jobs queue."""
+    from leaderboard.jobqueue import SUMMARIZE, send_now
+
+    send_now(resources().dispatcher, SUMMARIZE, eval_set_id, revision)
+
+
+def summarize(eval_set_id: int, revision: int) -> int:
+    """Store a set's per-query summaries unless they already cover ``revision``; return how many."""
+    from leaderboard.models import EvalSet
+    from leaderboard.services.results.query_summaries import summarize_set
+
+    res = resources()
+    with res.sessionmaker() as session:
+        eval_set = session.get(EvalSet, eval_set_id)
+        if eval_set is None or eval_set.summarized >= revision:
+            return 0
+        return summarize_set(session, res.store, eval_set_id)
 
 
 def sweep() -> list[int]:

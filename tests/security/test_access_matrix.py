@@ -22,6 +22,7 @@ from flask.testing import FlaskClient
 
 from leaderboard.clock import FixedClock
 from tests.conftest import app_on_copy, csrf_from, dispose, login
+from tests.dispatch import draw_asked, summarize_changed
 from tests.runs import (
     GOLD_TEST_A,
     PRESET,
@@ -254,6 +255,12 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     assert refused.status_code == 403 and "not verified" in refused.get_data(as_text=True)
     for role in LOGGED_IN:
         w.csrf[role] = csrf_from(clients[role].get("/").get_data(as_text=True))
+    # What the worker would have done by now: the sets' summaries, and the charts the probes
+    # read (a run's difference chart names nobody, so one file serves every reader).
+    summarize_changed(app)
+    for key, fmt in (("run_a", "svg"), ("run_hidden", "pdf")):
+        clients["org"].get(f"/runs/{ids[key]}/queries.{fmt}")
+    draw_asked(app)
     yield w
     dispose(app)
 

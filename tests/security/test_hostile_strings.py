@@ -24,6 +24,7 @@ from flask.testing import FlaskClient
 from leaderboard.services.accounts import core as accounts
 from leaderboard.services.common.errors import NotFound
 from tests.conftest import app_on_copy, csrf_from, dispose, login
+from tests.dispatch import draw_asked, summarize_changed
 from tests.runs import (
     GOLD_TEST_A,
     accepted,
@@ -557,7 +558,13 @@ def test_analysis_pages_and_charts_show_hostile_labels_as_text(world: World) -> 
         missing = world.org.get(f"/runs/{run_id}/queries")
         assert missing.status_code == 404
         check_page(missing.get_data(as_text=True))
-    # The per-query pages and charts of runs named with hostile text (CQA, by team and slot).
+    # The per-query pages and charts of runs named with hostile text (CQA, by team and slot),
+    # once the worker has summarized the sets and drawn the charts asked for.
+    summarize_changed(world.app)
+    for run_id in world.run_ids[:3]:
+        for fmt in ("svg", "pdf"):
+            world.org.get(f"/runs/{run_id}/queries.{fmt}")
+    draw_asked(world.app)
     for i, run_id in enumerate(world.run_ids[:3]):
         html = world.org.get(f"/runs/{run_id}/queries")
         assert html.status_code == 200

@@ -11,6 +11,7 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 
 from tests.conftest import csrf_from, login
+from tests.dispatch import draw_asked, work_off
 from tests.runs import api_upload, make_organizer, token_for
 from tests.web.test_significance_cli import PATH, SENTIMENT, hosted  # noqa: F401
 
@@ -69,11 +70,18 @@ def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> Non
     alice = app.test_client()
     login(alice, "alice@example.org", "correct horse battery")
     run_id = 1  # alice's oracle run, the first upload
+    # Until the worker has summarized the set, the page says so and the files are not there.
+    waiting = alice.get(f"/runs/{run_id}/queries").get_data(as_text=True)
+    assert 'id="summary-pending"' in waiting and "query-table" not in waiting
+    assert alice.get(f"/runs/{run_id}/queries.csv").status_code == 404
+    assert work_off(app) >= 1
     page = alice.get(f"/runs/{run_id}/queries")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert "Acc per item" in html  # macro-F1 is not a mean over items; Acc is
     assert "<th>Item</th>" in html and "Query" not in html  # a classification task's unit
+    assert "summary-pending" not in html and "summary-updating" not in html
+    assert 'id="chart-pending"' not in html  # the worker drew the official measure's chart
     numbers = alice.get(f"/runs/{run_id}/queries.csv").get_data(as_text=True)
     rows = list(csv.reader(io.StringIO(numbers)))
     assert rows[0] == ["item", "Acc", "median", "best", "difference"]
@@ -86,6 +94,24 @@ def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> Non
         assert abs(float(diff) - (1.0 - float(median))) < 1e-12
     differences = [float(r[4]) for r in rows[1:]]
     assert differences == sorted(differences)
+    # A PDF is drawn the first time it is asked for: until then the answer says so.
+    pdf = alice.get(f"/runs/{run_id}/queries.pdf")
+    assert pdf.status_code == 404 and "being drawn" in pdf.get_data(as_text=True)
+    assert pdf.headers["Retry-After"] == "5"
+    assert draw_asked(app) == 1
+    pdf = alice.get(f"/runs/{run_id}/queries.pdf")
+    assert pdf.status_code == 200 and pdf.data.startswith(b"%PDF")
+    assert pdf.headers["Cache-Control"] == "private, max-age=60" and pdf.headers["ETag"]
+    again = alice.get(f"/runs/{run_id}/queries.pdf", headers={"If-None-Match": pdf.headers["ETag"]})
+    assert again.status_code == 304 and again.data == b""
+    # A new run moves the set on: the page keeps the last summary and says it is being updated.
+    resp = api_upload(app.test_client(), token_for(app, "bob@example.org"),
+                      (SENTIMENT / "run-valid.tsv").read_bytes(), path=PATH, slot="contrastive1")  # fmt: skip
+    assert resp.status_code == 201
+    stale = alice.get(f"/runs/{run_id}/queries").get_data(as_text=True)
+    assert 'id="summary-updating"' in stale and "query-table" in stale
+    assert work_off(app) >= 1
+    assert "summary-updating" not in alice.get(f"/runs/{run_id}/queries").get_data(as_text=True)
     # Another team's run is not found for alice, nor for anonymous visitors.
     assert alice.get("/runs/2/queries").status_code == 404
     assert app.test_client().get(f"/runs/{run_id}/queries").status_code == 404

@@ -12,6 +12,7 @@ from sqlalchemy import func, select
 from leaderboard import charts
 from leaderboard.models import ChartFile
 from tests.conftest import login
+from tests.dispatch import draw_asked
 from tests.runs import make_organizer
 from tests.web.test_significance_cli import hosted  # noqa: F401
 
@@ -53,34 +54,47 @@ def test_each_audience_variant_is_drawn_once_and_stored(
     alice = app.test_client()
     login(alice, "alice@example.org", "correct horse battery")
 
+    # Computed at once, drawn at once: the organizers' and the public charts, SVG and PDF.
+    assert len(drawn) == 4
+    assert drawn[0] == analysis["runs"]
     public_svgs = []
     for _ in range(3):
         resp = app.test_client().get(CHART)
         assert resp.status_code == 200 and resp.mimetype == "image/svg+xml"
+        assert resp.headers["Cache-Control"] == "public, max-age=60"
         public_svgs.append(resp.data)
         _forget(app)
-    assert len(drawn) == 1 and len(set(public_svgs)) == 1
+    assert len(drawn) == 4 and len(set(public_svgs)) == 1
     assert b"Aurora" not in public_svgs[0] and b"Borealis" not in public_svgs[0]
     assert b"Team 1" in public_svgs[0] and b"Team 2" in public_svgs[0]
 
-    own = [alice.get(CHART).data for _ in range(2)]
-    assert len(drawn) == 2 and own[0] == own[1]
-    assert b"Aurora" in own[0] and b"Borealis" not in own[0]
+    # A member's own variant (their team named) is drawn by the worker when first asked.
+    first = alice.get(CHART)
+    assert first.status_code == 404 and "being drawn" in first.get_data(as_text=True)
+    assert draw_asked(app) == 1 and len(drawn) == 5
+    own = [alice.get(CHART) for _ in range(2)]
+    assert own[0].data == own[1].data and own[0].headers["Cache-Control"] == "private, max-age=60"
+    assert b"Aurora" in own[0].data and b"Borealis" not in own[0].data
 
     path = "/organizer/analyses/1/measure.svg"
     named = [org.get(path).data for _ in range(2)]
-    assert len(drawn) == 3 and named[0] == named[1]
+    assert len(drawn) == 5 and named[0] == named[1]
     assert b"Aurora" in named[0] and b"Borealis" in named[0]
-    assert drawn[2] == analysis["runs"]
     # Downloads keep their routes and types; a PDF is one more stored variant.
     pdf = org.get("/organizer/analyses/1/measure.pdf")
     assert pdf.data.startswith(b"%PDF") and "attachment" in pdf.headers["Content-Disposition"]
     assert org.get("/organizer/analyses/1/measure.pdf").data == pdf.data
-    assert len(drawn) == 4
+    assert len(drawn) == 5
+    # The ETag is the chart's key: a browser holding it is told nothing changed.
+    unchanged = org.get(path, headers={"If-None-Match": pdf.headers["ETag"]})
+    assert unchanged.status_code == 200  # another file's tag
+    etag = org.get(path).headers["ETag"]
+    assert org.get(path, headers={"If-None-Match": etag}).status_code == 304
     with app.app_context():
         from leaderboard.web.common.context import db
 
-        assert db().scalar(select(func.count()).select_from(ChartFile)) == 4
+        # 9 analysis charts, and the five runs' difference charts drawn with the set's summaries.
+        assert db().scalar(select(func.count()).select_from(ChartFile)) == 9 + 5
 
 
 def test_two_runs_sharing_team_and_tag_get_one_label_each_everywhere(
@@ -144,10 +158,12 @@ def test_the_worker_draws_a_finished_analysis_charts_so_pages_only_read_them(
     # The finished job sent its charts to the workers ...
     dispatcher: LocalDispatcher = ext["dispatcher"]
     assert (DRAW_CHARTS, (job,)) in dispatcher.sent
-    # ... which draw the organizers' and the public variant of both charts.
+    # ... which draw the organizers' and the public variant of both charts, SVG and PDF.
+    # (``worker --once`` drew them already, as the task would: found, not drawn again.)
     with ext["sessionmaker"]() as session:
-        assert draw_job_charts(session, ext["store"], job) == 4
-        assert session.scalar(select(func.count()).select_from(ChartFile)) == 4
+        assert draw_job_charts(session, ext["store"], job) == 8
+        # (with the five runs' difference charts, drawn when --once summarized the set)
+        assert session.scalar(select(func.count()).select_from(ChartFile)) == 8 + 5
 
     def refuse(*_args, **_kwargs):  # type: ignore[no-untyped-def]
         raise AssertionError("a page drew a chart the worker had drawn")

@@ -6,6 +6,7 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 
 from tests.conftest import login
+from tests.dispatch import draw_asked, summarize_changed
 from tests.runs import api_upload, token_for
 from tests.web.test_significance_cli import PATH, SENTIMENT, hosted  # noqa: F401
 
@@ -34,6 +35,10 @@ def _named_runs(app: Flask) -> None:
 
 def _public_views(app: Flask, run_id: int) -> dict[str, str]:
     public = app.test_client()
+    # The worker's part first: the set's summaries, then the chart this reader asks for.
+    summarize_changed(app)
+    public.get(f"/runs/{run_id}/queries.svg")
+    draw_asked(app)
     out = {}
     for suffix in ("", ".csv", ".svg"):
         resp = public.get(f"/runs/{run_id}/queries{suffix}")
@@ -94,6 +99,7 @@ def test_a_replaced_runs_per_query_page_says_what_is_true(
     alice = app.test_client()
     login(alice, "alice@example.org", "correct horse battery")
     assert alice.get("/runs/1").status_code == 200
+    summarize_changed(app)
     page = alice.get("/runs/1/queries")
     assert page.status_code == 200
     html = page.get_data(as_text=True)

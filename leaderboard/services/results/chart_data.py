@@ -21,6 +21,8 @@ from leaderboard.storage import Store
 
 #: The charts of an analysis.
 CHARTS = ("measure", "matrix")
+#: The formats every chart is drawn in.
+FORMATS = ("svg", "pdf")
 
 
 def scale_of(target: Target, measure: str) -> float:
@@ -82,35 +84,43 @@ def table_labels(
     return {r.run_id: r.label for r in table.rows if r.run_id is not None}
 
 
-def chart(
-    session: Session, store: Store, report: dict[str, Any], name: str, fmt: str, scale: float
-) -> bytes:
-    """Return one chart of a report as its reader sees it: the stored file, or drawn now."""
+def chart_spec(report: dict[str, Any], name: str, scale: float) -> tuple[str, dict[str, Any]]:
+    """Return the kind and data of one chart of a report as its reader sees it."""
     if name == "measure":
-        rows = measure_rows(report, scale)
-        return chart_files.measure_chart(session, store, rows, report["measure"], fmt)
-    return chart_files.pvalue_matrix(
-        session, store, report["runs"], matrix(report), report["alpha"], fmt
-    )
+        return "measure", chart_files.measure_data(measure_rows(report, scale), report["measure"])
+    return "matrix", chart_files.matrix_data(report["runs"], matrix(report), report["alpha"])
+
+
+def draw_report_charts(
+    session: Session, store: Store, target: Target, report: dict[str, Any], *, live: bool
+) -> int:
+    """Draw and store every chart of a report (SVG and PDF); return how many.
+
+    The organizers' charts, and for a live analysis the public ones (runs named as the public
+    table names them); a member's own (their team named in an anonymous phase) are drawn when
+    first asked.
+    """
+    scale = scale_of(target, report["measure"])
+    readers = [report]
+    if live:
+        readers.append(relabel(report, table_labels(session, store, target, PUBLIC)))
+    drawn = 0
+    for shown in readers:
+        for name in CHARTS:
+            kind, data = chart_spec(shown, name, scale)
+            for fmt in FORMATS:
+                chart_files.draw_chart(session, store, kind, fmt, data)
+                drawn += 1
+    return drawn
 
 
 def draw_job_charts(session: Session, store: Store, job_id: int) -> int:
-    """Draw and store the SVG charts of a finished analysis or freeze; return how many.
-
-    The organizers' charts, and for a live analysis the public ones (runs named as the public
-    table names them); a reader's own (a member's team named) are drawn when asked.
-    """
+    """Draw and store the charts of a finished analysis or freeze; return how many."""
     job = session.get(Analysis, job_id, options=[undefer(Analysis.report)])
     if job is None or job.status != JobStatus.DONE or not job.report or "pairs" not in job.report:
         return 0
-    report = job.report
     eval_set = job.eval_set
     target = resolve(session, eval_set.subtask.task.slug, eval_set.subtask.slug, eval_set.slug)
-    scale = scale_of(target, report["measure"])
-    readers = [report]
-    if job.purpose == JobPurpose.TABLE:
-        readers.append(relabel(report, table_labels(session, store, target, PUBLIC)))
-    for shown in readers:
-        for name in CHARTS:
-            chart(session, store, shown, name, "svg", scale)
-    return len(readers) * len(CHARTS)
+    return draw_report_charts(
+        session, store, target, job.report, live=job.purpose == JobPurpose.TABLE
+    )

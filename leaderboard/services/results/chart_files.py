@@ -1,127 +1,134 @@
-"""Charts drawn once and stored: each request serves the stored file of what it shows.
+"""Charts drawn once by the worker and stored: a request serves the stored file or says it waits.
 
 A chart's key is the hash of everything drawn (kind, format, labels, numbers and the drawing
-code's version), so an analysis' chart is drawn the first time an audience asks for it and
-read from the content-addressed store afterwards; an anonymous and a named variant are two
-files, and no reader is served a variant drawn for another.
+code's version), so a page finds the file of what it shows by computing that key; an anonymous
+and a named variant are two files, and no reader is served a variant drawn for another. Pages
+never draw: a chart not stored yet is queued for the worker and answered "being drawn".
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
 from contextlib import suppress
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import version
 from typing import Any
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from leaderboard.db import transaction
+from leaderboard.jobqueue import DRAW_CHART, enqueue_once
 from leaderboard.models import ChartFile
 from leaderboard.storage import Store
 
-# leaderboard.charts imports matplotlib (a third of a second): it is imported where a chart is
-# keyed or drawn, so the command line and the pages that show no chart start without it.
+# leaderboard.charts imports matplotlib (a third of a second): only the drawing imports it, so
+# the command line and the pages, which only look charts up, start without it.
+
+#: The kinds of chart, each drawn from its data by ``draw``.
+KINDS = ("measure", "matrix", "difference")
+#: Seconds before a chart still not drawn is asked of the workers again (a lost message).
+ASK_AGAIN_AFTER = 30.0
+
+
+@cache
+def renderer() -> str:
+    """Return what draws the charts: stored charts are keyed by it, so new code draws anew."""
+    return f"leaderboard-charts-3/matplotlib-{version('matplotlib')}"
 
 
 def chart_key(kind: str, fmt: str, data: dict[str, Any]) -> str:
     """Return the key of a chart: the SHA-256 of its kind, format, drawn data and renderer."""
-    from leaderboard import charts
-
-    payload = {"renderer": charts.RENDERER, "kind": kind, "fmt": fmt, "data": data}
+    payload = {"renderer": renderer(), "kind": kind, "fmt": fmt, "data": data}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def stored_chart(
-    session: Session,
-    store: Store,
-    kind: str,
-    fmt: str,
-    data: dict[str, Any],
-    draw: Callable[[], bytes],
-) -> bytes:
-    """Return the chart of ``data``: the stored file, or drawn now once and stored."""
+@dataclass(frozen=True)
+class StoredChart:
+    """A chart's stored file and its key (which serves as its ETag)."""
+
+    key: str
+    body: bytes
+
+
+def find_chart(
+    session: Session, store: Store, kind: str, fmt: str, data: dict[str, Any]
+) -> StoredChart | None:
+    """Return the stored chart of ``data``, or None when it is not drawn yet."""
+    key = chart_key(kind, fmt, data)
+    row = session.get(ChartFile, key)
+    if row is None or not store.exists(row.storage_key):
+        return None
+    return StoredChart(key, store.read(row.storage_key))
+
+
+def request_chart(session: Session, kind: str, fmt: str, data: dict[str, Any]) -> None:
+    """Queue the drawing of a chart for the worker, once however often readers ask meanwhile."""
+    if enqueue_once(
+        session, chart_key(kind, fmt, data), ASK_AGAIN_AFTER, DRAW_CHART, kind, fmt, data
+    ):
+        session.commit()
+
+
+def _draw(kind: str, fmt: str, data: dict[str, Any]) -> bytes:
+    """Draw one chart of a kind from its data."""
+    from leaderboard import charts
+
+    if kind == "measure":
+        rows = data["rows"]
+        return charts.measure_chart(
+            [r["label"] for r in rows],
+            [r["value"] for r in rows],
+            [tuple(r["interval"]) if r["interval"] else None for r in rows],
+            [r["cluster"] for r in rows],
+            measure=data["measure"],
+            fmt=fmt,
+        )
+    if kind == "matrix":
+        return charts.pvalue_matrix(data["labels"], data["matrix"], alpha=data["alpha"], fmt=fmt)
+    if kind == "difference":
+        return charts.difference_chart(
+            data["units"], data["differences"], measure=data["measure"], unit=data["unit"],
+            fmt=fmt,
+        )  # fmt: skip
+    raise ValueError(f"unknown chart kind {kind!r}")
+
+
+def draw_chart(session: Session, store: Store, kind: str, fmt: str, data: dict[str, Any]) -> bytes:
+    """Return the chart of ``data``: the stored file, or drawn now once and stored (the worker)."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown chart kind {kind!r}")
     key = chart_key(kind, fmt, data)
     row = session.get(ChartFile, key)
     if row is not None and store.exists(row.storage_key):
         return store.read(row.storage_key)
-    body = draw()
+    body = _draw(kind, fmt, data)
     storage_key, sha = store.put(body)
     if row is not None:
         return body  # the row was there, its file lost (a restore): stored again, same bytes
-    # Another request may store the same chart meanwhile: its row points at the same bytes.
+    # Another worker may store the same chart meanwhile: its row points at the same bytes.
     with suppress(IntegrityError), transaction(session):
         session.add(ChartFile(key=key, sha256=sha, storage_key=storage_key))
     return body
 
 
-def measure_chart(
-    session: Session, store: Store, rows: list[dict[str, Any]], measure: str, fmt: str
-) -> bytes:
-    """Return the measure chart of rows (label, value, interval, cluster), stored once."""
-    from leaderboard import charts
-
-    data = {"rows": rows, "measure": measure}
-    return stored_chart(
-        session,
-        store,
-        "measure",
-        fmt,
-        data,
-        lambda: charts.measure_chart(
-            [r["label"] for r in rows],
-            [r["value"] for r in rows],
-            [tuple(r["interval"]) if r["interval"] else None for r in rows],
-            [r["cluster"] for r in rows],
-            measure=measure,
-            fmt=fmt,
-        ),
-    )
+def measure_data(rows: list[dict[str, Any]], measure: str) -> dict[str, Any]:
+    """Return what the measure chart draws: rows (label, value, interval, cluster)."""
+    return {"rows": rows, "measure": measure}
 
 
-def pvalue_matrix(
-    session: Session,
-    store: Store,
-    labels: list[str],
-    matrix: list[list[float | None]],
-    alpha: float,
-    fmt: str,
-) -> bytes:
-    """Return the adjusted p-value matrix chart, stored once."""
-    from leaderboard import charts
-
-    data = {"labels": labels, "matrix": matrix, "alpha": alpha}
-    return stored_chart(
-        session,
-        store,
-        "matrix",
-        fmt,
-        data,
-        lambda: charts.pvalue_matrix(labels, matrix, alpha=alpha, fmt=fmt),
-    )
+def matrix_data(
+    labels: list[str], matrix: list[list[float | None]], alpha: float
+) -> dict[str, Any]:
+    """Return what the adjusted p-value matrix chart draws."""
+    return {"labels": labels, "matrix": matrix, "alpha": alpha}
 
 
-def difference_chart(
-    session: Session,
-    store: Store,
-    units: list[str],
-    differences: list[float],
-    *,
-    measure: str,
-    unit: str,
-    fmt: str,
-) -> bytes:
-    """Return a run's per-unit difference chart, stored once."""
-    from leaderboard import charts
-
-    data = {"units": units, "differences": differences, "measure": measure, "unit": unit}
-    return stored_chart(
-        session,
-        store,
-        "difference",
-        fmt,
-        data,
-        lambda: charts.difference_chart(units, differences, measure=measure, unit=unit, fmt=fmt),
-    )
+def difference_data(
+    units: list[str], differences: list[float], *, measure: str, unit: str
+) -> dict[str, Any]:
+    """Return what a run's per-unit difference chart draws."""
+    return {"units": units, "differences": differences, "measure": measure, "unit": unit}

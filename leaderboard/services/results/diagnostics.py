@@ -9,16 +9,19 @@ from sqlalchemy.orm import Session
 
 from leaderboard.db import get_row
 from leaderboard.models import Run, User
-from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
+from leaderboard.scoring.diagnostics import QueryComparison
 from leaderboard.services.campaign.phases import hidden_phase, phases_of
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.results.anonymity import PUBLIC, Audience
-from leaderboard.services.results.significance import stored_scores
-from leaderboard.services.results.tables import live_table, run_label
+from leaderboard.services.results.query_summaries import (
+    comparison,
+    official_key,
+    per_query_values,
+)
+from leaderboard.services.results.tables import run_label
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunStatus
-from leaderboard.storage import Store
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,10 @@ class RunDiagnostics:
     #: What the values are per, as the task's family names it ("query", "item", ...).
     unit: str = "query"
     units: str = "queries"
+    #: Whether the set's summary of the measure is stored yet (the worker computes it).
+    summarized: bool = True
+    #: Whether it is of the set's current scores (False: being updated for the newest runs).
+    current: bool = True
 
 
 @dataclass(frozen=True)
@@ -95,42 +102,39 @@ def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
 
 def run_diagnostics(
     session: Session,
-    store: Store,
     run: Run,
     measure: str | None = None,
     audience: Audience = PUBLIC,
 ) -> RunDiagnostics:
-    """Return the run's per-query values on a measure that is a mean over queries."""
+    """Return the run's per-query values on a measure, against the set's stored summary.
+
+    The measure asked for, else the official one, else the first with per-query values; the
+    rows are empty while the worker has not summarized the set yet.
+    """
     subtask = run.subtask
     target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
-    table = live_table(session, store, target, audience)
     specs = {s.key: s for s in target.family.measure_specs(target.context())}
-    official = table.official_key
-    # The official measure, or the first one that is a mean over queries.
-    candidates = [measure] if measure else [official, *(c.key for c in table.columns)]
+    if measure is not None and measure not in specs:
+        raise InvalidInput(f"This task has no measure {measure!r}.")
+    candidates = [measure] if measure else [official_key(list(specs.values())), *specs]
     for key in candidates:
-        if key not in specs:
-            raise InvalidInput(f"This task has no measure {key!r}.")
-        ranked = table.run_rows(key, "ranked")
-        ids = [r.run_id for r in ranked if r.run_id is not None]
-        stored = stored_scores(session, [*ids, run.id], key)
-        own = stored.get(run.id)
-        if own is not None and own.per_query is not None:
+        values = per_query_values(session, [run.id], key).get(run.id)
+        if values is not None:
             break
     else:
         raise InvalidInput("None of this run's measures is a mean over queries.")
     lower = specs[key].lower_is_better
-    others = [stored[i].per_query for i in ids if i in stored and stored[i].per_query is not None]
-    summary = summarize([p for p in others if p is not None], lower_is_better=lower)
-    assert own.per_query is not None
+    stored = comparison(session, run, key, values, lower)
     return RunDiagnostics(
         run,
         target,
         key,
-        run_label(session, target, run, audience, table),
+        run_label(session, target, run, audience),
         lower,
-        compare(own.per_query, summary, lower_is_better=lower),
-        len(others),
+        stored.rows if stored else [],
+        stored.runs if stored else 0,
         target.family.unit,
         target.family.unit_plural,
+        summarized=stored is not None,
+        current=stored is not None and stored.current,
     )

@@ -6,6 +6,7 @@ Pages only read stored analyses; computing is queued for ``leaderboard worker``.
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 from typing import Any
 
@@ -29,7 +30,7 @@ from leaderboard.services.results.analyses import (
 from leaderboard.services.results.anonymity import audience_for
 from leaderboard.services.results.chart_data import (
     CHARTS,
-    chart,
+    chart_spec,
     matrix,
     measure_rows,
     relabel,
@@ -42,6 +43,7 @@ from leaderboard.services.results.diagnostics import (
     run_diagnostics,
     shown_name,
 )
+from leaderboard.services.results.query_summaries import chart_data as chart_data_of
 from leaderboard.services.results.significance import METHODS, Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
@@ -62,6 +64,9 @@ from leaderboard.web.public.routes import (
 bp = Blueprint("analysis", __name__)
 
 MIME = {"svg": "image/svg+xml", "pdf": "application/pdf", "csv": "text/csv"}
+#: How long a browser may keep a chart or its numbers before asking again (with its ETag).
+CACHE_SECONDS = 60
+BEING_DRAWN = "This chart is being drawn; try again in a few seconds.\n"
 
 
 class AnalysisForm(FlaskForm):
@@ -85,30 +90,48 @@ def _chart(report: dict[str, Any], name: str, fmt: str, scale: float) -> Respons
     """Return a stored analysis' chart or its numbers, values on the table's scale."""
     if name not in CHARTS or fmt not in MIME:
         abort(404)
-    if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        if name == "measure":
-            writer.writerow(["run", report["measure"], "ci_low", "ci_high", "cluster"])
-            for row in measure_rows(report, scale):
-                low, high = row["interval"] or ("", "")
-                writer.writerow(
-                    [csv_safe(row["label"], text=True), row["value"], low, high, row["cluster"]]
-                )
-        else:
-            writer.writerow(["a", "b", "p", "p_adjusted", "significant"])
-            for p in report["pairs"]:
-                writer.writerow([csv_safe(p["a"], text=True), csv_safe(p["b"], text=True),
-                                 p["p"], p["p_adjusted"], p["significant"]])  # fmt: skip
-        body = out.getvalue().encode()
-    else:
-        # Drawn once per analysis and audience (by the worker when the analysis finished),
-        # then read from the store.
-        body = chart(db(), store(), report, name, fmt, scale)
-    response = Response(body, mimetype=MIME[fmt])
     filename = f"{report['task']}-{report['subtask']}-{report['set']}-{name}.{fmt}"
+    if fmt != "csv":
+        kind, data = chart_spec(report, name, scale)
+        return _stored(kind, fmt, data, filename)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    if name == "measure":
+        writer.writerow(["run", report["measure"], "ci_low", "ci_high", "cluster"])
+        for row in measure_rows(report, scale):
+            low, high = row["interval"] or ("", "")
+            writer.writerow(
+                [csv_safe(row["label"], text=True), row["value"], low, high, row["cluster"]]
+            )
+    else:
+        writer.writerow(["a", "b", "p", "p_adjusted", "significant"])
+        for p in report["pairs"]:
+            writer.writerow([csv_safe(p["a"], text=True), csv_safe(p["b"], text=True),
+                             p["p"], p["p_adjusted"], p["significant"]])  # fmt: skip
+    body = out.getvalue().encode()
+    return _file(body, fmt, filename, hashlib.sha256(body).hexdigest())
+
+
+def _stored(kind: str, fmt: str, data: dict[str, Any], filename: str) -> Response:
+    """Return a chart drawn and stored by the worker; 404 saying it is being drawn if not yet."""
+    found = chart_files.find_chart(db(), store(), kind, fmt, data)
+    if found is None:
+        chart_files.request_chart(db(), kind, fmt, data)
+        return Response(
+            BEING_DRAWN, status=404, mimetype="text/plain", headers={"Retry-After": "5"}
+        )
+    return _file(found.body, fmt, filename, found.key)
+
+
+def _file(body: bytes, fmt: str, filename: str, etag: str) -> Response:
+    """Return a chart or numbers file, with an ETag and a short cache lifetime."""
+    response = Response(body, mimetype=MIME[fmt])
     disposition = "attachment" if fmt != "svg" else "inline"
     response.headers["Content-Disposition"] = f'{disposition}; filename="{filename}"'
+    response.set_etag(etag)
+    # A reader's own variant (their team named) must not be kept by a shared cache.
+    scope = "private" if viewer() is not None else "public"
+    response.headers["Cache-Control"] = f"{scope}, max-age={CACHE_SECONDS}"
     return response
 
 
@@ -178,7 +201,7 @@ def organizer_chart(analysis_id: int, name: str, fmt: str) -> ResponseReturnValu
     analysis, report = finished_analysis(db(), analysis_id)
     subtask = analysis.eval_set.subtask
     target = resolve(db(), subtask.task.slug, subtask.slug, analysis.eval_set.slug)
-    return _chart(report, name, fmt, scale_of(target, report["measure"]))
+    return _chart(report, name, fmt, scale_of(target, report["measure"])).make_conditional(request)
 
 
 @bp.route("/tasks/<task>/<subtask>/analysis/<name>.<fmt>")
@@ -191,7 +214,7 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
     key = page_key(task, subtask)
     cached = cached_response(key)
     if cached is not None:
-        return cached
+        return cached.make_conditional(request)
     target = _target(task, subtask)
     ensure_visible(target)
     snapshot = frozen_of(db(), target)
@@ -208,7 +231,7 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
         # Runs are named as this reader's table names them (anonymous phases hide teams); the
         # official view names them as frozen, as the official table does.
         report = relabel(report, live_labels(target, audience_for(viewer())))
-    return remember(key, _chart(report, name, fmt, scale))
+    return remember(key, _chart(report, name, fmt, scale)).make_conditional(request)
 
 
 def _diagnostics(run_id: int) -> RunDiagnostics:
@@ -216,10 +239,15 @@ def _diagnostics(run_id: int) -> RunDiagnostics:
     run = diagnosable_run(db(), viewer(), run_id)
     try:
         return run_diagnostics(
-            db(), store(), run, request.args.get("measure") or None, audience_for(viewer())
+            db(), run, request.args.get("measure") or None, audience_for(viewer())
         )
     except InvalidInput as exc:
         raise NotFound(exc.message) from None
+
+
+def _difference(found: RunDiagnostics) -> dict[str, Any]:
+    """Return what the run's difference chart draws."""
+    return chart_data_of(found.rows, found.measure, found.target)
 
 
 @bp.route("/runs/<int:run_id>/queries")
@@ -231,7 +259,14 @@ def run_queries(run_id: int) -> ResponseReturnValue:
         return render_template(
             "analysis/queries_hidden.html", run=access.run, label=label, unit=unit
         )
-    return render_template("analysis/queries.html", d=_diagnostics(run_id))
+    found = _diagnostics(run_id)
+    drawn = None
+    if found.rows:
+        data = _difference(found)
+        drawn = chart_files.find_chart(db(), store(), "difference", "svg", data)
+        if drawn is None:
+            chart_files.request_chart(db(), "difference", "svg", data)
+    return render_template("analysis/queries.html", d=found, chart_drawn=drawn is not None)
 
 
 @bp.route("/runs/<int:run_id>/queries.<fmt>")
@@ -240,22 +275,17 @@ def run_queries_file(run_id: int, fmt: str) -> ResponseReturnValue:
     if fmt not in MIME:
         abort(404)
     found = _diagnostics(run_id)
-    run = found.run
-    if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow([found.unit, found.measure, "median", "best", "difference"])
-        for r in found.rows:
-            writer.writerow([csv_safe(r.query, text=True), r.value, r.median, r.best, r.difference])
-        body = out.getvalue().encode()
-    else:
-        body = chart_files.difference_chart(
-            db(), store(), [r.query for r in found.rows], [r.difference for r in found.rows],
-            measure=found.measure, unit=found.units, fmt=fmt,
-        )  # fmt: skip
-    response = Response(body, mimetype=MIME[fmt])
-    disposition = "attachment" if fmt != "svg" else "inline"
-    response.headers["Content-Disposition"] = (
-        f'{disposition}; filename="run-{run.id}-queries.{fmt}"'
-    )
-    return response
+    if not found.summarized:
+        raise NotFound(
+            f"The per-{found.unit} summary of this set is being computed; try again soon."
+        )
+    filename = f"run-{found.run.id}-queries.{fmt}"
+    if fmt != "csv":
+        return _stored("difference", fmt, _difference(found), filename).make_conditional(request)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([found.unit, found.measure, "median", "best", "difference"])
+    for r in found.rows:
+        writer.writerow([csv_safe(r.query, text=True), r.value, r.median, r.best, r.difference])
+    body = out.getvalue().encode()
+    return _file(body, fmt, filename, hashlib.sha256(body).hexdigest()).make_conditional(request)

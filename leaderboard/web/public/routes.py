@@ -88,7 +88,8 @@ def cached_response(key: tuple[object, ...] | None) -> Response | None:
 
 def remember(key: tuple[object, ...] | None, resp: Response) -> Response:
     if key is not None and resp.status_code == 200:
-        headers = tuple((k, v) for k, v in resp.headers.items() if k == "Content-Disposition")
+        kept = ("Content-Disposition", "ETag", "Cache-Control")
+        headers = tuple((k, v) for k, v in resp.headers.items() if k in kept)
         pagecache.pages().put(key, (resp.get_data(), resp.mimetype or "text/html", headers))
     return resp
 

@@ -1,0 +1,152 @@
+"""Per-query summaries of a set's ranked runs, stored when its scores change.
+
+A run's diagnostics page compares its per-query values with the best and median of the ranked
+runs. Those depend on every run of the set, so the worker computes them once per revision of
+the set (it looks for sets whose revision moved past their summaries every few seconds), with
+each run's chart of the official measure; pages read the rows and the stored charts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from leaderboard.db import transaction
+from leaderboard.models import EvalSet, QuerySummary, Run, Score
+from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
+from leaderboard.services.results import chart_files
+from leaderboard.services.results.anonymity import ALL_NAMES
+from leaderboard.services.results.tables import live_table
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.services.tasks.target import Target
+from leaderboard.storage import Store
+from leaderboard.tables.model import MeasureSpec
+
+
+def stale_sets(session: Session) -> list[tuple[int, int]]:
+    """Return (set id, revision) of every set whose summaries are behind its revision."""
+    rows = session.execute(
+        select(EvalSet.id, EvalSet.revision)
+        .where(EvalSet.summarized != EvalSet.revision)
+        .order_by(EvalSet.id)
+    ).all()
+    return [(int(set_id), int(revision)) for set_id, revision in rows]
+
+
+def per_query_values(
+    session: Session, run_ids: list[int], measure: str
+) -> dict[int, dict[str, float]]:
+    """Return each run's current per-query values of a measure (runs without them left out)."""
+    if not run_ids:
+        return {}
+    rows = session.execute(
+        select(Score.run_id, Score.per_query).where(
+            Score.run_id.in_(run_ids), Score.measure == measure, Score.current.is_(True)
+        )
+    ).all()
+    return {int(run_id): values for run_id, values in rows if values is not None}
+
+
+def official_key(specs: list[MeasureSpec]) -> str:
+    """Return the official measure's key (the first measure when none is marked)."""
+    return next((s.key for s in specs if s.official), specs[0].key)
+
+
+def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:
+    """Store the set's per-query summaries at its current revision, draw its runs' charts.
+
+    Returns the number of measures summarized. Each measure with per-query values gets the best,
+    median and worst value per query over the runs ranked on it (primaries and baselines placed
+    as if they took part); each run in the table gets the SVG chart of its differences on the
+    measure its page shows first (the official one if it is a mean over queries).
+    """
+    eval_set = session.get(EvalSet, eval_set_id)
+    if eval_set is None:
+        return 0
+    revision = eval_set.revision
+    subtask = eval_set.subtask
+    target = resolve(session, subtask.task.slug, subtask.slug, eval_set.slug)
+    table = live_table(session, store, target, ALL_NAMES, analysed=False)
+    specs = target.family.measure_specs(target.context())
+    stored: dict[str, dict[str, Any]] = {}
+    counts: dict[str, int] = {}
+    for spec in specs:
+        ranked = [r.run_id for r in table.run_rows(spec.key, "ranked") if r.run_id is not None]
+        values = per_query_values(session, ranked, spec.key)
+        if not values:
+            continue
+        summary = summarize(list(values.values()), lower_is_better=spec.lower_is_better)
+        stored[spec.key] = {
+            q: [s.best, s.median, s.worst, s.runs] for q, s in sorted(summary.items())
+        }
+        counts[spec.key] = len(values)
+    try:
+        with transaction(session):
+            session.execute(delete(QuerySummary).where(QuerySummary.eval_set_id == eval_set_id))
+            session.add_all(
+                QuerySummary(
+                    eval_set_id=eval_set_id, measure=k, revision=revision, runs=counts[k], values=v
+                )
+                for k, v in stored.items()
+            )
+            session.execute(
+                update(EvalSet).where(EvalSet.id == eval_set_id).values(summarized=revision)
+            )
+    except IntegrityError:
+        return 0  # another worker stored the same set's summaries meanwhile
+    # The measure a run's page shows first: the official one, else the first with values.
+    shown = next((k for k in [official_key(specs), *(s.key for s in specs)] if k in stored), None)
+    if shown is not None:
+        spec = next(s for s in specs if s.key == shown)
+        run_ids = [r.run_id for r in table.rows if r.run_id is not None]
+        own = per_query_values(session, run_ids, shown)
+        summary = _summary_of(stored[shown])
+        for run_id in run_ids:
+            if run_id in own:
+                rows = compare(own[run_id], summary, lower_is_better=spec.lower_is_better)
+                data = chart_data(rows, shown, target)
+                chart_files.draw_chart(session, store, "difference", "svg", data)
+    return len(stored)
+
+
+def _summary_of(values: dict[str, Any]) -> dict[str, Any]:
+    """Return a stored summary's rows as ``compare`` reads them."""
+    from leaderboard.scoring.diagnostics import QuerySummary as Row
+
+    return {
+        q: Row(q, best, median, worst, int(n)) for q, (best, median, worst, n) in values.items()
+    }
+
+
+def chart_data(rows: list[QueryComparison], measure: str, target: Target) -> dict[str, Any]:
+    """Return what a run's difference chart draws, as its page and the worker build it."""
+    return chart_files.difference_data(
+        [r.query for r in rows],
+        [r.difference for r in rows],
+        measure=measure,
+        unit=target.family.unit_plural,
+    )
+
+
+@dataclass(frozen=True)
+class StoredComparison:
+    """A run's queries against a stored summary; ``current``: the summary is of this revision."""
+
+    rows: list[QueryComparison]
+    runs: int
+    current: bool
+
+
+def comparison(
+    session: Session, run: Run, measure: str, values: dict[str, float], lower_is_better: bool
+) -> StoredComparison | None:
+    """Return a run's values against the set's stored summary of a measure, or None if none."""
+    row = session.get(QuerySummary, (run.eval_set_id, measure))
+    if row is None:
+        return None
+    rows = compare(values, _summary_of(row.values), lower_is_better=lower_is_better)
+    return StoredComparison(rows, row.runs, row.revision == run.eval_set.revision)

@@ -85,10 +85,15 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
     return DiagnosticsAccess(run)
 
 
+def target_of(session: Session, run: Run) -> Target:
+    """Return the target (task, subtask, set) a run was scored on."""
+    subtask = run.subtask
+    return resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
+
+
 def shown_name(session: Session, run: Run, audience: Audience) -> tuple[str, str]:
     """Return a run's name as this audience sees it, whatever its state, and its family's unit."""
-    subtask = run.subtask
-    target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
+    target = target_of(session, run)
     return run_label(session, target, run, audience), target.family.unit
 
 
@@ -111,8 +116,7 @@ def run_diagnostics(
     The measure asked for, else the official one, else the first with per-query values; the
     rows are empty while the worker has not summarized the set yet.
     """
-    subtask = run.subtask
-    target = resolve(session, subtask.task.slug, subtask.slug, run.eval_set.slug)
+    target = target_of(session, run)
     specs = {s.key: s for s in target.family.measure_specs(target.context())}
     if measure is not None and measure not in specs:
         raise InvalidInput(f"This task has no measure {measure!r}.")

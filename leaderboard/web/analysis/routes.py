@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
+from dataclasses import replace
 from typing import Any
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
@@ -42,6 +43,7 @@ from leaderboard.services.results.diagnostics import (
     diagnostics_access,
     run_diagnostics,
     shown_name,
+    target_of,
 )
 from leaderboard.services.results.query_summaries import chart_data as chart_data_of
 from leaderboard.services.results.significance import METHODS, Request
@@ -51,6 +53,7 @@ from leaderboard.tables.exports import csv_safe
 from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import options
+from leaderboard.web.public import pagecache
 from leaderboard.web.public.routes import (
     cached_response,
     chosen_view,
@@ -237,12 +240,20 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
 def _diagnostics(run_id: int) -> RunDiagnostics:
     """Return a run's per-query diagnostics for this reader, or answer 404."""
     run = diagnosable_run(db(), viewer(), run_id)
+    audience = audience_for(viewer())
+    measure = request.args.get("measure") or None
+    # Everything the comparison shows moves with the set's revision or its stored summaries.
+    key = (run.id, measure, run.eval_set.revision, run.eval_set.summarized, audience.revealed)
+    cached = pagecache.diagnostics().get(key)
+    if cached is not None:
+        # The cached rows with this request's own rows of the run and its target.
+        return replace(cached, run=run, target=target_of(db(), run))
     try:
-        return run_diagnostics(
-            db(), run, request.args.get("measure") or None, audience_for(viewer())
-        )
+        found = run_diagnostics(db(), run, measure, audience)
     except InvalidInput as exc:
         raise NotFound(exc.message) from None
+    pagecache.diagnostics().put(key, found)
+    return found
 
 
 def _difference(found: RunDiagnostics) -> dict[str, Any]:

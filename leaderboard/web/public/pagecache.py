@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from flask import Flask, current_app, request, session
 from flask_login import current_user
@@ -75,6 +75,7 @@ def init_caches(app: Flask) -> None:
     """Give the app its own caches (several apps in one process must not share entries)."""
     app.extensions["leaderboard"]["tables"] = LRU[str](256)
     app.extensions["leaderboard"]["pages"] = LRU[Page](512)
+    app.extensions["leaderboard"]["diagnostics"] = LRU[Any](512)
 
 
 def tables() -> LRU[str]:
@@ -85,6 +86,11 @@ def tables() -> LRU[str]:
 def pages() -> LRU[Page]:
     """Return whole responses for anonymous readers: (path with query, revision) -> response."""
     return current_app.extensions["leaderboard"]["pages"]
+
+
+def diagnostics() -> LRU[Any]:
+    """Return runs' per-query comparisons: (run, measure, set revisions, audience) -> them."""
+    return current_app.extensions["leaderboard"]["diagnostics"]
 
 
 def anonymous_get() -> bool:

@@ -1,0 +1,110 @@
+"""Per-query summaries: stored once per revision of a set, from the ranked runs' own values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from flask import Flask
+from flask.testing import FlaskCliRunner
+from sqlalchemy import select
+
+from leaderboard.jobqueue import DRAW_CHART, enqueue_once
+from leaderboard.models import EvalSet, QuerySummary, Run, Score
+from leaderboard.services.results.query_summaries import stale_sets, summarize_set
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.states import RunKind, RunStatus
+from tests.dispatch import LocalDispatcher
+from tests.runs import api_upload, token_for
+from tests.web.test_significance_cli import PATH, SENTIMENT, hosted  # noqa: F401
+
+
+def _set_id(app: Flask) -> int:
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        return resolve(session, "example-sentiment", "A").eval_set.id
+
+
+def test_a_summary_is_the_best_median_and_worst_of_the_ranked_runs(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+) -> None:
+    ext = app.extensions["leaderboard"]
+    set_id = _set_id(app)
+    with ext["sessionmaker"]() as session:
+        assert (set_id, session.get(EvalSet, set_id).revision) in stale_sets(session)
+        assert summarize_set(session, ext["store"], set_id) >= 1
+        assert set_id not in [s for s, _ in stale_sets(session)]
+        row = session.get(QuerySummary, (set_id, "Acc"))
+        assert row is not None and row.revision == session.get(EvalSet, set_id).revision
+        # The ranked runs: both teams' primaries and the three baselines placed as if ranked.
+        ranked = session.scalars(
+            select(Score.per_query)
+            .join(Run, Run.id == Score.run_id)
+            .where(Run.eval_set_id == set_id, Run.status == RunStatus.ACTIVE, Score.current)
+            .where(Score.measure == "Acc")
+            .where((Run.slot == "primary") | (Run.kind == RunKind.BASELINE))
+        ).all()
+    assert row.runs == len(ranked) == 5
+    items = sorted(ranked[0])
+    assert sorted(row.values) == items
+    for item in items:
+        column = np.array([float(values[item]) for values in ranked])
+        best, median, worst, runs = row.values[item]
+        assert (best, median, worst, runs) == (column.max(), np.median(column), column.min(), 5)
+
+
+def test_a_new_contrastive_run_moves_the_set_but_not_the_ranked_runs(
+    app: Flask,
+    hosted: FlaskCliRunner,  # noqa: F811
+) -> None:
+    ext = app.extensions["leaderboard"]
+    set_id = _set_id(app)
+    with ext["sessionmaker"]() as session:
+        summarize_set(session, ext["store"], set_id)
+        before = session.get(QuerySummary, (set_id, "Acc"))
+        assert before is not None
+        values, revision = before.values, before.revision
+    resp = api_upload(app.test_client(), token_for(app, "bob@example.org"),
+                      (SENTIMENT / "run-valid.tsv").read_bytes(), path=PATH, slot="contrastive1")  # fmt: skip
+    assert resp.status_code == 201
+    with ext["sessionmaker"]() as session:
+        assert set_id in [s for s, _ in stale_sets(session)]
+        summarize_set(session, ext["store"], set_id)
+        after = session.get(QuerySummary, (set_id, "Acc"))
+        assert after is not None and after.revision > revision
+        # A contrastive run is not ranked: the medians and bests stay those of the five.
+        assert after.values == values and after.runs == 5
+
+
+def test_a_set_without_per_query_values_is_summarized_once(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    """STS keeps no per-pair mean: nothing stored, and the set is not looked at again."""
+    ext = app.extensions["leaderboard"]
+    with ext["sessionmaker"]() as session:
+        target = resolve(session, "semeval2016-task1", "en")
+        set_id = target.eval_set.id
+        assert summarize_set(session, ext["store"], set_id) == 0
+        assert (
+            session.scalars(select(QuerySummary).where(QuerySummary.eval_set_id == set_id)).all()
+            == []
+        )
+        assert set_id not in [s for s, _ in stale_sets(session)]
+
+
+def test_work_a_reader_asks_for_is_sent_once_per_interval(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import leaderboard.jobqueue as jobqueue
+
+    dispatcher: LocalDispatcher = app.extensions["leaderboard"]["dispatcher"]
+    clock = [1000.0]
+    monkeypatch.setattr(jobqueue.time, "monotonic", lambda: clock[0])
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        assert enqueue_once(session, "k1", 30, DRAW_CHART, "a")
+        assert not enqueue_once(session, "k1", 30, DRAW_CHART, "a")
+        assert enqueue_once(session, "k2", 30, DRAW_CHART, "b")
+        session.commit()
+        clock[0] += 31
+        assert enqueue_once(session, "k1", 30, DRAW_CHART, "a")
+        session.commit()
+    assert dispatcher.sent == [(DRAW_CHART, ("a",)), (DRAW_CHART, ("b",)), (DRAW_CHART, ("a",))]

@@ -5,7 +5,11 @@ on the same synthetic run and qrels, twice: with the three measures MAP, R-Prec 
 the ten measures MAP, nDCG, nDCG@10, P@10, R@100, R@1000, MRR, MRR@10, bpref and R-Prec. The
 figures printed are median wall and CPU times, their ratios, and each side's peak RSS. Targets:
 ours at most half pytrec_eval's wall time and peak under 300 MB (three measures); ten measures
-cost at most 1.5 times three.
+cost at most 1.5 times three. Beside pytrec_eval, ``trec_eval -O2`` itself is timed on the same
+files with the ten measures (the nine it has) when it can be had: ``$TREC_EVAL`` or
+``trec_eval`` on the PATH, else built with -O2 from the trec_eval C source that the
+pytrec-eval-terrier source distribution carries, when a C compiler is present; otherwise the
+reason it is skipped is printed.
 
     .venv/bin/python -m bench.scoring [--queries 2000] [--per-query 1000] [--repeat 7]
 """
@@ -15,10 +19,16 @@ from __future__ import annotations
 import argparse
 import compileall
 import json
+import os
 import random
+import shutil
+import subprocess
 import sys
+import tarfile
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -49,6 +59,13 @@ PYTREC_TEN = {
     "bpref",
     "Rprec",
 }
+#: trec_eval's options for the nine of the ten measures it has.
+TREC_EVAL_TEN = [
+    *("-m", "map", "-m", "ndcg", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recall.100,1000"),
+    *("-m", "recip_rank", "-m", "bpref", "-m", "Rprec"),
+]
+#: Where the pytrec-eval-terrier source distribution is listed.
+SDIST_INDEX = "https://pypi.org/pypi/pytrec-eval-terrier/json"
 RELEVANT_IN_RUN = 6
 NON_RELEVANT_IN_RUN = 3
 RELEVANT_UNRETRIEVED = 4
@@ -156,6 +173,54 @@ def pytrec_argv(folder: Path, run: Path, ten: bool = False) -> list[str]:
     return [*argv, "--ten"] if ten else argv
 
 
+def fetch_sdist(folder: Path) -> Path:
+    """Download the newest pytrec-eval-terrier source distribution into ``folder``."""
+    with urllib.request.urlopen(SDIST_INDEX, timeout=60) as resp:
+        index = json.load(resp)
+    sdist = next(f for f in index["urls"] if f["packagetype"] == "sdist")
+    path = folder / sdist["filename"]
+    with urllib.request.urlopen(urllib.parse.urljoin(SDIST_INDEX, sdist["url"]), timeout=120) as r:
+        path.write_bytes(r.read())
+    return path
+
+
+def trec_eval_binary(folder: Path) -> tuple[str | None, str]:
+    """Return a trec_eval executable and where it came from, or None and why there is none."""
+    found = os.environ.get("TREC_EVAL") or shutil.which("trec_eval")
+    if found:
+        return found, f"trec_eval at {found}"
+    if shutil.which("cc") is None:
+        return None, "no C compiler to build trec_eval with"
+    try:
+        sdist = fetch_sdist(folder)
+    except (OSError, StopIteration, ValueError) as exc:
+        return None, f"the pytrec-eval-terrier source distribution could not be fetched ({exc})"
+    with tarfile.open(sdist) as tar:
+        mains = [n for n in tar.getnames() if n.endswith("/trec_eval.c")]
+        if not mains:
+            return None, (
+                f"{sdist.name} carries no trec_eval C source (its setup.py fetches it from "
+                "GitHub when it builds, and GitHub is not reachable from this machine)"
+            )
+        tar.extractall(folder / "src", filter="data")
+    source = (folder / "src" / mains[0]).parent
+    built = subprocess.run(["make", "-C", str(source), "CC=cc", "CFLAGS=-O2"],
+                           capture_output=True, text=True, check=False)  # fmt: skip
+    if built.returncode != 0:
+        return None, f"trec_eval did not build: {built.stderr.strip()[-300:]}"
+    return str(source / "trec_eval"), f"trec_eval built with -O2 from {sdist.name}"
+
+
+def trec_eval_means(out: str) -> dict[str, float]:
+    """Return trec_eval's means (its ``all`` lines) under pytrec_eval's measure names."""
+    means = {}
+    for line in out.splitlines():
+        name, query, value = line.split()
+        if query == "all" and name in set(TEN_MEASURES.values()):
+            means[name] = float(value)
+    return means
+
+
 def ours_means(out: str) -> dict[str, float]:
     """Read the means from ``leaderboard score --json`` output, by unprefixed measure key."""
     measures = json.loads(out)["measures"]
@@ -204,6 +269,16 @@ def main(argv: Sequence[str] | None = None) -> None:
             "ours10": ours_argv(folder / "task10.toml", run),
             "pytrec10": pytrec_argv(folder, run, ten=True),
         }
+        trec_eval, origin = trec_eval_binary(folder)
+        print(f"trec_eval: {origin}" if trec_eval else f"trec_eval: skipped, {origin}")
+        if trec_eval:
+            sides["trec_eval10"] = []
+            commands["trec_eval10"] = [
+                trec_eval,
+                *TREC_EVAL_TEN,
+                str(folder / "qrels.txt"),
+                str(run),
+            ]
         for i in range(args.repeat):
             # Rotate which command goes first so none always meets a warm or cold cache.
             order = list(commands)
@@ -216,15 +291,25 @@ def main(argv: Sequence[str] | None = None) -> None:
             print(f"{ours_side:<8} {json.dumps(a)}")
             print(f"{their_side:<8} {json.dumps(b)}")
             agree = agree and all(abs(a[m] - b[m]) < 1e-9 for m in b)
-        print(f"measures agree to 1e-9: {'yes' if agree else 'NO'}")
+        if trec_eval:
+            a, b = (
+                ours_means(sides["ours10"][0].stdout),
+                trec_eval_means(sides["trec_eval10"][0].stdout),
+            )
+            print(f"{'trec_eval':<8} {json.dumps(b)}")
+            # trec_eval prints four decimals.
+            agree = agree and all(abs(a[m] - b[m]) < 5e-5 for m in b)
+        print(f"measures agree to 1e-9 (trec_eval: to its 4 decimals): {'yes' if agree else 'NO'}")
         labels = {
             "ours3": "ours, 3 measures",
             "pytrec3": "pytrec_eval, 3",
             "ours10": "ours, 10 measures",
             "pytrec10": "pytrec_eval, 9",
+            "trec_eval10": "trec_eval -O2, 9",
         }
         for name, label in labels.items():
-            print(summary(label, sides[name]))
+            if name in sides:
+                print(summary(label, sides[name]))
 
         def wall(name: str) -> float:
             return median([t.seconds for t in sides[name]])
@@ -244,6 +329,12 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"ratio ours/pytrec_eval, 10 measures: median wall {ratio10:.2f},"
             f" CPU {cpu('ours10') / cpu('pytrec10'):.2f}"
         )
+        if trec_eval:
+            print(
+                f"ratio ours/trec_eval -O2, 10 measures: median wall"
+                f" {wall('ours10') / wall('trec_eval10'):.2f} (target <= 0.50),"
+                f" CPU {cpu('ours10') / cpu('trec_eval10'):.2f}"
+            )
         print(
             f"ten measures / three: median wall {growth:.2f} (target <= 1.50),"
             f" CPU {cpu('ours10') / cpu('ours3'):.2f}"

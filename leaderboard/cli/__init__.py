@@ -1,60 +1,86 @@
 """The ``leaderboard`` command line (also ``flask leaderboard`` through app.py and wsgi.py).
 
-One module per job; ``common`` holds what the database commands share. Nothing here imports
-Flask, SQLAlchemy or the services at start-up: ``score`` needs none of them.
+One module per job, imported when one of its commands runs; ``common`` holds what the database
+commands share. Nothing here imports Flask, SQLAlchemy or the services at start-up: ``score``
+needs none of them, and the console script's database commands need no Flask at all.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import click
 
-from leaderboard.cli import (
-    accounts,
-    analysis,
-    campaign,
-    data,
-    gold,
-    invitations,
-    offline,
-    operations,
-    remote,
-    runs,
-    storage,
-    tables,
-    tasks,
-    teams,
-)
-
 if TYPE_CHECKING:
     from flask import Flask
 
+#: The module of each command, by name. A command loads its own module alone: `table` needs
+#: neither the offline scorer's definitions nor the API client, and every module it skips is
+#: start-up time saved. Help and completion, which list them all, load them all.
+COMMAND_MODULES = {
+    "create-team": "accounts",
+    "create-user": "accounts",
+    "set-password": "accounts",
+    "disable-user": "accounts",
+    "enable-user": "accounts",
+    "token": "accounts",
+    "settings": "accounts",
+    "significance": "analysis",
+    "worker": "analysis",
+    "phase": "campaign",
+    "freeze": "campaign",
+    "verify": "campaign",
+    "data": "data",
+    "set-gold": "gold",
+    "rescore": "gold",
+    "invite": "invitations",
+    "resend-verification": "invitations",
+    "score": "offline",
+    "backup": "operations",
+    "remote": "remote",
+    "import-runs": "runs",
+    "add-baselines": "runs",
+    "storage": "storage",
+    "table": "tables",
+    "runs": "tables",
+    "init": "tasks",
+    "add-task": "tasks",
+    "teams": "teams",
+    "rename-team": "teams",
+    "merge-teams": "teams",
+    "withdraw-team": "teams",
+    "approve-team": "teams",
+    "add-member": "teams",
+}
 
-@click.group("leaderboard")
+
+def load_command(name: str) -> click.Command:
+    """Import the module of the command ``name`` and return the command."""
+    module = importlib.import_module(f"leaderboard.cli.{COMMAND_MODULES[name]}")
+    commands: Sequence[click.Command] = module.COMMANDS
+    return next(c for c in commands if c.name == name)
+
+
+class LazyGroup(click.Group):
+    """A group whose commands are imported when one is run or listed, not when the group is."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Return every command's name, sorted as click lists them."""
+        return sorted({*self.commands, *COMMAND_MODULES})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """Return the command ``cmd_name``, importing its module on first use; None if unknown."""
+        if cmd_name not in self.commands and cmd_name in COMMAND_MODULES:
+            self.add_command(load_command(cmd_name))
+        return self.commands.get(cmd_name)
+
+
+@click.group("leaderboard", cls=LazyGroup)
 def leaderboard_group() -> None:
     """Run the shared-task leaderboard: tasks, accounts, runs, baselines and tables."""
-
-
-for _module in (
-    accounts,
-    analysis,
-    campaign,
-    data,
-    gold,
-    invitations,
-    operations,
-    runs,
-    storage,
-    tables,
-    tasks,
-    teams,
-):
-    for _command in _module.COMMANDS:
-        leaderboard_group.add_command(_command)
-leaderboard_group.add_command(offline.score_cmd)
-leaderboard_group.add_command(remote.remote_group)
 
 
 def register(app: Flask) -> Flask:
@@ -81,14 +107,8 @@ def _keep_freed_memory() -> None:
 
 def main() -> None:
     """Entry point of the ``leaderboard`` console script."""
-    args = sys.argv[1:]
-    if args[:1] in (["score"], ["remote"]) or not args or "--help" in args:
-        # Offline scoring, the API client and help need no database: skip building the application.
+    if sys.argv[1:2] == ["score"]:
         _keep_freed_memory()
-        leaderboard_group.main(prog_name="leaderboard")
-        return
-    from leaderboard.web import create_bare_app
-
-    app = create_bare_app()
-    with app.app_context():
-        leaderboard_group.main(prog_name="leaderboard")
+    # No Flask application is built: a database command opens the database and the store
+    # itself (common.with_resources), and help, score and remote open nothing.
+    leaderboard_group.main(prog_name="leaderboard")

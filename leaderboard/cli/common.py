@@ -1,4 +1,4 @@
-"""What every database command shares: the application context, a session, the store, failing."""
+"""What every database command shares: its connections, a session, the store, failing."""
 
 from __future__ import annotations
 
@@ -24,16 +24,44 @@ if TYPE_CHECKING:
 _Command = TypeVar("_Command", bound=Callable[..., Any])
 
 
+#: Where a command run by the console script keeps the connections it opened (``ctx.meta``).
+_RESOURCES = "leaderboard.resources"
+
+
 def with_appcontext(f: _Command) -> _Command:
-    """Run the command inside the application context (Flask's decorator, loaded when run)."""
+    """Run the command with the process's connections: the Flask app's, or opened here.
+
+    Run by ``flask leaderboard`` or a test's Flask runner, the command gets the application's
+    context (Flask's decorator, loaded then). Run by the console script, it opens the database
+    and the store the settings name, with no Flask at all: Flask alone would take longer to
+    import than most commands take to run.
+    """
 
     @click.pass_context
     def decorator(ctx: click.Context, /, *args: Any, **kwargs: Any) -> Any:
-        from flask.cli import with_appcontext as flask_with_appcontext
+        if _run_by_flask(ctx):
+            from flask.cli import with_appcontext as flask_with_appcontext
 
-        return ctx.invoke(flask_with_appcontext(f), *args, **kwargs)
+            return ctx.invoke(flask_with_appcontext(f), *args, **kwargs)
+        from leaderboard.config import load_settings
+        from leaderboard.resources import build
+
+        resources = build(load_settings())
+        ctx.call_on_close(resources.engine.dispose)
+        ctx.meta[_RESOURCES] = resources.as_extension()
+        return ctx.invoke(f, *args, **kwargs)
 
     return cast(_Command, update_wrapper(decorator, f))
+
+
+def _run_by_flask(ctx: click.Context) -> bool:
+    """Return whether a Flask application runs this command (or holds the context)."""
+    flask = sys.modules.get("flask")
+    if flask is None:  # nothing imported Flask, so no application of it runs this command
+        return False
+    from flask.cli import ScriptInfo
+
+    return bool(flask.has_app_context()) or ctx.find_object(ScriptInfo) is not None
 
 
 def actor() -> str:
@@ -45,6 +73,9 @@ def actor() -> str:
 
 
 def _ext() -> dict[str, Any]:
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and _RESOURCES in ctx.meta:
+        return cast(dict[str, Any], ctx.meta[_RESOURCES])
     from flask import current_app
 
     return current_app.extensions["leaderboard"]
@@ -109,20 +140,37 @@ def report_change(change: Callable[[Session], str]) -> None:
 class FamilyOptionsCommand(click.Command):
     """A command with options the hosted families declare, placed after the option ``after``.
 
-    The options are read from the families when the command parses its arguments or shows its
-    help, so that starting the command line and its top-level help load no family. The
-    callback gets one keyword per option.
+    The options are read from the families when the command parses a command line that may
+    use one (it has an option the command itself lacks) or shows its help, so that starting
+    the command line, its top-level help and a command using none of them load no family
+    but the one its task needs. The callback gets one keyword per option it was given.
     """
 
     def __init__(self, *args: Any, after: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._own = list(self.params)
         self._after = after
+        self._own_names = {
+            name
+            for p in self._own
+            if isinstance(p, click.Option)
+            for name in (*p.opts, *p.secondary_opts)
+        }
+        self._with_families = True
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Parse the command line, with the families' options if it may use any."""
+        self._with_families = ctx.resilient_parsing or any(
+            arg.startswith("--") and arg != "--" and arg.split("=", 1)[0] not in self._own_names
+            for arg in args
+        )
+        return super().parse_args(ctx, args)
 
     def get_params(self, ctx: click.Context) -> list[click.Parameter]:
         """Return the command's parameters with the families' options in place."""
         at = [p.name for p in self._own].index(self._after) + 1
-        self.params = [*self._own[:at], *self.family_options(), *self._own[at:]]
+        added = self.family_options() if self._with_families else []
+        self.params = [*self._own[:at], *added, *self._own[at:]]
         return super().get_params(ctx)
 
     def family_options(self) -> list[click.Parameter]:

@@ -170,3 +170,6 @@ def score_cmd(
                 continue
             display = format(float(r.official) * s.scale, f".{s.display_decimals}f")
             click.echo(f"{s.label:<{width}}  {display:>8}   ({r.official})")
+
+
+COMMANDS = (score_cmd,)

@@ -386,3 +386,6 @@ def _phase_cells(p: dict[str, Any] | None) -> list[str]:
         "yes" if p["open"] else "no",
         ", ".join(parts) or "no limit",
     ]
+
+
+COMMANDS = (remote_group,)

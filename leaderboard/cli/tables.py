@@ -32,15 +32,15 @@ FORMATS = {
 @with_appcontext
 def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official: bool) -> None:
     """Print the ranking table: live (late and corrected runs marked), or the frozen official one."""
-    from leaderboard.services.campaign.freeze import frozen_of
-    from leaderboard.services.results.anonymity import ALL_NAMES
-    from leaderboard.services.results.tables import live_table
     from leaderboard.services.tasks.catalog import resolve
 
     with common.session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
             if official:
+                # Imported here: the freeze brings the analysis stack the live table needs not.
+                from leaderboard.services.campaign.freeze import frozen_of
+
                 snapshot = frozen_of(session, target)
                 if snapshot is None:
                     raise NotFound(
@@ -48,6 +48,9 @@ def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official:
                     )
                 text = snapshot.renders["tex" if fmt == "latex" else fmt]
             else:
+                from leaderboard.services.results.anonymity import ALL_NAMES
+                from leaderboard.services.results.tables import live_table
+
                 # The command line is the organizers': every team by name, as on their pages.
                 text = FORMATS[fmt](live_table(session, common.store(), target, ALL_NAMES))
         except DomainError as exc:

@@ -63,3 +63,16 @@ def test_the_generation_family_and_the_bare_app_load_none_of_them(tmp_path: Path
 def test_the_probe_sees_a_heavy_module_when_one_is_loaded(tmp_path: Path) -> None:
     # The probe itself can fail: loading one of them is seen.
     assert loaded_after("import scipy.stats", tmp_path) == ["scipy.stats"]
+
+
+def test_a_family_is_loaded_alone_and_listing_loads_all(tmp_path: Path) -> None:
+    # A command on one task imports its family only; listing the families imports the six.
+    code = (
+        "from leaderboard.tasks.families import BUILTINS, all_families, get_family\n"
+        "assert get_family('cqa').name == 'cqa'\n"
+        "others = [m for m in sys.modules if m.startswith('leaderboard.tasks.families.')\n"
+        "          and m.split('.')[3] in set(BUILTINS) - {'cqa'}]\n"
+        "assert others == [], others\n"
+        "assert [f.name for f in all_families()] == list(BUILTINS)"
+    )
+    assert loaded_after(code, tmp_path) == []

@@ -332,5 +332,36 @@ def test_a_database_command_loads_neither_scipy_stats_nor_matplotlib(app: Flask)
         "LEADERBOARD_INSTANCE_DIR": str(settings.instance_dir),
         "LEADERBOARD_DATABASE_URL": database_url(app),
     }
-    loaded = _loaded_by_main(["teams"], env, ("leaderboard.web", "scipy.stats", "matplotlib"))
-    assert loaded == ["leaderboard.web"]
+    # The console script opens the database itself: no Flask, and no other command's module.
+    names = ("flask", "leaderboard.web", "scipy.stats", "matplotlib", "leaderboard.cli.offline")
+    assert _loaded_by_main(["teams"], env, names) == []
+
+
+def test_the_console_script_imports_a_run_with_its_family_alone(app: Flask, tmp_path: Path) -> None:
+    settings = app.extensions["leaderboard"]["settings"]
+    env = {
+        **os.environ,
+        "LEADERBOARD_INSTANCE_DIR": str(settings.instance_dir),
+        "LEADERBOARD_DATABASE_URL": database_url(app),
+        "LEADERBOARD_STORAGE_DIR": str(settings.storage_dir),
+    }
+    run = tmp_path / "subtask_A_primary.txt"
+    run.write_bytes(oracle_run())
+    args = ["import-runs", "semeval2016-task3", "A", "--team", "Kelp", "--slot", "primary"]
+    others = ("flask", "leaderboard.tasks.families.trec", "leaderboard.tasks.families.sts")
+    assert _loaded_by_main([*args, str(run)], env, others) == []
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        assert [(r.team.name, r.slot) for r in s.scalars(select(Run))] == [("Kelp", "primary")]
+
+
+def test_every_command_is_listed_with_its_module() -> None:
+    """The console script finds each command's module in COMMAND_MODULES, and nothing else."""
+    import importlib
+
+    from leaderboard.cli import COMMAND_MODULES
+
+    found = {}
+    for module in sorted(set(COMMAND_MODULES.values())):
+        for command in importlib.import_module(f"leaderboard.cli.{module}").COMMANDS:
+            found[command.name] = module
+    assert found == COMMAND_MODULES

@@ -226,9 +226,9 @@ def table_inputs(
         **target.family.style_options(target.context()),
         **target.definition.table,
     }
-    if target.loaded:
+    if target.loaded and family.table_reads_gold():
         gold, _files = load_gold(session, store, target)
-        options.update(target.family.table_options(gold))
+        options.update(family.table_options(gold))
     return TableInputs(entries, options)
 
 

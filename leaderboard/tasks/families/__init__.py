@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -9,13 +11,24 @@ from leaderboard.formats.issues import quoted
 from leaderboard.tasks.definition import DefinitionError
 from leaderboard.tasks.families.base import Family
 
+#: The built-in families, in their listing order: the module and class of each, by name. A
+#: command on one task imports its family alone; listing them all imports them all.
+BUILTINS = {
+    "cqa": ("leaderboard.tasks.families.cqa", "CqaFamily"),
+    "sts": ("leaderboard.tasks.families.sts", "StsFamily"),
+    "trec": ("leaderboard.tasks.families.trec", "TrecFamily"),
+    "classification": ("leaderboard.tasks.families.classification", "ClassificationFamily"),
+    "regression": ("leaderboard.tasks.families.regression", "RegressionFamily"),
+    "generation": ("leaderboard.tasks.families.generation", "GenerationFamily"),
+}
+
 _FAMILIES: dict[str, Family] = {}
-_BUILTINS_LOADED = False
 
 
 def register_family(family: Family) -> Family:
     """Host ``family`` under its name; raise ValueError if another family has the name."""
-    _load_builtins()
+    if family.name in BUILTINS:
+        _load_builtin(family.name)
     held = _FAMILIES.get(family.name)
     if held is not None and held is not family:
         raise ValueError(f"a family named {family.name!r} is already registered")
@@ -40,40 +53,39 @@ def registered_family(family: Family) -> Iterator[Family]:
 
 def all_families() -> list[Family]:
     """Return every hosted family, built-ins first, in registration order."""
-    _load_builtins()
-    return list(_FAMILIES.values())
+    for name in BUILTINS:
+        _load_builtin(name)
+    builtins = [_FAMILIES[name] for name in BUILTINS if name in _FAMILIES]
+    return builtins + [f for name, f in _FAMILIES.items() if name not in BUILTINS]
 
 
 def get_family(name: str) -> Family:
     """Return the family called ``name``; raise DefinitionError for an unknown one."""
-    _load_builtins()
+    if name in BUILTINS:
+        _load_builtin(name)
     try:
         return _FAMILIES[name]
     except KeyError:
+        for builtin in BUILTINS:  # the message lists every family
+            _load_builtin(builtin)
         raise DefinitionError(
             "family", f"unknown family {quoted(name)}; known: {sorted(_FAMILIES)}"
         ) from None
 
 
-def _load_builtins() -> None:
-    """Register the six built-in families once, on first use (definitions never load them)."""
-    global _BUILTINS_LOADED
-    if _BUILTINS_LOADED:
-        return
-    _BUILTINS_LOADED = True
-    from leaderboard.tasks.families.classification import ClassificationFamily
-    from leaderboard.tasks.families.cqa import CqaFamily
-    from leaderboard.tasks.families.generation import GenerationFamily
-    from leaderboard.tasks.families.regression import RegressionFamily
-    from leaderboard.tasks.families.sts import StsFamily
-    from leaderboard.tasks.families.trec import TrecFamily
+_LOADED: set[str] = set()
+# Web workers run threads: one loads a family while the others wait for it, not find it missing.
+_LOADING = threading.RLock()
 
-    for family in (
-        CqaFamily(),
-        StsFamily(),
-        TrecFamily(),
-        ClassificationFamily(),
-        RegressionFamily(),
-        GenerationFamily(),
-    ):
-        register_family(family)
+
+def _load_builtin(name: str) -> None:
+    """Register the built-in family ``name`` once, on first use (definitions never load it)."""
+    if name in _LOADED:
+        return
+    with _LOADING:
+        if name in _LOADED:
+            return
+        module, cls = BUILTINS[name]
+        family: Family = getattr(importlib.import_module(module), cls)()
+        _FAMILIES.setdefault(name, family)
+        _LOADED.add(name)

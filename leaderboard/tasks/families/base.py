@@ -554,6 +554,13 @@ class Family(ABC):
         """Return table-style options that depend on the gold (e.g. query counts)."""
         return {}
 
+    def table_reads_gold(self) -> bool:
+        """Return whether ``table_options`` reads the gold: only if the family overrides it.
+
+        A table of a family whose options owe nothing to the gold is built without parsing it.
+        """
+        return type(self).table_options is not Family.table_options
+
     @abstractmethod
     def baselines(self, gold: Any, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
         """Return the set's baseline runs per the definition's recipes."""

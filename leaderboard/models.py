@@ -142,8 +142,6 @@ class EvalSet(Base):
     revision: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     # Advanced when an analysis of the set is stored, so cached tables take its clusters.
     analysed: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
-    # The revision whose per-query summaries are stored; behind ``revision``, the worker updates them.
-    summarized: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
 
     subtask: Mapped[Subtask] = relationship(back_populates="eval_sets")
     gold_files: Mapped[list[GoldFile]] = relationship(
@@ -580,6 +578,17 @@ class ChartFile(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     storage_key: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class SummarizedSet(Base):
+    """The revision of a set whose per-query summaries are stored (behind: being updated)."""
+
+    __tablename__ = "summarized_sets"
+
+    eval_set_id: Mapped[int] = mapped_column(
+        ForeignKey("eval_sets.id", ondelete="CASCADE"), primary_key=True
+    )
+    revision: Mapped[int] = mapped_column(Integer)
 
 
 class QuerySummary(Base):

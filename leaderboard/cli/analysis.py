@@ -48,7 +48,7 @@ def significance_cmd(
     """Test every pair of the table's runs; store and print p-values, clusters and intervals."""
     from leaderboard.services.results.analyses import compute_now
     from leaderboard.services.results.chart_data import draw_report_charts
-    from leaderboard.services.results.query_summaries import summarize_set
+    from leaderboard.services.results.query_summaries import is_stale, summarize_set
     from leaderboard.services.results.significance import Request
     from leaderboard.services.results.tables import caption_of
     from leaderboard.services.tasks.catalog import resolve
@@ -62,7 +62,7 @@ def significance_cmd(
             report = dict(analysis.report or {})
             # Computed at once, so drawn at once: pages only read stored charts.
             draw_report_charts(session, common.store(), target, report, live=True)
-            if target.eval_set.summarized != target.eval_set.revision:
+            if is_stale(session, target.eval_set):
                 summarize_set(session, common.store(), target.eval_set.id)
             # Tables name the task, subtask and set by their titles, not their slugs.
             titled = {**report, "caption": caption_of(target)}

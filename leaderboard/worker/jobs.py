@@ -107,13 +107,13 @@ def draw_charts(job_id: int) -> int:
     """Draw and store the charts of a finished job's analysis, and summarize its set if stale."""
     from leaderboard.models import Analysis
     from leaderboard.services.results.chart_data import draw_job_charts
-    from leaderboard.services.results.query_summaries import summarize_set
+    from leaderboard.services.results.query_summaries import is_stale, summarize_set
 
     res = resources()
     with res.sessionmaker() as session:
         drawn = draw_job_charts(session, res.store, job_id)
         job = session.get(Analysis, job_id)
-        if job is not None and job.eval_set.summarized != job.eval_set.revision:
+        if job is not None and is_stale(session, job.eval_set):
             summarize_set(session, res.store, job.eval_set_id)
         return drawn
 
@@ -144,13 +144,12 @@ def queue_summary(eval_set_id: int, revision: int) -> None:
 
 def summarize(eval_set_id: int, revision: int) -> int:
     """Store a set's per-query summaries unless they already cover ``revision``; return how many."""
-    from leaderboard.models import EvalSet
-    from leaderboard.services.results.query_summaries import summarize_set
+    from leaderboard.services.results.query_summaries import summarize_set, summarized_revision
 
     res = resources()
     with res.sessionmaker() as session:
-        eval_set = session.get(EvalSet, eval_set_id)
-        if eval_set is None or eval_set.summarized >= revision:
+        done = summarized_revision(session, eval_set_id)
+        if done is not None and done >= revision:
             return 0
         return summarize_set(session, res.store, eval_set_id)
 

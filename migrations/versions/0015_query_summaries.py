@@ -27,11 +27,15 @@ def upgrade() -> None:
         sa.ForeignKeyConstraint(['eval_set_id'], ['eval_sets.id'], ondelete='CASCADE'),
         sa.PrimaryKeyConstraint('eval_set_id', 'measure'),
     )
-    with op.batch_alter_table('eval_sets', schema=None) as batch_op:
-        batch_op.add_column(sa.Column('summarized', sa.Integer(), server_default='0', nullable=False))
+    op.create_table(
+        'summarized_sets',
+        sa.Column('eval_set_id', sa.Integer(), nullable=False),
+        sa.Column('revision', sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(['eval_set_id'], ['eval_sets.id'], ondelete='CASCADE'),
+        sa.PrimaryKeyConstraint('eval_set_id'),
+    )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table('eval_sets', schema=None) as batch_op:
-        batch_op.drop_column('summarized')
+    op.drop_table('summarized_sets')
     op.drop_table('query_summaries')

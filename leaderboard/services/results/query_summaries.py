@@ -11,13 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from leaderboard.db import transaction
-from leaderboard.models import EvalSet, QuerySummary, Run, Score
+from leaderboard.models import EvalSet, QuerySummary, Run, Score, SummarizedSet
 from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
+from leaderboard.scoring.diagnostics import QuerySummary as SummaryRow
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import ALL_NAMES
 from leaderboard.services.results.tables import live_table
@@ -31,10 +32,22 @@ def stale_sets(session: Session) -> list[tuple[int, int]]:
     """Return (set id, revision) of every set whose summaries are behind its revision."""
     rows = session.execute(
         select(EvalSet.id, EvalSet.revision)
-        .where(EvalSet.summarized != EvalSet.revision)
+        .outerjoin(SummarizedSet, SummarizedSet.eval_set_id == EvalSet.id)
+        .where(or_(SummarizedSet.revision.is_(None), SummarizedSet.revision != EvalSet.revision))
         .order_by(EvalSet.id)
     ).all()
     return [(int(set_id), int(revision)) for set_id, revision in rows]
+
+
+def summarized_revision(session: Session, eval_set_id: int) -> int | None:
+    """Return the revision of the set whose summaries are stored, or None if none are."""
+    row = session.get(SummarizedSet, eval_set_id)
+    return row.revision if row is not None else None
+
+
+def is_stale(session: Session, eval_set: EvalSet) -> bool:
+    """Return whether the set's summaries are behind its revision."""
+    return summarized_revision(session, eval_set.id) != eval_set.revision
 
 
 def per_query_values(
@@ -93,9 +106,7 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:
                 )
                 for k, v in stored.items()
             )
-            session.execute(
-                update(EvalSet).where(EvalSet.id == eval_set_id).values(summarized=revision)
-            )
+            session.merge(SummarizedSet(eval_set_id=eval_set_id, revision=revision))
     except IntegrityError:
         return 0  # another worker stored the same set's summaries meanwhile
     # The measure a run's page shows first: the official one, else the first with values.
@@ -113,12 +124,11 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:
     return len(stored)
 
 
-def _summary_of(values: dict[str, Any]) -> dict[str, Any]:
+def _summary_of(values: dict[str, Any]) -> dict[str, SummaryRow]:
     """Return a stored summary's rows as ``compare`` reads them."""
-    from leaderboard.scoring.diagnostics import QuerySummary as Row
-
     return {
-        q: Row(q, best, median, worst, int(n)) for q, (best, median, worst, n) in values.items()
+        q: SummaryRow(q, best, median, worst, int(n))
+        for q, (best, median, worst, n) in values.items()
     }
 
 

@@ -46,6 +46,7 @@ from leaderboard.services.results.diagnostics import (
     target_of,
 )
 from leaderboard.services.results.query_summaries import chart_data as chart_data_of
+from leaderboard.services.results.query_summaries import summarized_revision
 from leaderboard.services.results.significance import METHODS, Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
@@ -243,7 +244,8 @@ def _diagnostics(run_id: int) -> RunDiagnostics:
     audience = audience_for(viewer())
     measure = request.args.get("measure") or None
     # Everything the comparison shows moves with the set's revision or its stored summaries.
-    key = (run.id, measure, run.eval_set.revision, run.eval_set.summarized, audience.revealed)
+    summarized = summarized_revision(db(), run.eval_set_id)
+    key = (run.id, measure, run.eval_set.revision, summarized, audience.revealed)
     cached = pagecache.diagnostics().get(key)
     if cached is not None:
         # The cached rows with this request's own rows of the run and its target.

@@ -14,7 +14,7 @@ from typing import IO, Any, cast
 
 from sqlalchemy import Table, bindparam, insert, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
 
 from leaderboard.config import Settings
@@ -65,7 +65,10 @@ _REPLACED_BY = (
     .where(_RUNS.c.id == bindparam("old_id"))
     .values(replaced_by_id=bindparam("new_id"))
 )
-_ADD_SCORES = insert(Score).returning(Score, sort_by_parameter_order=True)
+_SCORES = cast(Table, Score.__table__)
+# Only the ids come back: returning whole rows would send each row's per-query values back
+# to be decoded again, and the ORM's bulk insert costs more than the statement.
+_ADD_SCORES = insert(_SCORES).returning(_SCORES.c.id, sort_by_parameter_order=True)
 
 
 @dataclass(frozen=True)
@@ -450,14 +453,7 @@ def place_run(
                 run.active_key = slot_key
                 session.add(run)
                 session.flush()
-                rows = (
-                    session.scalars(
-                        _ADD_SCORES, [{**values, "run_id": run.id} for values in scores]
-                    ).all()
-                    if scores
-                    else []
-                )
-                set_committed_value(run, "scores", list(rows))
+                set_committed_value(run, "scores", _add_scores(session, run, scores))
                 if previous is not None:
                     session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
                 bump(session, run.eval_set_id)
@@ -469,6 +465,26 @@ def place_run(
             # Back off a little, randomly, so racing uploads do not collide again in lockstep.
             time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 10))
     raise Conflict("Another upload into this slot happened at the same moment; please try again.")
+
+
+def _add_scores(session: Session, run: Run, scores: Sequence[Mapping[str, Any]]) -> list[Score]:
+    """Insert a run's score rows in one statement; return them as rows of the session.
+
+    The rows are built from the values just written (with the ids the INSERT returned), as a
+    query would load them, so that the run's response reads its scores without another query.
+    """
+    if not scores:
+        return []
+    now = utcnow()
+    rows = [{**values, "run_id": run.id, "current": True, "created_at": now} for values in scores]
+    ids = session.execute(_ADD_SCORES, rows).scalars().all()
+    out = []
+    for ident, values in zip(ids, rows, strict=True):
+        score = Score(id=ident, **values)
+        make_transient_to_detached(score)
+        session.add(score)
+        out.append(score)
+    return out
 
 
 def visible_run(session: Session, user: User, run_id: int) -> Run:

@@ -307,6 +307,10 @@ def _clean_rows(joined: bytes, gold: CqaGold) -> tuple[np.ndarray, np.ndarray, n
 
 #: Widest rank the array path reads; a file with a wider one takes the bytes path.
 _ARRAY_MAX_RANK = 8
+_TRUE_WORD = np.uint64(int.from_bytes(b"true", "little"))
+_FALSE_WORD = np.uint64(int.from_bytes(b"false", "little"))
+_LOW4 = np.uint64(0xFFFF_FFFF)
+_LOW5 = np.uint64(0xFF_FFFF_FFFF)
 
 
 def _gold_order_rows(
@@ -325,40 +329,46 @@ def _gold_order_rows(
     separators = np.flatnonzero(raw <= 10)
     if separators.size != 5 * n - 1 or (raw[separators[4::5]] != 10).any():
         return None
-    bounds = np.concatenate(([-1], separators, [raw.size]))
-    starts = (bounds[:-1] + 1).reshape(n, 5)
-    ends = bounds[1:].reshape(n, 5)
-    lengths = ends - starts
-    if int((ends[:, 4] - starts[:, 0]).max()) > MAX_LINE_BYTES:
+    # ends[i, k]: where field k of line i ends (at its TAB or LF); a field starts after the
+    # end of the one before it.
+    ends = np.empty(5 * n, dtype=np.intp)
+    ends[:-1] = separators
+    ends[-1] = raw.size
+    ends = ends.reshape(n, 5)
+    line = np.empty(n, dtype=np.intp)
+    line[0] = 0
+    line[1:] = ends[:-1, 4] + 1
+    if int((ends[:, 4] - line).max()) > MAX_LINE_BYTES:
         return None
     # Question and candidate ids: each line's "q TAB c" has the gold row's length and bytes.
-    if not np.array_equal(ends[:, 1] - starts[:, 0], gold.pair_lengths):
+    if not np.array_equal(ends[:, 1] - line, gold.pair_lengths):
         return None
     words, mask = gold.pair_words
     width = words.shape[1] * 8
-    padded = np.zeros(raw.size + max(width, _ARRAY_MAX_RANK), dtype=np.uint8)
+    padded = np.zeros(raw.size + max(width, _ARRAY_MAX_RANK, 8), dtype=np.uint8)
     padded[: raw.size] = raw
     # Each line's first bytes as 64-bit words, compared under the mask of its gold pair.
-    lines = sliding_window_view(padded, width)[starts[:, 0]].view(np.uint64)
+    lines = sliding_window_view(padded, width)[line].view(np.uint64)
     if not np.array_equal(lines & mask, words):
         return None
-    ranks = lengths[:, 2]
+    rank = ends[:, 1] + 1
+    ranks = ends[:, 2] - rank
     if int(ranks.min()) < 1 or int(ranks.max()) > _ARRAY_MAX_RANK:
         return None
-    if not digits_only(padded, starts[:, 2], ranks):
+    if not digits_only(padded, rank, ranks):
         return None
-    # Labels: "true" or "false" exactly, byte by byte (the padding reads past the last one).
-    label = starts[:, 4]
-    true = lengths[:, 4] == 4
-    for k, byte in enumerate(b"true"):
-        true &= padded[label + k] == byte
-    false = lengths[:, 4] == 5
-    for k, byte in enumerate(b"false"):
-        false &= padded[label + k] == byte
+    # Labels: "true" or "false" exactly, as the first 4 or 5 bytes of a little-endian word
+    # (the padding reads past the last one).
+    label = ends[:, 3] + 1
+    words8 = sliding_window_view(padded, 8)[label].view("<u8").ravel()
+    length = ends[:, 4] - label
+    true = (length == 4) & (words8 & _LOW4 == _TRUE_WORD)
+    false = (length == 5) & (words8 & _LOW5 == _FALSE_WORD)
     if not (true | false).all():
         return None
     # Exactly float()'s values (integer / 10**k), or None for any other layout.
-    scores = fixed_point_values(padded, starts[:, 3], lengths[:, 3])
+    score = ends[:, 2] + 1
+    scores = fixed_point_values(padded, score, ends[:, 3] - score)
     if scores is None:
         return None
     return np.arange(n), scores, true

@@ -331,10 +331,10 @@ def _gold_order_rows(
         return None
     # ends[i, k]: where field k of line i ends (at its TAB or LF); a field starts after the
     # end of the one before it.
-    ends = np.empty(5 * n, dtype=np.intp)
-    ends[:-1] = separators
-    ends[-1] = raw.size
-    ends = ends.reshape(n, 5)
+    flat = np.empty(5 * n, dtype=np.intp)
+    flat[:-1] = separators
+    flat[-1] = raw.size
+    ends = flat.reshape(n, 5)
     line = np.empty(n, dtype=np.intp)
     line[0] = 0
     line[1:] = ends[:-1, 4] + 1

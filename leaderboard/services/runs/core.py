@@ -17,6 +17,7 @@ from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import MANYTOONE, Session, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.instrumentation import manager_of_class
 
 from leaderboard.config import Settings
 from leaderboard.db import expire_loaded, get_row, transaction
@@ -511,6 +512,7 @@ def _insert_as_loaded(session: Session, row: Any) -> None:
 
 
 _INSERTS: dict[Table, Any] = {}
+_SCORE_CLASS = manager_of_class(Score)
 
 
 def _add_scores(session: Session, run: Run, scores: Sequence[Mapping[str, Any]]) -> list[Score]:
@@ -526,7 +528,9 @@ def _add_scores(session: Session, run: Run, scores: Sequence[Mapping[str, Any]])
     ids = session.execute(_ADD_SCORES, rows).scalars().all()
     out = []
     for ident, values in zip(ids, rows, strict=True):
-        score = Score(id=ident, **values)
+        # Filled in as a load fills a row (no attribute events for values already stored).
+        score = _SCORE_CLASS.new_instance()
+        score.__dict__.update(values, id=ident)
         make_transient_to_detached(score)
         session.add(score)
         out.append(score)

@@ -439,7 +439,7 @@ def place_run(
     concurrent upload wins the race we retry, so its run becomes the one replaced. SQLite
     reports a write after a stale read as "database is locked"; that is retried the same way.
     Statements are few and plain (every upload of a deadline burst runs them): one UPDATE
-    frees the slot and the score rows go in one INSERT that returns them as ``run.scores``.
+    frees the slot, one INSERT adds the run and one its score rows (``run.scores``).
     """
     for attempt in range(_SLOT_RETRIES):
         added: list[Any] = []

@@ -8,7 +8,7 @@ each POSTs its team's run to the API. The burst is fired in several rounds, each
 teams, because a shared 2-core machine runs some rounds markedly slower than others. Printed
 per round: how many uploads succeeded (201), p50/p95/max latency and the CPU time of the
 workers, PostgreSQL and the load generator; then the workers' peak RSS and a check that the
-database holds exactly one active primary run per team. Target: all succeed, p95 < 500 ms
+database holds exactly one active primary run per team. Target: all succeed, p95 < 250 ms
 (the median of the rounds' p95).
 
     .venv/bin/python -m bench.deadline_burst [--teams 50] [--rounds 3] [--workers N]
@@ -55,6 +55,8 @@ GOLD_C = (
 )
 SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 WARM = ("contrastive1", "contrastive2")
+#: Issue 22: about 10 ms of work per 7,000-line upload, so 50 at once on two cores in 250 ms.
+TARGET_MS = 250
 
 
 @dataclass(frozen=True)
@@ -327,7 +329,7 @@ def main() -> None:
             print(
                 f"targets: all succeed {'met' if everyone else 'MISSED'};"
                 f" p95 (median of the rounds' {', '.join(f'{x:.0f}' for x in p95s)} ms)"
-                f" {p95:.0f} ms {'met' if p95 < 500 else 'MISSED'} (target < 500 ms)"
+                f" {p95:.0f} ms {'met' if p95 < TARGET_MS else 'MISSED'} (target < {TARGET_MS} ms)"
             )
     finally:
         database(args.server, name, create=False)

@@ -62,6 +62,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from leaderboard.web.analysis import routes as analysis
     from leaderboard.web.api import routes as api
     from leaderboard.web.auth import routes as auth
+    from leaderboard.web.common import multipart
     from leaderboard.web.common.extensions import csrf, init_login
     from leaderboard.web.common.security import init_security
     from leaderboard.web.data import routes as data
@@ -75,6 +76,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from leaderboard.web.public import routes as public
     from leaderboard.web.teams import routes as teams
 
+    multipart.install()
     csrf.init_app(app)
     init_login(app)
     init_security(app)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -138,6 +139,10 @@ FALLBACK = {
         "error",
     ),
     "a line missing": (b"".join(run_text().splitlines(keepends=True)[:-1]), "error"),
+    "an id changed in place (same length)": (
+        run_text(lambda i, r: r.__setitem__(1, r[1][:-1] + "X") if i == 5 else None),
+        "error",
+    ),
     "a duplicate pair": (
         b"".join([*run_text().splitlines(keepends=True)[:-1], run_text().splitlines(True)[0]]),
         "error",
@@ -189,3 +194,42 @@ def test_the_fast_path_takes_clean_files_and_leaves_others() -> None:
     assert max(map(len, longest.split(b"\n"))) == cqa.MAX_LINE_BYTES
     assert cqa._clean_rows(longest, GOLD) is not None
     assert cqa._clean_rows(FALLBACK["a line over 4096 bytes"][0][:-1], GOLD) is None
+
+
+#: Files the array path (gold order, ``%.kf`` scores) takes as well as files it declines.
+ARRAY = {
+    **{name: FAST[name] for name in ("clean", "every label false", "windows line endings")},
+    "three decimals, signs": run_text(
+        lambda i, r: r.__setitem__(3, f"{'-' if i % 3 else '+'}{i / 7:.3f}")
+    ),
+    "integer part of many digits": run_text(lambda i, r: r.__setitem__(3, f"{i * 99991:.4f}")),
+    "multi-digit ranks": run_text(lambda i, r: r.__setitem__(2, str(i))),
+    "mixed decimals": run_text(lambda i, r: r.__setitem__(3, f"{0.5:.{1 + i % 3}f}")),
+    "a rank of 9 digits": run_text(lambda i, r: r.__setitem__(2, "123456789" if i == 4 else "1")),
+    "a label in capitals": run_text(lambda i, r: r.__setitem__(4, "TRUE" if i == 4 else r[4])),
+    "a label cut short": run_text(lambda i, r: r.__setitem__(4, "fals" if i == 4 else r[4])),
+    "a pair changed in place": FALLBACK["an id changed in place (same length)"][0],
+    "a question id one byte longer": run_text(
+        lambda i, r: (r.__setitem__(0, r[0] + "0"), r.__setitem__(1, r[1][1:])) if i == 4 else None
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARRAY))
+def test_the_array_path_gives_the_bytes_paths_arrays(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = ARRAY[name].replace(b"\r\n", b"\n")
+    joined = data[:-1]
+    taken = cqa._gold_order_rows(joined, GOLD)
+    with monkeypatch.context() as m:
+        m.setattr(cqa, "_gold_order_rows", lambda joined, gold: None)
+        bytes_path = cqa._clean_rows(joined, GOLD)
+    if name in ("clean", "every label false", "windows line endings", "three decimals, signs"):
+        assert taken is not None, "the array path did not take this file"
+    if taken is None:
+        return
+    assert bytes_path is not None, "the array path took a file the bytes path declines"
+    for ours, theirs in zip(taken, bytes_path, strict=True):
+        assert ours.tolist() == theirs.tolist()
+    assert [math.copysign(1, x) for x in taken[1]] == [math.copysign(1, x) for x in bytes_path[1]]

@@ -181,3 +181,33 @@ def test_phases_are_asked_once_per_transaction(app: Flask, session: Session) -> 
         assert hidden_phase(session, target.eval_set) is not None
         assert hidden_phase(session, target.eval_set) is not None
     assert len(seen) == 1, seen
+
+
+def test_a_tokens_note_of_use_goes_with_the_upload(app: Flask, client: FlaskClient) -> None:
+    from leaderboard.models import ApiToken
+
+    make_participant(app, "Team N", "n@example.org")
+    uploader, reader = token_for(app, "n@example.org"), token_for(app, "n@example.org")
+    engine = app.extensions["leaderboard"]["engine"]
+    commits: list[str] = []
+
+    def count(_conn: Any) -> None:
+        commits.append("COMMIT")
+
+    event.listen(engine, "commit", count)
+    try:
+        upload = api_upload(client, uploader, oracle_run(), path=URL)
+        assert upload.status_code == 201, upload.get_json()
+        upload_commits = len(commits)
+        # A request that only reads writes its note at its end.
+        assert client.get("/api/v1/tasks", headers={"Authorization": "Bearer x"}).status_code == 401
+        listed = client.get("/api/v1/team/runs", headers={"Authorization": f"Bearer {reader}"})
+        assert listed.status_code == 200
+    finally:
+        event.remove(engine, "commit", count)
+    # PostgreSQL writes the note in the upload's transaction; SQLite in one of its own.
+    sqlite = engine.dialect.name == "sqlite"
+    assert upload_commits == (2 if sqlite else 1)
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        used = s.scalars(select(ApiToken.last_used_at)).all()
+        assert len(used) == 2 and all(u is not None for u in used)

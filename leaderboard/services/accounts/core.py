@@ -8,12 +8,13 @@ import secrets
 from contextlib import suppress
 from datetime import datetime, timedelta
 from functools import cache
+from typing import Any, cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import bindparam, exists, or_, select, update
+from sqlalchemy import Table, bindparam, event, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session, SessionTransaction, joinedload
 
 from leaderboard.db import expire_loaded, get_row, transaction
 from leaderboard.formats.issues import quoted
@@ -336,6 +337,8 @@ def user_for_token(session: Session, token: str, now: datetime | None = None) ->
     """Return the active, verified user owning an unrevoked token, or None; note its use.
 
     The use is written at most once a minute per token, so a burst of requests costs no writes.
+    On PostgreSQL it is written by the session's next commit (an upload's), which saves a
+    transaction of its own; ``note_pending_use`` writes it when no commit came.
     """
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
@@ -346,22 +349,56 @@ def user_for_token(session: Session, token: str, now: datetime | None = None) ->
     user, last_used = row
     now = now or utcnow()
     if last_used is None or last_used < now - LAST_USED_STEP:
-        # Conditional, so that concurrent requests with one token write it once.
-        # A note of use is not worth failing or delaying the request for.
-        with suppress(OperationalError), transaction(session):
-            session.execute(
-                update(ApiToken)
-                .where(
-                    ApiToken.token_sha256 == digest,
-                    or_(
-                        ApiToken.last_used_at.is_(None),
-                        ApiToken.last_used_at < now - LAST_USED_STEP,
-                    ),
-                )
-                .values(last_used_at=now)
-                .execution_options(synchronize_session=False)
-            )
+        note = {"digest": digest, "now": now, "before": now - LAST_USED_STEP}
+        if session.get_bind().dialect.name == "sqlite":
+            # SQLite has one write lock for the whole file: a commit that only read must not
+            # wait for it, so the note goes in at once, as its own transaction.
+            _write_note(session, note)
+        else:
+            session.info[_NOTE] = note
     return user
+
+
+def note_pending_use(session: Session) -> None:
+    """Write a token's note of use that no commit has written yet (the request only read)."""
+    note = session.info.pop(_NOTE, None)
+    if note is not None:
+        session.rollback()
+        _write_note(session, note)
+
+
+def _write_note(session: Session, note: dict[str, Any]) -> None:
+    """Write a token's note of use in a transaction of its own."""
+    # Conditional, so that concurrent requests with one token write it once.
+    # A note of use is not worth failing or delaying the request for.
+    with suppress(OperationalError), transaction(session):
+        session.execute(_NOTE_USE, note)
+
+
+@event.listens_for(Session, "before_commit")
+def _note_with_commit(session: Session) -> None:
+    """Write the pending note of use in the transaction being committed."""
+    note = session.info.get(_NOTE)
+    if note is not None and not session.info.get(_NOTED):
+        session.execute(_NOTE_USE, note)
+        session.info[_NOTED] = True
+
+
+@event.listens_for(Session, "after_commit")
+def _noted(session: Session) -> None:
+    """Forget a note of use once committed."""
+    if session.info.pop(_NOTED, False):
+        session.info.pop(_NOTE, None)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def _note_again(session: Session, _previous: SessionTransaction) -> None:
+    """Keep a rolled-back note pending: a later commit, or note_pending_use, writes it."""
+    session.info.pop(_NOTED, None)
+
+
+_NOTE = "leaderboard.token_note"
+_NOTED = "leaderboard.token_noted"
 
 
 # One prebuilt query for the user, the user's team and the token's last use: every API
@@ -377,6 +414,16 @@ _TOKEN_USER = (
         User.verified_at.is_not(None),
     )
     .options(joinedload(User.team))
+)
+# Built once, on the table (no ORM bookkeeping): a token's first request of a minute runs it.
+_TOKENS = cast(Table, ApiToken.__table__)
+_NOTE_USE = (
+    update(_TOKENS)
+    .where(
+        _TOKENS.c.token_sha256 == bindparam("digest"),
+        or_(_TOKENS.c.last_used_at.is_(None), _TOKENS.c.last_used_at < bindparam("before")),
+    )
+    .values(last_used_at=bindparam("now"))
 )
 
 

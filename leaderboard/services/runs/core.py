@@ -12,10 +12,12 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import IO, Any, cast
 
-from sqlalchemy import Table, bindparam, insert, select, update
+from sqlalchemy import ColumnDefault, Table, bindparam, insert, select, update
+from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import MANYTOONE, Session, make_transient_to_detached
 from sqlalchemy.orm.attributes import set_committed_value
+from sqlalchemy.orm.instrumentation import manager_of_class
 
 from leaderboard.config import Settings
 from leaderboard.db import expire_loaded, get_row, transaction
@@ -65,7 +67,10 @@ _REPLACED_BY = (
     .where(_RUNS.c.id == bindparam("old_id"))
     .values(replaced_by_id=bindparam("new_id"))
 )
-_ADD_SCORES = insert(Score).returning(Score, sort_by_parameter_order=True)
+_SCORES = cast(Table, Score.__table__)
+# Only the ids come back: returning whole rows would send each row's per-query values back
+# to be decoded again, and the ORM's bulk insert costs more than the statement.
+_ADD_SCORES = insert(_SCORES).returning(_SCORES.c.id, sort_by_parameter_order=True)
 
 
 @dataclass(frozen=True)
@@ -434,9 +439,10 @@ def place_run(
     concurrent upload wins the race we retry, so its run becomes the one replaced. SQLite
     reports a write after a stale read as "database is locked"; that is retried the same way.
     Statements are few and plain (every upload of a deadline burst runs them): one UPDATE
-    frees the slot and the score rows go in one INSERT that returns them as ``run.scores``.
+    frees the slot, one INSERT adds the run and one its score rows (``run.scores``).
     """
     for attempt in range(_SLOT_RETRIES):
+        added: list[Any] = []
         try:
             with transaction(session):
                 slot_key = key() if callable(key) else key
@@ -448,27 +454,87 @@ def place_run(
                 run = make()
                 run.status = RunStatus.ACTIVE
                 run.active_key = slot_key
-                session.add(run)
-                session.flush()
-                rows = (
-                    session.scalars(
-                        _ADD_SCORES, [{**values, "run_id": run.id} for values in scores]
-                    ).all()
-                    if scores
-                    else []
-                )
-                set_committed_value(run, "scores", list(rows))
+                added.append(run)
+                _insert_as_loaded(session, run)
+                added.extend(_add_scores(session, run, scores))
+                set_committed_value(run, "scores", added[1:])
                 if previous is not None:
                     session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
                 bump(session, run.eval_set_id)
                 before_commit(run)
             return run
-        except (IntegrityError, OperationalError) as exc:
+        except BaseException as exc:
+            # The rows inserted as loaded are gone with the transaction (and SQLite may give
+            # their ids again): the session must not keep them.
+            for row in added:
+                if row in session:
+                    session.expunge(row)
+            if not isinstance(exc, IntegrityError | OperationalError):
+                raise
             if isinstance(exc, OperationalError) and not is_lock_error(exc):
                 raise
             # Back off a little, randomly, so racing uploads do not collide again in lockstep.
             time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 10))
     raise Conflict("Another upload into this slot happened at the same moment; please try again.")
+
+
+def _insert_as_loaded(session: Session, row: Any) -> None:
+    """Insert a new row in one table statement and make it a row of the session, as if loaded.
+
+    Cheaper than the ORM's flush of one object: columns left unset get their defaults here
+    (so that reading them needs no query) and many-to-one objects given give their keys.
+    """
+    mapper = sa_inspect(type(row))
+    values = row.__dict__
+    for relation in mapper.relationships:
+        if relation.direction is MANYTOONE and relation.key in values:
+            target = values[relation.key]
+            for local, remote in relation.local_remote_pairs:
+                setattr(row, local.key, None if target is None else getattr(target, remote.key))
+    table = cast(Table, mapper.local_table)
+    params = {}
+    for column in table.columns:
+        if column.primary_key:
+            continue
+        if column.key not in values:
+            default = column.default
+            value = None
+            if isinstance(default, ColumnDefault):
+                value = default.arg(None) if default.is_callable else default.arg
+            setattr(row, column.key, value)
+        params[column.key] = values[column.key]
+    statement = _INSERTS.get(table)
+    if statement is None:
+        statement = _INSERTS[table] = insert(table).returning(*table.primary_key.columns)
+    row.id = session.execute(statement, params).scalar_one()
+    make_transient_to_detached(row)
+    session.add(row)
+
+
+_INSERTS: dict[Table, Any] = {}
+_SCORE_CLASS = manager_of_class(Score)
+
+
+def _add_scores(session: Session, run: Run, scores: Sequence[Mapping[str, Any]]) -> list[Score]:
+    """Insert a run's score rows in one statement; return them as rows of the session.
+
+    The rows are built from the values just written (with the ids the INSERT returned), as a
+    query would load them, so that the run's response reads its scores without another query.
+    """
+    if not scores:
+        return []
+    now = utcnow()
+    rows = [{**values, "run_id": run.id, "current": True, "created_at": now} for values in scores]
+    ids = session.execute(_ADD_SCORES, rows).scalars().all()
+    out = []
+    for ident, values in zip(ids, rows, strict=True):
+        # Filled in as a load fills a row (no attribute events for values already stored).
+        score = _SCORE_CLASS.new_instance()
+        score.__dict__.update(values, id=ident)
+        make_transient_to_detached(score)
+        session.add(score)
+        out.append(score)
+    return out
 
 
 def visible_run(session: Session, user: User, run_id: int) -> Run:

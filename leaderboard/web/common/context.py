@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from leaderboard.clock import Clock
 from leaderboard.config import Settings
 from leaderboard.jobqueue import Dispatcher
+from leaderboard.services.accounts.core import note_pending_use
 from leaderboard.storage import Store
 
 
@@ -51,5 +52,6 @@ def close_db(_exc: BaseException | None = None) -> None:
     """Roll back anything uncommitted and close this request's session."""
     session = g.pop("db", None)
     if session is not None:
+        note_pending_use(session)
         session.rollback()
         session.close()

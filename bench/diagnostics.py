@@ -9,7 +9,7 @@ fetches every run's page, SVG, PDF and CSV once, in turn from a few threads. Pri
 requests (first page and first PDF ask) and, per kind, p50/p95/max over the warm rounds.
 Targets: the page p95 < 50 ms, a chart or its CSV p95 < 20 ms.
 
-    .venv/bin/python -m bench.diagnostics [--rounds 5] [--threads 2]
+    .venv/bin/python -m bench.diagnostics [--rounds 5] [--threads 1]
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def main() -> None:
     """Build the instance, serve it, warm it, and print the latency of each kind."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=1)
     args = parser.parse_args()
     if not RUNS.is_dir():
         raise SystemExit(f"the historical runs are not at {RUNS} (the shared data folder)")

@@ -7,8 +7,6 @@ import zlib
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
-import numpy as np
-
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
@@ -137,6 +135,10 @@ class BoundedReader(io.RawIOBase):
             if isinstance(chunk, bytes):
                 self.lines_read += chunk.count(b"\n")
             else:
+                # Counted in place, without a copy; numpy is imported here, not at load: a
+                # command that reads no upload (a table) does not need it.
+                import numpy as np
+
                 self.lines_read += int(np.count_nonzero(np.frombuffer(chunk, np.uint8) == _NEWLINE))
             if self.lines_read > bound.max_lines:
                 raise InputRefused(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from leaderboard.scoring.cqa import CQA_MEASURES
+from leaderboard.scoring.cqa_measures import CQA_MEASURES
 
 #: The official scorer prints the seven measures in the registry's order.
 CQA_SCORE_ORDER = CQA_MEASURES

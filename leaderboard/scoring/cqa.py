@@ -9,33 +9,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from leaderboard.scoring.classification import BINARY_MEASURES, binary_from_counts
-from leaderboard.scoring.registry import Measure, MeasureRegistry
 
-
-def _cqa(key: str, factor: float, notes: str) -> Measure:
-    # Stored unrounded; the official string has 4 decimals and tables show 2 on the x100 scale.
-    return Measure(key, key, "percent", 2, 4, factor=factor, notes=notes)
-
-
-#: The CQA measures, in the order the official scorer prints them.
-MEASURES = MeasureRegistry(
-    "cqa",
-    [
-        _cqa("MAP", 100, "mean average precision over each question's top 10; x100"),
-        _cqa("AvgRec", 100, "average recall over each question's top 10; x100"),
-        _cqa("MRR", 1, "mean reciprocal rank over each question's top 10; x100 by definition"),
-        _cqa("P", 100, "precision of the 'true' labels; x100"),
-        _cqa("R", 100, "recall of the 'true' labels; x100"),
-        _cqa("F1", 100, "F1 of the 'true' labels; x100"),
-        _cqa("Acc", 100, "accuracy of the labels; x100"),
-    ],
-)
-CQA_MEASURES: tuple[str, ...] = MEASURES.keys
-
-#: Only the first TOP_K candidates of each ranked question count for MAP, AvgRec and MRR.
-TOP_K = 10
-
-AVGREC_UNDEFINED = "avgrec-undefined"
+# The declarations live apart so that a table, which needs no kernel, imports no numpy.
+from leaderboard.scoring.cqa_measures import AVGREC_UNDEFINED as AVGREC_UNDEFINED
+from leaderboard.scoring.cqa_measures import CQA_MEASURES as CQA_MEASURES
+from leaderboard.scoring.cqa_measures import MEASURES as MEASURES
+from leaderboard.scoring.cqa_measures import TOP_K as TOP_K
 
 
 @dataclass(frozen=True)

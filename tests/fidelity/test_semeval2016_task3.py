@@ -25,7 +25,8 @@ from leaderboard.formats.cqa import (
     validate_strict,
 )
 from leaderboard.scoring.cqa import CQA_MEASURES, official
-from leaderboard.tasks.families.cqa import baseline_run, score_run
+from leaderboard.tasks.families.cqa.baselines import baseline_run
+from leaderboard.tasks.families.cqa.scoring import score_run
 from tests.shared_data import preset_path, shared_path
 
 pytestmark = pytest.mark.fidelity

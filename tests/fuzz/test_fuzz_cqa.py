@@ -11,7 +11,9 @@ from hypothesis import event, example, given
 from hypothesis import strategies as st
 
 from leaderboard.formats import cqa
-from leaderboard.tasks.families.cqa import CqaFamily, baseline_run, score_run
+from leaderboard.tasks.families.cqa import CqaFamily
+from leaderboard.tasks.families.cqa.baselines import baseline_run
+from leaderboard.tasks.families.cqa.scoring import score_run
 from tests.fuzz import FUZZ, check_finite, check_issues, fuzz_input, per_case
 from tests.runs import GOLD_TEST_A, PRESET
 

@@ -16,7 +16,8 @@ import numpy as np
 import pytest
 
 from leaderboard.formats.cqa import CqaRun, parse_gold
-from leaderboard.tasks.families.cqa import CqaFamily, measure_results
+from leaderboard.tasks.families.cqa import CqaFamily
+from leaderboard.tasks.families.cqa.scoring import measure_results
 from tests.runs import GOLD_TEST_A
 
 T, F = "true", "false"

@@ -17,7 +17,8 @@ from leaderboard.formats.cqa import (
     validate_strict,
 )
 from leaderboard.formats.issues import Issue
-from leaderboard.tasks.families.cqa import baseline_run, score_run
+from leaderboard.tasks.families.cqa.baselines import baseline_run
+from leaderboard.tasks.families.cqa.scoring import score_run
 
 GOLD_TEXT = (
     "Q1\tQ1_C1\t1\t1\ttrue\n"

@@ -76,3 +76,15 @@ def test_a_family_is_loaded_alone_and_listing_loads_all(tmp_path: Path) -> None:
         "assert [f.name for f in all_families()] == list(BUILTINS)"
     )
     assert loaded_after(code, tmp_path) == []
+
+
+def test_a_table_loads_no_numpy(tmp_path: Path) -> None:
+    # The table command, the services it calls and the CQA family's definitions need no numpy
+    # (0.1-0.2 s): the run format, the scoring kernels and resampling import it where used.
+    code = (
+        "import leaderboard.cli.tables, leaderboard.services.results.tables\n"
+        "from leaderboard.tasks.families import get_family\n"
+        "get_family('cqa')\n"
+        "assert 'numpy' not in sys.modules"
+    )
+    assert loaded_after(code, tmp_path) == []

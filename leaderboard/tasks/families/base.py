@@ -7,17 +7,18 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, cast
-
-import numpy as np
+from typing import IO, TYPE_CHECKING, Any, cast
 
 from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused
 from leaderboard.formats.compression import is_zip_or_tar
 from leaderboard.formats.issues import Issue, quoted
 from leaderboard.scoring.registry import MeasureRegistry
-from leaderboard.scoring.resampling import NotResampled, UnitRows, mean_rows
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
+
+# Resampling needs numpy, which only significance and intervals use: imported there.
+if TYPE_CHECKING:
+    from leaderboard.scoring.resampling import UnitRows
 
 #: An upload's files by field, as seekable binary streams (large runs stay on disk).
 RunInputs = Mapping[str, IO[bytes]]
@@ -517,6 +518,10 @@ class Family(ABC):
         Default: the measure is the mean of its stored per-query values. Raise NotResampled
         when nothing per unit was kept.
         """
+        import numpy as np
+
+        from leaderboard.scoring.resampling import NotResampled, mean_rows
+
         if stored.per_query is None:
             raise NotResampled(f"{key} is not a mean over queries and keeps no per-item values")
         units = list(stored.per_query)

@@ -8,11 +8,10 @@ from collections.abc import Mapping
 import numpy as np
 
 from leaderboard.formats.cqa import CqaGold, CqaRun, render_run
-from leaderboard.scoring.cqa import CQA_MEASURES
+from leaderboard.scoring.cqa_measures import CQA_MEASURES
 from leaderboard.tasks.definition import SubtaskDef
 from leaderboard.tasks.families.base import BaselineRun, Context
 
-RECIPES = ("ir", "random", "true", "false")
 #: Each recipe's table order, label and the measures it is shown for.
 _BASELINES = {
     "ir": (1, "Baseline 1 (IR)", ("MAP", "AvgRec", "MRR")),

@@ -5,23 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
-import numpy as np
-
-from leaderboard.formats import cqa as fmt
 from leaderboard.formats.cqa_score import parse_all_scores
 from leaderboard.formats.issues import quoted
-from leaderboard.scoring.classification import binary_from_counts
-from leaderboard.scoring.cqa import (
-    AVGREC_UNDEFINED,
-    CQA_MEASURES,
-    MEASURES,
-    TOP_K,
-    avgrec_from_sums,
-)
+from leaderboard.scoring.cqa_measures import AVGREC_UNDEFINED, CQA_MEASURES, MEASURES, TOP_K
 from leaderboard.scoring.registry import UnknownMeasure
-from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
 from leaderboard.tables.model import MeasureSpec
 from leaderboard.tasks.definition import DefinitionError, TaskDefinition
 from leaderboard.tasks.families.base import (
@@ -37,8 +26,13 @@ from leaderboard.tasks.families.base import (
     Verdict,
     read_all,
 )
-from leaderboard.tasks.families.cqa.baselines import RECIPES, baseline_runs
-from leaderboard.tasks.families.cqa.scoring import measure_results
+
+# The run format, the scoring kernels and the baselines need numpy: they are imported by the
+# hooks that read, score or build runs, so that a table (definitions, measures, notes) does not
+# pay for numpy.
+if TYPE_CHECKING:
+    from leaderboard.formats.cqa import CqaGold, CqaRun
+    from leaderboard.scoring.resampling import UnitRows
 
 #: The 2016 overview paper's note on the scale of its seven measures.
 SCALE_NOTE = (
@@ -49,6 +43,8 @@ SCALE_NOTE = (
 _RUN_FILE = re.compile(
     r"^subtask_(?P<subtask>[A-Za-z0-9]+)_(?P<slot>primary|contrastive1|contrastive2)\.txt$"
 )
+#: The baseline recipes of the 2016 overview: IR order, random, all 'true' and all 'false'.
+RECIPES = ("ir", "random", "true", "false")
 #: The longest system description taken from a team's README.txt.
 MAX_README = 5000
 
@@ -161,11 +157,13 @@ class CqaFamily(SingleFileFamily):
                     found.append(FolderRun(tdir.name, m["slot"], f, description))
         return found
 
-    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> fmt.CqaGold:
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> CqaGold:
         """Parse the set's relevancy file."""
-        return fmt.parse_gold(files["gold"])
+        from leaderboard.formats.cqa import parse_gold
 
-    def run_lines(self, gold: fmt.CqaGold, ctx: Context) -> tuple[int, str]:
+        return parse_gold(files["gold"])
+
+    def run_lines(self, gold: CqaGold, ctx: Context) -> tuple[int, str]:
         """Bound a run by the gold: one line per candidate, room for twice as many lines."""
         lines = len(gold)
         return 2 * lines + 100, f"a run for {ctx.where} has one line per candidate, {lines:,} lines"
@@ -173,18 +171,20 @@ class CqaFamily(SingleFileFamily):
     def validate_file(
         self,
         stream: IO[bytes],
-        gold: fmt.CqaGold,
+        gold: CqaGold,
         ctx: Context,
         *,
         lenient: bool,
         options: Mapping[str, Any],
     ) -> Verdict:
         """Validate one run file strictly (participants) or as the 2016 scorer did (lenient)."""
+        from leaderboard.formats.cqa import parse_lenient, validate_strict
+
         data = read_all(stream)
         if lenient:
-            v = fmt.parse_lenient(data, gold, resort=bool(options.get("resort")))
+            v = parse_lenient(data, gold, resort=bool(options.get("resort")))
         else:
-            v = fmt.validate_strict(data, gold, where=ctx.where)
+            v = validate_strict(data, gold, where=ctx.where)
         report: dict[str, Any] = {}
         if v.truncation is not None:
             t = v.truncation
@@ -206,18 +206,24 @@ class CqaFamily(SingleFileFamily):
             more_errors=v.more_errors,
         )
 
-    def score(self, parsed: fmt.CqaRun, gold: fmt.CqaGold) -> dict[str, MeasureResult]:
+    def score(self, parsed: CqaRun, gold: CqaGold) -> dict[str, MeasureResult]:
         """Score with the official 2016 definitions (see leaderboard.scoring.cqa)."""
+        from leaderboard.tasks.families.cqa.scoring import measure_results
+
         return measure_results(gold, parsed)
 
-    def unit_rows(
-        self, key: str, gold: fmt.CqaGold, stored: StoredScore
-    ) -> tuple[list[str], UnitRows]:
+    def unit_rows(self, key: str, gold: CqaGold, stored: StoredScore) -> tuple[list[str], UnitRows]:
         """Return the question ids and rows: per-question values (MAP, MRR) or counts.
 
         AvgRec sums each question's hits@k and min(k, R_q), P, R, F1 and Acc its TP, FP, FN
         and TN; the measure follows from the sums with the scorer's own formula.
         """
+        import numpy as np
+
+        from leaderboard.scoring.classification import binary_from_counts
+        from leaderboard.scoring.cqa import avgrec_from_sums
+        from leaderboard.scoring.resampling import NotResampled, SummedRows
+
         if key in ("MAP", "MRR"):
             return super().unit_rows(key, gold, stored)
         width = 2 * TOP_K if key == "AvgRec" else 4
@@ -235,7 +241,9 @@ class CqaFamily(SingleFileFamily):
         return units, SummedRows(rows, lambda sums: binary_from_counts(sums)[key])
 
     def baselines(
-        self, gold: fmt.CqaGold, files: Mapping[str, bytes], ctx: Context
+        self, gold: CqaGold, files: Mapping[str, bytes], ctx: Context
     ) -> list[BaselineRun]:
         """Build IR, random (shipped file or seeded), all-true and all-false baselines."""
+        from leaderboard.tasks.families.cqa.baselines import baseline_runs
+
         return baseline_runs(gold, files, ctx)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from leaderboard.config import Settings
@@ -77,25 +78,34 @@ def worker_app(settings: Settings) -> Celery:
     return app
 
 
+def _repeat(name: str, interval: float, step: Callable[[], None]) -> threading.Thread:
+    """Run ``step`` every ``interval`` seconds in a daemon thread; log its failures and go on."""
+
+    def loop() -> None:
+        while True:
+            try:
+                step()
+            except Exception:  # the broker or the database may be back at the next round
+                log.exception("%s failed", name)
+            threading.Event().wait(interval)
+
+    thread = threading.Thread(target=loop, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
 def start_watchdog(interval: float) -> threading.Thread:
     """Sweep lost jobs every ``interval`` seconds from a thread of this (the main) process.
 
     Every worker sweeps, so no job waits on one host's beat; a job sent twice is harmless.
     """
 
-    def loop() -> None:
-        while True:
-            try:
-                sent = jobs.sweep()
-                if sent:
-                    log.info("sent again: job(s) %s", ", ".join(map(str, sent)))
-            except Exception:  # the broker or the database may be back at the next round
-                log.exception("sweep failed")
-            threading.Event().wait(interval)
+    def sweep() -> None:
+        sent = jobs.sweep()
+        if sent:
+            log.info("sent again: job(s) %s", ", ".join(map(str, sent)))
 
-    thread = threading.Thread(target=loop, name="watchdog", daemon=True)
-    thread.start()
-    return thread
+    return _repeat("watchdog", interval, sweep)
 
 
 def start_summarizer(interval: float) -> threading.Thread:
@@ -104,22 +114,15 @@ def start_summarizer(interval: float) -> threading.Thread:
     Uploads only advance their set's revision (nothing is queued inside a request); this loop
     finds the sets that moved and hands each to a pool process once per revision.
     """
+    sent: dict[int, int] = {}
 
-    def loop() -> None:
-        sent: dict[int, int] = {}
-        while True:
-            try:
-                for set_id, revision in jobs.stale_sets():
-                    if sent.get(set_id) != revision:
-                        sent[set_id] = revision
-                        jobs.queue_summary(set_id, revision)
-            except Exception:  # the broker or the database may be back at the next round
-                log.exception("looking for changed sets failed")
-            threading.Event().wait(interval)
+    def look() -> None:
+        for set_id, revision in jobs.stale_sets():
+            if sent.get(set_id) != revision:
+                sent[set_id] = revision
+                jobs.queue_summary(set_id, revision)
 
-    thread = threading.Thread(target=loop, name="summarizer", daemon=True)
-    thread.start()
-    return thread
+    return _repeat("summarizer", interval, look)
 
 
 def start(settings: Settings, *, queues: str, concurrency: int, beat: bool, loglevel: str) -> None:

@@ -36,19 +36,16 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_routes": {task: {"queue": queue} for task, queue in QUEUE_OF.items()},
         "task_serializer": "json",
         "accept_content": ["json"],
-        "broker_transport_options": transport_options(settings.broker_url),
+        "broker_transport_options": (
+            {"visibility_timeout": VISIBILITY_TIMEOUT}
+            if settings.broker_url.startswith(("redis", "rediss", "sqs"))
+            else {}
+        ),
         "worker_hijack_root_logger": False,
         "worker_redirect_stdouts": False,
         "beat_schedule_filename": str(settings.instance_dir / "celerybeat-schedule"),
         "enable_utc": True,
     }
-
-
-def transport_options(broker_url: str) -> dict[str, Any]:
-    """Return the options of the broker's transport."""
-    if broker_url.startswith(("redis", "rediss", "sqs")):
-        return {"visibility_timeout": VISIBILITY_TIMEOUT}
-    return {}
 
 
 def make_celery(settings: Settings) -> Celery:

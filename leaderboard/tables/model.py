@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
@@ -102,6 +102,11 @@ class Entry:
 
 
 # --------------------------------------------------------------------------------------- outputs
+
+
+def official_key(measures: Sequence[Column | MeasureSpec]) -> str:
+    """Return the key of the measure marked official, or the first measure's if none is."""
+    return next((m.key for m in measures if m.official), measures[0].key)
 
 
 @dataclass(frozen=True)
@@ -228,7 +233,7 @@ class Table:
     @property
     def official_key(self) -> str:
         """Return the key of the official measure's column (the first column without one)."""
-        return next((c.key for c in self.columns if c.official), self.columns[0].key)
+        return official_key(self.columns)
 
     def run_rows(self, measure: str, runs: str) -> list[Row]:
         """Return the run rows with a value of the measure: the ranked ones, or ``all``."""

@@ -11,12 +11,8 @@ from leaderboard.config import REPO_ROOT, load_settings
 from leaderboard.resources import build
 
 
-def create_bare_app(overrides: dict[str, Any] | None = None) -> Flask:
-    """Create the application without its pages: settings and connections, for the commands.
-
-    A database command needs the connections alone; importing every view and service the
-    pages use would cost it more than its own work.
-    """
+def create_app(overrides: dict[str, Any] | None = None) -> Flask:
+    """Create the application; ``overrides`` replace environment settings (tests use them)."""
     settings = load_settings(overrides)
     app = Flask(
         "leaderboard",
@@ -50,12 +46,6 @@ def create_bare_app(overrides: dict[str, Any] | None = None) -> Flask:
         dispatcher=(overrides or {}).get("dispatcher"),
     )
     app.extensions["leaderboard"] = resources.as_extension()
-    return app
-
-
-def create_app(overrides: dict[str, Any] | None = None) -> Flask:
-    """Create the application; ``overrides`` replace environment settings (tests use them)."""
-    app = create_bare_app(overrides)
 
     from leaderboard.web.account import routes as account
     from leaderboard.web.account import tokens

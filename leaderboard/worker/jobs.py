@@ -105,7 +105,6 @@ def send_mail(text: str, deliver: bool = True, *, settings: Settings | None = No
 
 def draw_charts(job_id: int) -> int:
     """Draw and store the charts of a finished job's analysis, and summarize its set if stale."""
-    from leaderboard.models import Analysis
     from leaderboard.services.results.chart_data import draw_job_charts
     from leaderboard.services.results.query_summaries import is_stale, summarize_set
 

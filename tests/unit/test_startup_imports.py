@@ -43,19 +43,22 @@ def test_the_web_app_loads_none_of_them(tmp_path: Path) -> None:
     assert loaded_after(code, tmp_path) == []
 
 
-def test_the_generation_family_and_the_bare_app_load_none_of_them(tmp_path: Path) -> None:
-    # Every database command builds the bare app and may load any family (sacrebleu is loaded
-    # by what scores or checks text, not by the family's definition).
-    code = (
-        "import leaderboard.tasks.families.generation.family\n"
-        "from leaderboard.web import create_bare_app\ncreate_bare_app()"
+def test_the_generation_family_and_a_commands_connections_load_none_of_them(
+    tmp_path: Path,
+) -> None:
+    # Every database command opens its connections and may load any family (sacrebleu is
+    # loaded by what scores or checks text, not by the family's definition).
+    build = (
+        "from leaderboard.config import load_settings\n"
+        "from leaderboard.resources import build\nbuild(load_settings())"
     )
+    code = f"import leaderboard.tasks.families.generation.family\n{build}"
     assert loaded_after(code, tmp_path) == []
-    # The bare app builds none of the pages.
+    # The connections build none of the pages.
     code = (
-        "from leaderboard.web import create_bare_app\ncreate_bare_app()\n"
-        "assert not any(m.startswith('leaderboard.web.') for m in sys.modules), "
-        "[m for m in sys.modules if m.startswith('leaderboard.web.')]"
+        f"{build}\n"
+        "assert not any(m.startswith('leaderboard.web') for m in sys.modules), "
+        "[m for m in sys.modules if m.startswith('leaderboard.web')]"
     )
     assert loaded_after(code, tmp_path) == []
 

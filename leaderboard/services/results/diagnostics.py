@@ -13,15 +13,12 @@ from leaderboard.scoring.diagnostics import QueryComparison
 from leaderboard.services.campaign.phases import hidden_phase, phases_of
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.results.anonymity import PUBLIC, Audience
-from leaderboard.services.results.query_summaries import (
-    comparison,
-    official_key,
-    per_query_values,
-)
+from leaderboard.services.results.query_summaries import comparison, per_query_values
 from leaderboard.services.results.tables import run_label
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunStatus
+from leaderboard.tables.model import official_key
 
 
 @dataclass(frozen=True)

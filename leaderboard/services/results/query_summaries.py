@@ -3,7 +3,7 @@
 A run's diagnostics page compares its per-query values with the best and median of the ranked
 runs. Those depend on every run of the set, so the worker computes them once per revision of
 the set (it looks for sets whose revision moved past their summaries every few seconds), with
-each run's chart of the official measure; pages read the rows and the stored charts.
+each run's chart of the measure its page shows first; pages read the rows and the stored charts.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.storage import Store
-from leaderboard.tables.model import MeasureSpec
+from leaderboard.tables.model import official_key
 
 
 def stale_sets(session: Session) -> list[tuple[int, int]]:
@@ -62,11 +62,6 @@ def per_query_values(
         )
     ).all()
     return {int(run_id): values for run_id, values in rows if values is not None}
-
-
-def official_key(specs: list[MeasureSpec]) -> str:
-    """Return the official measure's key (the first measure when none is marked)."""
-    return next((s.key for s in specs if s.official), specs[0].key)
 
 
 def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:

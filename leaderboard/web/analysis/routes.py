@@ -51,6 +51,7 @@ from leaderboard.services.results.significance import METHODS, Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.tables.exports import csv_safe
+from leaderboard.tables.model import official_key
 from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import options
@@ -116,11 +117,18 @@ def _chart(report: dict[str, Any], name: str, fmt: str, scale: float) -> Respons
     return _file(body, fmt, filename, hashlib.sha256(body).hexdigest())
 
 
-def _stored(kind: str, fmt: str, data: dict[str, Any], filename: str) -> Response:
-    """Return a chart drawn and stored by the worker; 404 saying it is being drawn if not yet."""
+def _find_or_ask(kind: str, fmt: str, data: dict[str, Any]) -> chart_files.StoredChart | None:
+    """Return the stored chart of ``data``; if there is none, ask the worker to draw it."""
     found = chart_files.find_chart(db(), store(), kind, fmt, data)
     if found is None:
         chart_files.request_chart(db(), kind, fmt, data)
+    return found
+
+
+def _stored(kind: str, fmt: str, data: dict[str, Any], filename: str) -> Response:
+    """Return a chart drawn and stored by the worker; 404 saying it is being drawn if not yet."""
+    found = _find_or_ask(kind, fmt, data)
+    if found is None:
         return Response(
             BEING_DRAWN, status=404, mimetype="text/plain", headers={"Retry-After": "5"}
         )
@@ -173,7 +181,7 @@ def analysis_form(target: Target) -> AnalysisForm:
     columns = target.family.measure_specs(target.context())
     form.measure.choices = options((c.key, c.label) for c in columns)
     if request.method == "GET":
-        form.measure.data = next((c.key for c in columns if c.official), columns[0].key)
+        form.measure.data = official_key(columns)
     return form
 
 
@@ -273,13 +281,8 @@ def run_queries(run_id: int) -> ResponseReturnValue:
             "analysis/queries_hidden.html", run=access.run, label=label, unit=unit
         )
     found = _diagnostics(run_id)
-    drawn = None
-    if found.rows:
-        data = _difference(found)
-        drawn = chart_files.find_chart(db(), store(), "difference", "svg", data)
-        if drawn is None:
-            chart_files.request_chart(db(), "difference", "svg", data)
-    return render_template("analysis/queries.html", d=found, chart_drawn=drawn is not None)
+    drawn = bool(found.rows) and _find_or_ask("difference", "svg", _difference(found)) is not None
+    return render_template("analysis/queries.html", d=found, chart_drawn=drawn)
 
 
 @bp.route("/runs/<int:run_id>/queries.<fmt>")

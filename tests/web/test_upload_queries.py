@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -131,7 +132,7 @@ def test_an_api_upload_takes_few_statements(app: Flask, client: FlaskClient) -> 
     with statements(app) as seen:
         response = api_upload(client, token, run, path=URL, slot="primary")
     assert response.status_code == 201, response.get_json()
-    # SQLite inserts the score rows one by one (PostgreSQL in one statement): count them once.
+    # The score rows go one by one (SQLite) or pipelined in one round trip (PostgreSQL).
     grouped = [sql for k, sql in enumerate(seen) if k == 0 or sql != seen[k - 1]]
     # token+user+team, target+gold files, phases, previous run, UPDATE previous, INSERT run,
     # INSERT scores, UPDATE replaced_by, UPDATE revision (the phases answer both questions).
@@ -211,3 +212,65 @@ def test_a_tokens_note_of_use_goes_with_the_upload(app: Flask, client: FlaskClie
     with app.extensions["leaderboard"]["sessionmaker"]() as s:
         used = s.scalars(select(ApiToken.last_used_at)).all()
         assert len(used) == 2 and all(u is not None for u in used)
+
+
+def test_score_rows_inserted_in_one_round_trip_store_what_the_orm_stores(
+    app: Flask, client: FlaskClient, session: Session
+) -> None:
+    """The executemany path of PostgreSQL and SQLAlchemy's own insert store the same columns."""
+    from sqlalchemy import delete, insert, text
+
+    from leaderboard.db import insert_returning_ids
+    from leaderboard.models import Score
+
+    make_participant(app, "Team Q", "q@example.org")
+    token = token_for(app, "q@example.org")
+    assert api_upload(client, token, oracle_run(), path=URL, slot="primary").status_code == 201
+    run_id = session.scalars(select(Run.id).limit(1)).first()
+    gold = session.scalars(select(GoldFile).limit(1)).one()
+    assert run_id is not None
+    when = datetime(2016, 1, 2, 3, 4, 5, tzinfo=UTC)
+    rows = [
+        {
+            "run_id": run_id,
+            "measure": f"M{k}",
+            "value": value,
+            "official": "" if value is None else f"{value:.2f}",
+            "gold_file_id": gold.id,
+            "gold_sha256": gold.sha256,
+            "scorer_version": "v",
+            "current": k % 2 == 0,
+            "flags": flags,
+            "per_query": per_query,
+            "note": "nrefs:2|tok:13a",
+            "item_stats": stats,
+            "created_at": when,
+        }
+        for k, (value, flags, per_query, stats) in enumerate(
+            [
+                (0.5, [], {"q1": 0.25, "q2": [1, 2, 3, 4]}, None),
+                (None, ["undefined"], None, [[1, 2], [3, 4]]),
+                (1e-300, ["late", "é"], {"Ω": -0.0}, []),
+            ]
+        )
+    ]
+    ours = insert_returning_ids(session, Score.__table__, rows)
+    theirs = list(
+        session.execute(
+            insert(Score.__table__).returning(Score.id, sort_by_parameter_order=True),
+            [{**r, "measure": "X" + r["measure"]} for r in rows],
+        ).scalars()
+    )
+    assert len(set(ours)) == 3 and ours == sorted(ours)
+    columns = (
+        "value, official, gold_file_id, gold_sha256, scorer_version, current, "
+        "CAST(flags AS TEXT), CAST(per_query AS TEXT), note, CAST(item_stats AS TEXT), created_at"
+    )
+    read = text(f"SELECT measure, {columns} FROM scores WHERE id = :id")
+    for mine, other, row in zip(ours, theirs, rows, strict=True):
+        a = session.execute(read, {"id": mine}).one()
+        b = session.execute(read, {"id": other}).one()
+        assert a[0] == row["measure"] and b[0] == "X" + row["measure"]
+        assert tuple(a[1:]) == tuple(b[1:])
+    session.execute(delete(Score).where(Score.id.in_(ours + theirs)))
+    session.rollback()

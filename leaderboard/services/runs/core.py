@@ -20,7 +20,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from sqlalchemy.orm.instrumentation import manager_of_class
 
 from leaderboard.config import Settings
-from leaderboard.db import expire_loaded, get_row, transaction
+from leaderboard.db import expire_loaded, get_row, insert_returning_ids, transaction
 from leaderboard.formats.issues import Issue, quoted, summarise
 from leaderboard.models import GoldFile, GoldVersion, Run, Score, Team, User, run_report, utcnow
 from leaderboard.scoring import SCORER_VERSION
@@ -68,9 +68,6 @@ _REPLACED_BY = (
     .values(replaced_by_id=bindparam("new_id"))
 )
 _SCORES = cast(Table, Score.__table__)
-# Only the ids come back: returning whole rows would send each row's per-query values back
-# to be decoded again, and the ORM's bulk insert costs more than the statement.
-_ADD_SCORES = insert(_SCORES).returning(_SCORES.c.id, sort_by_parameter_order=True)
 
 
 @dataclass(frozen=True)
@@ -516,7 +513,7 @@ _SCORE_CLASS = manager_of_class(Score)
 
 
 def _add_scores(session: Session, run: Run, scores: Sequence[Mapping[str, Any]]) -> list[Score]:
-    """Insert a run's score rows in one statement; return them as rows of the session.
+    """Insert a run's score rows in one round trip; return them as rows of the session.
 
     The rows are built from the values just written (with the ids the INSERT returned), as a
     query would load them, so that the run's response reads its scores without another query.
@@ -525,7 +522,7 @@ def _add_scores(session: Session, run: Run, scores: Sequence[Mapping[str, Any]])
         return []
     now = utcnow()
     rows = [{**values, "run_id": run.id, "current": True, "created_at": now} for values in scores]
-    ids = session.execute(_ADD_SCORES, rows).scalars().all()
+    ids = insert_returning_ids(session, _SCORES, rows)
     out = []
     for ident, values in zip(ids, rows, strict=True):
         # Filled in as a load fills a row (no attribute events for values already stored).

@@ -31,7 +31,7 @@ from leaderboard.services.tasks.gold import store_gold
 from leaderboard.states import JobPurpose
 from leaderboard.storage import Store
 from leaderboard.tasks.checking import Problem, check_task_folder
-from leaderboard.tasks.definition import TaskDefinition
+from leaderboard.tasks.definition import TaskDefinition, subtask_heading
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context
 
@@ -78,7 +78,7 @@ class SubtaskPreview:
     """A subtask: its sets and its measures as (key, label, official)."""
 
     slug: str
-    title: str
+    heading: str
     default_set: str
     sets: list[SetPreview]
     measures: list[tuple[str, str, bool]]
@@ -252,7 +252,7 @@ def preview_of(definition: TaskDefinition, changes: list[str] | None = None) -> 
         subtasks.append(
             SubtaskPreview(
                 slug=sd.slug,
-                title=sd.title,
+                heading=subtask_heading(sd.slug, sd.title),
                 default_set=sd.default_set,
                 sets=[SetPreview(s.slug, s.title, sorted(s.files.items())) for s in sd.sets],
                 measures=[(m.key, m.label, m.official) for m in specs],

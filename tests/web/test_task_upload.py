@@ -473,3 +473,14 @@ def test_dashboard_links_the_new_task_form(org: FlaskClient) -> None:
     page = org.get(NEW).get_data(as_text=True)
     for field in ('name="bundle"', 'name="definition"', 'name="files" multiple'):
         assert field in page
+
+
+def test_archive_keeps_folders_for_bundles_only() -> None:
+    from leaderboard.formats.archive import ArchiveError, ArchiveLimits, read_archive
+
+    data = zipped({"t/a/gold.tsv": b"1", "t/b/gold.tsv": b"2", "./t/task.toml": b"x"})
+    got = read_archive(data, limits=ArchiveLimits(), keep_dirs=True)
+    assert got == {"t/a/gold.tsv": b"1", "t/b/gold.tsv": b"2", "t/task.toml": b"x"}
+    # Run archives still match members by their basenames, which must be unique.
+    with pytest.raises(ArchiveError, match="two files in the archive are named 'gold.tsv'"):
+        read_archive(data, limits=ArchiveLimits())

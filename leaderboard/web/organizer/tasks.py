@@ -50,6 +50,8 @@ def _stage(edit: tuple[str, str] | None) -> ResponseReturnValue:
     """Stage and check the request's upload; show the preview or every problem found."""
     if not ConfirmForm().validate_on_submit():
         abort(400, "The form expired; reload the page and try again.")
+    # A new upload replaces any earlier one still awaiting confirmation.
+    _forget()
     token = ""
     try:
         token = uploads.stage_upload(
@@ -65,7 +67,6 @@ def _stage(edit: tuple[str, str] | None) -> ResponseReturnValue:
         if token:
             uploads.discard(settings(), token)
         return _render(exc.status, problems=exc.problems, edit=edit)
-    _forget()
     session[STAGED] = {"token": token, "edit": "/".join(edit) if edit else ""}
     return _render(preview=uploads.preview_of(definition, changes), edit=edit)
 

@@ -7,6 +7,7 @@ file) instead of stopping at the first. Loads no Flask, SQLAlchemy or service.
 
 from __future__ import annotations
 
+import copy
 import re
 import tomllib
 from collections.abc import Iterable, Iterator
@@ -17,7 +18,7 @@ from typing import Any
 from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, ReferenceFileError, reference_problem
-from leaderboard.tasks.loading import load_definition_file
+from leaderboard.tasks.loading import load_definition_file, parse_raw_definition
 
 #: What a family's ``load_gold`` raises for a reference file it cannot read.
 REFERENCE_ERRORS = (ValueError, KeyError, UnicodeDecodeError)
@@ -71,7 +72,8 @@ def check_task_folder(path: Path, root: Path, max_decompressed: int) -> Checked:
     except OSError as exc:
         return Checked(None, [Problem(name, f"cannot be read ({exc.strerror or exc})")])
     except DefinitionError as exc:
-        return Checked(None, [_definition_problem(name, exc)])
+        further = _further_problems(_raw_toml(path), path.parent, root, name, exc, max_decompressed)
+        return Checked(None, [_definition_problem(name, exc), *further])
     problems = _outside(name, named_files(definition), path.parent, root)
     if problems:
         return Checked(None, problems)
@@ -129,12 +131,119 @@ def _relative(path: Path, root: Path) -> str:
         return path.name
 
 
-def _definition_problem(name: str, exc: DefinitionError) -> Problem:
+def _definition_problem(name: str, exc: DefinitionError, key: str | None = None) -> Problem:
     if exc.key == "(file)":
         # A TOML syntax error has no key; its message ends with the line and column.
         found = _TOML_LINE.search(exc.message)
         return Problem(name, exc.message, line=int(found.group(1)) if found else None)
-    return Problem(name, exc.message, key=exc.key)
+    return Problem(name, exc.message, key=key or exc.key)
+
+
+#: The most problems of a refused definition looked for beyond its first one.
+MAX_FURTHER = 50
+_WHERE = re.compile(r"^subtasks\[(\d+)\](?:\.sets\[(\d+)\])?")
+
+
+def _further_problems(
+    raw: dict[str, Any],
+    base: Path,
+    root: Path,
+    name: str,
+    first: DefinitionError,
+    max_decompressed: int,
+) -> list[Problem]:
+    """Return the problems of a refused definition beyond ``first``, found by setting aside
+    what each problem is in (an unknown top-level key, a set, a subtask) and checking again.
+
+    Whether the definition is refused is decided by its first problem alone, as add-task
+    decides it; this only lists more of what needs correcting (the remaining sets' files too).
+    """
+    raw = copy.deepcopy(raw)
+    subtasks = raw.get("subtasks")
+    if not isinstance(subtasks, list):
+        return []
+    index = _Index(subtasks)
+    problems: list[Problem] = []
+    exc = first
+    for _ in range(MAX_FURTHER):
+        if not _set_aside(raw, exc, index):
+            return problems
+        try:
+            definition = parse_raw_definition(raw, base)
+        except DefinitionError as found:
+            problems.append(_definition_problem(name, found, index.original(found.key)))
+            exc = found
+            continue
+        except (ValueError, TypeError, KeyError):
+            return problems
+        outside = _outside(name, named_files(definition), base, root)
+        if outside:
+            return problems
+        for subtask in definition.subtasks:
+            for setdef in subtask.sets:
+                problems.extend(_set_problems(definition, subtask, setdef, root, max_decompressed))
+        return problems
+    return problems
+
+
+class _Index:
+    """The original positions of the subtasks and sets still in a pruned definition."""
+
+    def __init__(self, subtasks: list[Any]) -> None:
+        self.subtasks = list(range(len(subtasks)))
+        self.sets = [
+            list(range(len(st["sets"])))
+            if isinstance(st, dict) and isinstance(st.get("sets"), list)
+            else []
+            for st in subtasks
+        ]
+
+    def original(self, key: str) -> str:
+        """Return ``key`` with the positions it names in the pruned definition made original."""
+        found = _WHERE.match(key)
+        if found is None:
+            return key
+        i = int(found.group(1))
+        if i >= len(self.subtasks):
+            return key
+        out = f"subtasks[{self.subtasks[i]}]"
+        if found.group(2) is not None:
+            j = int(found.group(2))
+            out += f".sets[{self.sets[i][j] if j < len(self.sets[i]) else j}]"
+        return out + key[found.end() :]
+
+
+def _set_aside(raw: dict[str, Any], exc: DefinitionError, index: _Index) -> bool:
+    """Remove from ``raw`` what ``exc`` is about, if that leaves something to check."""
+    found = _WHERE.match(exc.key)
+    if found is None:
+        if exc.message == "unknown key" and exc.key in raw:
+            del raw[exc.key]
+            return True
+        return False
+    subtasks = raw["subtasks"]
+    i = int(found.group(1))
+    if i >= len(subtasks):
+        return False
+    st = subtasks[i]
+    if found.group(2) is not None and isinstance(st, dict):
+        j = int(found.group(2))
+        sets = st.get("sets")
+        # A set that is the subtask's last or its default is set aside with its subtask.
+        if isinstance(sets, list) and len(sets) > 1 and j < len(sets):
+            chosen = st.get("default_set")
+            if not (
+                isinstance(sets[j], dict) and chosen is not None and sets[j].get("slug") == chosen
+            ):
+                del sets[j]
+                del index.sets[i][j]
+                return True
+    if len(subtasks) < 2:
+        return False
+    del subtasks[i]
+    del index.subtasks[i]
+    del index.sets[i]
+    return True
 
 
 def _set_problems(

@@ -257,6 +257,40 @@ def test_every_set_problem_listed(org_app: Flask, org: FlaskClient) -> None:
     assert [p.split(":")[0] for p in listed] == ["gold.tsv, line 3", "dev.tsv, line 2"], listed
 
 
+def test_every_definition_problem_listed(org_app: Flask, org: FlaskClient) -> None:
+    """Each unknown key, missing file, unknown measure and bad gold line, at once."""
+    bad = GOLD.replace(b"tw-002\tneutral", b"tw-002\tbogus")
+    definition = DEFINITION.replace("description =", 'colour = "red"\ndescription =') + (
+        '\n[[subtasks.sets]]\nslug = "dev"\ngold = "nowhere.tsv"\n'
+        '\n[[subtasks]]\nslug = "B"\nmeasures = ["Acc", "F9"]\nofficial_measure = "Acc"\n'
+        '[[subtasks.sets]]\nslug = "test"\ngold = "gold.tsv"\n'
+        '\n[[subtasks]]\nslug = "C"\n[[subtasks.sets]]\nslug = "test"\ngold = "bad.tsv"\n'
+    )
+    before = stored(org_app)
+    resp = upload(
+        org, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": GOLD, "bad.tsv": bad}))
+    )
+    assert resp.status_code == 422
+    listed = [p.replace("&#39;", "'") for p in problems(resp)]
+    assert [p.split(": ")[0] for p in listed] == [
+        "task.toml, key colour",
+        "task.toml, key subtasks[0].sets[1].gold",
+        "task.toml, key subtasks[1].measures",
+        "bad.tsv, line 3",
+    ], listed
+    assert "file not found: nowhere.tsv" in listed[1] and "'F9'" in listed[2]
+    assert "subtask C (test): label 'bogus'" in listed[3]
+    assert stored(org_app) == before
+    # The command line refuses the same definition (its first problem decides, as here).
+    folder = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "cli-task"
+    folder.mkdir()
+    (folder / "task.toml").write_text(definition)
+    result = org_app.test_cli_runner().invoke(
+        args=["leaderboard", "add-task", str(folder / "task.toml")]
+    )
+    assert result.exit_code == 1 and "colour" in result.output
+
+
 def _zip_with_link() -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:

@@ -518,3 +518,30 @@ def test_archive_keeps_folders_for_bundles_only() -> None:
     # Run archives still match members by their basenames, which must be unique.
     with pytest.raises(ArchiveError, match="two files in the archive are named 'gold.tsv'"):
         read_archive(data, limits=ArchiveLimits())
+
+
+def test_a_staged_upload_expires_after_an_hour(org_app: Flask, org: FlaskClient) -> None:
+    import os
+    import time
+
+    page = upload(org, bundle=("b.zip", bundle()))
+    assert page.status_code == 200
+    root = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "staged-tasks"
+    (folder,) = list(root.iterdir())
+    old = time.time() - 3601
+    os.utime(folder, (old, old))
+    late = confirm(org, page)
+    assert late.status_code == 404 and "expired" in late.get_data(as_text=True)
+    assert not folder.exists() and "example-sentiment" not in slugs(org_app)
+    # Any new upload also sweeps the stale ones away.
+    stale = root / ("x" * 32)
+    stale.mkdir()
+    os.utime(stale, (old, old))
+    assert upload(org, bundle=("b.zip", bundle())).status_code == 200
+    assert not stale.exists() and len(list(root.iterdir())) == 1
+
+
+def slugs(app: Flask) -> list[str]:
+    """Return the hosted tasks' slugs."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        return list(session.scalars(select(Task.slug)))

@@ -55,16 +55,19 @@ class ArchiveLimits:
         return 4 * self.max_members + 16
 
 
-def read_archive(data: bytes, *, limits: ArchiveLimits) -> dict[str, bytes]:
+def read_archive(
+    data: bytes, *, limits: ArchiveLimits, keep_dirs: bool = False
+) -> dict[str, bytes]:
     """Return ``{basename: content}`` of the regular files in a .zip / .tar / .tar.gz archive.
 
     Nothing touches the disk; each member is inflated in chunks and refused as soon as a cap
-    is passed, whatever sizes the archive declares.
+    is passed, whatever sizes the archive declares. With ``keep_dirs`` the keys are the
+    members' relative paths (``gold/test.txt``) instead of their basenames.
     """
     if data.startswith(_ZIP_MAGICS):
-        return _read_zip(data, limits)
+        return _read_zip(data, limits, keep_dirs)
     if data.startswith(GZIP_MAGIC) or data[257:262] == b"ustar":
-        return _read_tar(data, limits)
+        return _read_tar(data, limits, keep_dirs)
     raise ArchiveError("the upload is not a .zip, .tar or .tar.gz archive.")
 
 
@@ -118,8 +121,9 @@ def _token_pattern(tokens: Sequence[str]) -> re.Pattern[str]:
 class _Collector:
     """Admit members one by one, enforcing names, counts and byte caps."""
 
-    def __init__(self, limits: ArchiveLimits) -> None:
+    def __init__(self, limits: ArchiveLimits, keep_dirs: bool = False) -> None:
         self.limits = limits
+        self.keep_dirs = keep_dirs
         self.files: dict[str, bytes] = {}
         self.paths: dict[str, str] = {}
         self.entries = 0
@@ -150,6 +154,8 @@ class _Collector:
             return None
         if "__MACOSX" in parts[:-1] or base.startswith("._") or base == ".DS_Store":
             return None
+        if self.keep_dirs:
+            base = "/".join(p for p in parts if p not in ("", "."))
         if base in self.paths:
             raise ArchiveError(
                 f"two files in the archive are named '{quote(base)}' ('{quote(self.paths[base])}' "
@@ -190,9 +196,9 @@ def _read_capped(stream: IO[bytes], cap: int, what: str) -> bytes:
     return buffer.getvalue()
 
 
-def _read_zip(data: bytes, limits: ArchiveLimits) -> dict[str, bytes]:
+def _read_zip(data: bytes, limits: ArchiveLimits, keep_dirs: bool = False) -> dict[str, bytes]:
     """Return the regular files of a zip archive."""
-    collector = _Collector(limits)
+    collector = _Collector(limits, keep_dirs)
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
             for info in archive.infolist():
@@ -219,9 +225,9 @@ def _read_zip(data: bytes, limits: ArchiveLimits) -> dict[str, bytes]:
     return collector.files
 
 
-def _read_tar(data: bytes, limits: ArchiveLimits) -> dict[str, bytes]:
+def _read_tar(data: bytes, limits: ArchiveLimits, keep_dirs: bool = False) -> dict[str, bytes]:
     """Return the regular files of a tar or gzip-compressed tar archive."""
-    collector = _Collector(limits)
+    collector = _Collector(limits, keep_dirs)
     # Skipped entries (junk, directories, tar headers) are inflated too: cap the whole stream.
     stream_cap = limits.max_total_bytes + 512 * (2 * limits.max_entries + 8) + (1 << 20)
     try:

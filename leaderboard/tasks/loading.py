@@ -79,3 +79,8 @@ def stored_definition(raw: dict[str, Any], sha256: str) -> TaskDefinition:
         _STORED.clear()
     _STORED[sha256] = definition
     return definition
+
+
+def parse_raw_definition(raw: dict[str, Any], base_dir: Path | None) -> TaskDefinition:
+    """Check a definition already read from its TOML file, as ``load_definition_file`` does."""
+    return _parse(raw, base_dir, "")

@@ -359,6 +359,10 @@ def gold_form() -> dict[str, Any]:
     return {"target": "dev|gold", "file": (io.BytesIO(corrected), "gold.txt")}
 
 
+def task_bundle_form() -> dict[str, Any]:
+    return {"bundle": (io.BytesIO(b"not a zip"), "bundle.zip")}
+
+
 def team_form() -> dict[str, Any]:
     return {"name": "Matrix team", "affiliation": "Matrix University"}
 
@@ -504,6 +508,8 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/teams/join/no-such-code", by_role(LOGIN, 404, 404, 404)),
     ],
     ("organizer_teams.teams", "GET"): [Probe("GET", "/organizer/teams/", ORGANIZER_ONLY)],
+    ("organizer_tasks.new_task", "GET"): [Probe("GET", "/organizer/tasks/new", ORGANIZER_ONLY)],
+    ("organizer_tasks.edit_definition", "GET"): [Probe("GET", f"{ORG}/definition", ORGANIZER_ONLY)],
     ("organizer.dashboard", "GET"): [Probe("GET", "/organizer/", ORGANIZER_ONLY)],
     ("organizer.subtask_page", "GET"): [
         Probe("GET", ORG, ORGANIZER_ONLY),
@@ -770,6 +776,23 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("POST", f"{ORG}/import", ORGANIZER_ACTION, form=import_form)
     ],
     ("organizer.gold", "POST"): [Probe("POST", f"{ORG}/gold", ORGANIZER_ACTION, form=gold_form)],
+    # An unreadable bundle: refused (422) for the organizer, and nothing staged to confirm.
+    ("organizer_tasks.new_task", "POST"): [
+        Probe("POST", "/organizer/tasks/new", each(400), form=task_bundle_form, csrf=False),
+        Probe("POST", "/organizer/tasks/new", by_role(LOGIN, 403, 403, 422), form=task_bundle_form),
+    ],
+    ("organizer_tasks.confirm_new", "POST"): [
+        Probe("POST", "/organizer/tasks/new/confirm", each(400), csrf=False),
+        Probe("POST", "/organizer/tasks/new/confirm", by_role(LOGIN, 403, 403, 409)),
+    ],
+    ("organizer_tasks.edit_definition", "POST"): [
+        Probe("POST", f"{ORG}/definition", each(400), form=task_bundle_form, csrf=False),
+        Probe("POST", f"{ORG}/definition", by_role(LOGIN, 403, 403, 422), form=task_bundle_form),
+    ],
+    ("organizer_tasks.confirm_edit", "POST"): [
+        Probe("POST", f"{ORG}/definition/confirm", each(400), csrf=False),
+        Probe("POST", f"{ORG}/definition/confirm", by_role(LOGIN, 403, 403, 409)),
+    ],
     ("organizer.rescore", "POST"): [Probe("POST", f"{ORG}/dev/rescore", ORGANIZER_ACTION)],
     ("organizer.delete_phase_view", "POST"): [
         Probe("POST", f"{ORG}/phase/delete", each(400), form=lambda: {"name": "spare"}, csrf=False),

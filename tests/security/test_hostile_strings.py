@@ -603,3 +603,46 @@ def test_adding_a_member_escapes_the_team_and_the_address(world: World) -> None:
     )
     assert refused.status_code == 404
     check_page(refused.get_data(as_text=True))
+
+
+def test_task_upload_preview_and_problems_show_hostile_text_as_text(world: World) -> None:
+    """Titles, file names and gold values of an uploaded task are escaped in its preview and
+    in its problems; nothing is hosted (the preview is never confirmed here)."""
+    import zipfile
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
+    definition = (example / "task.toml").read_text()
+    definition = definition.replace(
+        'title = "Example message polarity classification"', f"title = {json.dumps(SCRIPT + RLO)}"
+    )
+    definition = definition.replace(
+        'title = "Subtask A: message polarity"', f"title = {json.dumps(IMG)}"
+    )
+    definition = definition.replace('title = "Test"', f"title = {json.dumps(QUOTES)}")
+    gold_name = f"{IMG}.tsv"
+    definition = definition.replace('gold = "gold.tsv"', f"gold = {json.dumps(gold_name)}")
+    gold = (example / "gold.tsv").read_bytes()
+
+    def post(files: dict[str, bytes]) -> tuple[int, str]:
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w") as archive:
+            for name, content in files.items():
+                archive.writestr(name, content)
+        page = world.org.get("/organizer/tasks/new").get_data(as_text=True)
+        resp = world.org.post(
+            "/organizer/tasks/new",
+            data={"csrf_token": csrf_from(page), "bundle": (io.BytesIO(buffer.getvalue()), RLO)},
+            content_type="multipart/form-data",
+        )
+        return resp.status_code, resp.get_data(as_text=True)
+
+    status, html = post({"task.toml": definition.encode(), gold_name: gold})
+    assert status == 200 and 'id="task-preview"' in html, html
+    check_page(html, (SCRIPT + RLO, IMG, QUOTES, gold_name))
+    hostile_gold = gold.replace(b"tw-002\tneutral", f"tw-002\t{SCRIPT}".encode())
+    status, html = post({"task.toml": definition.encode(), gold_name: hostile_gold})
+    assert status == 422 and 'id="problems"' in html
+    check_page(html, (gold_name, SCRIPT))
+    status, html = post({f"{RLO}.txt": b"x"})
+    assert status == 422
+    check_page(html, (RLO,))

@@ -62,6 +62,7 @@ class ReferenceFileError(ValueError):
         super().__init__(message)
         self.role = role
         self.message = message
+        self.problems: tuple[Issue, ...] = ()
 
     @classmethod
     def listing(cls, role: str, issues: Sequence[Issue]) -> ReferenceFileError:
@@ -71,7 +72,10 @@ class ReferenceFileError(ValueError):
         more = len(errors) - LISTED_PROBLEMS
         if more > 0:
             listed += f" … and {more:,} more problem{'s' if more > 1 else ''}."
-        return cls(role, listed)
+        refused = cls(role, listed)
+        # Every problem, one by one, for callers that list them all (the web's task upload).
+        refused.problems = tuple(i for i in issues if i.severity == "error")
+        return refused
 
 
 def file_bound(

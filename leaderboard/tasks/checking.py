@@ -1,0 +1,298 @@
+"""Check a task definition file and every reference file it names, collecting all problems.
+
+The same reading as ``leaderboard add-task`` (``load_definition_file``, then each set's
+``load_gold``), but every problem found is kept (each set's files, each bad line of a gold
+file) instead of stopping at the first. Loads no Flask, SQLAlchemy or service.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+import tomllib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
+from leaderboard.tasks.families import get_family
+from leaderboard.tasks.families.base import Context, ReferenceFileError, reference_problem
+from leaderboard.tasks.loading import load_definition_file, parse_raw_definition
+
+#: What a family's ``load_gold`` raises for a reference file it cannot read.
+REFERENCE_ERRORS = (ValueError, KeyError, UnicodeDecodeError)
+_TOML_LINE = re.compile(r"at line (\d+)")
+_LINE = re.compile(r"^Line (\d+):\s*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem of an uploaded task: the file, and the line or the key where known."""
+
+    file: str
+    message: str
+    line: int | None = None
+    key: str | None = None
+
+    @property
+    def where(self) -> str:
+        """Return "file, line N", "file, key K" or the file alone."""
+        if self.line is not None:
+            return f"{self.file}, line {self.line}"
+        if self.key:
+            return f"{self.file}, key {self.key}"
+        return self.file
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.message}"
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The definition read from a folder (None when refused) and every problem found."""
+
+    definition: TaskDefinition | None
+    problems: list[Problem]
+
+
+def check_task_folder(path: Path, root: Path, max_decompressed: int) -> Checked:
+    """Read the definition at ``path`` and every reference file it names, inside ``root`` only.
+
+    File names in problems are relative to ``root``; a file named outside it (``../x``, an
+    absolute path) is refused before anything is read from it.
+    """
+    name = _relative(path, root)
+    # Files the loading itself reads (Markdown sections) are checked before it runs.
+    outside = _outside(name, _file_tables(_raw_toml(path), ""), path.parent, root)
+    if outside:
+        return Checked(None, outside)
+    try:
+        definition = load_definition_file(path)
+    except OSError as exc:
+        return Checked(None, [Problem(name, f"cannot be read ({exc.strerror or exc})")])
+    except DefinitionError as exc:
+        further = _further_problems(_raw_toml(path), path.parent, root, name, exc, max_decompressed)
+        return Checked(None, [_definition_problem(name, exc), *further])
+    problems = _outside(name, named_files(definition), path.parent, root)
+    if problems:
+        return Checked(None, problems)
+    for subtask in definition.subtasks:
+        for setdef in subtask.sets:
+            problems.extend(_set_problems(definition, subtask, setdef, root, max_decompressed))
+    return Checked(None if problems else definition, problems)
+
+
+def named_files(definition: TaskDefinition) -> Iterator[tuple[str, str]]:
+    """Yield (key, relative path) of every file the definition names.
+
+    Set files by role, and any ``{ file = "..." }`` table anywhere in the definition (the
+    Markdown sections read from files).
+    """
+    for i, subtask in enumerate(definition.subtasks):
+        for j, setdef in enumerate(subtask.sets):
+            for role, rel in setdef.files.items():
+                yield f"subtasks[{i}].sets[{j}].{role}", rel
+    yield from _file_tables(definition.raw, "")
+
+
+def _file_tables(value: Any, where: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, dict):
+        if isinstance(value.get("file"), str):
+            yield where or "file", value["file"]
+        for k, v in value.items():
+            yield from _file_tables(v, f"{where}.{k}" if where else str(k))
+    elif isinstance(value, list):
+        for n, v in enumerate(value):
+            yield from _file_tables(v, f"{where}[{n}]")
+
+
+def _raw_toml(path: Path) -> dict[str, Any]:
+    """Return the TOML table in ``path``, or {} when unreadable (the loading says why)."""
+    try:
+        return tomllib.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+
+
+def _outside(name: str, files: Iterable[tuple[str, str]], base: Path, root: Path) -> list[Problem]:
+    """Return a problem for each file named outside ``root`` (``../x``, an absolute path)."""
+    return [
+        Problem(name, f"names a file outside the uploaded files: {rel[:200]!r}", key=key)
+        for key, rel in files
+        if "\x00" in rel or not (base / rel).resolve().is_relative_to(root.resolve())
+    ]
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(root.resolve()))
+    except ValueError:
+        return path.name
+
+
+def _definition_problem(name: str, exc: DefinitionError, key: str | None = None) -> Problem:
+    if exc.key == "(file)":
+        # A TOML syntax error has no key; its message ends with the line and column.
+        found = _TOML_LINE.search(exc.message)
+        return Problem(name, exc.message, line=int(found.group(1)) if found else None)
+    return Problem(name, exc.message, key=key or exc.key)
+
+
+#: The most problems of a refused definition looked for beyond its first one.
+MAX_FURTHER = 50
+_WHERE = re.compile(r"^subtasks\[(\d+)\](?:\.sets\[(\d+)\])?")
+
+
+def _further_problems(
+    raw: dict[str, Any],
+    base: Path,
+    root: Path,
+    name: str,
+    first: DefinitionError,
+    max_decompressed: int,
+) -> list[Problem]:
+    """Return the problems of a refused definition beyond ``first``, found by setting aside
+    what each problem is in (an unknown top-level key, a set, a subtask) and checking again.
+
+    Whether the definition is refused is decided by its first problem alone, as add-task
+    decides it; this only lists more of what needs correcting (the remaining sets' files too).
+    """
+    raw = copy.deepcopy(raw)
+    subtasks = raw.get("subtasks")
+    if not isinstance(subtasks, list):
+        return []
+    index = _Index(subtasks)
+    problems: list[Problem] = []
+    exc = first
+    for _ in range(MAX_FURTHER):
+        if not _set_aside(raw, exc, index):
+            return problems
+        try:
+            definition = parse_raw_definition(raw, base)
+        except DefinitionError as found:
+            problems.append(_definition_problem(name, found, index.original(found.key)))
+            exc = found
+            continue
+        except (ValueError, TypeError, KeyError):
+            return problems
+        outside = _outside(name, named_files(definition), base, root)
+        if outside:
+            return problems
+        for subtask in definition.subtasks:
+            for setdef in subtask.sets:
+                problems.extend(_set_problems(definition, subtask, setdef, root, max_decompressed))
+        return problems
+    return problems
+
+
+class _Index:
+    """The original positions of the subtasks and sets still in a pruned definition."""
+
+    def __init__(self, subtasks: list[Any]) -> None:
+        self.subtasks = list(range(len(subtasks)))
+        self.sets = [
+            list(range(len(st["sets"])))
+            if isinstance(st, dict) and isinstance(st.get("sets"), list)
+            else []
+            for st in subtasks
+        ]
+
+    def original(self, key: str) -> str:
+        """Return ``key`` with the positions it names in the pruned definition made original."""
+        found = _WHERE.match(key)
+        if found is None:
+            return key
+        i = int(found.group(1))
+        if i >= len(self.subtasks):
+            return key
+        out = f"subtasks[{self.subtasks[i]}]"
+        if found.group(2) is not None:
+            j = int(found.group(2))
+            out += f".sets[{self.sets[i][j] if j < len(self.sets[i]) else j}]"
+        return out + key[found.end() :]
+
+
+def _set_aside(raw: dict[str, Any], exc: DefinitionError, index: _Index) -> bool:
+    """Remove from ``raw`` what ``exc`` is about, if that leaves something to check."""
+    found = _WHERE.match(exc.key)
+    if found is None:
+        if exc.message == "unknown key" and exc.key in raw:
+            del raw[exc.key]
+            return True
+        return False
+    subtasks = raw["subtasks"]
+    i = int(found.group(1))
+    if i >= len(subtasks):
+        return False
+    st = subtasks[i]
+    if found.group(2) is not None and isinstance(st, dict):
+        j = int(found.group(2))
+        sets = st.get("sets")
+        # A set that is the subtask's last or its default is set aside with its subtask.
+        if isinstance(sets, list) and len(sets) > 1 and j < len(sets):
+            chosen = st.get("default_set")
+            if not (
+                isinstance(sets[j], dict) and chosen is not None and sets[j].get("slug") == chosen
+            ):
+                del sets[j]
+                del index.sets[i][j]
+                return True
+    if len(subtasks) < 2:
+        return False
+    del subtasks[i]
+    del index.subtasks[i]
+    del index.sets[i]
+    return True
+
+
+def _set_problems(
+    definition: TaskDefinition,
+    subtask: SubtaskDef,
+    setdef: SetDef,
+    root: Path,
+    max_decompressed: int,
+) -> list[Problem]:
+    """Return the problems of one set's reference files (none when they parse)."""
+    family = get_family(definition.family)
+    if "gold" not in setdef.files and family.file_roles.get("gold"):
+        return []
+    names = {role: _relative(definition.file_path(rel), root) for role, rel in setdef.files.items()}
+    contents: dict[str, bytes] = {}
+    problems: list[Problem] = []
+    for role, rel in setdef.files.items():
+        try:
+            contents[role] = definition.file_path(rel).read_bytes()
+        except OSError as exc:
+            problems.append(
+                Problem(
+                    names[role],
+                    f"the {role} file of {subtask.slug} ({setdef.slug}) cannot be read "
+                    f"({exc.strerror or exc})",
+                )
+            )
+    if problems:
+        return problems
+    try:
+        family.load_gold(contents, Context(definition, subtask, setdef.slug, max_decompressed))
+    except REFERENCE_ERRORS as exc:
+        name = _file_of(exc, names)
+        where = f"subtask {subtask.slug} ({setdef.slug})"
+        if isinstance(exc, ReferenceFileError) and exc.problems:
+            return [
+                Problem(name, f"{where}: {_LINE.sub('', issue.message)}", line=issue.line)
+                for issue in exc.problems
+            ]
+        message = reference_problem(exc)
+        found = _LINE.match(message)
+        line = int(found.group(1)) if found else None
+        return [Problem(name, f"{where}: {_LINE.sub('', message)}", line=line)]
+    return []
+
+
+def _file_of(exc: Exception, names: dict[str, str]) -> str:
+    """Return the file a reference error is about: by its role, or the set's only file."""
+    if isinstance(exc, ReferenceFileError) and exc.role in names:
+        return names[exc.role]
+    unique = sorted(set(names.values()))
+    return unique[0] if len(unique) == 1 else ", ".join(unique)

@@ -1,0 +1,148 @@
+"""The organizer's task uploads: a new task, or a new definition of one, previewed then confirmed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from flask import Blueprint, abort, flash, redirect, render_template, request, session, url_for
+from flask.typing import ResponseReturnValue
+from flask_login import current_user
+
+from leaderboard.services.tasks import upload as uploads
+from leaderboard.services.tasks.catalog import resolve
+from leaderboard.services.tasks.upload import TaskRefused, UploadedFile
+from leaderboard.web.auth.routes import organizer_required
+from leaderboard.web.common.context import db, now, settings, store
+from leaderboard.web.common.forms import ConfirmForm
+
+bp = Blueprint("organizer_tasks", __name__, url_prefix="/organizer/tasks")
+
+#: The signed session's key for the staged upload awaiting confirmation (never a form field).
+STAGED = "staged_task"
+
+
+def _actor() -> str:
+    return str(current_user.email)
+
+
+def _file(name: str) -> UploadedFile | None:
+    f = request.files.get(name)
+    if f is None or not f.filename:
+        return None
+    return UploadedFile(f.filename, f.stream.read())
+
+
+def _files() -> list[UploadedFile]:
+    return [
+        UploadedFile(f.filename, f.stream.read())
+        for f in request.files.getlist("files")
+        if f.filename
+    ]
+
+
+def _render(status: int = 200, **context: Any) -> ResponseReturnValue:
+    context.setdefault("form", ConfirmForm())
+    context.setdefault("edit", None)
+    return render_template("organizer/task_upload.html", **context), status
+
+
+def _stage(edit: tuple[str, str] | None) -> ResponseReturnValue:
+    """Stage and check the request's upload; show the preview or every problem found."""
+    if not ConfirmForm().validate_on_submit():
+        abort(400, "The form expired; reload the page and try again.")
+    # A new upload replaces any earlier one still awaiting confirmation.
+    _forget()
+    token = ""
+    try:
+        token = uploads.stage_upload(
+            settings(), bundle=_file("bundle"), definition=_file("definition"), files=_files()
+        )
+        definition = uploads.check_staged(settings(), token)
+        if edit is None:
+            uploads.refuse_existing(db(), definition)
+            changes = None
+        else:
+            changes = uploads.edit_changes(db(), store(), edit[0], definition)
+    except TaskRefused as exc:
+        if token:
+            uploads.discard(settings(), token)
+        return _render(exc.status, problems=exc.problems, edit=edit)
+    session[STAGED] = {"token": token, "edit": "/".join(edit) if edit else ""}
+    return _render(preview=uploads.preview_of(definition, changes), edit=edit)
+
+
+def _staged_token(edit: tuple[str, str] | None) -> str:
+    """Return the token of the upload this session staged for this form; refuse otherwise."""
+    staged = session.get(STAGED) or {}
+    if not staged.get("token") or staged.get("edit", "") != ("/".join(edit) if edit else ""):
+        abort(409, "No uploaded task awaits confirmation here; upload it again.")
+    return str(staged["token"])
+
+
+def _forget() -> None:
+    """Drop the session's staged upload, and its files."""
+    staged = session.pop(STAGED, None) or {}
+    if staged.get("token"):
+        uploads.discard(settings(), str(staged["token"]))
+
+
+@bp.route("/new", methods=["GET", "POST"])
+@organizer_required
+def new_task() -> ResponseReturnValue:
+    """Upload a task definition with its files (or one zip of them) and preview the task."""
+    if request.method == "GET":
+        return _render()
+    return _stage(None)
+
+
+@bp.route("/new/confirm", methods=["POST"])
+@organizer_required
+def confirm_new() -> ResponseReturnValue:
+    """Host the previewed task, as ``leaderboard add-task`` does."""
+    if not ConfirmForm().validate_on_submit():
+        abort(400, "The form expired; reload the page and try again.")
+    token = _staged_token(None)
+    try:
+        task = uploads.create_task(db(), store(), settings(), token, actor=_actor())
+    except TaskRefused as exc:
+        _forget()
+        return _render(exc.status, problems=exc.problems)
+    session.pop(STAGED, None)
+    first = task.subtasks[0].slug
+    flash(f"Task {task.slug} added. Its subtasks take no upload until a phase opens them.", "info")
+    return redirect(url_for("organizer.subtask_page", task=task.slug, subtask=first))
+
+
+@bp.route("/<task>/<subtask>/definition", methods=["GET", "POST"])
+@organizer_required
+def edit_definition(task: str, subtask: str) -> ResponseReturnValue:
+    """Upload a new definition (with its files) of a hosted task and preview the change."""
+    resolve(db(), task, subtask)
+    if request.method == "GET":
+        return _render(edit=(task, subtask))
+    return _stage((task, subtask))
+
+
+@bp.route("/<task>/<subtask>/definition/confirm", methods=["POST"])
+@organizer_required
+def confirm_edit(task: str, subtask: str) -> ResponseReturnValue:
+    """Apply the previewed definition: new reference file versions, re-scoring queued."""
+    if not ConfirmForm().validate_on_submit():
+        abort(400, "The form expired; reload the page and try again.")
+    resolve(db(), task, subtask)
+    token = _staged_token((task, subtask))
+    try:
+        _task, jobs = uploads.edit_task(
+            db(), store(), settings(), token, task, actor=_actor(), now=now()
+        )
+    except TaskRefused as exc:
+        _forget()
+        return _render(exc.status, problems=exc.problems, edit=(task, subtask))
+    session.pop(STAGED, None)
+    queued = ", ".join(f"{st} ({es}): job {job}" for st, es, job in jobs)
+    flash(
+        f"Definition of {task} updated"
+        + (f"; re-scoring queued for {queued} (`leaderboard worker` runs it)." if jobs else "."),
+        "info",
+    )
+    return redirect(url_for("organizer.subtask_page", task=task, subtask=subtask))

@@ -1,0 +1,73 @@
+"""An organizer creates a task from a zip in the browser: problems first, then preview, confirm."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import LiveServer, click_and_load, log_in
+
+PASSWORD = "organizer password"
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
+
+
+def bundle(gold: bytes) -> bytes:
+    """Return a zip of the classification example's definition with this gold file."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("sentiment/task.toml", (EXAMPLE / "task.toml").read_bytes())
+        archive.writestr("sentiment/gold.tsv", gold)
+    return buffer.getvalue()
+
+
+def choose(page: Page, data: bytes) -> None:
+    """Put a zip in the form's bundle field and ask for the preview."""
+    form = page.locator("form#task-upload")
+    form.get_by_label("Bundle (.zip)").set_input_files(
+        {"name": "sentiment.zip", "mimeType": "application/zip", "buffer": data}
+    )
+    click_and_load(page, form.get_by_role("button", name="Check and preview"))
+
+
+def test_organizer_creates_a_task_from_a_zip(
+    live_server: LiveServer, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    live_server.add_organizer("org@example.org", PASSWORD)
+    log_in(page, "org@example.org", PASSWORD)
+    page.get_by_role("link", name="Organizer").click()
+    click_and_load(page, page.get_by_role("link", name="New task"))
+    expect(page.locator("h1")).to_have_text("New task")
+
+    # Two bad gold lines: both are listed with their file and line; nothing is hosted.
+    gold = (EXAMPLE / "gold.tsv").read_bytes()
+    bad = gold.replace(b"tw-002\tneutral", b"tw-002\tbogus").replace(
+        b"tw-004\tnegative", b"tw-004\tworse"
+    )
+    choose(page, bundle(bad))
+    problems = page.locator("#problems li")
+    expect(problems).to_have_count(2)
+    expect(problems.nth(0)).to_contain_text("gold.tsv, line 3: subtask A (test): label 'bogus'")
+    expect(problems.nth(1)).to_contain_text("gold.tsv, line 5: subtask A (test): label 'worse'")
+    expect(page.locator("#task-preview")).to_have_count(0)
+    screenshot(page, "problems")
+
+    choose(page, bundle(gold))
+    preview = page.locator("#task-preview")
+    expect(preview).to_contain_text("Example message polarity classification")
+    expect(preview.locator("#preview-table-style")).to_have_text("ranked")
+    expect(preview.locator('[data-set="test"]')).to_contain_text("gold gold.tsv")
+    expect(preview.locator("tr[data-measure]")).to_have_count(5)
+    expect(preview.locator('tr[data-measure="macro-F1"] td').nth(2)).to_have_text("yes")
+    screenshot(page, "preview")
+
+    click_and_load(page, page.get_by_role("button", name="Add the task"))
+    expect(page).to_have_url(live_server.url + "/organizer/tasks/example-sentiment/A")
+    expect(page.locator(".flash.info")).to_contain_text("Task example-sentiment added.")
+    screenshot(page, "added")
+    page.goto("/tasks/example-sentiment")
+    expect(page.locator("h1")).to_contain_text("Example message polarity classification")
+    screenshot(page, "task-page")

@@ -1,0 +1,547 @@
+"""Tasks created and edited in the browser: upload, every problem listed, preview, confirm."""
+
+from __future__ import annotations
+
+import io
+import re
+import stat
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient
+from sqlalchemy import func, select
+from werkzeug.test import TestResponse
+
+from leaderboard.jobqueue import RUN_JOB
+from leaderboard.models import Analysis, AuditEvent, EvalSet, GoldFile, Subtask, Task
+from tests.conftest import AppFactory, csrf_from, login
+from tests.dispatch import LocalDispatcher
+from tests.runs import make_organizer, make_participant
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
+DEFINITION = (EXAMPLE / "task.toml").read_text()
+GOLD = (EXAMPLE / "gold.tsv").read_bytes()
+NEW = "/organizer/tasks/new"
+ORG = "org@example.org"
+
+
+@pytest.fixture
+def org_app(make_app: AppFactory) -> Flask:
+    app = make_app()
+    make_organizer(app, ORG)
+    return app
+
+
+@pytest.fixture
+def org(org_app: Flask) -> FlaskClient:
+    client = org_app.test_client()
+    login(client, ORG, "organizer password")
+    return client
+
+
+def zipped(files: dict[str, bytes | str]) -> bytes:
+    """Return a zip archive holding ``files`` (name -> content)."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, content in files.items():
+            archive.writestr(name, content)
+    return buffer.getvalue()
+
+
+def bundle() -> bytes:
+    return zipped({"task.toml": DEFINITION, "gold.tsv": GOLD})
+
+
+def upload(client: FlaskClient, path: str = NEW, **fields: Any) -> TestResponse:
+    """Post the upload form with the page's CSRF token; ``fields`` are the file fields."""
+    token = csrf_from(client.get(path).get_data(as_text=True))
+    data: dict[str, Any] = {"csrf_token": token}
+    for name, value in fields.items():
+        if isinstance(value, list):
+            data[name] = [(io.BytesIO(c), n) for n, c in value]
+        else:
+            filename, content = value
+            data[name] = (io.BytesIO(content), filename)
+    return client.post(path, data=data, content_type="multipart/form-data")
+
+
+def confirm(client: FlaskClient, page: TestResponse, path: str = NEW) -> TestResponse:
+    """Press the preview's confirm button."""
+    return client.post(
+        f"{path}/confirm", data={"csrf_token": csrf_from(page.get_data(as_text=True))}
+    )
+
+
+def stored(app: Flask) -> tuple[int, int, int]:
+    """Return the number of tasks, of files in storage and of staged uploads."""
+    ext = app.extensions["leaderboard"]
+    settings = ext["settings"]
+    with ext["sessionmaker"]() as session:
+        tasks = session.scalar(select(func.count(Task.id))) or 0
+    files = sum(1 for p in Path(settings.storage_dir).rglob("*") if p.is_file())
+    staged_root = Path(settings.instance_dir) / "staged-tasks"
+    staged = sum(1 for _ in staged_root.iterdir()) if staged_root.is_dir() else 0
+    return tasks, files, staged
+
+
+def problems(resp: TestResponse) -> list[str]:
+    """Return the problems the page lists in its ``problems`` element, as text."""
+    html = resp.get_data(as_text=True)
+    block = re.search(r'id="problems".*?</ul>', html, re.S)
+    assert block, html
+    items = re.findall(r"<li>(.*?)</li>", block.group(0), re.S)
+    return [re.sub(r"<[^>]+>", "", i) for i in items]
+
+
+def shape(app: Flask, slug: str) -> dict[str, Any]:
+    """Return what a hosted task is made of: definition, subtasks, sets and gold files."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        task = session.scalar(select(Task).where(Task.slug == slug))
+        assert task is not None
+        golds = session.execute(
+            select(Subtask.slug, EvalSet.slug, GoldFile.role, GoldFile.sha256, GoldFile.version)
+            .join(EvalSet, GoldFile.eval_set_id == EvalSet.id)
+            .join(Subtask, EvalSet.subtask_id == Subtask.id)
+            .where(Subtask.task_id == task.id, GoldFile.active_key.is_not(None))
+        ).all()
+        return {
+            "title": task.title,
+            "family": task.family,
+            "definition": task.definition,
+            "sha": task.definition_sha256,
+            "sets": sorted((st.slug, es.slug) for st in task.subtasks for es in st.eval_sets),
+            "gold": sorted(tuple(g) for g in golds),
+        }
+
+
+def test_bundle_preview_then_confirm_hosts_the_task_as_add_task_does(
+    org_app: Flask, org: FlaskClient, make_app: AppFactory, tmp_path: Path
+) -> None:
+    before = stored(org_app)
+    page = upload(org, bundle=("example.zip", bundle()))
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200, html
+    assert 'id="task-preview"' in html and 'id="problems"' not in html
+    assert "example-sentiment" in html and "Subtask A: message polarity" in html
+    assert re.search(r'data-set="test"><code>test</code>', html)
+    assert re.search(
+        r'data-measure="macro-F1"><td><code>macro-F1</code></td><td>[^<]+</td><td>yes', html
+    )
+    for key in ("Acc", "macro-F1[positive,negative]", "macro-R", "kappa"):
+        assert f'data-measure="{key}"' in html
+    assert '<code id="preview-table-style">ranked</code>' in html
+    # Previewing stores nothing but the staged upload.
+    assert stored(org_app)[:2] == before[:2] and stored(org_app)[2] == 1
+    done = confirm(org, page)
+    assert done.status_code == 302
+    assert done.headers["Location"].endswith("/organizer/tasks/example-sentiment/A")
+    assert "Task example-sentiment added" in org.get(done.headers["Location"]).get_data(
+        as_text=True
+    )
+    assert stored(org_app)[0] == before[0] + 1 and stored(org_app)[2] == 0
+    with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
+        event = session.scalar(
+            select(AuditEvent)
+            .where(AuditEvent.action == "install-task")
+            .order_by(AuditEvent.id.desc())
+        )
+        assert event is not None and event.actor == ORG and event.task_slug == "example-sentiment"
+    # The same files given to the command line make the same task.
+    cli_app = make_app()
+    folder = tmp_path / "cli"
+    folder.mkdir()
+    (folder / "task.toml").write_text(DEFINITION)
+    (folder / "gold.tsv").write_bytes(GOLD)
+    result = cli_app.test_cli_runner().invoke(
+        args=["leaderboard", "add-task", str(folder / "task.toml")]
+    )
+    assert result.exit_code == 0, result.output
+    assert shape(org_app, "example-sentiment") == shape(cli_app, "example-sentiment")
+    # A second confirmation finds nothing staged; the slug now exists.
+    assert confirm(org, page).status_code == 409
+    again = upload(org, bundle=("example.zip", bundle()))
+    assert again.status_code == 422
+    assert any("exists already" in p and "key slug" in p for p in problems(again))
+
+
+def test_bundle_in_a_folder_with_subfolders(org_app: Flask, org: FlaskClient) -> None:
+    definition = DEFINITION.replace('gold = "gold.tsv"', 'gold = "gold/test.tsv"')
+    data = zipped({"mytask/task.toml": definition, "mytask/gold/test.tsv": GOLD})
+    page = upload(org, bundle=("mytask.zip", data))
+    assert page.status_code == 200, page.get_data(as_text=True)
+    assert 'gold <code dir="auto">gold/test.tsv</code>' in page.get_data(as_text=True)
+    assert confirm(org, page).status_code == 302
+    assert shape(org_app, "example-sentiment")["sets"] == [("A", "test")]
+
+
+def test_definition_and_files_form(org_app: Flask, org: FlaskClient) -> None:
+    page = upload(
+        org,
+        definition=("sentiment.toml", DEFINITION.encode()),
+        files=[("gold.tsv", GOLD)],
+    )
+    assert page.status_code == 200, page.get_data(as_text=True)
+    assert 'id="task-preview"' in page.get_data(as_text=True)
+    assert confirm(org, page).status_code == 302
+    got = shape(org_app, "example-sentiment")
+    assert got["gold"][0][:3] == ("A", "test", "gold")
+    import hashlib
+
+    assert got["gold"][0][3] == hashlib.sha256(GOLD).hexdigest()
+
+
+@pytest.mark.parametrize(
+    ("definition", "gold", "expected"),
+    [
+        (
+            DEFINITION.replace('title = "Example', 'title = = "Example', 1),
+            GOLD,
+            ["task.toml, line 4: not a valid TOML file"],
+        ),
+        (
+            DEFINITION.replace('"kappa"]', '"kappa", "F9"]'),
+            GOLD,
+            ["task.toml, key subtasks[0].measures:", "F9"],
+        ),
+        (
+            DEFINITION,
+            GOLD.replace(b"tw-002\tneutral", b"tw-002\tbogus").replace(
+                b"tw-004\tnegative", b"tw-004\tworse"
+            ),
+            ["gold.tsv, line 3:", "'bogus'", "gold.tsv, line 5:", "'worse'"],
+        ),
+        (
+            DEFINITION.replace('gold = "gold.tsv"', 'gold = "missing.tsv"'),
+            GOLD,
+            ["task.toml, key subtasks[0].sets[0].gold: file not found: missing.tsv"],
+        ),
+    ],
+    ids=["bad-toml", "unknown-measure", "two-bad-gold-lines", "missing-file"],
+)
+def test_refusals_list_every_problem_and_store_nothing(
+    org_app: Flask, org: FlaskClient, definition: str, gold: bytes, expected: list[str]
+) -> None:
+    before = stored(org_app)
+    for resp in (
+        upload(org, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": gold}))),
+        upload(org, definition=("task.toml", definition.encode()), files=[("gold.tsv", gold)]),
+    ):
+        assert resp.status_code == 422, resp.get_data(as_text=True)
+        listed = " | ".join(problems(resp))
+        for part in expected:
+            assert part in listed.replace("&#39;", "'"), listed
+        assert 'id="task-preview"' not in resp.get_data(as_text=True)
+        assert stored(org_app) == before
+
+
+def test_every_set_problem_listed(org_app: Flask, org: FlaskClient) -> None:
+    definition = DEFINITION + '\n[[subtasks.sets]]\nslug = "dev"\ngold = "dev.tsv"\n'
+    resp = upload(
+        org,
+        bundle=(
+            "b.zip",
+            zipped(
+                {
+                    "task.toml": definition,
+                    "gold.tsv": GOLD.replace(b"tw-002\tneutral", b"tw-002\tbogus"),
+                    "dev.tsv": b"d-1\tpositive\nd-2\n",
+                }
+            ),
+        ),
+    )
+    assert resp.status_code == 422
+    listed = problems(resp)
+    assert [p.split(":")[0] for p in listed] == ["gold.tsv, line 3", "dev.tsv, line 2"], listed
+
+
+def test_every_definition_problem_listed(org_app: Flask, org: FlaskClient) -> None:
+    """Each unknown key, missing file, unknown measure and bad gold line, at once."""
+    bad = GOLD.replace(b"tw-002\tneutral", b"tw-002\tbogus")
+    definition = DEFINITION.replace("description =", 'colour = "red"\ndescription =') + (
+        '\n[[subtasks.sets]]\nslug = "dev"\ngold = "nowhere.tsv"\n'
+        '\n[[subtasks]]\nslug = "B"\nmeasures = ["Acc", "F9"]\nofficial_measure = "Acc"\n'
+        '[[subtasks.sets]]\nslug = "test"\ngold = "gold.tsv"\n'
+        '\n[[subtasks]]\nslug = "C"\n[[subtasks.sets]]\nslug = "test"\ngold = "bad.tsv"\n'
+    )
+    before = stored(org_app)
+    resp = upload(
+        org, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": GOLD, "bad.tsv": bad}))
+    )
+    assert resp.status_code == 422
+    listed = [p.replace("&#39;", "'") for p in problems(resp)]
+    assert [p.split(": ")[0] for p in listed] == [
+        "task.toml, key colour",
+        "task.toml, key subtasks[0].sets[1].gold",
+        "task.toml, key subtasks[1].measures",
+        "bad.tsv, line 3",
+    ], listed
+    assert "file not found: nowhere.tsv" in listed[1] and "'F9'" in listed[2]
+    assert "subtask C (test): label 'bogus'" in listed[3]
+    assert stored(org_app) == before
+    # The command line refuses the same definition (its first problem decides, as here).
+    folder = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "cli-task"
+    folder.mkdir()
+    (folder / "task.toml").write_text(definition)
+    result = org_app.test_cli_runner().invoke(
+        args=["leaderboard", "add-task", str(folder / "task.toml")]
+    )
+    assert result.exit_code == 1 and "colour" in result.output
+
+
+def _zip_with_link() -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("task.toml", DEFINITION)
+        info = zipfile.ZipInfo("gold.tsv")
+        info.create_system = 3
+        info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        archive.writestr(info, "/etc/passwd")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        (zipped({"task.toml": DEFINITION, "../gold.tsv": GOLD}), "path traversal"),
+        (zipped({"task.toml": DEFINITION, "/tmp/gold.tsv": GOLD}), "absolute path"),
+        (_zip_with_link(), "is a link"),
+        (zipped({"task.toml": DEFINITION, **{f"f{n}.tsv": b"x" for n in range(70)}}), "more than"),
+        (zipped({"gold.tsv": GOLD}), "holds no definition file task.toml"),
+        (b"not a zip at all", "not a .zip"),
+        (
+            zipped({"task.toml": DEFINITION.replace('"gold.tsv"', '"/etc/passwd"')}),
+            "outside the uploaded files",
+        ),
+        (
+            zipped({"task.toml": DEFINITION.replace('"gold.tsv"', f'"{"../" * 40}etc/passwd"')}),
+            "outside the uploaded files",
+        ),
+    ],
+    ids=[
+        "traversal",
+        "absolute",
+        "symlink",
+        "too-many",
+        "no-definition",
+        "not-zip",
+        "absolute-gold",
+        "escaping-gold",
+    ],
+)
+def test_unsafe_bundles_are_refused(
+    org_app: Flask, org: FlaskClient, data: bytes, expected: str
+) -> None:
+    before = stored(org_app)
+    resp = upload(org, bundle=("b.zip", data))
+    assert resp.status_code == 422, resp.get_data(as_text=True)
+    assert expected in " ".join(problems(resp)), problems(resp)
+    assert stored(org_app) == before
+
+
+def test_zip_bomb_is_refused(make_app: AppFactory) -> None:
+    app = make_app(max_decompressed_mb=1)
+    make_organizer(app, ORG)
+    client = app.test_client()
+    login(client, ORG, "organizer password")
+    before = stored(app)
+    bomb = zipped({"task.toml": DEFINITION, "gold.tsv": b"\0" * 5_000_000})
+    assert len(bomb) < 50_000
+    resp = upload(client, bundle=("bomb.zip", bomb))
+    assert resp.status_code == 422
+    assert "once decompressed" in " ".join(problems(resp))
+    assert stored(app) == before
+
+
+def test_definition_form_refuses_bad_names(org_app: Flask, org: FlaskClient) -> None:
+    before = stored(org_app)
+    resp = upload(
+        org,
+        definition=("task.toml", DEFINITION.encode()),
+        files=[("gold.tsv", GOLD), ("sub/gold.tsv", GOLD), ("task.toml", b"")],
+    )
+    assert resp.status_code == 422
+    listed = problems(resp)
+    assert len(listed) == 2 and all("share this name" in p for p in listed), listed
+    assert upload(org).status_code == 422
+    both = upload(org, bundle=("b.zip", bundle()), definition=("task.toml", b"x"))
+    assert both.status_code == 422 and "not both" in " ".join(problems(both))
+    assert stored(org_app) == before
+
+
+def test_non_organizers_and_forged_forms_are_refused(org_app: Flask, org: FlaskClient) -> None:
+    make_participant(org_app, "Aurora", "alice@example.org")
+    anon = org_app.test_client()
+    assert anon.get(NEW).status_code == 302
+    alice = org_app.test_client()
+    login(alice, "alice@example.org", "correct horse battery")
+    assert alice.get(NEW).status_code == 403
+    token = csrf_from(alice.get("/account").get_data(as_text=True))
+    before = stored(org_app)
+    resp = alice.post(
+        NEW,
+        data={"csrf_token": token, "bundle": (io.BytesIO(bundle()), "b.zip")},
+        content_type="multipart/form-data",
+    )
+    assert resp.status_code == 403
+    assert alice.post(f"{NEW}/confirm", data={"csrf_token": token}).status_code == 403
+    assert alice.get("/organizer/tasks/semeval2016-task3/A/definition").status_code == 403
+    # Without its CSRF token the organizer's own upload is refused too.
+    forged = org.post(
+        NEW, data={"bundle": (io.BytesIO(bundle()), "b.zip")}, content_type="multipart/form-data"
+    )
+    assert forged.status_code == 400
+    page = upload(org, bundle=("b.zip", bundle()))
+    assert org.post(f"{NEW}/confirm").status_code == 400
+    assert stored(org_app)[:2] == before[:2]
+    # Another organizer's session has nothing staged: the token is never taken from a form.
+    make_organizer(org_app, "other@example.org")
+    other = org_app.test_client()
+    login(other, "other@example.org", "organizer password")
+    assert confirm(other, other.get(NEW)).status_code == 409
+    assert confirm(org, page).status_code == 302
+
+
+def _host(app: Flask, tmp_path: Path) -> Path:
+    folder = tmp_path / "hosted"
+    folder.mkdir()
+    (folder / "task.toml").write_text(DEFINITION)
+    (folder / "gold.tsv").write_bytes(GOLD)
+    result = app.test_cli_runner().invoke(
+        args=["leaderboard", "add-task", str(folder / "task.toml")]
+    )
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+EDIT = "/organizer/tasks/example-sentiment/A/definition"
+
+
+def test_edit_makes_a_new_gold_version_and_queues_a_rescore(
+    org_app: Flask, org: FlaskClient, tmp_path: Path
+) -> None:
+    _host(org_app, tmp_path)
+    subtask_page = org.get("/organizer/tasks/example-sentiment/A").get_data(as_text=True)
+    assert f'href="{EDIT}" id="edit-definition"' in subtask_page
+    fixed = GOLD.replace(b"tw-002\tneutral", b"tw-002\tpositive")
+    definition = DEFINITION.replace("Label each message", "Label every message")
+    page = upload(org, EDIT, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": fixed})))
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200, html
+    assert 'id="task-preview"' in html
+    assert "subtask A (test): new gold file gold.tsv (version 2 or later)" in html
+    with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
+        assert session.scalar(select(func.count(Analysis.id))) == 0
+    done = confirm(org, page, EDIT)
+    assert done.status_code == 302
+    assert done.headers["Location"].endswith("/organizer/tasks/example-sentiment/A")
+    shown = org.get(done.headers["Location"]).get_data(as_text=True)
+    assert "Definition of example-sentiment updated; re-scoring queued for A (test): job" in shown
+    got = shape(org_app, "example-sentiment")
+    import hashlib
+
+    assert got["gold"] == [("A", "test", "gold", hashlib.sha256(fixed).hexdigest(), 2)]
+    assert got["definition"]["description"].startswith("Label every message")
+    ext = org_app.extensions["leaderboard"]
+    with ext["sessionmaker"]() as session:
+        job = session.scalar(select(Analysis))
+        assert job is not None and job.purpose == "rescore"
+        actions = list(
+            session.scalars(
+                select(AuditEvent.action).where(AuditEvent.actor == ORG).order_by(AuditEvent.id)
+            )
+        )
+        assert actions == ["update-task", "set-gold", "request-rescore"]
+    dispatcher: LocalDispatcher = ext["dispatcher"]
+    assert (RUN_JOB, (job.id,)) in dispatcher.sent
+    # The worker re-scores the set as after a gold correction.
+    worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
+    assert worker.output == f"re-score {job.id}: done\n"
+
+
+def test_edit_refusals(org_app: Flask, org: FlaskClient, tmp_path: Path) -> None:
+    _host(org_app, tmp_path)
+    before = shape(org_app, "example-sentiment")
+    counted = stored(org_app)
+    cases = [
+        (DEFINITION, GOLD, "unchanged; nothing to do"),
+        (DEFINITION.replace('slug = "A"', 'slug = "B"'), GOLD, "subtask 'A' is missing"),
+        (
+            DEFINITION.replace('slug = "test"', 'slug = "final"'),
+            GOLD,
+            "set 'test' of subtask 'A' is missing",
+        ),
+        (
+            DEFINITION.replace('slug = "example-sentiment"', 'slug = "other"'),
+            GOLD,
+            "key slug",
+        ),
+        (DEFINITION, GOLD + b"tw-999\tnope\n", "'nope'"),
+    ]
+    for definition, gold, expected in cases:
+        resp = upload(
+            org, EDIT, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": gold}))
+        )
+        assert resp.status_code == 422, (expected, resp.get_data(as_text=True))
+        assert expected in " ".join(problems(resp)).replace("&#39;", "'"), problems(resp)
+    assert shape(org_app, "example-sentiment") == before
+    assert stored(org_app) == counted
+    # A new subtask may be added; the existing ones keep their files.
+    added = (
+        DEFINITION
+        + '\n[[subtasks]]\nslug = "B"\n[[subtasks.sets]]\nslug = "test"\ngold = "gold.tsv"\n'
+    )
+    page = upload(org, EDIT, bundle=("b.zip", zipped({"task.toml": added, "gold.tsv": GOLD})))
+    assert page.status_code == 200, page.get_data(as_text=True)
+    assert "new subtask B (test)" in page.get_data(as_text=True)
+    assert confirm(org, page, EDIT).status_code == 302
+    assert shape(org_app, "example-sentiment")["sets"] == [("A", "test"), ("B", "test")]
+    assert org.get("/organizer/tasks/nope/A/definition").status_code == 404
+
+
+def test_dashboard_links_the_new_task_form(org: FlaskClient) -> None:
+    html = org.get("/organizer/").get_data(as_text=True)
+    assert f'href="{NEW}" id="new-task"' in html
+    page = org.get(NEW).get_data(as_text=True)
+    for field in ('name="bundle"', 'name="definition"', 'name="files" multiple'):
+        assert field in page
+
+
+def test_archive_keeps_folders_for_bundles_only() -> None:
+    from leaderboard.formats.archive import ArchiveError, ArchiveLimits, read_archive
+
+    data = zipped({"t/a/gold.tsv": b"1", "t/b/gold.tsv": b"2", "./t/task.toml": b"x"})
+    got = read_archive(data, limits=ArchiveLimits(), keep_dirs=True)
+    assert got == {"t/a/gold.tsv": b"1", "t/b/gold.tsv": b"2", "t/task.toml": b"x"}
+    # Run archives still match members by their basenames, which must be unique.
+    with pytest.raises(ArchiveError, match="two files in the archive are named 'gold.tsv'"):
+        read_archive(data, limits=ArchiveLimits())
+
+
+def test_a_staged_upload_expires_after_an_hour(org_app: Flask, org: FlaskClient) -> None:
+    import os
+    import time
+
+    page = upload(org, bundle=("b.zip", bundle()))
+    assert page.status_code == 200
+    root = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "staged-tasks"
+    (folder,) = list(root.iterdir())
+    old = time.time() - 3601
+    os.utime(folder, (old, old))
+    late = confirm(org, page)
+    assert late.status_code == 404 and "expired" in late.get_data(as_text=True)
+    assert not folder.exists() and "example-sentiment" not in slugs(org_app)
+    # Any new upload also sweeps the stale ones away.
+    stale = root / ("x" * 32)
+    stale.mkdir()
+    os.utime(stale, (old, old))
+    assert upload(org, bundle=("b.zip", bundle())).status_code == 200
+    assert not stale.exists() and len(list(root.iterdir())) == 1
+
+
+def slugs(app: Flask) -> list[str]:
+    """Return the hosted tasks' slugs."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        return list(session.scalars(select(Task.slug)))

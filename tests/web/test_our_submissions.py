@@ -120,7 +120,9 @@ def test_a_member_sees_their_team_runs_only_and_the_quota_left(
     assert page.status_code == 200
     assert 'id="upload-link"' in html and f'href="{PAGE}/submit?eval_set=test"' in html
     assert _rows(html) == {}
-    assert _quota(html).startswith("Runs your team may still submit: 3 today (UTC), 5 in phase open")
+    assert _quota(html).startswith(
+        "Runs your team may still submit: 3 today (UTC), 5 in phase open"
+    )
     assert page.headers["Cache-Control"] == "private, no-store"
 
     first = _upload(app, "alice@example.org", run_for("0.3"), name="first try")

@@ -65,6 +65,12 @@ def find_chart(
     return StoredChart(key, store.read(row.storage_key))
 
 
+def is_drawn(session: Session, store: Store, kind: str, fmt: str, data: dict[str, Any]) -> bool:
+    """Return whether the chart of ``data`` is stored (without reading its file)."""
+    row = session.get(ChartFile, chart_key(kind, fmt, data))
+    return row is not None and store.exists(row.storage_key)
+
+
 def request_chart(session: Session, kind: str, fmt: str, data: dict[str, Any]) -> None:
     """Queue the drawing of a chart for the worker, once however often readers ask meanwhile."""
     if enqueue_once(

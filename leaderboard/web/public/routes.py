@@ -16,6 +16,7 @@ from leaderboard.services.campaign.freeze import RENDERERS, frozen_of
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common import revisions
 from leaderboard.services.common.errors import Forbidden, InvalidInput
+from leaderboard.services.results import chart_files
 from leaderboard.services.results.analyses import shown_report
 from leaderboard.services.results.anonymity import (
     Audience,
@@ -152,6 +153,20 @@ def progress_of(target: Target, audience: Audience) -> dict[str, Any]:
     return data
 
 
+def progress_asked(target: Target) -> bool:
+    """Return whether the set has a progress chart; ask the worker now to draw it if not yet.
+
+    The page keeps linking the chart while it is drawn (the page is cached by revision, the
+    chart is not); asking here, once per revision, has it drawn before most readers look.
+    """
+    data = progress_of(target, audience_for(viewer()))
+    if not data["teams"]:
+        return False
+    if not chart_files.is_drawn(db(), store(), "progress", "svg", data):
+        chart_files.request_chart(db(), "progress", "svg", data)
+    return True
+
+
 @bp.route("/tasks/<task>/<subtask>")
 def results(task: str, subtask: str) -> ResponseReturnValue:
     """Show the official (frozen) or live results table of a subtask's evaluation set."""
@@ -171,7 +186,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         # Rendered (and escaped) by our own table template, now or at freeze time.
         table_html = Markup(rendered(target, view, "html", snapshot))
         charted = shown_report(db(), target, view, snapshot) is not None
-        progressed = not empty and bool(progress_of(target, audience_for(viewer()))["teams"])
+        progressed = not empty and progress_asked(target)
     user = viewer()
     # A member's own runs: only ever on a page for that member (never cached, see below).
     ours = None

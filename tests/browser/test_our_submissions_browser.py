@@ -55,6 +55,19 @@ def test_upload_from_the_subtask_page_then_see_the_row_and_the_rank(
     expect(row.locator("td.run-score")).to_have_text("MAP 96.33")
     expect(page.locator("#our-submissions tbody tr")).to_have_count(1)
     screenshot(page, "our-submissions")
+    # On a phone the section fits the screen: its wide table scrolls inside its own box.
+    page.set_viewport_size({"width": 390, "height": 844})
+    fits = page.evaluate(
+        """() => {
+            const section = document.querySelector('#our-team');
+            const box = document.querySelector('#our-submissions').parentElement;
+            return [section.scrollWidth <= section.clientWidth,
+                    getComputedStyle(box).overflowX, box.clientWidth <= 390];
+        }"""
+    )
+    assert fits == [True, "auto", True]
+    screenshot(page, "our-submissions-390")
+    page.set_viewport_size({"width": 1280, "height": 900})
 
     # Withdrawn from the table, the run stays listed, unranked, and the page says so.
     click_and_load(page, row.get_by_role("button", name=f"Withdraw run {run_id.group(1)}"))

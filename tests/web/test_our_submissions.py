@@ -381,3 +381,21 @@ def test_the_chart_is_drawn_by_the_worker_then_served_with_an_etag(app: Flask) -
     redrawn = anon.get(f"{PAGE}/progress.svg")
     assert redrawn.status_code == 200 and redrawn.headers["ETag"] != etag
     assert anon.get(f"{PAGE}/progress.pdf").status_code == 404
+
+
+def test_runs_of_every_set_of_the_subtask_are_listed_with_their_own_ranks(app: Flask) -> None:
+    _cli(app, "phase", T3, "A", "open-dev", "--set", "dev", "--start", "2016-01-01T00:00:00Z")
+    dev_gold = GOLD_TEST_A.parents[1] / "dev" / GOLD_TEST_A.name.replace("test", "dev")
+    dev_run = "".join(
+        f"{q}\t{c}\t0\t0.5\tfalse\n"
+        for q, c, *_ in (line.split("\t") for line in dev_gold.read_text().splitlines())
+    ).encode()
+    on_dev = _upload(app, "alice@example.org", dev_run, set="dev")
+    on_test = _upload(app, "alice@example.org", run_for("0.3"))
+    _upload(app, "bob@example.org", oracle_run())
+    rows = _rows(_client(app, "alice@example.org").get(PAGE).get_data(as_text=True))
+    assert list(rows) == [on_test["id"], on_dev["id"]]
+    assert "<td>dev</td>" in rows[on_dev["id"]] and "<td>test</td>" in rows[on_test["id"]]
+    # Alone on dev, first; second to Borealis' oracle on test.
+    assert _cell(rows[on_dev["id"]], "run-rank") == "1"
+    assert _cell(rows[on_test["id"]], "run-rank") == "2"

@@ -129,3 +129,74 @@ def pvalue_matrix(
     bar = figure.colorbar(image, ax=axes)
     bar.set_label(f"adjusted p (outlined: < {alpha})", **PLAIN)
     return _save(figure, fmt)
+
+
+#: Teams drawn in colour and named in the legend; the others are thin grey lines.
+PROGRESS_NAMED = 12
+#: Matplotlib's "tab10" and two more, one per named team.
+PROGRESS_COLOURS = (
+    "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
+    "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#1b9e77", "#d95f02",
+)  # fmt: skip
+
+
+def progress_chart(
+    teams: Sequence[tuple[str, Sequence[tuple[str, float]]]],
+    *,
+    measure: str,
+    lower_is_better: bool = False,
+    fmt: str = "svg",
+) -> bytes:
+    """Return each team's best score so far over time as step lines (teams best first).
+
+    ``teams`` holds (name, [(ISO 8601 UTC time, best so far), ...]) in time order; every line
+    runs on to the last time of all, so that a team's best stays visible after its last run.
+    """
+    from datetime import datetime
+
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter, date2num
+
+    def when(text: str) -> datetime:
+        return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+    figure = Figure(figsize=(7.0, 3.6))
+    axes = figure.add_subplot()
+    last = max((when(points[-1][0]) for _name, points in teams if points), default=None)
+    for i, (name, points) in enumerate(teams):
+        xs = [when(t) for t, _ in points]
+        ys = [v for _, v in points]
+        if last is not None and xs and xs[-1] < last:
+            xs, ys = [*xs, last], [*ys, ys[-1]]
+        named = i < PROGRESS_NAMED
+        style: dict[str, Any] = (
+            {
+                "color": PROGRESS_COLOURS[i % len(PROGRESS_COLOURS)],
+                "linewidth": 1.6,
+                "label": name,
+                "zorder": 3,
+            }
+            if named
+            else {"color": "#bbbbbb", "linewidth": 0.8, "zorder": 2}
+        )
+        if i == PROGRESS_NAMED:
+            style["label"] = f"{len(teams) - PROGRESS_NAMED} more teams"
+
+        days = date2num(xs)
+        axes.step(days, ys, where="post", **style)
+        axes.plot(days[: len(points)], ys[: len(points)], "o", markersize=3, color=style["color"],
+                  zorder=style["zorder"])  # fmt: skip
+    axes.xaxis_date()
+    locator = AutoDateLocator()
+    axes.xaxis.set_major_locator(locator)
+    axes.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    direction = "lower is better" if lower_is_better else "higher is better"
+    axes.set_ylabel(f"best {measure} so far ({direction})", **PLAIN)
+    axes.set_xlabel("upload time (UTC)", **PLAIN)
+    axes.grid(color="#dddddd", linewidth=0.6)
+    axes.set_axisbelow(True)
+    if teams:
+        legend = axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                             fontsize=7, frameon=False, title="best first")  # fmt: skip
+        for text in legend.get_texts():
+            text.set_parse_math(False)
+    return _save(figure, fmt)

@@ -260,6 +260,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
     summarize_changed(app)
     for key, fmt in (("run_a", "svg"), ("run_hidden", "pdf")):
         clients["org"].get(f"/runs/{ids[key]}/queries.{fmt}")
+    # The progress chart of A's test set names teams alike for every reader here: one file.
+    clients["org"].get(f"/tasks/{T3}/A/progress.svg")
     draw_asked(app)
     yield w
     dispose(app)
@@ -481,6 +483,15 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", f"{SUB}/analysis/measure.svg", each(404)),
         Probe("GET", f"/tasks/{T3}/B/analysis/matrix.csv", by_role(403, 403, 403, 404)),
     ],
+    ("analysis.progress", "GET"): [
+        Probe("GET", f"{SUB}/progress.svg", each(200)),
+        Probe("GET", f"{SUB}/progress.csv", each(200)),
+        # Hidden results: no progress either, but for the organizers.
+        Probe("GET", f"/tasks/{T3}/B/progress.csv", by_role(403, 403, 403, 200)),
+        Probe("GET", f"/tasks/{T3}/B/progress.svg", by_role(403, 403, 403, 404)),
+        Probe("GET", f"{SUB}/progress.pdf", each(404)),
+        Probe("GET", f"/tasks/{T3}/Z/progress.csv", each(404)),
+    ],
     ("analysis.organizer_page", "GET"): [Probe("GET", f"{ORG}/analysis", ORGANIZER_ONLY)],
     ("analysis.organizer_chart", "GET"): [
         Probe("GET", "/organizer/analyses/999/measure.svg", by_role(LOGIN, 403, 403, 404)),
@@ -499,6 +510,13 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/999999", by_role(LOGIN, 404, 404, 404)),
         Probe("GET", "/runs/99999999999999999999", by_role(LOGIN, 404, 404, 404)),
         Probe("GET", "/runs/9223372036854775808", by_role(LOGIN, 404, 404, 404)),
+    ],
+    ("participant.run_file", "GET"): [
+        Probe("GET", "/runs/{run_a}/file", by_role(LOGIN, 200, 404, 200)),
+        Probe("GET", "/runs/{run_b}/file", by_role(LOGIN, 404, 200, 200)),
+        Probe("GET", "/runs/{baseline}/file", by_role(LOGIN, 404, 404, 200)),
+        Probe("GET", "/runs/999999/file", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", "/runs/99999999999999999999/file", by_role(LOGIN, 404, 404, 404)),
     ],
     ("teams.team_page", "GET"): [Probe("GET", "/team", by_role(LOGIN, 200, 200, 403))],
     # alice and bob are the captains (first members) of Aurora and Borealis.

@@ -338,6 +338,35 @@ def test_participant_pages_escape_everything(world: World) -> None:
         check_page(client.get(f"/tasks/{T3}/A/submit").get_data(as_text=True))
 
 
+def test_our_submissions_and_the_progress_chart_show_hostile_names_as_text(
+    world: World,
+) -> None:
+    """A team's own runs on the subtask page; team names in the progress chart and its CSV."""
+    import xml.etree.ElementTree as ET
+
+    for i, client in enumerate(world.participants):
+        html = client.get(f"/tasks/{T3}/A?view=live").get_data(as_text=True)
+        assert f'data-run-id="{world.run_ids[i]}"' in html
+        check_page(html, (TEAMS[i], NAMES[i]))
+    anon = world.app.test_client()
+    # T3 A: every team's primary; T1 en: six teams' runs (every slot ranked).
+    charted = ((f"/tasks/{T3}/A/progress", TEAMS), (f"/tasks/{T1}/en/progress", TEAMS[:6]))
+    for base, names in charted:
+        numbers = anon.get(f"{base}.csv")
+        assert numbers.status_code == 200
+        check_csv(numbers.get_data(as_text=True), names)
+        assert anon.get(f"{base}.svg").status_code == 404  # being drawn
+    draw_asked(world.app)
+    for base, names in charted:
+        svg = anon.get(f"{base}.svg")
+        assert svg.status_code == 200 and svg.mimetype == "image/svg+xml"
+        # The names are text of the drawing: never markup of the SVG.
+        assert b"<script" not in svg.data and b"<b>" not in svg.data
+        text = "".join(ET.fromstring(svg.data).itertext())
+        for name in names:
+            assert (name if name != RLO else "evil") in text, (base, name)
+
+
 def test_organizer_pages_and_audit_log_escape_everything(world: World) -> None:
     dashboard = world.org.get("/organizer/").get_data(as_text=True)
     check_page(dashboard, (*TEAMS, IMG))

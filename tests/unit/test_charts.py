@@ -62,3 +62,20 @@ def test_labels_are_plain_text_never_mathtext(fmt: str) -> None:
             for label in labels:
                 assert label in text
         assert "$M$ (95 % bootstrap interval)" in "".join(ET.fromstring(measure).itertext())
+
+
+def test_progress_chart_names_teams_as_plain_text_and_is_reproducible() -> None:
+    teams = [
+        (HOSTILE, [("2016-01-05T12:00:00Z", 0.4), ("2016-01-07T12:00:00Z", 0.6)]),
+        (MATH[0], [("2016-01-06T12:00:00Z", 0.5)]),
+        *((f"Team {n}", [("2016-01-06T00:00:00Z", 0.1 * n)]) for n in range(3, 16)),
+    ]
+    svg = charts.progress_chart(teams, measure="MAP")
+    assert svg == charts.progress_chart(teams, measure="MAP")
+    text = "".join(ET.fromstring(svg).itertext())
+    assert HOSTILE in text and MATH[0] in text and b"<script" not in svg
+    assert "best MAP so far (higher is better)" in text
+    # Twelve teams are named; the other three are one grey entry of the legend.
+    assert "Team 12" in text and "Team 13" not in text and "3 more teams" in text
+    lower = charts.progress_chart(teams[:1], measure="MAE", lower_is_better=True, fmt="pdf")
+    assert lower.startswith(b"%PDF-")

@@ -28,7 +28,7 @@ from leaderboard.storage import Store
 # the command line and the pages, which only look charts up, start without it.
 
 #: The kinds of chart, each drawn from its data by ``draw``.
-KINDS = ("measure", "matrix", "difference")
+KINDS = ("measure", "matrix", "difference", "progress")
 #: Seconds before a chart still not drawn is asked of the workers again (a lost message).
 ASK_AGAIN_AFTER = 30.0
 
@@ -65,6 +65,12 @@ def find_chart(
     return StoredChart(key, store.read(row.storage_key))
 
 
+def is_drawn(session: Session, store: Store, kind: str, fmt: str, data: dict[str, Any]) -> bool:
+    """Return whether the chart of ``data`` is stored (without reading its file)."""
+    row = session.get(ChartFile, chart_key(kind, fmt, data))
+    return row is not None and store.exists(row.storage_key)
+
+
 def request_chart(session: Session, kind: str, fmt: str, data: dict[str, Any]) -> None:
     """Queue the drawing of a chart for the worker, once however often readers ask meanwhile."""
     if enqueue_once(
@@ -94,6 +100,13 @@ def _draw(kind: str, fmt: str, data: dict[str, Any]) -> bytes:
             data["units"], data["differences"], measure=data["measure"], unit=data["unit"],
             fmt=fmt,
         )  # fmt: skip
+    if kind == "progress":
+        return charts.progress_chart(
+            [(t["team"], [(p[0], p[2]) for p in t["points"]]) for t in data["teams"]],
+            measure=data["measure"],
+            lower_is_better=data["lower_is_better"],
+            fmt=fmt,
+        )
     raise ValueError(f"unknown chart kind {kind!r}")
 
 

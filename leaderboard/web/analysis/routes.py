@@ -62,6 +62,7 @@ from leaderboard.web.public.routes import (
     ensure_visible,
     live_labels,
     page_key,
+    progress_of,
     remember,
     viewer,
 )
@@ -244,6 +245,39 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
         # official view names them as frozen, as the official table does.
         report = relabel(report, live_labels(target, audience_for(viewer())))
     return remember(key, _chart(report, name, fmt, scale)).make_conditional(request)
+
+
+@bp.route("/tasks/<task>/<subtask>/progress.<fmt>")
+def progress(task: str, subtask: str, fmt: str) -> ResponseReturnValue:
+    """Return each team's best official score so far over time: a chart (SVG) or numbers (CSV).
+
+    Public where the set's results are visible; teams named as the live table names them to
+    this reader. The numbers are a cheap read cached by the set's revision, so the CSV is
+    written per request; the chart is drawn by the worker and stored.
+    """
+    if fmt not in ("svg", "csv"):
+        abort(404)
+    key = page_key(task, subtask)
+    cached = cached_response(key)
+    if cached is not None:
+        return cached.make_conditional(request)
+    target = _target(task, subtask)
+    ensure_visible(target)
+    data = progress_of(target, audience_for(viewer()))
+    if not data["teams"]:
+        raise NotFound("No run counts in the live ranking of this set yet: nothing to chart.")
+    filename = f"{task}-{subtask}-{target.eval_set.slug}-progress.{fmt}"
+    if fmt == "svg":
+        return remember(key, _stored("progress", fmt, data, filename)).make_conditional(request)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["team", "time", "score", "best"])
+    for team in data["teams"]:
+        for at, value, best in team["points"]:
+            writer.writerow([csv_safe(team["team"], text=True), at, value, best])
+    body = out.getvalue().encode()
+    resp = _file(body, fmt, filename, hashlib.sha256(body).hexdigest())
+    return remember(key, resp).make_conditional(request)
 
 
 def _diagnostics(run_id: int) -> RunDiagnostics:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, send_file, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 
@@ -15,13 +15,22 @@ from leaderboard.services.campaign.phases import (
 )
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common.errors import DomainError, RunRejected
-from leaderboard.services.runs.core import Submission, submit_run, visible_run, withdraw_run
+from leaderboard.services.runs.core import (
+    Submission,
+    run_files,
+    submit_run,
+    visible_run,
+    withdraw_run,
+)
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.states import Role
+from leaderboard.states import Role, RunKind
+from leaderboard.web.api.zipped import zip_of
 from leaderboard.web.common.context import db, now, settings, store
+from leaderboard.web.common.downloads import send_stored
 from leaderboard.web.common.forms import ConfirmForm, UploadForm, options
 from leaderboard.web.common.present import run_notes, score_lines
 from leaderboard.web.common.uploads import collect_upload, upload_fields
+from leaderboard.web.public.routes import live_rank_texts
 
 bp = Blueprint("participant", __name__)
 #: The answer to an account without a team (a new sign-up) on a team's pages.
@@ -94,9 +103,15 @@ def run_page(run_id: int) -> ResponseReturnValue:
     user = _user()
     run = visible_run(db(), user, run_id)
     hidden = hiding_phase(db(), run.eval_set, user)
+    rank = None
+    if hidden is None and run.is_active and run.kind == RunKind.RUN:
+        subtask = run.subtask
+        target = resolve(db(), subtask.task.slug, subtask.slug, run.eval_set.slug)
+        rank = live_rank_texts(target).get(run.id)
     return render_template(
         "participant/run.html",
         run=run,
+        rank=rank,
         scores=[] if hidden else score_lines(run),
         notes=run_notes(run),
         hidden=hidden,
@@ -116,4 +131,33 @@ def withdraw(run_id: int) -> ResponseReturnValue:
         abort(400, "The form was missing its security token; reload the page and try again.")
     run = withdraw_run(db(), _user(), run_id, now(), settings().display_timezone)
     flash(f"Run {run.id} was withdrawn: its slot is empty and it is no longer ranked.", "info")
+    if request.form.get("back") == "results":
+        # Back to the subtask page whose table the button was in (a URL of ours, never given).
+        subtask = run.subtask
+        return redirect(
+            url_for(
+                "public.results",
+                task=subtask.task.slug,
+                subtask=subtask.slug,
+                set=run.eval_set.slug,
+            )
+        )
     return redirect(url_for("participant.run_page", run_id=run.id))
+
+
+@bp.route("/runs/<int:run_id>/file")
+@login_required
+def run_file(run_id: int) -> ResponseReturnValue:
+    """Send one of the team's runs back as uploaded; a multi-file run as a zip of its files."""
+    run = visible_run(db(), _user(), run_id)
+    files = run_files(store(), run)
+    if len(files) == 1:
+        only = next(iter(files.values()))
+        return send_stored(store(), only.key, only.filename)
+    return send_file(
+        zip_of(store(), files),
+        mimetype="application/zip",
+        as_attachment=True,
+        download_name=f"run-{run.id}.zip",
+        max_age=0,
+    )

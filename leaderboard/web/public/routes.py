@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from flask import Blueprint, Response, abort, make_response, render_template, request
 from flask.typing import ResponseReturnValue
@@ -15,6 +16,7 @@ from leaderboard.services.campaign.freeze import RENDERERS, frozen_of
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common import revisions
 from leaderboard.services.common.errors import Forbidden, InvalidInput
+from leaderboard.services.results import chart_files
 from leaderboard.services.results.analyses import shown_report
 from leaderboard.services.results.anonymity import (
     Audience,
@@ -22,11 +24,13 @@ from leaderboard.services.results.anonymity import (
     audience_key,
     is_anonymous,
 )
+from leaderboard.services.results.standing import live_ranks, progress, team_submissions
 from leaderboard.services.results.tables import has_active_runs, live_table
 from leaderboard.services.tasks.catalog import definition_of, list_tasks, resolve
 from leaderboard.services.tasks.data import available_files
 from leaderboard.services.tasks.target import Target
 from leaderboard.web.common.context import db, now, store
+from leaderboard.web.common.forms import ConfirmForm
 from leaderboard.web.public import pagecache
 
 bp = Blueprint("public", __name__)
@@ -127,6 +131,42 @@ def live_labels(target: Target, audience: Audience) -> dict[int, str]:
     return {int(k): v for k, v in json.loads(pagecache.tables().get_or_make(key, make)).items()}
 
 
+def live_rank_texts(target: Target) -> dict[int, str]:
+    """Return each active run's live rank ("2", "as if 3"), cached by the set's revision."""
+    key = (target.eval_set.id, target.eval_set.revision, "ranks")
+
+    def make() -> str:
+        return json.dumps({str(k): v for k, v in live_ranks(db(), store(), target).items()})
+
+    return {int(k): v for k, v in json.loads(pagecache.tables().get_or_make(key, make)).items()}
+
+
+def progress_of(target: Target, audience: Audience) -> dict[str, Any]:
+    """Return what the progress chart of a set draws for this audience, cached by revision."""
+    names = audience_key(db(), target, audience)
+    key = (target.eval_set.id, target.eval_set.revision, "progress", names)
+
+    def make() -> str:
+        return json.dumps(progress(db(), store(), target, audience))
+
+    data: dict[str, Any] = json.loads(pagecache.tables().get_or_make(key, make))
+    return data
+
+
+def progress_asked(target: Target) -> bool:
+    """Return whether the set has a progress chart; ask the worker now to draw it if not yet.
+
+    The page keeps linking the chart while it is drawn (the page is cached by revision, the
+    chart is not); asking here, once per revision, has it drawn before most readers look.
+    """
+    data = progress_of(target, audience_for(viewer()))
+    if not data["teams"]:
+        return False
+    if not chart_files.is_drawn(db(), store(), "progress", "svg", data):
+        chart_files.request_chart(db(), "progress", "svg", data)
+    return True
+
+
 @bp.route("/tasks/<task>/<subtask>")
 def results(task: str, subtask: str) -> ResponseReturnValue:
     """Show the official (frozen) or live results table of a subtask's evaluation set."""
@@ -141,10 +181,17 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     table_html = None
     empty = not has_active_runs(db(), target)
     charted = False
+    progressed = False
     if hidden is None:
         # Rendered (and escaped) by our own table template, now or at freeze time.
         table_html = Markup(rendered(target, view, "html", snapshot))
         charted = shown_report(db(), target, view, snapshot) is not None
+        progressed = not empty and progress_asked(target)
+    user = viewer()
+    # A member's own runs: only ever on a page for that member (never cached, see below).
+    ours = None
+    if user is not None and not user.is_organizer and user.team is not None:
+        ours = team_submissions(db(), user.team, target, user, now(), live_rank_texts)
     page = render_template(
         "public/results.html",
         target=target,
@@ -156,8 +203,14 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         data_files=available_files(db(), target.subtask, viewer(), now()),
         anonymous=is_anonymous(db(), target),
         charted=charted,
+        progressed=progressed,
+        ours=ours,
+        withdraw_form=ConfirmForm() if ours is not None else None,
     )
-    return remember(key, make_response(page))
+    resp = make_response(page)
+    if ours is not None:
+        resp.headers["Cache-Control"] = "private, no-store"
+    return remember(key, resp)
 
 
 @bp.route("/tasks/<task>/<subtask>/results.<ext>")

@@ -8,9 +8,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from flask import Flask
 from sqlalchemy import select
 
+from leaderboard.cli import leaderboard_group
 from leaderboard.clock import FixedClock
 from leaderboard.models import Task
 from leaderboard.web.public import pagecache
@@ -98,6 +100,33 @@ def test_every_section_has_its_tab(app: Flask, tmp_path: Path) -> None:
     assert section_ids(html) == ["tab-overview", "tab-evaluation", "tab-data", "tab-terms"]
     for letter in "OEDT":
         assert f"<p>{letter}</p>" in html
+
+
+def test_add_task_again_takes_the_edited_file_and_score_reads_it(
+    app: Flask, tmp_path: Path
+) -> None:
+    folder = tmp_path / "tiny"
+    shutil.copytree(FIXTURE, folder)
+    toml = (folder / "task.toml").read_text()
+    (folder / "task.toml").write_text(
+        toml.replace("[runs]", 'overview = { file = "overview.md" }\n[runs]')
+    )
+    (folder / "overview.md").write_text("First *words*.")
+    cli(app, "add-task", str(folder / "task.toml"))
+    assert "<p>First <em>words</em>.</p>" in app.test_client().get("/tasks/tiny-cqa").text
+    (folder / "overview.md").write_text("Second words.")
+    cli(app, "add-task", str(folder / "task.toml"))
+    html = app.test_client().get("/tasks/tiny-cqa").get_data(as_text=True)
+    assert "<p>Second words.</p>" in html and "First" not in html
+    # The offline scorer loads the same definition, files and all.
+    run = tmp_path / "run.txt"
+    run.write_bytes((FIXTURE / "gold.txt").read_bytes())
+    scored = CliRunner().invoke(
+        leaderboard_group,
+        ["score", "tiny-cqa", "main", str(run), "--definition", str(folder / "task.toml")],
+    )
+    assert scored.exit_code == 0, scored.output
+    assert "MAP" in scored.output
 
 
 def test_a_preset_description_is_the_overview(client) -> None:  # type: ignore[no-untyped-def]

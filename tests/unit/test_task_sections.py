@@ -140,3 +140,12 @@ def test_the_description_is_the_overview_when_there_is_none(tmp_path: Path) -> N
     ]
     none = load_definition_file(task_dir(tmp_path / "c", ""))
     assert task_sections(none) == []
+
+
+def test_the_documented_example_has_every_section() -> None:
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "task-page"
+    d = load_definition_file(example / "task.toml")
+    sections = task_sections(d)
+    assert [s.id for s in sections] == ["tab-overview", "tab-evaluation", "tab-data", "tab-terms"]
+    assert "<th>measure</th>" in sections[1].html
+    assert d.terms.startswith("By downloading the data you agree:")

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Row, bindparam, select
+from sqlalchemy import Boolean, Integer, Row, String, text
 from sqlalchemy.orm import Session
+from sqlalchemy.types import TypeEngine
 
-from leaderboard.models import EvalSet, Phase, Subtask, Task
+from leaderboard.models import UTCDateTime
 
 UPCOMING, OPEN, ENDED = "upcoming", "open", "ended"
 
@@ -90,26 +91,30 @@ def _state(starts_at: datetime | None, ends_at: datetime | None, now: datetime) 
     return OPEN
 
 
-# Built once, plain columns (no ORM objects): the results page asks on every view, cached or not.
-_OF_TASK = (
-    select(
-        Subtask.slug.label("subtask"),
-        Subtask.position.label("position"),
-        Phase.name.label("name"),
-        EvalSet.slug.label("set_slug"),
-        EvalSet.title.label("set_title"),
-        Phase.starts_at.label("starts_at"),
-        Phase.ends_at.label("ends_at"),
-        Phase.late_allowed.label("late_allowed"),
-        Phase.created_at.label("created_at"),
-        Phase.id.label("id"),
-    )
-    .join(EvalSet, Phase.eval_set_id == EvalSet.id)
-    .join(Subtask, Phase.subtask_id == Subtask.id)
-    .join(Task, Subtask.task_id == Task.id)
-    .where(Task.slug == bindparam("task"))
+# Prepared text queries with typed columns (times come back aware, in UTC): the results page
+# asks on every view, cached or not, where building an ORM statement would cost more.
+_COLUMNS: dict[str, TypeEngine[Any]] = {
+    "subtask": String(),
+    "position": Integer(),
+    "name": String(),
+    "set_slug": String(),
+    "set_title": String(),
+    "starts_at": UTCDateTime(),
+    "ends_at": UTCDateTime(),
+    "late_allowed": Boolean(),
+    "created_at": UTCDateTime(),
+    "id": Integer(),
+}
+_SQL = (
+    "SELECT s.slug AS subtask, s.position AS position, p.name AS name, e.slug AS set_slug,"
+    " e.title AS set_title, p.starts_at AS starts_at, p.ends_at AS ends_at,"
+    " p.late_allowed AS late_allowed, p.created_at AS created_at, p.id AS id"
+    " FROM phases p JOIN eval_sets e ON p.eval_set_id = e.id"
+    " JOIN subtasks s ON p.subtask_id = s.id JOIN tasks t ON s.task_id = t.id"
+    " WHERE t.slug = :task"
 )
-_OF_SUBTASK = _OF_TASK.where(Subtask.slug == bindparam("subtask"))
+_OF_TASK = text(_SQL).columns(**_COLUMNS)
+_OF_SUBTASK = text(_SQL + " AND s.slug = :subtask").columns(**_COLUMNS)
 
 
 def _uploads_open(phases: tuple[PhaseTimes, ...]) -> bool:

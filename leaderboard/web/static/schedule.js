@@ -14,7 +14,13 @@
     minute: "2-digit",
     timeZoneName: "short"
   });
+  // A reader in UTC already reads their own time.
+  var zone = local.resolvedOptions().timeZone;
+  var inUtc = zone === "UTC" || zone === "Etc/UTC";
   Array.prototype.forEach.call(schedule.querySelectorAll("time[datetime]"), function (el) {
+    if (inUtc) {
+      return;
+    }
     var at = new Date(el.getAttribute("datetime"));
     if (isNaN(at.getTime())) {
       return;

@@ -333,3 +333,8 @@ def test_a_logged_in_reader_sees_the_same_schedule(campaign: Flask) -> None:
     html = org.get(TASK_A).get_data(as_text=True)
     assert countdown(html) == ("2016-01-31T23:59:00Z", "2 days 3 hours left")
     assert uploads(html) == "open"
+
+
+def test_names_no_slug_can_be_are_not_found(client) -> None:  # type: ignore[no-untyped-def]
+    for path in (f"/tasks/{T3}/A%00", f"/tasks/{T3}%00/A", "/tasks/%00", f"/tasks/{T3}/{'x' * 65}"):
+        assert client.get(path).status_code == 404, path

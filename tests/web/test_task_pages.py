@@ -336,5 +336,12 @@ def test_a_logged_in_reader_sees_the_same_schedule(campaign: Flask) -> None:
 
 
 def test_names_no_slug_can_be_are_not_found(client) -> None:  # type: ignore[no-untyped-def]
-    for path in (f"/tasks/{T3}/A%00", f"/tasks/{T3}%00/A", "/tasks/%00", f"/tasks/{T3}/{'x' * 65}"):
+    for path in (
+        f"/tasks/{T3}/A%00",
+        f"/tasks/{T3}%00/A",
+        f"/tasks/{T3}/A?set=te%00st",
+        f"/tasks/{T3}/A/results.csv?set=te%00st",
+        "/tasks/%00",
+        f"/tasks/{T3}/{'x' * 65}",
+    ):
         assert client.get(path).status_code == 404, path

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from types import MappingProxyType
 from typing import Any
 
@@ -26,7 +26,14 @@ KNOWN_TOP_KEYS = {
     "subtasks",
     "table",
     "terms",
+    "overview",
+    "evaluation",
+    "data_description",
 }
+#: The Markdown sections of a task page: a string, or ``{ file = "name.md" }`` beside the file.
+SECTION_KEYS = ("overview", "evaluation", "data_description", "terms")
+#: The largest Markdown section (inline or in a file), in bytes of UTF-8.
+MAX_SECTION_BYTES = 256 * 1024
 
 
 class DefinitionError(ValueError):
@@ -116,6 +123,11 @@ class TaskDefinition:
     options: dict[str, Any] = field(default_factory=dict)
     #: Terms participants accept before downloading the task's data files ("" when none).
     terms: str = ""
+    #: Markdown sections of the task page ("" when absent); ``overview`` falls back to
+    #: ``description`` on the page.
+    overview: str = ""
+    evaluation: str = ""
+    data_description: str = ""
 
     def subtask(self, slug: str) -> SubtaskDef | None:
         """Return the subtask with this slug, or None."""
@@ -155,6 +167,63 @@ def _file(value: Any, base_dir: Path | None, key: str) -> str:
     if base_dir is not None and not (base_dir / value).resolve().is_file():
         raise DefinitionError(key, f"file not found: {quote(value)}")
     return value
+
+
+def _section_file(name: str, base_dir: Path, key: str) -> str:
+    """Return the text of a section's Markdown file, checked: inside the folder, UTF-8, bounded."""
+    where = f"{key}.file"
+    shown = quote(name)
+    if "\\" in name or Path(name).is_absolute() or PurePosixPath(name).is_absolute():
+        raise DefinitionError(
+            where, f"'{shown}' must be a path relative to the definition's folder"
+        )
+    if ".." in PurePosixPath(name).parts:
+        raise DefinitionError(where, f"'{shown}' may not leave the definition's folder (no '..')")
+    folder = base_dir.resolve()
+    path = (folder / name).resolve()
+    # A symbolic link may point anywhere: the file itself must lie inside the folder.
+    if not path.is_relative_to(folder):
+        raise DefinitionError(where, f"'{shown}' lies outside the definition's folder")
+    if not path.is_file():
+        raise DefinitionError(where, f"file not found: '{shown}'")
+    size = path.stat().st_size
+    if size > MAX_SECTION_BYTES:
+        raise DefinitionError(
+            where, f"'{shown}' has {size} bytes; a section may have {MAX_SECTION_BYTES} at most"
+        )
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        bad = exc.object[exc.start : exc.start + 1]
+        raise DefinitionError(
+            where, f"'{shown}' is not UTF-8 text (byte {exc.start} is {quoted(bad)})"
+        ) from None
+
+
+def _section(raw: dict[str, Any], key: str, base_dir: Path | None) -> str | None:
+    """Return a Markdown section's text (None when absent), read from its file if it names one."""
+    if key not in raw:
+        return None
+    value = raw[key]
+    if isinstance(value, dict):
+        name = value.get("file")
+        if set(value) != {"file"} or not isinstance(name, str) or not name:
+            raise DefinitionError(key, 'must be a string or a table { file = "name.md" }')
+        if base_dir is None:
+            raise DefinitionError(key, "a stored definition holds the text, not a file name")
+        text = _section_file(name, base_dir, key)
+    elif isinstance(value, str):
+        text = value
+        if len(text.encode("utf-8", "surrogatepass")) > MAX_SECTION_BYTES:
+            raise DefinitionError(key, f"has more than {MAX_SECTION_BYTES} bytes")
+    else:
+        raise DefinitionError(
+            key, f'must be a string or a table {{ file = "name.md" }}, got {quoted(value)}'
+        )
+    # PostgreSQL's JSON cannot store a NUL character; no Markdown needs one.
+    if "\x00" in text:
+        raise DefinitionError(key, "holds a NUL character")
+    return text
 
 
 def _groups(
@@ -337,9 +406,11 @@ def parse_definition(
         raise DefinitionError("format", "must be a table")
     if not isinstance(table, dict):
         raise DefinitionError("table", "must be a table")
-    terms = raw.get("terms", "")
-    if not isinstance(terms, str):
-        raise DefinitionError("terms", "must be a string")
+    sections = {key: _section(raw, key, base_dir) for key in SECTION_KEYS}
+    read = {k: v for k, v in sections.items() if v is not None and not isinstance(raw[k], str)}
+    if read:
+        # The stored definition holds the files' text: the server never reads them again.
+        raw = {**raw, **read}
     return TaskDefinition(
         slug=slug,
         title=title,
@@ -357,7 +428,10 @@ def parse_definition(
         raw=raw,
         sha256=sha256,
         options={k: raw[k] for k in option_keys if k in raw},
-        terms=terms.strip(),
+        terms=(sections["terms"] or "").strip(),
+        overview=(sections["overview"] or "").strip(),
+        evaluation=(sections["evaluation"] or "").strip(),
+        data_description=(sections["data_description"] or "").strip(),
     )
 
 

@@ -675,3 +675,49 @@ def test_task_upload_preview_and_problems_show_hostile_text_as_text(world: World
     status, html = post({f"{RLO}.txt": b"x"})
     assert status == 422
     check_page(html, (RLO,))
+
+
+def test_markdown_sections_of_a_task_show_hostile_text_as_text(
+    tmp_path: Path, template_instance: Path
+) -> None:
+    """Organizers' Markdown (task page tabs, the terms) keeps nothing executable or unisolated."""
+    import shutil
+
+    folder = tmp_path / "task"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "fixtures" / "tiny-cqa", folder)
+    markdown = (
+        f"# {RLO}\n\n{SCRIPT} {IMG}\n\n[click]({JS_URL}) [mail](mailto:{QUOTES})\n\n"
+        f'<a href="{JS_URL}" onclick="x()">raw</a> <style>*{{}}</style>\n\n'
+        f"![x](data:image/svg+xml,<svg onload=alert(1)>)\n\n| {DDE} | {QUOTES} |\n|---|---|\n"
+    )
+    for name in ("overview", "evaluation", "data", "terms"):
+        (folder / f"{name}.md").write_text(f"{name}: {markdown}", encoding="utf-8")
+    toml = (
+        (folder / "task.toml")
+        .read_text()
+        .replace(
+            "[runs]",
+            'overview = { file = "overview.md" }\nevaluation = { file = "evaluation.md" }\n'
+            'data_description = { file = "data.md" }\nterms = { file = "terms.md" }\n[runs]',
+        )
+    )
+    (folder / "task.toml").write_text(toml)
+    app = app_on_copy(template_instance, tmp_path / "app")
+    try:
+        added = app.test_cli_runner().invoke(
+            args=["leaderboard", "add-task", str(folder / "task.toml")]
+        )
+        assert added.exit_code == 0, added.output
+        html = app.test_client().get("/tasks/tiny-cqa").get_data(as_text=True)
+        page = check_page(html, (RLO, SCRIPT, IMG, DDE))
+        for section in ("tab-overview", "tab-evaluation", "tab-data", "tab-terms"):
+            assert f'<section id="{section}"' in html
+        # Raw HTML shows as text: no style element, no handler inside a tag.
+        assert not re.search(r"<style|<[^>]*\sonclick=", html)
+        assert not any(
+            v.value.strip().lower().startswith(("javascript:", "data:"))
+            for v in page.texts
+            if v.ancestors and v.value in v.ancestors[-1][1].values()
+        )
+    finally:
+        dispose(app)

@@ -78,6 +78,19 @@ DEFINITIONS: dict[str, tuple[Callable[[Path], Path], tuple[str, ...]]] = {
         ("gold.txt", "UTF-8"),
     ),
     "trec qrels grade": (_trec, (TREC_QRELS, "Line 3", "x1")),
+    "missing markdown file": (
+        lambda d: _tiny(
+            d, lambda f: _replace(f / "task.toml", "[runs]", 'overview = { file = "o.md" }\n[runs]')
+        ),
+        ("task.toml", "overview.file", "file not found: 'o.md'"),
+    ),
+    "markdown file outside": (
+        lambda d: _tiny(
+            d,
+            lambda f: _replace(f / "task.toml", "[runs]", 'terms = { file = "../t.md" }\n[runs]'),
+        ),
+        ("task.toml", "terms.file", "'../t.md' may not leave the definition's folder"),
+    ),
 }
 
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 from flask import Blueprint, abort, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
+from markupsafe import Markup
 
 from leaderboard.models import User
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.data import accept_terms, download
+from leaderboard.services.tasks.pages import markdown_html
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.downloads import send_stored
 from leaderboard.web.common.forms import TermsForm
@@ -27,7 +29,11 @@ def download_file(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     target = resolve(db(), task, subtask)
     offer = download(db(), target.subtask, file_id, _user(), now())
     if offer.terms:
-        return render_template("public/terms.html", target=target, offer=offer, form=TermsForm())
+        # Sanitized by render_markdown (an allow-list): safe to insert as HTML.
+        terms_html = Markup(markdown_html(offer.terms))
+        return render_template(
+            "public/terms.html", target=target, offer=offer, form=TermsForm(), terms_html=terms_html
+        )
     return send_stored(store(), offer.file.storage_key, offer.file.filename, etag=offer.file.sha256)
 
 

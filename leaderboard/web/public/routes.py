@@ -13,6 +13,7 @@ from markupsafe import Markup
 from leaderboard.formats.issues import quoted
 from leaderboard.models import FrozenTable, User
 from leaderboard.services.campaign.freeze import RENDERERS, frozen_of
+from leaderboard.services.campaign.schedule import subtask_schedule, task_schedule
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common import revisions
 from leaderboard.services.common.errors import Forbidden, InvalidInput
@@ -28,6 +29,7 @@ from leaderboard.services.results.standing import live_ranks, progress, team_sub
 from leaderboard.services.results.tables import has_active_runs, live_table
 from leaderboard.services.tasks.catalog import definition_of, list_tasks, resolve
 from leaderboard.services.tasks.data import available_files
+from leaderboard.services.tasks.pages import task_sections
 from leaderboard.services.tasks.target import Target
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import ConfirmForm
@@ -79,7 +81,16 @@ def task_page(task: str) -> ResponseReturnValue:
     t = next((x for x in list_tasks(db()) if x.slug == task), None)
     if t is None:
         abort(404)
-    return render_template("public/task.html", task=t, definition=definition_of(t))
+    definition = definition_of(t)
+    # Sanitized by render_markdown (an allow-list): safe to insert as HTML.
+    sections = [(s, Markup(s.html)) for s in task_sections(definition)]
+    return render_template(
+        "public/task.html",
+        task=t,
+        definition=definition,
+        sections=sections,
+        schedule=task_schedule(db(), t.slug, now()),
+    )
 
 
 def cached_response(key: tuple[object, ...] | None) -> Response | None:
@@ -98,12 +109,16 @@ def remember(key: tuple[object, ...] | None, resp: Response) -> Response:
     return resp
 
 
-def page_key(task: str, subtask: str) -> tuple[object, ...] | None:
-    """Return the anonymous-page cache key: the full path and the set's revision."""
+def page_key(task: str, subtask: str, timely: tuple[object, ...] = ()) -> tuple[object, ...] | None:
+    """Return the anonymous-page cache key: the full path, the set's revision, and ``timely``.
+
+    ``timely`` is what the page shows that changes with the clock alone (the schedule's states,
+    countdown and uploads open): no revision advances when a deadline passes.
+    """
     if not pagecache.anonymous_get():
         return None
     rev = revisions.current(db(), task, subtask, request.args.get("set") or None)
-    return (request.full_path, rev) if rev is not None else None
+    return (request.full_path, rev, *timely) if rev is not None else None
 
 
 def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) -> str:
@@ -170,7 +185,8 @@ def progress_asked(target: Target) -> bool:
 @bp.route("/tasks/<task>/<subtask>")
 def results(task: str, subtask: str) -> ResponseReturnValue:
     """Show the official (frozen) or live results table of a subtask's evaluation set."""
-    key = page_key(task, subtask)
+    schedule = subtask_schedule(db(), task, subtask, now())
+    key = page_key(task, subtask, schedule.key)
     cached = cached_response(key)
     if cached is not None:
         return cached
@@ -206,6 +222,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         progressed=progressed,
         ours=ours,
         withdraw_form=ConfirmForm() if ours is not None else None,
+        schedule=schedule,
     )
     resp = make_response(page)
     if ours is not None:

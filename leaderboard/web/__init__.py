@@ -47,8 +47,8 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     )
     app.extensions["leaderboard"] = resources.as_extension()
 
+    from leaderboard.web.account import notifications, tokens
     from leaderboard.web.account import routes as account
-    from leaderboard.web.account import tokens
     from leaderboard.web.analysis import routes as analysis
     from leaderboard.web.api import routes as api
     from leaderboard.web.auth import routes as auth
@@ -81,6 +81,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         data.bp,
         analysis.bp,
         account.bp,
+        notifications.bp,
         organizer_accounts.bp,
         api.bp,
         errors.bp,

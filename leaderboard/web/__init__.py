@@ -59,6 +59,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from leaderboard.web.errors import routes as errors
     from leaderboard.web.ops import routes as ops
     from leaderboard.web.organizer import accounts as organizer_accounts
+    from leaderboard.web.organizer import messages as organizer_messages
     from leaderboard.web.organizer import routes as organizer
     from leaderboard.web.organizer import teams as organizer_teams
     from leaderboard.web.participant import routes as participant
@@ -78,6 +79,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         tokens.bp,
         organizer.bp,
         organizer_teams.bp,
+        organizer_messages.bp,
         data.bp,
         analysis.bp,
         account.bp,

@@ -120,7 +120,9 @@ def console_text(message: EmailMessage) -> str:
     """Return a message as the console transport shows it: headers, then the decoded body."""
     # Decoded, so that a long link reads whole (on the wire it is quoted-printable).
     headers = "".join(f"{k}: {v}\n" for k, v in message.items())
-    body = message.get_content()
+    # A mail with an HTML alternative shows its plain-text part.
+    part = message.get_body(("plain",)) if message.is_multipart() else message
+    body = str(part.get_content()) if part is not None else ""  # type: ignore[attr-defined]
     if not body.endswith("\n"):
         body += "\n"
     return (

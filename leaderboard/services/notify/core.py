@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 from datetime import UTC, datetime
+from html import escape
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
@@ -103,9 +104,42 @@ def unsubscribe(session: Session, secret: str, token: str) -> tuple[User, str]:
     return user, kind
 
 
+def reachable(session: Session, users: Iterable[User], kind: str) -> list[User]:
+    """Return the users a mail of ``kind`` would reach: active, verified, not opted out."""
+    off = opted_out_users(session, kind)
+    seen: set[int] = set()
+    found = []
+    for user in users:
+        if user.id in seen or user.id in off or not user.is_active or user.verified_at is None:
+            continue
+        seen.add(user.id)
+        found.append(user)
+    return found
+
+
+def notify_all(
+    session: Session,
+    users: Iterable[User],
+    kind: str,
+    subject: str,
+    body: str,
+    *,
+    html: str | None = None,
+) -> int:
+    """Queue one mail of ``kind`` to each user who wants it; return how many were queued."""
+    off = opted_out_users(session, kind)
+    return sum(notify(session, u, kind, subject, body, html=html, skip=off) for u in users)
+
+
 def _settings(session: Session) -> Settings | None:
     found = session.info.get(SESSION_SETTINGS)
     return found if isinstance(found, Settings) else None
+
+
+def can_mail_links(session: Session) -> bool:
+    """Return whether notifications can be sent: the server knows its base URL."""
+    settings = _settings(session)
+    return settings is not None and bool(link_base_of(settings))
 
 
 def link_base_of(settings: Settings) -> str:
@@ -158,6 +192,10 @@ def notify(
     message["List-Unsubscribe"] = f"<{link}>"
     message["List-Unsubscribe-Post"] = "List-Unsubscribe=One-Click"
     if html is not None:
-        message.add_alternative(html, subtype="html")
+        footer = (
+            f"<hr><p>You get this mail from {escape(site_name)} for {escape(KINDS[kind])}. "
+            f'<a href="{escape(link)}">Stop mails of this kind</a>.</p>'
+        )
+        message.add_alternative(f"{html}\n{footer}\n", subtype="html")
     enqueue(session, SEND_MAIL, mail.serialize(message, line_length=998), True)
     return True

@@ -7,6 +7,7 @@ from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 
 from leaderboard.models import User
+from leaderboard.services.notify.audience import note_download
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.data import accept_terms, download
 from leaderboard.web.common.context import db, now, store
@@ -28,6 +29,7 @@ def download_file(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     offer = download(db(), target.subtask, file_id, _user(), now())
     if offer.terms:
         return render_template("public/terms.html", target=target, offer=offer, form=TermsForm())
+    note_download(db(), _user(), target.task, now())
     return send_stored(store(), offer.file.storage_key, offer.file.filename, etag=offer.file.sha256)
 
 

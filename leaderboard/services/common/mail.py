@@ -122,7 +122,7 @@ def console_text(message: EmailMessage) -> str:
     headers = "".join(f"{k}: {v}\n" for k, v in message.items())
     # A mail with an HTML alternative shows its plain-text part.
     part = message.get_body(("plain",)) if message.is_multipart() else message
-    body = str(part.get_content()) if part is not None else ""  # type: ignore[attr-defined]
+    body = str(part.get_content()) if part is not None else ""
     if not body.endswith("\n"):
         body += "\n"
     return (

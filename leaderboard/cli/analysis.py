@@ -126,7 +126,8 @@ def worker_cmd(
     if any(campaign.values()):
         click.echo(
             f"campaign: {campaign['released']} release(s); "
-            f"{campaign['release_mails'] + campaign['deadline_mails']} notification(s) queued"
+            f"{campaign['release_mails'] + campaign['deadline_mails']} notification(s) queued",
+            err=True,  # standard output stays the jobs' lines, which scripts read
         )
     config = common.settings()
     stale = stale_after(config)

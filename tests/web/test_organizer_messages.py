@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from flask import Flask
@@ -185,3 +186,28 @@ def test_participants_may_not_send_messages(world: Flask) -> None:
 def test_the_dashboard_links_the_message_form(world: Flask) -> None:
     page = organizer(world).get("/organizer/").get_data(as_text=True)
     assert f'href="{NEW}"' in page
+
+
+def test_downloading_task_data_makes_a_team_a_participant(world: Flask, tmp_path: Path) -> None:
+    from leaderboard.models import TaskDataFile
+    from tests.notify_world import TEAMS
+    from tests.runs import post_evaluation_phases
+
+    client = organizer(world)
+    _, page = post(client)
+    assert count_in(page) == len(MEMBERS)
+    inputs = tmp_path / "inputs.txt"
+    inputs.write_text("some input\n")
+    name = post_evaluation_phases(T3, "A")[0]
+    added = world.test_cli_runner().invoke(
+        args=["leaderboard", "data", "add", T3, "A", str(inputs), "--phase", name]
+    )
+    assert added.exit_code == 0, added.output
+    with sessions(world)() as session:
+        file_id = session.scalar(select(TaskDataFile.id))
+    ed = world.test_client()
+    login(ed, TEAMS["Eridanus"][0], PASSWORD)
+    for _ in range(2):  # downloaded twice: recorded once
+        assert ed.get(f"/tasks/{T3}/A/data/{file_id}").status_code == 200
+    _, page = post(client)
+    assert count_in(page) == len(MEMBERS) + 1

@@ -17,6 +17,7 @@ from leaderboard.services.notify.core import KINDS, notify
 from tests.accounts import BASE
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_participant
+from tests.smtp import MailServer
 from tests.web.test_teams import loose_participant
 
 PASSWORD = "correct horse battery"
@@ -476,3 +477,23 @@ def test_the_deadline_notice_leaves_out_opted_out_members_and_a_late_check_sends
     assert check(world, DEADLINE - timedelta(hours=22, minutes=59))["deadline_mails"] == 0
     assert check(world, DEADLINE - timedelta(hours=23, minutes=59))["deadline_mails"] == 2
     assert recipients(world) == ["bob@example.org", "dora@example.org"]
+
+
+def test_a_delivered_notification_keeps_its_unsubscribe_link_whole(
+    make_app: AppFactory, server: MailServer
+) -> None:
+    """Through the worker's task body and a real SMTP server, the long link is not folded away."""
+    from tests import dispatch
+    from tests.accounts import mailing
+
+    app = make_app(**mailing(server))
+    make_participant(app, "Aurora", "ann@example.org")
+    assert send_to(app, "ann@example.org", "organizer_messages")
+    dispatch.flush()
+    [message] = server.inbox.wait_for("ann@example.org")
+    raw = dict(message.raw_items())["List-Unsubscribe"]
+    assert "=?" not in raw  # not an encoded word: mail clients would not read it
+    path = unsubscribe_path(message)
+    assert message["List-Unsubscribe-Post"] == "List-Unsubscribe=One-Click"
+    assert app.test_client().post(path).status_code == 200
+    assert off_kinds(app, "ann@example.org") == {"organizer_messages"}

@@ -423,10 +423,22 @@ def test_a_scheduled_release_is_made_and_announced_once(world: Flask) -> None:
     }
     assert recipients(world) == RELEASED_TO
     assert audit_actions(world, "release-results") == 1
+    with world.extensions["leaderboard"]["sessionmaker"]() as session:
+        from leaderboard.models import Phase
+        from leaderboard.services.tasks.catalog import resolve
+
+        subtask_id = resolve(session, T3, "A").subtask.id
+        phase = session.scalar(
+            select(Phase).where(Phase.name == name, Phase.subtask_id == subtask_id)
+        )
+        assert phase is not None and not phase.results_hidden
+        assert phase.released_at == when + timedelta(seconds=30)
     assert check(world, when + timedelta(minutes=5))["released"] == 0
     assert queued(world) == []
-    public = world.test_client().get(f"/api/v1/tasks/{T3}/A/table")
-    assert public.status_code in (200, 401)
+    # Hidden again by the organizer: the spent schedule does not release them a second time.
+    cli(world, "phase", T3, "A", name, "--results", "hidden")
+    assert check(world, when + timedelta(minutes=10))["released"] == 0
+    assert queued(world) == []
 
 
 def test_worker_once_runs_the_campaign_check(world: Flask) -> None:

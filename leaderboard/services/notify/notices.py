@@ -6,7 +6,7 @@ import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 from sqlalchemy.orm import Session
 
 from leaderboard.formats.issues import Issue
@@ -74,7 +74,21 @@ def issue_lines(issues: list[Issue], limit: int = MAX_ISSUES) -> str:
 def run_refused(
     session: Session, user: User, task: str, subtask: str, message: str, issues: list[Issue]
 ) -> bool:
-    """Mail the uploader of a run refused through the API its verdict, and commit."""
+    """Mail the uploader of a run refused through the API its verdict, and commit.
+
+    A failure here is logged, not raised: the refusal's answer must not change over its mail.
+    """
+    try:
+        return _run_refused(session, user, task, subtask, message, issues)
+    except SQLAlchemyError:
+        session.rollback()
+        log.exception("the verdict mail of a refused run to user %s was not queued", user.id)
+        return False
+
+
+def _run_refused(
+    session: Session, user: User, task: str, subtask: str, message: str, issues: list[Issue]
+) -> bool:
     sent = notify(
         session,
         user,
@@ -217,11 +231,13 @@ def check_campaign(session: Session, now: datetime) -> dict[str, int]:
     """
     done = {"released": 0, "release_mails": 0, "deadline_mails": 0}
     for phase in _due_releases(session, now):
-        # Conditional: of two workers checking at once, one releases (and announces) it.
+        scheduled = phase.release_at
+        # Conditional: of two workers checking at once, one releases (and announces) it. The
+        # schedule is spent: hiding the results again later does not release them again.
         taken = session.execute(
             update(Phase)
             .where(Phase.id == phase.id, Phase.results_hidden.is_(True))
-            .values(results_hidden=False, released_at=now)
+            .values(results_hidden=False, released_at=now, release_at=None)
             .execution_options(synchronize_session=False)
         )
         if taken.rowcount != 1:  # type: ignore[attr-defined]
@@ -237,7 +253,7 @@ def check_campaign(session: Session, now: datetime) -> dict[str, int]:
             task=phase.subtask.task.slug,
             subtask=phase.subtask.slug,
             phase=phase.name,
-            scheduled=phase.release_at.isoformat() if phase.release_at else None,
+            scheduled=scheduled.isoformat() if scheduled else None,
         )
         done["released"] += 1
         done["release_mails"] += results_released(session, phase)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_INSTANCE = REPO_ROOT / "instance"
+#: Where a session keeps the process's settings (services that mail read the base URL there).
+SESSION_SETTINGS = "leaderboard.settings"
 #: The brokers a queue URL may name; ``memory://`` is one process's own (for tests).
 _BROKERS = ("redis://", "rediss://", "amqp://", "amqps://", "pyamqp://", "sqla+", "memory://")
 

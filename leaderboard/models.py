@@ -165,6 +165,8 @@ class Phase(Base):
     corrections_allowed: Mapped[bool] = mapped_column(Boolean, default=False)
     results_hidden: Mapped[bool] = mapped_column(Boolean, default=False)
     released_at: Mapped[datetime | None]
+    # When hidden results become visible by themselves (the worker's periodic check releases them).
+    release_at: Mapped[datetime | None]
     daily_quota: Mapped[int | None] = mapped_column(Integer)
     total_quota: Mapped[int | None] = mapped_column(Integer)
     # Anonymous: public tables name teams "Team 1", "Team 2", ... until revealed.
@@ -640,3 +642,37 @@ class AuditEvent(Base):
     task_slug: Mapped[str | None] = mapped_column(String(64))
     subtask_slug: Mapped[str | None] = mapped_column(String(64))
     details: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class NotificationOptOut(Base):
+    """A kind of notification mail a user turned off (every kind is on without a row)."""
+
+    __tablename__ = "notification_opt_outs"
+    __table_args__ = (UniqueConstraint("user_id", "kind"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    kind: Mapped[str] = mapped_column(String(32))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class NoticeSent(Base):
+    """A campaign notice already sent (a release, a deadline ahead), so it goes out once."""
+
+    __tablename__ = "notices_sent"
+
+    key: Mapped[str] = mapped_column(String(128), primary_key=True)
+    sent_at: Mapped[datetime] = mapped_column(default=utcnow)
+    recipients: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class DataDownload(Base):
+    """That a user downloaded a task's data (the first time): it makes their team a participant."""
+
+    __tablename__ = "data_downloads"
+    __table_args__ = (UniqueConstraint("user_id", "task_id"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
+    task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
+    first_at: Mapped[datetime] = mapped_column(default=utcnow)

@@ -10,7 +10,7 @@ from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.clock import Clock, clock_from_environment
-from leaderboard.config import Settings
+from leaderboard.config import SESSION_SETTINGS, Settings
 from leaderboard.db import make_engine, make_sessionmaker
 from leaderboard.jobqueue import DISPATCHER, Dispatcher
 from leaderboard.jobqueue.broker import CeleryDispatcher
@@ -55,8 +55,11 @@ def build(
     return Resources(
         settings=settings,
         engine=engine,
-        # Sessions carry the dispatcher, so a committed job row sends its task.
-        sessionmaker=make_sessionmaker(engine, info={DISPATCHER: queue}),
+        # Sessions carry the dispatcher, so a committed job row sends its task (and the
+        # settings, so a service that mails builds its links).
+        sessionmaker=make_sessionmaker(
+            engine, info={DISPATCHER: queue, SESSION_SETTINGS: settings}
+        ),
         store=open_store(
             settings.storage_url,
             default_dir=settings.storage_dir,

@@ -113,12 +113,22 @@ def worker_cmd(
             common.settings(), queues=queues, concurrency=concurrency, beat=beat, loglevel=loglevel
         )
         return
+    from leaderboard.services.notify.notices import check_campaign
     from leaderboard.services.results.chart_data import draw_job_charts
     from leaderboard.services.results.jobs import CHARTED, claim_name, claim_next, stale_after
     from leaderboard.services.results.query_summaries import stale_sets, summarize_set
     from leaderboard.states import JobStatus
     from leaderboard.worker.jobs import outcome_line, run_taken
 
+    with common.session() as session:
+        # What beat does every minute: scheduled releases, then the notices that are due.
+        campaign = check_campaign(session, common.now())
+    if any(campaign.values()):
+        click.echo(
+            f"campaign: {campaign['released']} release(s); "
+            f"{campaign['release_mails'] + campaign['deadline_mails']} notification(s) queued",
+            err=True,  # standard output stays the jobs' lines, which scripts read
+        )
     config = common.settings()
     stale = stale_after(config)
     while True:

@@ -57,6 +57,11 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
     type=click.Choice(["teams", "public"]),
     help="Who sees each run's per-query values once results are visible: its team, or anyone.",
 )
+@click.option(
+    "--release-at",
+    help="ISO 8601 time with a zone: hidden results become visible then (the worker releases "
+    "them and mails the teams).",
+)
 @click.option("--daily-quota", type=int, help="Runs per team per UTC day (0: no quota).")
 @click.option("--total-quota", type=int, help="Runs per team in the phase (0: no quota).")
 @click.option(
@@ -80,6 +85,7 @@ def phase_cmd(
     daily_quota: int | None,
     total_quota: int | None,
     delete: bool,
+    release_at: str | None = None,
 ) -> None:
     """Create, update or delete a phase; times are stored in UTC and shown with their zone."""
     from leaderboard.services.campaign.phases import (
@@ -91,7 +97,7 @@ def phase_cmd(
     from leaderboard.services.tasks.catalog import resolve
 
     if delete:
-        given = (start, end, late, corrections, results, names, diagnostics)
+        given = (start, end, late, corrections, results, names, diagnostics, release_at)
         if (
             set_slug is not None
             or any(v is not None for v in given)
@@ -121,6 +127,7 @@ def phase_cmd(
         total_quota=total_quota,
         names=names,
         diagnostics=diagnostics,
+        release_at=_parse_time(release_at, "--release-at"),
     )
     zone = common.settings().display_timezone
     with common.session() as session:
@@ -141,7 +148,13 @@ def phase_cmd(
             f"results {'hidden' if phase.results_hidden else 'visible'}; "
             f"quota {phase.daily_quota or 'none'} per day, {phase.total_quota or 'none'} in total; "
             f"team names {phase.names}; per-query diagnostics for "
-            f"{'everyone' if phase.public_diagnostics else 'its own team only'}."
+            f"{'everyone' if phase.public_diagnostics else 'its own team only'}"
+            + (
+                f"; results released at {show_time(phase.release_at, zone)}"
+                if phase.release_at and phase.results_hidden
+                else ""
+            )
+            + "."
         )
 
 

@@ -31,6 +31,8 @@ SUMMARIZE = "leaderboard.summarize"
 SEND_MAIL = "leaderboard.send_mail"
 #: The task that sends again the jobs whose task was lost or whose worker died.
 SWEEP = "leaderboard.sweep"
+#: The periodic task that releases results at their time and sends the notices that are due.
+CHECK_CAMPAIGN = "leaderboard.check_campaign"
 #: The queues: job rows, and mail (which a deployment may give workers of its own).
 JOBS_QUEUE = "jobs"
 MAIL_QUEUE = "mail"
@@ -40,6 +42,7 @@ QUEUE_OF = {
     DRAW_CHART: JOBS_QUEUE,
     SUMMARIZE: JOBS_QUEUE,
     SWEEP: JOBS_QUEUE,
+    CHECK_CAMPAIGN: JOBS_QUEUE,
     SEND_MAIL: MAIL_QUEUE,
 }
 

@@ -47,8 +47,8 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     )
     app.extensions["leaderboard"] = resources.as_extension()
 
+    from leaderboard.web.account import notifications, tokens
     from leaderboard.web.account import routes as account
-    from leaderboard.web.account import tokens
     from leaderboard.web.analysis import routes as analysis
     from leaderboard.web.api import routes as api
     from leaderboard.web.auth import routes as auth
@@ -59,6 +59,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from leaderboard.web.errors import routes as errors
     from leaderboard.web.ops import routes as ops
     from leaderboard.web.organizer import accounts as organizer_accounts
+    from leaderboard.web.organizer import messages as organizer_messages
     from leaderboard.web.organizer import routes as organizer
     from leaderboard.web.organizer import tasks as organizer_tasks
     from leaderboard.web.organizer import teams as organizer_teams
@@ -80,9 +81,11 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         organizer.bp,
         organizer_teams.bp,
         organizer_tasks.bp,
+        organizer_messages.bp,
         data.bp,
         analysis.bp,
         account.bp,
+        notifications.bp,
         organizer_accounts.bp,
         api.bp,
         errors.bp,

@@ -9,7 +9,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from leaderboard.config import Settings
-from leaderboard.jobqueue import DRAW_CHART, DRAW_CHARTS, RUN_JOB, SEND_MAIL, SUMMARIZE, SWEEP
+from leaderboard.jobqueue import (
+    CHECK_CAMPAIGN,
+    DRAW_CHART,
+    DRAW_CHARTS,
+    RUN_JOB,
+    SEND_MAIL,
+    SUMMARIZE,
+    SWEEP,
+)
 from leaderboard.jobqueue.broker import make_celery
 from leaderboard.services.common.mail import MailError
 from leaderboard.services.results.jobs import stale_after
@@ -26,6 +34,8 @@ MAIL_BACKOFF = 15
 MAIL_RETRIES = 8
 #: Seconds before a job that broke unexpectedly is tried again.
 JOB_RETRY_PAUSE = 10
+#: Seconds between the campaign checks (scheduled releases, deadline notices) of beat.
+CAMPAIGN_INTERVAL = 60.0
 #: Seconds between looks for sets whose scores changed (their per-query summaries are redone).
 SUMMARY_INTERVAL = 2.0
 
@@ -73,8 +83,15 @@ def worker_app(settings: Settings) -> Celery:
     def sweep() -> list[int]:
         return jobs.sweep()
 
-    # Beat (one per deployment) runs the campaign's periodic jobs; the sweep is the first.
-    app.conf.beat_schedule = {"sweep-lost-jobs": {"task": SWEEP, "schedule": stale}}
+    @app.task(name=CHECK_CAMPAIGN)
+    def check_campaign() -> dict[str, int]:
+        return jobs.check_campaign()
+
+    # Beat (one per deployment) runs the campaign's periodic jobs.
+    app.conf.beat_schedule = {
+        "sweep-lost-jobs": {"task": SWEEP, "schedule": stale},
+        "check-campaign": {"task": CHECK_CAMPAIGN, "schedule": CAMPAIGN_INTERVAL},
+    }
     return app
 
 

@@ -158,3 +158,15 @@ def sweep() -> list[int]:
     res = resources()
     with res.sessionmaker() as session:
         return jobs.sweep(session, stale=jobs.stale_after(res.settings))
+
+
+def check_campaign() -> dict[str, int]:
+    """Release the results due by now and send the notices that are due (each once)."""
+    from leaderboard.services.notify.notices import check_campaign as check
+
+    res = resources()
+    with res.sessionmaker() as session:
+        done = check(session, res.clock.now())
+    if any(done.values()):
+        log.info("campaign check: %s", done)
+    return done

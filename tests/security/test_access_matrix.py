@@ -408,6 +408,25 @@ def profile_form() -> dict[str, Any]:
     return {"display_name": "Someone", "affiliation": "Somewhere"}
 
 
+def notifications_form() -> dict[str, Any]:
+    # Every kind on (the default), so that the matrix's other probes see the settings unchanged.
+    return dict.fromkeys(
+        (
+            "notify_join_requests",
+            "notify_results_released",
+            "notify_deadline",
+            "notify_rejected_api",
+            "notify_organizer_messages",
+        ),
+        "y",
+    )
+
+
+def message_form() -> dict[str, Any]:
+    # Previewed only: sending needs a confirm field (and a base URL for the links).
+    return {"task": T3, "audience": "members", "subject": "Hello", "body": "Hi *all*."}
+
+
 def invite_form() -> dict[str, Any]:
     return {"email": "invited@example.org"}
 
@@ -584,6 +603,12 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("account.forgot", "GET"): [Probe("GET", "/password/forgot", each(200))],
     ("account.reset", "GET"): [Probe("GET", "/password/reset/not-a-token", each(400))],
     ("account.account_page", "GET"): [Probe("GET", "/account", by_role(LOGIN, 200, 200, 200))],
+    ("notifications.unsubscribe_page", "GET"): [
+        Probe("GET", "/unsubscribe/not-a-token", each(400)),
+    ],
+    ("organizer_messages.new_message", "GET"): [
+        Probe("GET", "/organizer/messages/new", ORGANIZER_ONLY)
+    ],
     ("organizer_accounts.users", "GET"): [Probe("GET", "/organizer/users", ORGANIZER_ONLY)],
     ("organizer_accounts.site_settings", "GET"): [
         Probe("GET", "/organizer/settings", ORGANIZER_ONLY)
@@ -856,6 +881,22 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("account.account_page", "POST"): [
         Probe("POST", "/account", each(400), form=profile_form, csrf=False),
         Probe("POST", "/account", by_role(LOGIN, 302, 302, 302), form=profile_form),
+    ],
+    ("notifications.save", "POST"): [
+        Probe("POST", "/account/notifications", each(400), form=notifications_form, csrf=False),
+        Probe(
+            "POST", "/account/notifications", by_role(LOGIN, 302, 302, 302), form=notifications_form
+        ),
+    ],
+    # The one-click unsubscribe takes no CSRF token (mail clients send none): the signed
+    # token in the path is what authorizes it, and a forged one changes nothing.
+    ("notifications.unsubscribe_page", "POST"): [
+        Probe("POST", "/unsubscribe/not-a-token", each(400), csrf=False),
+        Probe("POST", "/unsubscribe/not-a-token", each(400)),
+    ],
+    ("organizer_messages.new_message", "POST"): [
+        Probe("POST", "/organizer/messages/new", each(400), form=message_form, csrf=False),
+        Probe("POST", "/organizer/messages/new", ORGANIZER_ONLY, form=message_form),
     ],
     ("organizer_accounts.user_action", "POST"): [
         Probe("POST", "/organizer/users/999999/resend", each(400), csrf=False),

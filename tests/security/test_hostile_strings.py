@@ -721,3 +721,25 @@ def test_markdown_sections_of_a_task_show_hostile_text_as_text(
         )
     finally:
         dispose(app)
+
+
+def test_organizer_messages_show_hostile_subjects_and_bodies_as_text(world: World) -> None:
+    """The message preview escapes the subject, sanitizes the Markdown, and refusals echo safely."""
+    form = "/organizer/messages/new"
+    token = csrf_from(world.org.get(form).get_data(as_text=True))
+    subject = f"{SCRIPT} {QUOTES} {RLO}"
+    body = f"{SCRIPT}\n\n{IMG}\n\n[x]({JS_URL}) {QUOTES}\n\n{RLO}\n\n{DDE}"
+    data = {"csrf_token": token, "task": T3, "audience": "members", "subject": subject}
+    preview = world.org.post(form, data={**data, "body": body})
+    assert preview.status_code == 200
+    page = check_page(preview.get_data(as_text=True), (subject,))
+    assert page.contains(DDE)
+    for hostile in (
+        {"task": SCRIPT, "body": body},
+        {"audience": IMG, "body": body},
+        {"audience": "with-primary", "subtask": RLO, "body": body},
+        {"body": HUGE * 3},
+    ):
+        refused = world.org.post(form, data={**data, **hostile})
+        assert 400 <= refused.status_code < 500, hostile
+        check_page(refused.get_data(as_text=True))

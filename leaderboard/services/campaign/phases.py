@@ -17,6 +17,7 @@ from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, T
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
+from leaderboard.services.notify.notices import results_released
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import NameMode, RunKind, RunStatus
 
@@ -44,6 +45,7 @@ class PhaseChange:
     total_quota: int | None = None
     names: str | None = None  # "public" | "anonymous"
     diagnostics: str | None = None  # "teams" (own runs only) | "public" (every run's)
+    release_at: datetime | None = None  # hidden results become visible then (by the worker)
 
 
 _MEMO = "leaderboard.phases"
@@ -83,6 +85,7 @@ def upsert_phase(
         select(Phase).where(Phase.subtask_id == target.subtask.id, Phase.name == name)
     )
     created = phase is None
+    released = False
     touched = [target.eval_set.id] + ([phase.eval_set_id] if phase is not None else [])
     if phase is None:
         phase = Phase(subtask_id=target.subtask.id, name=name, eval_set_id=target.eval_set.id)
@@ -93,6 +96,8 @@ def upsert_phase(
         phase.starts_at = change.start
     if change.end is not None:
         phase.ends_at = change.end
+    if change.release_at is not None:
+        phase.release_at = change.release_at
     if phase.starts_at and phase.ends_at and phase.ends_at <= phase.starts_at:
         raise InvalidInput("A phase must end after it starts.")
     if change.late is not None:
@@ -105,6 +110,7 @@ def upsert_phase(
         hidden = change.results == "hidden"
         if phase.results_hidden and not hidden:
             phase.released_at = now
+            released = True
         phase.results_hidden = hidden
     if change.names is not None:
         if change.names not in tuple(NameMode):
@@ -144,7 +150,11 @@ def upsert_phase(
         total_quota=phase.total_quota,
         names=phase.names,
         diagnostics="public" if phase.public_diagnostics else "teams",
+        release_at=phase.release_at.isoformat() if phase.release_at else None,
     )
+    if released:
+        # Queued in this transaction: the mails go once the release is committed.
+        results_released(session, phase)
     session.commit()
     return phase
 

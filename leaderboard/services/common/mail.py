@@ -120,7 +120,9 @@ def console_text(message: EmailMessage) -> str:
     """Return a message as the console transport shows it: headers, then the decoded body."""
     # Decoded, so that a long link reads whole (on the wire it is quoted-printable).
     headers = "".join(f"{k}: {v}\n" for k, v in message.items())
-    body = message.get_content()
+    # A mail with an HTML alternative shows its plain-text part.
+    part = message.get_body(("plain",)) if message.is_multipart() else message
+    body = str(part.get_content()) if part is not None else ""
     if not body.endswith("\n"):
         body += "\n"
     return (
@@ -146,14 +148,19 @@ def _deliver(smtp: smtplib.SMTP, transport: Transport, message: EmailMessage) ->
     smtp.send_message(message, to_addrs=[str(message["To"])])
 
 
-def serialize(message: EmailMessage) -> str:
-    """Return a message as text for the queue (``parse`` reads it back)."""
-    return message.as_string(policy=policy.SMTP)
+def serialize(message: EmailMessage, *, line_length: int = 78) -> str:
+    """Return a message as text for the queue (``parse`` reads it back).
+
+    A header holding a long link (List-Unsubscribe) needs a longer ``line_length`` (at most
+    998): folded at 78, the link would be encoded, which mail clients do not read.
+    """
+    return message.as_string(policy=policy.SMTP.clone(max_line_length=line_length))
 
 
 def parse(text: str) -> EmailMessage:
     """Read back a message that ``serialize`` wrote."""
-    message = message_from_string(text, policy=policy.default)
+    # Headers as written: refolded at 78, a long List-Unsubscribe link would get encoded.
+    message = message_from_string(text, policy=policy.default.clone(refold_source="none"))
     if not isinstance(message, EmailMessage):  # the default policy always builds one
         raise MailError("a queued mail could not be read back")
     return message

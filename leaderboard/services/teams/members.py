@@ -23,6 +23,7 @@ from leaderboard.services.common import settings
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import Conflict, Forbidden, InvalidInput, NotFound
 from leaderboard.services.common.text import clean_text
+from leaderboard.services.notify.notices import join_decided, join_requested
 from leaderboard.states import JoinStatus, Role
 
 #: What ``fresh_row`` re-reads: a team or an account.
@@ -247,6 +248,7 @@ def join_by_code(session: Session, user: User, code: str) -> JoinOutcome:
             _check_room(session, team)
             session.add(JoinRequest(team_id=team_id, user_id=user.id, status=JoinStatus.PENDING))
             record(session, user.email, "request-join", team=team.name)
+            join_requested(session, team, user)
             joined = False
     session.refresh(user)
     return JoinOutcome(team, joined)
@@ -325,6 +327,7 @@ def decide_request(session: Session, captain: User, request_id: int, *, accept: 
             team=team.name,
             email=applicant.email,
         )
+        join_decided(session, team, applicant, accepted=accept)
     return applicant
 
 

@@ -74,3 +74,13 @@ class SiteSettingsForm(FlaskForm):
     max_team_size = StringField("Largest team", validators=[DataRequired(), Length(max=9)])
     site_name = StringField("Site name", validators=[DataRequired(), Length(max=200)])
     terms = TextAreaField("Terms (empty: none)", validators=[Optional(), Length(max=20000)])
+
+
+class NotificationsForm(FlaskForm):
+    """Which kinds of notification mail the user wants (all on by default)."""
+
+    notify_join_requests = BooleanField("Join requests to my team, and decisions on my requests")
+    notify_results_released = BooleanField("Results released for a subtask my team submitted to")
+    notify_deadline = BooleanField("A deadline 24 hours ahead while my team has no ranked run")
+    notify_rejected_api = BooleanField("My runs refused when uploaded through the API")
+    notify_organizer_messages = BooleanField("Messages from the organizers")

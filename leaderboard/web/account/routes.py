@@ -43,6 +43,7 @@ from leaderboard.web.account.forms import (
     ProfileForm,
     SignupForm,
 )
+from leaderboard.web.account.notifications import preferences_form
 from leaderboard.web.common.context import db, now, queue, settings
 from leaderboard.web.common.extensions import start_session
 from leaderboard.web.common.forms import ConfirmForm
@@ -290,7 +291,12 @@ def account_page() -> ResponseReturnValue:
     )
     profile = ProfileForm(obj=None if request.method == "POST" else user)
     password = PasswordChangeForm()
-    page: dict[str, Any] = {"user": user, "profile": profile, "password_form": password}
+    page: dict[str, Any] = {
+        "user": user,
+        "profile": profile,
+        "password_form": password,
+        "notify_form": preferences_form(),
+    }
     if request.method == "GET":
         return render_template("account/account.html", **page)
     form = password if changing_password else profile

@@ -15,7 +15,8 @@ from leaderboard.services.accounts.core import user_for_token
 from leaderboard.services.campaign.freeze import frozen_of
 from leaderboard.services.campaign.phases import remaining_quota
 from leaderboard.services.campaign.visibility import hiding_phase
-from leaderboard.services.common.errors import Forbidden, InvalidInput
+from leaderboard.services.common.errors import Forbidden, InvalidInput, RunRejected
+from leaderboard.services.notify.notices import run_refused
 from leaderboard.services.results.anonymity import audience_for
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.runs.core import (
@@ -101,7 +102,12 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
     # Asked before the upload, inside its transaction: asking after the commit would open
     # another transaction (three more round trips) on every upload.
     hidden = hiding_phase(db(), target.eval_set, user)
-    run = submit_run(db(), store(), settings(), sub, user=user, now=now())
+    try:
+        run = submit_run(db(), store(), settings(), sub, user=user, now=now())
+    except RunRejected as exc:
+        # The uploader gets the verdict by mail too (a script's log is easily missed).
+        run_refused(db(), user, target.task.slug, target.subtask.slug, exc.message, exc.issues)
+        raise
     body = run_json(run, show_scores=hidden is None)
     phase = run.phase
     body["phase"] = phase.name if phase is not None else None

@@ -8,6 +8,7 @@ from flask_login import current_user, login_required
 from markupsafe import Markup
 
 from leaderboard.models import User
+from leaderboard.services.notify.audience import note_download
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.data import accept_terms, download
 from leaderboard.services.tasks.pages import markdown_html
@@ -34,6 +35,7 @@ def download_file(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
         return render_template(
             "public/terms.html", target=target, offer=offer, form=TermsForm(), terms_html=terms_html
         )
+    note_download(db(), _user(), target.task, now())
     return send_stored(store(), offer.file.storage_key, offer.file.filename, etag=offer.file.sha256)
 
 

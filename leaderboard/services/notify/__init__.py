@@ -1,0 +1,1 @@
+"""Notification mail: per-user opt-outs, unsubscribe links, campaign notices, organizer messages."""

@@ -1,0 +1,264 @@
+"""The campaign's notification mails: join requests, decisions, refused API runs, releases, deadlines."""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from leaderboard.formats.issues import Issue
+from leaderboard.models import NoticeSent, Phase, Subtask, Team, User
+from leaderboard.services.common.audit import record
+from leaderboard.services.common.revisions import bump
+from leaderboard.services.notify import audience
+from leaderboard.services.notify.core import (
+    DEADLINE,
+    JOIN_REQUESTS,
+    REJECTED_API,
+    RESULTS_RELEASED,
+    notify,
+    notify_all,
+)
+
+log = logging.getLogger("leaderboard.notify")
+
+#: How many of a refused run's issues its mail lists (the rest are counted).
+MAX_ISSUES = 20
+#: The deadline notice goes out in this window before a deadline.
+DEADLINE_AHEAD = timedelta(hours=24)
+DEADLINE_WINDOW = timedelta(hours=1)
+
+
+def _name(user: User) -> str:
+    return user.display_name.strip() or user.email
+
+
+def join_requested(session: Session, team: Team, requester: User) -> int:
+    """Queue a mail to the team's captain(s) about a new join request (sent on commit)."""
+    captains = audience.members(session, [team.id], captains=True)
+    return notify_all(
+        session,
+        captains,
+        JOIN_REQUESTS,
+        f"{_name(requester)} asks to join {team.name}",
+        f"{_name(requester)} <{requester.email}> asks to join your team {team.name}.\n"
+        "Accept or decline the request on the team page (/team).",
+    )
+
+
+def join_decided(session: Session, team: Team, applicant: User, *, accepted: bool) -> bool:
+    """Queue a mail to a requester about the captain's decision (sent on commit)."""
+    if accepted:
+        subject = f"You joined {team.name}"
+        body = f"The captain of {team.name} accepted your request: you are a member of it now."
+    else:
+        subject = f"Your request to join {team.name} was declined"
+        body = (
+            f"The captain of {team.name} declined your request to join the team.\n"
+            "You may ask another team, or create a team of your own."
+        )
+    return notify(session, applicant, JOIN_REQUESTS, subject, body)
+
+
+def issue_lines(issues: list[Issue], limit: int = MAX_ISSUES) -> str:
+    """Return a verdict's issues one a line, the first ``limit`` of them (then how many more)."""
+    lines = [f"- {issue.text[:300]}" for issue in issues[:limit]]
+    if len(issues) > limit:
+        lines.append(f"- ... and {len(issues) - limit} more")
+    return "\n".join(lines)
+
+
+def run_refused(
+    session: Session, user: User, task: str, subtask: str, message: str, issues: list[Issue]
+) -> bool:
+    """Mail the uploader of a run refused through the API its verdict, and commit.
+
+    A failure here is logged, not raised: the refusal's answer must not change over its mail.
+    """
+    try:
+        return _run_refused(session, user, task, subtask, message, issues)
+    except SQLAlchemyError:
+        session.rollback()
+        log.exception("the verdict mail of a refused run to user %s was not queued", user.id)
+        return False
+
+
+def _run_refused(
+    session: Session, user: User, task: str, subtask: str, message: str, issues: list[Issue]
+) -> bool:
+    sent = notify(
+        session,
+        user,
+        REJECTED_API,
+        f"Run refused: {task} {subtask}",
+        f"A run you uploaded through the API to {task} subtask {subtask} was refused; "
+        "nothing was stored.\n\n"
+        f"{message[:1000]}\n\n{issue_lines(issues)}\n\n"
+        "Fix the file and upload it again.",
+    )
+    session.commit()
+    return sent
+
+
+def _once(session: Session, key: str) -> bool:
+    """Claim a notice's key (in the caller's transaction); False when it was sent already."""
+    if session.get(NoticeSent, key) is not None:
+        return False
+    try:
+        with session.begin_nested():
+            session.add(NoticeSent(key=key))
+    except IntegrityError:
+        return False  # another worker claimed it a moment ago
+    return True
+
+
+def release_key(phase: Phase) -> str:
+    """Return the key of a phase's results release (one per release time)."""
+    stamp = phase.released_at.isoformat() if phase.released_at else "visible"
+    return f"release:{phase.id}:{stamp}"
+
+
+def results_released(session: Session, phase: Phase) -> int:
+    """Queue the "results released" mail to the members of teams with a run in the subtask.
+
+    Announced once per release (a key is kept); the caller commits. Returns how many queued.
+    """
+    if not _once(session, release_key(phase)):
+        return 0
+    subtask: Subtask = phase.subtask
+    task = subtask.task
+    teams = audience.teams_with_runs(session, subtask)
+    users = audience.members(session, _active(session, teams))
+    sent = notify_all(
+        session,
+        users,
+        RESULTS_RELEASED,
+        f"Results released: {task.slug} {subtask.slug}",
+        f"The results of {task.title}, subtask {subtask.slug} ({subtask.title}), "
+        f"phase {phase.name}, are released: your team's scores and the ranking are visible "
+        f"now on the subtask page (/tasks/{task.slug}/{subtask.slug}).",
+    )
+    _count(session, release_key(phase), sent)
+    return sent
+
+
+def _active(session: Session, team_ids: set[int]) -> set[int]:
+    """Return the teams of ``team_ids`` that are not withdrawn."""
+    if not team_ids:
+        return set()
+    return set(
+        session.scalars(
+            select(Team.id).where(Team.id.in_(sorted(team_ids)), Team.withdrawn_at.is_(None))
+        )
+    )
+
+
+def _count(session: Session, key: str, sent: int) -> None:
+    row = session.get(NoticeSent, key)
+    if row is not None:
+        row.recipients = sent
+
+
+def deadline_key(phase: Phase) -> str:
+    """Return the key of a phase's deadline notice (a moved deadline gets a notice of its own)."""
+    assert phase.ends_at is not None
+    return f"deadline:{phase.id}:{phase.ends_at.isoformat()}"
+
+
+def deadline_ahead(session: Session, phase: Phase, now: datetime) -> int:
+    """Queue the "deadline ahead" mail to the task's participating teams without a ranked run.
+
+    Only between 24 and 23 hours before the deadline, and once per phase and deadline; the
+    caller commits. Returns how many mails were queued.
+    """
+    ends = phase.ends_at
+    if ends is None or not (ends - DEADLINE_AHEAD <= now < ends - DEADLINE_AHEAD + DEADLINE_WINDOW):
+        return 0
+    if not _once(session, deadline_key(phase)):
+        return 0
+    subtask: Subtask = phase.subtask
+    task = subtask.task
+    teams = {t.id for t in audience.participating_teams(session, task)}
+    waiting = teams - audience.teams_with_ranked_run(session, phase)
+    users = audience.members(session, waiting)
+    sent = notify_all(
+        session,
+        users,
+        DEADLINE,
+        f"24 hours left: {task.slug} {subtask.slug} ({phase.name})",
+        f"The deadline of {task.title}, subtask {subtask.slug}, phase {phase.name}, is "
+        f"{ends.strftime('%Y-%m-%d %H:%M UTC')}, about 24 hours from now, and your team has "
+        "no run in a ranked slot of it yet.\n"
+        f"Upload on the subtask page (/tasks/{task.slug}/{subtask.slug}) or through the API.",
+    )
+    _count(session, deadline_key(phase), sent)
+    return sent
+
+
+def _due_releases(session: Session, now: datetime) -> list[Phase]:
+    return list(
+        session.scalars(
+            select(Phase)
+            .where(
+                Phase.results_hidden.is_(True),
+                Phase.release_at.is_not(None),
+                Phase.release_at <= now,
+            )
+            .order_by(Phase.id)
+        )
+    )
+
+
+def _deadlines_near(session: Session, now: datetime) -> list[Phase]:
+    start = now + DEADLINE_AHEAD - DEADLINE_WINDOW
+    return list(
+        session.scalars(
+            select(Phase)
+            .where(Phase.ends_at > start, Phase.ends_at <= now + DEADLINE_AHEAD)
+            .order_by(Phase.id)
+        )
+    )
+
+
+def check_campaign(session: Session, now: datetime) -> dict[str, int]:
+    """Release the results whose time has come and send the notices that are due, once each.
+
+    Run periodically by the workers (a beat task and ``leaderboard worker --once``). Each phase
+    is its own transaction: one that fails leaves the others done.
+    """
+    done = {"released": 0, "release_mails": 0, "deadline_mails": 0}
+    for phase in _due_releases(session, now):
+        scheduled = phase.release_at
+        # Conditional: of two workers checking at once, one releases (and announces) it. The
+        # schedule is spent: hiding the results again later does not release them again.
+        taken = session.execute(
+            update(Phase)
+            .where(Phase.id == phase.id, Phase.results_hidden.is_(True))
+            .values(results_hidden=False, released_at=now, release_at=None)
+            .execution_options(synchronize_session=False)
+        )
+        if taken.rowcount != 1:  # type: ignore[attr-defined]
+            session.rollback()
+            continue
+        session.refresh(phase)
+        bump(session, phase.eval_set_id)
+        record(
+            session,
+            "system",
+            "release-results",
+            at=now,
+            task=phase.subtask.task.slug,
+            subtask=phase.subtask.slug,
+            phase=phase.name,
+            scheduled=scheduled.isoformat() if scheduled else None,
+        )
+        done["released"] += 1
+        done["release_mails"] += results_released(session, phase)
+        session.commit()
+    for phase in _deadlines_near(session, now):
+        done["deadline_mails"] += deadline_ahead(session, phase, now)
+        session.commit()
+    return done

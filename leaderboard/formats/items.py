@@ -20,7 +20,7 @@ The lenient importer (organizers) accepts the same ids and values, also splits o
 whitespace, and lists everything it tolerated as sentences instead of warnings.
 
 A weighted gold file (``parse_gold(..., weighted=True)``) has a third field on every item line,
-the item's weight: a finite plain decimal, 0 allowed, negative refused, at least one positive.
+the item's weight: a plain decimal from 0 to MAX_WEIGHT (1e12), at least one positive.
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ from leaderboard.formats.issues import Issue, IssueLog, quoted
 
 #: How many missing ids the "ids are missing" message names before "and N more".
 MISSING_IDS_NAMED = 5
+#: The largest item weight: sums and squares of the weights of millions of items stay finite.
+MAX_WEIGHT = 1e12
 
 _BOM = b"\xef\xbb\xbf"
 #: Strict separators: spaces and TABs only; other whitespace (NBSP, form feed) is part of a field.
@@ -164,6 +166,8 @@ def parse_weight(text: str) -> float:
         raise ValueError(f"weight {quoted(text)} is beyond the range of a float")
     if value < 0:
         raise ValueError(f"weight {quoted(text)} is negative; a weight is 0 or more")
+    if value > MAX_WEIGHT:
+        raise ValueError(f"weight {quoted(text)} is above the largest weight, {MAX_WEIGHT:g}")
     return value
 
 
@@ -290,6 +294,8 @@ def _scan(
 
 
 _OTHER_SPACE = re.compile(r"[^\S\t\n]")
+#: Everything but the field separator and the line break, per separator.
+_NOT_DELIMITER = {sep: re.compile(f"[^{sep}\n]+") for sep in ("\t", " ")}
 
 
 def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool, width: int = 2) -> bool:
@@ -319,6 +325,11 @@ def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool, width
     lines = body.count("\n") + 1
     if body.count(separator) != lines * (width - 1):
         return False
+    # Every line has its own width - 1 separators: equal totals could hide a line with two
+    # and a line with none (which a split of the whole text would pair across the lines).
+    row = separator * (width - 1)
+    if _NOT_DELIMITER[separator].sub("", body) != f"{row}\n" * (lines - 1) + row:
+        return False
     fields = body.replace("\n", separator).split(separator)
     if "" in fields:
         return False
@@ -328,7 +339,7 @@ def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool, width
         return False
     if width == 3:
         weights = DecimalParser().bulk(fields[2::width])
-        if weights is None or bool((weights < 0).any()):
+        if weights is None or bool((weights < 0).any() or (weights > MAX_WEIGHT).any()):
             return False  # read line by line, which names each refused weight
         scan.fast_weights = weights
     scan.comments = comments
@@ -612,6 +623,7 @@ def _count(count: int, noun: str = "line") -> str:
 
 
 __all__ = [
+    "MAX_WEIGHT",
     "MISSING_IDS_NAMED",
     "DecimalParser",
     "ItemGold",

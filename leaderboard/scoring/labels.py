@@ -34,6 +34,8 @@ _PRF = rf"(?:P|R|F{_BETA})"
 _AVERAGED_KEY = re.compile(rf"(macro|micro|weighted)-({_PRF})(?:\[({_NAMES})\])?")
 _ONE_KEY = re.compile(rf"({_PRF})\[({_NAME})\]")
 _KAPPA_KEY = re.compile(r"kappa\[(?:weights=)?(linear|quadratic)\]")
+#: The largest F-beta beta: beta² times the counts stays finite.
+MAX_BETA = 1e6
 #: What cohen_kappa_score's ``weights`` may be.
 KAPPA_WEIGHTS = ("linear", "quadratic")
 
@@ -169,9 +171,10 @@ def check_measure(key: str, labels: Sequence[str]) -> LabelMeasure:
     beta = 1.0
     if metric.startswith("F"):
         beta = float(metric[1:])
-        if beta <= 0:
+        if not 0 < beta <= MAX_BETA:
             raise ValueError(
-                f"measure {key[:80]!r}: beta must be positive (F0.5, F2...), not {metric[1:]}"
+                f"measure {key[:80]!r}: beta must be positive and at most {MAX_BETA:g} "
+                f"(F0.5, F2...), not {metric[1:][:40]}"
             )
         metric = "F"
     chosen = _label_indices(key, names.split(",") if names else [], labels)

@@ -180,6 +180,7 @@ def test_registry_entries_of_the_new_keys() -> None:
         ("F2[low,zero_division=1]", UnknownMeasure, "does not take zero_division"),
         ("macro-F0", ValueError, "beta must be positive"),
         ("F0.0[low]", ValueError, "beta must be positive"),
+        ("macro-F2000000", ValueError, "at most 1e+06"),
         ("weighted-F00", UnknownMeasure, "unknown measure"),
         ("macro-F.5", UnknownMeasure, "unknown measure"),
         ("macro-F-2", UnknownMeasure, "unknown measure"),
@@ -255,6 +256,9 @@ def test_parse_weight() -> None:
     for bad in ("-0.1", "", "inf", "1_0", "0x1"):
         with pytest.raises(ValueError, match="weight"):
             parse_weight(bad)
+    assert parse_weight("1e12") == 1e12
+    with pytest.raises(ValueError, match=r"weight '1\.5e12' is above the largest weight, 1e\+12"):
+        parse_weight("1.5e12")
 
 
 # ------------------------------------------------------------------------------ resampling rows

@@ -18,6 +18,9 @@ Strict run validation (participants) decides as follows:
 
 The lenient importer (organizers) accepts the same ids and values, also splits on any Unicode
 whitespace, and lists everything it tolerated as sentences instead of warnings.
+
+A weighted gold file (``parse_gold(..., weighted=True)``) has a third field on every item line,
+the item's weight: a plain decimal from 0 to MAX_WEIGHT (1e12), at least one positive.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
@@ -34,6 +37,8 @@ from leaderboard.formats.issues import Issue, IssueLog, quoted
 
 #: How many missing ids the "ids are missing" message names before "and N more".
 MISSING_IDS_NAMED = 5
+#: The largest item weight: sums and squares of the weights of millions of items stay finite.
+MAX_WEIGHT = 1e12
 
 _BOM = b"\xef\xbb\xbf"
 #: Strict separators: spaces and TABs only; other whitespace (NBSP, form feed) is part of a field.
@@ -152,6 +157,20 @@ class DecimalParser:
         return value
 
 
+def parse_weight(text: str) -> float:
+    """Return the weight ``text`` gives; raise ValueError unless a finite decimal of 0 or more."""
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError(f"weight {quoted(text)} is not a decimal number")
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"weight {quoted(text)} is beyond the range of a float")
+    if value < 0:
+        raise ValueError(f"weight {quoted(text)} is negative; a weight is 0 or more")
+    if value > MAX_WEIGHT:
+        raise ValueError(f"weight {quoted(text)} is above the largest weight, {MAX_WEIGHT:g}")
+    return value
+
+
 def _has_space(text: str) -> bool:
     """Return whether ``text`` contains any whitespace character."""
     return any(c.isspace() for c in text)
@@ -181,6 +200,9 @@ class _Scan:
     unicode_split: int = 0
     #: A file of clean "id<TAB>value" lines read in bulk: first item line, ids, values.
     fast: tuple[int, list[str], np.ndarray] | None = None
+    #: Each item's weight (a weighted gold only), None where refused; bulk-read: an array.
+    weights: list[float | None] = field(default_factory=list)
+    fast_weights: np.ndarray | None = None
 
     def unfold(self) -> None:
         """Turn bulk-read items into ``items``, for the line-by-line checks."""
@@ -190,11 +212,20 @@ class _Scan:
                 zip(range(first, first + len(ids)), ids, values.tolist(), strict=True)
             )
             self.fast = None
+        if self.fast_weights is not None:
+            self.weights = self.fast_weights.tolist()
+            self.fast_weights = None
 
 
-def _scan(data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool) -> _Scan:
-    """Read every line of ``data``, recording errors in ``log``; return the item lines."""
+def _scan(
+    data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool, weighted: bool = False
+) -> _Scan:
+    """Read every line of ``data``, recording errors in ``log``; return the item lines.
+
+    ``weighted``: each item line has a third field, the item's weight.
+    """
     scan = _Scan(items=[])
+    width = 3 if weighted else 2
     if data.startswith(_BOM):
         data = data[len(_BOM) :]
         scan.bom = True
@@ -211,7 +242,7 @@ def _scan(data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool
     except UnicodeDecodeError:
         lines: Sequence[str | bytes] = data.split(b"\n")  # decoded one by one: each bad line named
     else:
-        if _bulk(scan, text, parse_value, lenient):
+        if _bulk(scan, text, parse_value, lenient, width):
             return scan
         lines = text.split("\n")
     items = scan.items
@@ -221,7 +252,7 @@ def _scan(data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool
             continue
         fields = line.split("\t")
         # The usual line, "id<TAB>value", skips the slower checks below.
-        if len(fields) != 2 or " " in line or not fields[0] or not fields[1]:
+        if len(fields) != width or " " in line or "" in fields:
             stripped = line.strip() if lenient else line.strip(" \t")
             if not stripped:
                 scan.blank += 1
@@ -231,35 +262,43 @@ def _scan(data: bytes, parse_value: ValueParser, log: IssueLog, *, lenient: bool
                 scan.comments += 1
                 continue
             fields = _STRICT_SPLIT.split(stripped)
-            if len(fields) != 2 and lenient and len(stripped.split()) == 2:
+            if len(fields) != width and lenient and len(stripped.split()) == width:
                 fields = stripped.split()
                 scan.unicode_split += 1
-            elif len(fields) == 2:
+            elif len(fields) == width:
                 scan.spaced += 1
         elif line[0] == "#":
             scan.comments += 1
             continue
-        if len(fields) != 2:
-            log.append(_field_count(number, line, fields))
+        if len(fields) != width:
+            log.append(_field_count(number, line, fields, width))
             continue
-        item, text = fields
+        item, text = fields[0], fields[1]
         if not item:
             log.append(Issue(number, f"Line {number}: the id is empty."))
             continue
+        value: float | int | None = None
         try:
             value = parse_value(text)
         except ValueError as exc:
             log.append(Issue(number, f"Line {number}: {exc}."))
-            items.append((number, item, None))
-            continue
+        if weighted:
+            try:
+                scan.weights.append(parse_weight(fields[2]))
+            except ValueError as exc:
+                log.append(Issue(number, f"Line {number}: {exc}."))
+                scan.weights.append(None)
+                value = None
         items.append((number, item, value))
     return scan
 
 
 _OTHER_SPACE = re.compile(r"[^\S\t\n]")
+#: Everything but the field separator and the line break, per separator.
+_NOT_DELIMITER = {sep: re.compile(f"[^{sep}\n]+") for sep in ("\t", " ")}
 
 
-def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool) -> bool:
+def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool, width: int = 2) -> bool:
     """Read a file of clean lines in bulk into ``scan.fast``; return False for any other file.
 
     Clean: leading ``#`` lines, then only "id<TAB>value" lines without spaces, or only
@@ -284,16 +323,25 @@ def _bulk(scan: _Scan, text: str, parse_value: ValueParser, lenient: bool) -> bo
     if separator == "\t" and " " in body:
         return False
     lines = body.count("\n") + 1
-    if body.count(separator) != lines:
+    if body.count(separator) != lines * (width - 1):
+        return False
+    # Every line has its own width - 1 separators: equal totals could hide a line with two
+    # and a line with none (which a split of the whole text would pair across the lines).
+    row = separator * (width - 1)
+    if _NOT_DELIMITER[separator].sub("", body) != f"{row}\n" * (lines - 1) + row:
         return False
     fields = body.replace("\n", separator).split(separator)
-    ids = fields[0::2]
-    texts = fields[1::2]
-    if "" in ids or "" in texts:
+    if "" in fields:
         return False
-    values = bulk(texts)
+    ids = fields[0::width]
+    values = bulk(fields[1::width])
     if values is None:
         return False
+    if width == 3:
+        weights = DecimalParser().bulk(fields[2::width])
+        if weights is None or bool((weights < 0).any() or (weights > MAX_WEIGHT).any()):
+            return False  # read line by line, which names each refused weight
+        scan.fast_weights = weights
     scan.comments = comments
     scan.spaced = lines if separator == " " else 0
     scan.fast = (comments + 1, ids, values)
@@ -315,12 +363,13 @@ def _decode(log: IssueLog, number: int, raw: bytes) -> str | None:
         return None
 
 
-def _field_count(number: int, line: str, fields: list[str]) -> Issue:
-    """Return the error of a line without exactly 2 fields."""
+def _field_count(number: int, line: str, fields: list[str], width: int = 2) -> Issue:
+    """Return the error of a line without exactly ``width`` fields (2, or 3 with a weight)."""
     found = 1 if fields == [""] else len(fields)
+    names = "id and value" if width == 2 else "id, value and weight"
     return Issue(
         number,
-        f"Line {number}: expected 2 fields (id and value, separated by a TAB or spaces), "
+        f"Line {number}: expected {width} fields ({names}, separated by a TAB or spaces), "
         f"found {found}: {quoted(line)}.",
     )
 
@@ -348,47 +397,66 @@ def _duplicate(number: int, item: str, first: int) -> Issue:
 
 @dataclass(frozen=True, eq=False)
 class ItemGold:
-    """A parsed gold file: ids and values in file order, and each id's row."""
+    """A parsed gold file: ids and values in file order, each id's row, and item weights."""
 
     ids: tuple[str, ...]
     values: np.ndarray
     index: dict[str, int]
+    #: Each item's weight (a weighted gold file's third field); None: every item counts 1.
+    weights: np.ndarray | None = None
 
     def __len__(self) -> int:
         """Return the number of items."""
         return len(self.ids)
 
 
-def parse_gold(data: bytes, parse_value: ValueParser) -> tuple[ItemGold | None, list[Issue]]:
+def parse_gold(
+    data: bytes, parse_value: ValueParser, *, weighted: bool = False
+) -> tuple[ItemGold | None, list[Issue]]:
     """Parse a gold file, returning the gold (None on any error) and every error found.
 
     CRLF line endings, a byte-order mark, blank and ``#`` lines are accepted silently.
+    ``weighted``: every item line has a third field, its weight (see ``parse_weight``), and
+    at least one weight must be positive.
     """
     log = IssueLog()
-    scan = _scan(data, parse_value, log, lenient=False)
+    scan = _scan(data, parse_value, log, lenient=False, weighted=weighted)
     if scan.fast is not None:
         _, fast_ids, fast_values = scan.fast
         index = {item: row for row, item in enumerate(fast_ids)}
-        if len(index) == len(fast_ids):
-            return ItemGold(tuple(fast_ids), fast_values.astype(parse_value.dtype), index), []
+        fast_weights = scan.fast_weights
+        if len(index) == len(fast_ids) and (fast_weights is None or (fast_weights > 0).any()):
+            typed: np.ndarray = fast_values.astype(parse_value.dtype)
+            return ItemGold(tuple(fast_ids), typed, index, fast_weights), []
         scan.unfold()
     first_line: dict[str, int] = {}
     ids: list[str] = []
-    values: list[float | int] = []
-    for number, item, value in scan.items:
+    values_read: list[float | int] = []
+    weights: list[float] = []
+    for row, (number, item, value) in enumerate(scan.items):
         first = first_line.setdefault(item, number)
         if first != number:
             log.append(_duplicate(number, item, first))
             continue
         ids.append(item)
         if value is not None:  # else the error is already logged: no gold is returned
-            values.append(value)
+            values_read.append(value)
+            if weighted:
+                weights.append(scan.weights[row] or 0.0)
     if not ids and not len(log):
         log.append(Issue(None, "The gold file has no item."))
+    if weighted and not len(log) and not any(w > 0 for w in weights):
+        log.append(Issue(None, "Every weight is 0: at least one item needs a positive weight."))
     if len(log):
         return None, _closed(log)
     index = {item: row for row, item in enumerate(ids)}
-    return ItemGold(tuple(ids), np.array(values, dtype=parse_value.dtype), index), []
+    gold = ItemGold(
+        tuple(ids),
+        np.array(values_read, dtype=parse_value.dtype),
+        index,
+        np.array(weights, dtype=np.float64) if weighted else None,
+    )
+    return gold, []
 
 
 # --------------------------------------------------------------------------------------------
@@ -555,6 +623,7 @@ def _count(count: int, noun: str = "line") -> str:
 
 
 __all__ = [
+    "MAX_WEIGHT",
     "MISSING_IDS_NAMED",
     "DecimalParser",
     "ItemGold",
@@ -563,5 +632,6 @@ __all__ = [
     "ValueParser",
     "import_lenient",
     "parse_gold",
+    "parse_weight",
     "validate_run",
 ]

@@ -152,6 +152,7 @@ def test_run_readers_give_a_verdict(drawn: tuple[Case, bytes]) -> None:
 @FUZZ
 @given(per_case(CASES, lambda c: fuzz_input(c.gold_data)))
 @example((NUMBERS, b"a 1\na 2\n"))
+@example((NUMBERS, b"a\t1\tb\n2\n"))
 @example((CLASSES, b""))
 def test_gold_parser_gives_a_gold_or_located_errors(drawn: tuple[Case, bytes]) -> None:
     case, data = drawn
@@ -173,3 +174,38 @@ def test_gold_parser_gives_a_gold_or_located_errors(drawn: tuple[Case, bytes]) -
         assert np.all(np.isfinite(gold.values))
     else:
         assert set(gold.values.tolist()) <= {0, 1, 2}
+
+
+WEIGHTED_GOLD = (
+    b"# id label weight\nt1\tpositive\t1\nt2\tnegative\t0\nt3\tneutral\t2.5\nt4\tpositive\t.5\n"
+)
+
+
+@FUZZ
+@given(fuzz_input(WEIGHTED_GOLD))
+@example(b"t1 positive 1\nt2 negative -0\n")
+@example(b"t1\tpositive\t0\nt2\tnegative\t0\n")
+@example(b"t1\tpositive\t-1\nt2\tnegative\t1e999\n")
+@example(b"t1\tpositive\t1e300\nt2\tnegative\t1e12\n")
+@example(b"\x00\tpositive\t0\t\x00\n\x00\n0\tneutral\t1\n")
+def test_weighted_gold_gives_weights_or_located_errors(data: bytes) -> None:
+    parser = CLASSES.parser
+    gold, errors = parse_gold(data, parser, weighted=True)
+    check_located(errors, data)
+    slow_gold, slow_errors = parse_gold(data, LineByLine(parser), weighted=True)  # type: ignore[arg-type]
+    assert slow_errors == errors and (slow_gold is None) == (gold is None)
+    event(f"weighted gold: {'accepted' if gold is not None else 'refused'}")
+    if gold is None or slow_gold is None:
+        assert errors
+        return
+    assert gold.weights is not None and slow_gold.weights is not None
+    assert np.array_equal(gold.weights, slow_gold.weights) and slow_gold.ids == gold.ids
+    assert gold.weights.shape == gold.values.shape
+    assert np.all(np.isfinite(gold.weights)) and (gold.weights >= 0).all()
+    assert (gold.weights > 0).any()
+    keys = ["Acc", "weighted-F2", "micro-R", "MCC", "kappa[quadratic]"]
+    scores = classification_measures(
+        gold.values, gold.values[::-1].copy(), LABELS, keys, gold.weights
+    )
+    for key, value in scores.items():
+        assert value is None or math.isfinite(value), (key, value)

@@ -333,3 +333,13 @@ def test_a_clean_space_separated_run_is_accepted_and_its_spaces_reported_lenient
         "3 lines were separated by spaces, or had spaces around the fields.",
         "The lines were not in gold order; they were matched by id.",
     )
+
+
+def test_a_line_with_two_separators_and_one_with_none_are_not_paired_up() -> None:
+    # Equal separator totals must not let the bulk reader pair fields across lines.
+    values, errors, _ = validate_run(b"a\tpositive\tb\nnegative\nc\tneutral\n", GOLD, LABELS)
+    assert values is None
+    assert [e.line for e in errors[:2]] == [1, 2]
+    assert "found 3" in errors[0].message and "found 1" in errors[1].message
+    gold, errors = parse_gold(b"a positive b\nnegative\n", LABELS)
+    assert gold is None and [e.line for e in errors] == [1, 2]

@@ -86,7 +86,16 @@ def test_bad_inputs_are_refused(gold, predicted, message) -> None:
 
 
 def test_registry_entries() -> None:
-    for key in ("Acc", "macro-F1", "MCC", "kappa", "macro-F1[a,b]", "P[x-1]", "F1[a]"):
+    for key in (
+        "Acc",
+        "macro-F1",
+        "MCC",
+        "kappa",
+        "macro-F1[a,b]",
+        "P[x-1]",
+        "F1[a]",
+        "weighted-F1[a]",
+    ):
         entry = CLASSIFICATION_REGISTRY.get(key)
         assert entry.key == key and entry.scale == "fraction" and entry.decimals == 4
         assert not entry.lower_is_better
@@ -97,7 +106,7 @@ def test_registry_entries() -> None:
         "P[a]x",
         "f1",
         "macro-F1[a,,b]",
-        "weighted-F1[a]",
+        "kappa[a]",
         "P[[a]]",
     ):
         assert key not in CLASSIFICATION_REGISTRY

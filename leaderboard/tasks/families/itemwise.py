@@ -47,6 +47,8 @@ class ItemFamily(SingleFileFamily):
     unit = "item"
     unit_plural = "items"
     registry: MeasureRegistry
+    #: Options a set may carry besides its slug, title and gold (e.g. ``weights``).
+    set_option_keys: tuple[str, ...] = ()
 
     @abstractmethod
     def value_parser(self, definition: TaskDefinition, subtask: SubtaskDef) -> items.ValueParser:
@@ -63,11 +65,12 @@ class ItemFamily(SingleFileFamily):
             self.check_subtask_keys(st, where)
             self.value_parser(definition, st)
             for j, s in enumerate(st.sets):
-                extra = sorted(s.options)
+                extra = sorted(set(s.options) - set(self.set_option_keys))
                 if extra:
+                    names = ", ".join(("slug", "title", "gold", *self.set_option_keys))
                     raise DefinitionError(
                         f"{where}.sets[{j}].{extra[0]}",
-                        f"unknown key for a {self.name} set; a set names slug, title and gold",
+                        f"unknown key for a {self.name} set; a set names {names}",
                     )
             for key in st.measures:
                 try:
@@ -83,17 +86,23 @@ class ItemFamily(SingleFileFamily):
     def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> ItemsGold:
         """Parse the gold file with the subtask's value parser."""
         parser = self.value_parser(ctx.definition, ctx.subtask)
-        gold, issues = items.parse_gold(files["gold"], parser)
+        gold, issues = items.parse_gold(files["gold"], parser, weighted=self.weighted_gold(ctx))
         if gold is None:
             raise ReferenceFileError.listing("gold", issues)
         return ItemsGold(gold, parser, tuple(ctx.subtask.measures), self.gold_extra(ctx))
+
+    def weighted_gold(self, ctx: Context) -> bool:
+        """Return whether the set's gold lines carry a third field, the item's weight."""
+        return False
 
     def gold_extra(self, ctx: Context) -> dict[str, Any]:
         """Return family data from the definition that scoring needs."""
         return {}
 
     def describe_gold(self, gold: ItemsGold, role: str) -> list[str]:
-        """Report the gold's size."""
+        """Report the gold's size (and total weight, when weighted)."""
+        if gold.gold.weights is not None:
+            return [f"{len(gold.gold):,} items, weights summing to {gold.gold.weights.sum():g}."]
         return [f"{len(gold.gold):,} items."]
 
     def run_lines(self, gold: ItemsGold, ctx: Context) -> tuple[int, str]:

@@ -19,7 +19,7 @@ from leaderboard.scoring.labels import (
     per_item_correct,
 )
 from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
-from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
+from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
 from leaderboard.tasks.families.base import BaselineRun, Context, MeasureResult, StoredScore
 from leaderboard.tasks.families.itemwise import ItemFamily, ItemsGold
 
@@ -36,6 +36,17 @@ def labels_of(definition: TaskDefinition, subtask: SubtaskDef) -> tuple[list[str
     return labels, aliases
 
 
+def weights_of(definition: TaskDefinition, subtask: SubtaskDef, setdef: SetDef) -> bool:
+    """Return whether a set's gold has item weights (a set overrides its subtask and the top).
+
+    Raise ValueError unless ``weights`` is true or false.
+    """
+    value = setdef.options.get("weights", subtask.option(definition, "weights", False))
+    if not isinstance(value, bool):
+        raise ValueError(f"must be true or false, not {quoted(str(value))}")
+    return value
+
+
 def render(ids: tuple[str, ...], labels: list[str], predicted: np.ndarray) -> bytes:
     """Return a run file: ``id<TAB>label`` per item, in gold order."""
     return "".join(
@@ -47,7 +58,8 @@ class ClassificationFamily(ItemFamily):
     """Runs label every gold item with a declared label (aliases allowed)."""
 
     name = "classification"
-    option_keys = ("labels", "label_aliases", "random_seed")
+    option_keys = ("labels", "label_aliases", "random_seed", "weights")
+    set_option_keys = ("weights",)
     registry = CLASSIFICATION_REGISTRY
     recipes = ("majority", "random", "all:<label>")
 
@@ -66,6 +78,22 @@ class ClassificationFamily(ItemFamily):
         except ValueError as exc:
             key = "label_aliases" if "alias" in str(exc) else "labels"
             raise DefinitionError(key, str(exc)) from None
+
+    def check_definition(self, definition: TaskDefinition) -> None:
+        """Refuse what ItemFamily refuses, and a ``weights`` that is not true or false."""
+        super().check_definition(definition)
+        for i, st in enumerate(definition.subtasks):
+            for j, s in enumerate(st.sets):
+                if "weights" in s.options:
+                    where = f"subtasks[{i}].sets[{j}].weights"
+                elif "weights" in st.options:
+                    where = f"subtasks[{i}].weights"
+                else:
+                    where = "weights"
+                try:
+                    weights_of(definition, st, s)
+                except ValueError as exc:
+                    raise DefinitionError(where, str(exc)) from None
 
     def check_measure(self, key: str, definition: TaskDefinition, subtask: SubtaskDef) -> None:
         """Raise unless ``key`` is a measure whose labels the subtask declares."""
@@ -86,20 +114,31 @@ class ClassificationFamily(ItemFamily):
                 )
         return True
 
+    def weighted_gold(self, ctx: Context) -> bool:
+        """Return whether the set's gold lines carry item weights (``weights = true``)."""
+        return weights_of(ctx.definition, ctx.subtask, ctx.set)
+
     def gold_extra(self, ctx: Context) -> dict[str, Any]:
         """Return the declared labels."""
         return {"labels": labels_of(ctx.definition, ctx.subtask)[0]}
 
     def score(self, values: np.ndarray, gold: ItemsGold) -> dict[str, MeasureResult]:
-        """Return each measure; Acc carries its per-item values (1 correct, 0 wrong)."""
+        """Return each measure; unweighted Acc carries its per-item values (1 correct, 0 wrong).
+
+        With item weights Acc is a weighted mean, not the mean of per-item values: like the
+        other measures it is resampled from the stored predictions.
+        """
         labels = gold.extra["labels"]
-        found = classification_measures(gold.gold.values, values, labels, gold.measures)
+        weights = gold.gold.weights
+        found = classification_measures(gold.gold.values, values, labels, gold.measures, weights)
         return {
             key: self.result(
                 key,
                 value,
                 UNDEFINED_REASON,
-                per_item_correct(gold.gold.values, values) if key == "Acc" else None,
+                per_item_correct(gold.gold.values, values)
+                if key == "Acc" and weights is None
+                else None,
                 gold,
             )
             for key, value in found.items()
@@ -109,7 +148,8 @@ class ClassificationFamily(ItemFamily):
         self, key: str, gold: ItemsGold, stored: StoredScore
     ) -> tuple[list[str], UnitRows]:
         """Return one confusion cell per item (one-hot rows), the measure from their sums."""
-        if key == "Acc" and stored.per_query is not None:
+        weights = gold.gold.weights
+        if key == "Acc" and stored.per_query is not None and weights is None:
             return super().unit_rows(key, gold, stored)  # a mean of per-item 0/1
         labels = gold.extra["labels"]
         if stored.item_values is None:
@@ -125,7 +165,10 @@ class ClassificationFamily(ItemFamily):
             raise NotResampled(f"{key}: the stored predictions do not cover the gold; re-score")
         n = len(labels)
         rows = np.zeros((len(ids), n * n))
-        rows[np.arange(len(ids)), gold.gold.values * n + predicted] = 1.0
+        # Each item counts its weight (scikit-learn's sample_weight), or 1.
+        rows[np.arange(len(ids)), gold.gold.values * n + predicted] = (
+            1.0 if weights is None else weights
+        )
         measure = check_measure(key, labels)
         return ids, SummedRows(
             rows, lambda sums: measure_values(sums.reshape(*sums.shape[:-1], n, n), measure)
@@ -146,7 +189,8 @@ class ClassificationFamily(ItemFamily):
         out: list[BaselineRun] = []
         for order, recipe in enumerate(ctx.definition.baseline_recipes, 1):
             if recipe == "majority":
-                counts = np.bincount(truth, minlength=len(labels))
+                # With item weights the most frequent label is the one of most weight.
+                counts = np.bincount(truth, weights=gold.gold.weights, minlength=len(labels))
                 # argmax takes the first of equal counts: ties go by declared order.
                 k = int(np.argmax(counts))
                 predicted = np.full(n, k, dtype=np.int64)

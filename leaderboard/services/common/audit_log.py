@@ -148,8 +148,8 @@ SENTENCES: dict[str, str] = {
     "withdraw-run": "withdrew run {run} of team {team} from slot {slot} {where}",
     "add-data-file": "added data file {filename} to phase {phase} {where}",
     "delete-data-file": "deleted data file {filename} of phase {phase} {where}",
-    "install-task": "installed task {where}",
-    "update-task": "updated task {where}",
+    "install-task": "installed task {task}",
+    "update-task": "updated task {task}",
     "create-team": "created team {team}",
     "join-team": "joined team {team} by {via}",
     "request-join": "asked to join team {team}",
@@ -229,6 +229,7 @@ def describe(event: AuditEvent) -> str:
         )
     values = _Details({k: _show(v) for k, v in details.items()})
     values["where"] = _where(event)
+    values["task"] = event.task_slug or "?"
     if "manifest_sha256" in details:
         values["manifest_sha256"] = str(details["manifest_sha256"])[:12] + "…"
     if details.get("starts_at") is None and "starts_at" in details:

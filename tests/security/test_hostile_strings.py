@@ -355,6 +355,30 @@ def test_organizer_pages_and_audit_log_escape_everything(world: World) -> None:
     check_page(world.org.get("/organizer/teams/").get_data(as_text=True), TEAMS)
 
 
+def test_audit_filters_and_phase_zones_escape_everything(world: World) -> None:
+    """Hostile text typed into the audit filters and the phase page's zone is shown as text."""
+    from urllib.parse import urlencode
+
+    query = urlencode({"actor": SCRIPT, "action": IMG})
+    log = world.org.get(f"/organizer/audit?{query}")
+    assert log.status_code == 200
+    check_page(log.get_data(as_text=True), (SCRIPT, IMG))
+    phase_page = f"/organizer/tasks/{T3}/A/phase"
+    shown = world.org.get(f"{phase_page}?{urlencode({'zone': SCRIPT})}")
+    assert shown.status_code == 400
+    check_page(shown.get_data(as_text=True), (f"Time zone {SCRIPT!r} is not an IANA zone name",))
+    token = csrf_from(world.org.get(phase_page).get_data(as_text=True))
+    form = {"csrf_token": token, "name": "open", "eval_set": "test", "zone": IMG, "end": QUOTES}
+    form.update(late="", corrections="", results="")
+    refused = world.org.post(phase_page, data=form)
+    assert refused.status_code == 400
+    check_page(refused.get_data(as_text=True), (f"Time zone {IMG!r} is not an IANA zone name",))
+    form["zone"], form["name"] = "UTC", RLO
+    bad_time = world.org.post(phase_page, data=form)
+    assert bad_time.status_code == 400
+    check_page(bad_time.get_data(as_text=True), (QUOTES,))
+
+
 def test_team_pages_and_invite_links_escape_everything(world: World) -> None:
     """The team page, the invite page and the participants table show hostile names as text."""
     from sqlalchemy import select

@@ -199,7 +199,8 @@ def _where(event: AuditEvent) -> str:
 def _extras(action: str, details: Mapping[str, Any]) -> list[str]:
     out = []
     if details.get("before_deadline"):
-        out.append(f"before the deadline of phase {_show(details.get('phase'))}")
+        deadline = f" ({_show(details['deadline'])})" if details.get("deadline") else ""
+        out.append(f"before the deadline of phase {_show(details.get('phase'))}{deadline}")
     if action == "leave-team":
         if details.get("deleted_team"):
             out.append("the empty team was deleted")

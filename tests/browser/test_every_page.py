@@ -102,6 +102,20 @@ def test_every_page_fits_a_phone_and_passes_axe(
         ):
             anon.goto(path)
             check(anon, name)
+        # Keyboard focus is visible: the skip link first, then each control with an outline.
+        anon.goto("/login")
+        anon.keyboard.press("Tab")
+        expect(anon.locator(".skip-link")).to_be_focused()
+        expect(anon.locator(".skip-link")).to_be_in_viewport()
+        for _ in range(12):
+            anon.keyboard.press("Tab")
+            if anon.evaluate("() => document.activeElement.id === 'email'"):
+                break
+        outline = anon.evaluate(
+            "() => { const s = getComputedStyle(document.activeElement);"
+            " return [document.activeElement.id, s.outlineStyle, parseFloat(s.outlineWidth)]; }"
+        )
+        assert outline[0] == "email" and outline[1] != "none" and outline[2] >= 2, outline
 
     with phone(chromium, live_server) as alice:
         log_in(alice, "alice@example.org", PASSWORD)

@@ -99,6 +99,7 @@ def test_every_page_fits_a_phone_and_passes_axe(
             ("results", TASK_A),
             ("login", "/login"),
             ("signup", "/signup"),
+            ("not-found", "/tasks/no-such-task"),
         ):
             anon.goto(path)
             check(anon, name)
@@ -119,7 +120,11 @@ def test_every_page_fits_a_phone_and_passes_axe(
 
     with phone(chromium, live_server) as alice:
         log_in(alice, "alice@example.org", PASSWORD)
-        for name, path in (("account", "/account"), ("team", "/team")):
+        for name, path in (
+            ("account", "/account"),
+            ("team", "/team"),
+            ("tokens", "/account/tokens"),
+        ):
             alice.goto(path)
             check(alice, name)
         alice.goto(TASK_A + "/submit")
@@ -136,6 +141,10 @@ def test_every_page_fits_a_phone_and_passes_axe(
             ("dashboard", "/organizer/"),
             ("organizer-subtask", ORGANIZE_A),
             ("audit", "/organizer/audit"),
+            ("users", "/organizer/users"),
+            ("teams", "/organizer/teams/"),
+            ("settings", "/organizer/settings"),
+            ("analysis", ORGANIZE_A + "/analysis"),
             ("phase", ORGANIZE_A + "/phase?name=post-evaluation&zone=Europe/Paris"),
         ):
             org.goto(path)

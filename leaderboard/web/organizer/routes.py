@@ -242,6 +242,13 @@ def _change(form: PhaseForm, start: datetime | None, end: datetime | None) -> Ph
     )
 
 
+def _zone_or_utc(name: str | None) -> ZoneInfo:
+    try:
+        return zone_of(name)
+    except DomainError:
+        return zone_of(None)
+
+
 def _save_zoned(base: Target, form: PhaseForm) -> ResponseReturnValue:
     """Save a phase from the phase page: start and end are wall-clock times in its zone."""
     task, subtask = base.task.slug, base.subtask.slug
@@ -280,7 +287,9 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
     zoned = "zone" in request.form
     if not form.validate_on_submit():
         if zoned:
-            return _phase_form_page(base, form, zone_of(None), error="Check the fields below."), 400
+            return _phase_form_page(
+                base, form, _zone_or_utc(form.zone.data), "Check the fields below."
+            ), 400
         return _page(base, phase_form=form), 400
     if zoned:
         return _save_zoned(base, form)

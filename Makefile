@@ -21,7 +21,12 @@ $(BIN)/.installed-test: $(BIN)/.installed pyproject.toml
 
 install: $(BIN)/.installed
 
-install-test: $(BIN)/.installed-test
+# axe-core, from the npm registry, for the browser tests' accessibility checks (tests/browser/axe.py).
+AXE := .axe/node_modules/axe-core/axe.min.js
+$(AXE):
+	npm install --no-save --no-audit --no-fund --prefix .axe axe-core@4.14.1
+
+install-test: $(BIN)/.installed-test $(AXE)
 
 # The worker beside the server (a Celery worker on the embedded broker, a SQLite file in the
 # instance folder) runs what is queued: analyses, freezes, verifications, re-scores, charts and
@@ -54,4 +59,4 @@ format: install-test
 	$(BIN)/ruff check --fix .
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .axe .pytest_cache .mypy_cache .ruff_cache

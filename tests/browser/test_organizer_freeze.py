@@ -138,10 +138,15 @@ def test_a_freeze_before_the_deadline_needs_the_organizers_confirmation(
         has=page.locator("td", has_text=re.compile(r"^freeze$"))
     )
     expect(freeze_row).to_have_count(1)
-    expect(freeze_row.locator("code")).to_contain_text('"before_deadline": true')
-    expect(freeze_row.locator("code")).to_contain_text('"deadline": "2016-01-31T23:59:00')
+    early = "before the deadline of phase test (2016-01-31 23:59 UTC)"
+    expect(freeze_row.locator("td").last).to_contain_text(
+        "froze the official ranking of semeval2016-task3 A (test set): 1 run(s)"
+    )
+    expect(freeze_row.locator("td").last).to_contain_text(early)
     asked = page.locator("section#audit tbody tr").filter(
         has=page.locator("td", has_text=re.compile(r"^request-freeze$"))
     )
-    expect(asked.locator("code")).to_contain_text('"before_deadline": true')
+    expect(asked.locator("td").last).to_have_text(
+        f"asked for a freeze of semeval2016-task3 A (test set); {early}"
+    )
     screenshot(page, "frozen")

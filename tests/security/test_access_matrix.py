@@ -548,6 +548,20 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("organizer_tasks.new_task", "GET"): [Probe("GET", "/organizer/tasks/new", ORGANIZER_ONLY)],
     ("organizer_tasks.edit_definition", "GET"): [Probe("GET", f"{ORG}/definition", ORGANIZER_ONLY)],
     ("organizer.dashboard", "GET"): [Probe("GET", "/organizer/", ORGANIZER_ONLY)],
+    ("organizer.audit", "GET"): [
+        Probe("GET", "/organizer/audit", ORGANIZER_ONLY),
+        Probe(
+            "GET",
+            "/organizer/audit?page=2&actor=cli&action=create-phase",
+            by_role(LOGIN, 403, 403, 404),
+        ),
+        Probe("GET", "/organizer/audit?page=x", by_role(LOGIN, 403, 403, 400)),
+    ],
+    ("organizer.phase", "GET"): [
+        Probe("GET", f"{ORG}/phase?name=open&zone=Europe/Paris", ORGANIZER_ONLY),
+        Probe("GET", f"{ORG}/phase?zone=Nowhere/Else", by_role(LOGIN, 403, 403, 400)),
+        Probe("GET", f"/organizer/tasks/{T3}/Z/phase", by_role(LOGIN, 403, 403, 404)),
+    ],
     ("organizer.subtask_page", "GET"): [
         Probe("GET", ORG, ORGANIZER_ONLY),
         Probe("GET", f"/organizer/tasks/{T3}/Z", by_role(LOGIN, 403, 403, 404)),

@@ -370,17 +370,42 @@ def test_our_submissions_and_the_progress_chart_show_hostile_names_as_text(
 def test_organizer_pages_and_audit_log_escape_everything(world: World) -> None:
     dashboard = world.org.get("/organizer/").get_data(as_text=True)
     check_page(dashboard, (*TEAMS, IMG))
-    # The audit log shows event details as JSON, with <, > and ' as \\u escapes.
-    assert r"\u003cscript\u003ealert(1)\u003c/script\u003e" in dashboard
-    assert r"\u003cimg src=x onerror=alert(1)\u003e" in dashboard
+    # The audit log reads as sentences, with the hostile names in them shown as text.
+    log = world.org.get("/organizer/audit?actor=org@example.org").get_data(as_text=True)
+    check_page(log, (f"created team {SCRIPT}", f"created team {IMG}"))
     for task, subtask in TARGETS:
         html = world.org.get(f"/organizer/tasks/{task}/{subtask}").get_data(as_text=True)
         check_page(html)
     audit = world.org.get(f"/organizer/tasks/{T3}/A").get_data(as_text=True)
-    assert r"\u003cimg src=x onerror=alert(1)\u003e" in audit  # the import's team
+    # The import's team, in the subtask page's log.
+    check_page(audit, (f"imported a run of team {IMG} into slot contrastive1",))
     run = world.org.get(f"/runs/{world.run_ids[0]}").get_data(as_text=True)
     check_page(run, (SCRIPT, DDE))
     check_page(world.org.get("/organizer/teams/").get_data(as_text=True), TEAMS)
+
+
+def test_audit_filters_and_phase_zones_escape_everything(world: World) -> None:
+    """Hostile text typed into the audit filters and the phase page's zone is shown as text."""
+    from urllib.parse import urlencode
+
+    query = urlencode({"actor": SCRIPT, "action": IMG})
+    log = world.org.get(f"/organizer/audit?{query}")
+    assert log.status_code == 200
+    check_page(log.get_data(as_text=True), (SCRIPT, IMG))
+    phase_page = f"/organizer/tasks/{T3}/A/phase"
+    shown = world.org.get(f"{phase_page}?{urlencode({'zone': SCRIPT})}")
+    assert shown.status_code == 400
+    check_page(shown.get_data(as_text=True), (f"Time zone {SCRIPT!r} is not an IANA zone name",))
+    token = csrf_from(world.org.get(phase_page).get_data(as_text=True))
+    form = {"csrf_token": token, "name": "open", "eval_set": "test", "zone": IMG, "end": QUOTES}
+    form.update(late="", corrections="", results="")
+    refused = world.org.post(phase_page, data=form)
+    assert refused.status_code == 400
+    check_page(refused.get_data(as_text=True), (f"Time zone {IMG!r} is not an IANA zone name",))
+    form["zone"], form["name"] = "UTC", RLO
+    bad_time = world.org.post(phase_page, data=form)
+    assert bad_time.status_code == 400
+    check_page(bad_time.get_data(as_text=True), (QUOTES,))
 
 
 def test_team_pages_and_invite_links_escape_everything(world: World) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Concatenate, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, event, select, update
@@ -15,7 +18,7 @@ from leaderboard.db import transaction
 from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.common.audit import record
-from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
+from leaderboard.services.common.errors import Conflict, DomainError, InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.notify.notices import results_released
 from leaderboard.services.tasks.target import Target
@@ -74,6 +77,27 @@ def _forget_phases(session: Session, *_args: object) -> None:
     session.info.pop(_MEMO, None)
 
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _undone_on_refusal(
+    fn: Callable[Concatenate[Session, P], R],
+) -> Callable[Concatenate[Session, P], R]:
+    """Roll the session back when the change is refused, so the caller sees nothing of it."""
+
+    @functools.wraps(fn)
+    def wrapper(session: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(session, *args, **kwargs)
+        except DomainError:
+            session.rollback()
+            raise
+
+    return wrapper
+
+
+@_undone_on_refusal
 def upsert_phase(
     session: Session, target: Target, name: str, change: PhaseChange, *, actor: str, now: datetime
 ) -> Phase:

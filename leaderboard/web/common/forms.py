@@ -93,6 +93,13 @@ class PhaseForm(FlaskForm):
         default="",
         choices=options([("", "unchanged"), ("teams", "each run's team"), ("public", "everyone")]),
     )
+    # Sent by the phase page, whose start and end are date-time inputs: wall-clock times in this
+    # zone. Without it (the subtask page, scripts) a time must state its offset.
+    zone = StringField(
+        "Time zone of start and deadline (IANA name)",
+        default="UTC",
+        validators=[Optional(), Length(max=64)],
+    )
 
 
 #: The import modes of every family: validation as for participants, or as the official scorer.

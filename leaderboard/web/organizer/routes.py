@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
@@ -15,7 +17,15 @@ from leaderboard.services.accounts.core import list_teams
 from leaderboard.services.campaign.freeze import DeadlineAhead, deadline_ahead, frozen_of
 from leaderboard.services.campaign.frozen_analysis import describe_analysis
 from leaderboard.services.campaign.phases import PhaseChange, delete_phase, phases_of, upsert_phase
+from leaderboard.services.campaign.zones import local_instant, wall_clock, zone_names, zone_of
 from leaderboard.services.common.audit import events_of_subtask, latest_events
+from leaderboard.services.common.audit_log import (
+    audit_actions,
+    audit_actors,
+    audit_page,
+    describe,
+    parse_page,
+)
 from leaderboard.services.common.errors import DomainError, InvalidInput, RunRejected
 from leaderboard.services.results.analyses import latest_job, request_job
 from leaderboard.services.results.listing import LISTING_FORMATS, run_listing
@@ -63,6 +73,10 @@ def _user() -> User:
     return current_user._get_current_object()
 
 
+#: The audit events the dashboard shows; the audit page has them all.
+DASHBOARD_EVENTS = 10
+
+
 @bp.route("/")
 @organizer_required
 def dashboard() -> ResponseReturnValue:
@@ -72,7 +86,8 @@ def dashboard() -> ResponseReturnValue:
         "organizer/dashboard.html",
         tasks=list_tasks(session),
         teams=list_teams(session),
-        events=latest_events(session),
+        events=latest_events(session, limit=DASHBOARD_EVENTS),
+        describe=describe,
         form=ConfirmForm(),
     )
 
@@ -131,6 +146,7 @@ def _page(target: Target, **extra: Any) -> str:
         deadlines=deadlines,
         frozen_notes=frozen_notes,
         events=events,
+        describe=describe,
         upload_fields=upload_fields(target),
         zone=settings().display_timezone,
         now=now(),
@@ -167,22 +183,52 @@ def _bool_or_none(value: str | None) -> bool | None:
     return {"yes": True, "no": False}.get(value or "")
 
 
-@bp.route("/tasks/<task>/<subtask>/phase", methods=["POST"])
-@organizer_required
-def phase(task: str, subtask: str) -> ResponseReturnValue:
-    """Create or update a phase."""
-    base = resolve(db(), task, subtask)
-    form = PhaseForm()
-    form.eval_set.choices = options([(s.slug, s.title) for s in base.subtask.eval_sets])
-    if not form.validate_on_submit():
-        return _page(base, phase_form=form), 400
-    try:
-        start = parse_instant(form.start.data) if form.start.data else None
-        end = parse_instant(form.end.data) if form.end.data else None
-    except ValueError as exc:
-        flash(f"Phase not saved: {exc}", "error")
-        return _page(base, phase_form=form), 400
-    change = PhaseChange(
+def _phase_form_page(
+    target: Target, form: PhaseForm, zone: ZoneInfo, error: str | None = None
+) -> str:
+    phases = phases_of(db(), target.subtask)
+    # Beside a phase's times as the form shows them (unedited), their UTC instants.
+    current = next((p for p in phases if p.name == form.name.data), None)
+    stored = {}
+    if current is not None and error is None:
+        stored = {"start": current.starts_at, "end": current.ends_at}
+    return render_template(
+        "organizer/phase.html",
+        target=target,
+        phases=phases,
+        form=form,
+        zone=zone.key,
+        zones=zone_names(),
+        stored=stored,
+        error=error,
+        now=now(),
+    )
+
+
+def _filled_form(target: Target, name: str, zone: ZoneInfo) -> PhaseForm:
+    """Return the phase form holding a phase's settings (a blank one for a new name)."""
+    form = PhaseForm(formdata=None)
+    form.eval_set.choices = options([(s.slug, s.title) for s in target.subtask.eval_sets])
+    form.zone.data = zone.key
+    current = next((p for p in phases_of(db(), target.subtask) if p.name == name), None)
+    form.name.data = name
+    if current is None:
+        return form
+    form.eval_set.data = current.eval_set.slug
+    form.start.data = wall_clock(current.starts_at, zone)
+    form.end.data = wall_clock(current.ends_at, zone)
+    form.late.data = "yes" if current.late_allowed else "no"
+    form.corrections.data = "yes" if current.corrections_allowed else "no"
+    form.results.data = "hidden" if current.results_hidden else "visible"
+    form.names.data = str(current.names)
+    form.diagnostics.data = "public" if current.public_diagnostics else "teams"
+    form.daily_quota.data = str(current.daily_quota or 0)
+    form.total_quota.data = str(current.total_quota or 0)
+    return form
+
+
+def _change(form: PhaseForm, start: datetime | None, end: datetime | None) -> PhaseChange:
+    return PhaseChange(
         set_slug=form.eval_set.data,
         start=start,
         end=end,
@@ -194,8 +240,69 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
         names=form.names.data or None,
         diagnostics=form.diagnostics.data or None,
     )
+
+
+def _zone_or_utc(name: str | None) -> ZoneInfo:
+    try:
+        return zone_of(name)
+    except DomainError:
+        return zone_of(None)
+
+
+def _save_zoned(base: Target, form: PhaseForm) -> ResponseReturnValue:
+    """Save a phase from the phase page: start and end are wall-clock times in its zone."""
+    task, subtask = base.task.slug, base.subtask.slug
+    shown = zone_of(None)
+    try:
+        zone = shown = zone_of(form.zone.data)
+        start = local_instant(form.start.data, zone, "The start") if form.start.data else None
+        end = local_instant(form.end.data, zone, "The deadline") if form.end.data else None
+        target = resolve(db(), task, subtask, form.eval_set.data)
+        saved = upsert_phase(
+            db(), target, form.name.data or "", _change(form, start, end), actor=_actor(), now=now()
+        )
+    except DomainError as exc:
+        return _phase_form_page(base, form, shown, error=exc.message), exc.status
+    flash(f"Phase {saved.name} saved.", "info")
+    return redirect(
+        url_for("organizer.phase", task=task, subtask=subtask, name=saved.name, zone=zone.key)
+    )
+
+
+@bp.route("/tasks/<task>/<subtask>/phase", methods=["GET", "POST"])
+@organizer_required
+def phase(task: str, subtask: str) -> ResponseReturnValue:
+    """Show the phase page (GET: ``?name=`` edits that phase, ``?zone=`` its zone); save a phase.
+
+    A post with a ``zone`` (the phase page's) reads start and end as wall-clock times in that
+    zone; one without (the subtask page's form, scripts) needs times with their offset.
+    """
+    base = resolve(db(), task, subtask)
+    if request.method == "GET":
+        zone = zone_of(request.args.get("zone"))
+        name = (request.args.get("name") or "").strip()[:64]
+        return _phase_form_page(base, _filled_form(base, name, zone), zone)
+    form = PhaseForm()
+    form.eval_set.choices = options([(s.slug, s.title) for s in base.subtask.eval_sets])
+    zoned = "zone" in request.form
+    if not form.validate_on_submit():
+        if zoned:
+            return _phase_form_page(
+                base, form, _zone_or_utc(form.zone.data), "Check the fields below."
+            ), 400
+        return _page(base, phase_form=form), 400
+    if zoned:
+        return _save_zoned(base, form)
+    try:
+        start = parse_instant(form.start.data) if form.start.data else None
+        end = parse_instant(form.end.data) if form.end.data else None
+    except (ValueError, OverflowError) as exc:
+        flash(f"Phase not saved: {exc}", "error")
+        return _page(base, phase_form=form), 400
     target = resolve(db(), task, subtask, form.eval_set.data)
-    upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
+    upsert_phase(
+        db(), target, form.name.data or "", _change(form, start, end), actor=_actor(), now=now()
+    )
     flash(f"Phase {form.name.data} saved.", "info")
     return _back(task, subtask)
 
@@ -405,3 +512,23 @@ def delete_data(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     )
     flash(f"Data file {gone.filename} deleted.", "info")
     return _back(task, subtask)
+
+
+@bp.route("/audit")
+@organizer_required
+def audit() -> ResponseReturnValue:
+    """Show the audit log, 50 events a page, newest first; ``?actor=`` and ``?action=`` filter it."""
+    session = db()
+    shown = audit_page(
+        session,
+        page=parse_page(request.args.get("page")),
+        actor=request.args.get("actor"),
+        action=request.args.get("action"),
+    )
+    return render_template(
+        "organizer/audit.html",
+        log=shown,
+        describe=describe,
+        actors=audit_actors(session),
+        actions=audit_actions(session),
+    )

@@ -1,0 +1,74 @@
+"""Wall-clock times in a named zone: the phase page's date-time inputs, turned into UTC instants."""
+
+from __future__ import annotations
+
+import functools
+import zoneinfo
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
+
+from leaderboard.clock import parse_instant
+from leaderboard.formats.issues import quoted
+from leaderboard.services.common.errors import InvalidInput
+
+
+@functools.cache
+def zone_names() -> tuple[str, ...]:
+    """Return the IANA zone names this server knows, sorted."""
+    return tuple(sorted(zoneinfo.available_timezones() | {"UTC"}))
+
+
+def zone_of(name: str | None) -> ZoneInfo:
+    """Return the zone of an IANA name (``UTC`` when empty); refuse a name that is none."""
+    name = (name or "").strip() or "UTC"
+    if name not in zone_names():
+        raise InvalidInput(
+            f"Time zone {quoted(name[:80])} is not an IANA zone name; write one like "
+            "'UTC', 'Europe/Paris' or 'America/New_York'."
+        )
+    return ZoneInfo(name)
+
+
+def local_instant(text: str, zone: ZoneInfo, what: str) -> datetime:
+    """Return the UTC instant of a date-time input: wall-clock time in ``zone``, or with an offset.
+
+    A wall-clock time the zone skips (a daylight-saving gap) or passes twice (a fold) is refused:
+    no guess is made about which instant the organizer meant.
+    """
+    text = text.strip()
+    try:
+        return _instant(text, zone, what)
+    except (ValueError, OverflowError):
+        raise InvalidInput(
+            f"{what} {quoted(text[:80])} is not a date and time; write it like 2016-01-31T23:59."
+        ) from None
+
+
+def _instant(text: str, zone: ZoneInfo, what: str) -> datetime:
+    naive = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    if naive.tzinfo is not None:
+        # An explicit offset says which instant it is, whatever the zone field says.
+        return parse_instant(text)
+    early = naive.replace(tzinfo=zone, fold=0)
+    late = naive.replace(tzinfo=zone, fold=1)
+    if early.utcoffset() != late.utcoffset():
+        shown = naive.strftime("%Y-%m-%d %H:%M")
+        back = early.astimezone(UTC).astimezone(zone).replace(tzinfo=None)
+        if back != naive:
+            raise InvalidInput(
+                f"{what} {shown} does not exist in {zone.key}: the clocks skip it when "
+                "daylight saving time starts; choose a time outside the gap."
+            )
+        raise InvalidInput(
+            f"{what} {shown} happens twice in {zone.key} (when daylight saving time ends, "
+            f"at {early.tzname()} and at {late.tzname()}); choose another time, or give it "
+            "with its UTC offset."
+        )
+    return early.astimezone(UTC)
+
+
+def wall_clock(value: datetime | None, zone: ZoneInfo) -> str:
+    """Return an instant as a date-time input's value in ``zone`` (empty for none)."""
+    if value is None:
+        return ""
+    return value.astimezone(zone).strftime("%Y-%m-%dT%H:%M")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any, Literal
@@ -54,6 +54,10 @@ _FIXED_ALIASES = {name: key for key, name in _FIXED.items() if name != "dcg"}
 _COUNTS = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "num_q"})
 #: Measures whose mean is trec_eval's floored geometric mean of the per-query values.
 _GEOMETRIC = frozenset({"gm_map", "gm_bpref"})
+#: Measures that take nDCG's gain options (``gains``, ``dcg``).
+GAIN_KINDS = frozenset({"ndcg", "ndcg_cut", "dcg", "dcg_cut"})
+#: The ``dcg`` option's values: trec_eval's linear gains, or 2^g - 1 (ir_measures, ranx).
+DCG_FORMS = ("log2", "exp-log2")
 #: Default parameters of the parameterised measures (trec_eval's defaults).
 _DEFAULT_PARAMS: dict[str, tuple[float, ...]] = {
     "set_F": (1.0,),
@@ -127,6 +131,33 @@ class TrecMeasureKey:
     r: float | None = None
     #: Parameters: set_F's x, Rprec_mult's multiple, utility's coefficients, 11pt_avg's levels.
     params: tuple[float, ...] = ()
+    #: nDCG/DCG options (None: not set, trec_eval's default): a gain per grade, the gain form.
+    gains: tuple[tuple[int, float], ...] | None = None
+    dcg: str | None = None
+    #: trec_eval's -J: unjudged lines are removed before ranking (None: not set, false).
+    judged_only: bool | None = None
+
+    @property
+    def custom_gains(self) -> bool:
+        """Return whether gains differ from trec_eval's default (the grade, linear)."""
+        return bool(self.gains) or self.dcg == "exp-log2"
+
+    def with_defaults(
+        self,
+        gains: dict[int, float] | None = None,
+        dcg: str | None = None,
+        judged_only: bool | None = None,
+    ) -> TrecMeasureKey:
+        """Return the measure with set-level options where it takes them and brackets did not set them."""
+        changes: dict[str, Any] = {}
+        if self.kind in GAIN_KINDS:
+            if self.gains is None and gains:
+                changes["gains"] = tuple(sorted(gains.items()))
+            if self.dcg is None and dcg is not None:
+                changes["dcg"] = dcg
+        if self.judged_only is None and judged_only is not None:
+            changes["judged_only"] = judged_only
+        return replace(self, **changes) if changes else self
 
     @property
     def is_count(self) -> bool:
@@ -211,7 +242,8 @@ def _parameterised(
         extra = sorted(set(named) - {"mult"}) + (["a positional parameter"] if positional else [])
         if extra:
             raise UnknownMeasure(
-                f"Measure {name[:80]!r} does not take {', '.join(extra)}; it takes: {', '.join(takes)}."
+                f"Measure {name[:80]!r} does not take {', '.join(extra)}; it takes: "
+                f"{', '.join(takes)}, judged_only."
             )
         if "mult" not in named:
             raise _unknown(name, "R-Prec takes mult, as R-Prec[mult=2]")
@@ -221,7 +253,8 @@ def _parameterised(
         return TrecMeasureKey(f"R-Prec[mult={_number_text(mult)}]", "Rprec_mult", params=(mult,))
     if named:
         raise UnknownMeasure(
-            f"Measure {name[:80]!r} does not take {', '.join(sorted(named))}; it takes: {', '.join(takes)}."
+            f"Measure {name[:80]!r} does not take {', '.join(sorted(named))}; it takes: "
+            f"{', '.join(takes)}, judged_only."
         )
     if base == "set_F":
         if len(positional) != 1:
@@ -247,19 +280,57 @@ def _parameterised(
 def _bracketed(name: str) -> TrecMeasureKey:
     """Return the measure of a key with brackets; refuse options the measure does not take."""
     parts: Bracketed = split_bracketed(name)
-    base = parts.name
-    if base in ("Rprec", "R-Prec"):
-        base = "R-Prec"
-    if base in _TAKES:
-        parsed = _parameterised(name, base, parts.positional, parts.named)
+    base = "R-Prec" if parts.name in ("Rprec", "R-Prec") else parts.name
+    named = dict(parts.named)
+    if "gains" in named:
+        raise UnknownMeasure(
+            f"Measure {name[:80]!r}: gains is a table of grades; set it at the set, subtask or "
+            'top level (gains = {{ "1" = 1, "2" = 3 }}), not in brackets.'
+        )
+    judged_only = named.pop("judged_only", None)
+    dcg = named.pop("dcg", None)
+    if base in _TAKES and (parts.positional or named):
+        parsed = _parameterised(name, base, parts.positional, named)
         if parsed.params == _DEFAULT_PARAMS.get(parsed.kind):
-            return parse_trec_measure(parsed.kind)
+            parsed = parse_trec_measure(parsed.kind)
+    else:
+        parsed = parse_trec_measure(base)
+        options = ("judged_only", "dcg") if parsed.kind in GAIN_KINDS else ("judged_only",)
+        refuse_unknown_options(
+            name[:80], {**named, **({"dcg": dcg} if dcg is not None else {})}, options
+        )
+        if parts.positional:
+            raise UnknownMeasure(f"Measure {name[:80]!r} takes no parameters in brackets.")
+    if dcg is not None:
+        if parsed.kind not in GAIN_KINDS:
+            raise UnknownMeasure(
+                f"Measure {name[:80]!r} does not take dcg; it takes: {', '.join(_takes(parsed))}."
+            )
+        if dcg not in DCG_FORMS:
+            raise _unknown(name, f"dcg must be one of {', '.join(DCG_FORMS)}, not {dcg!r}")
+    if judged_only is not None and not isinstance(judged_only, bool):
+        raise _unknown(name, f"judged_only must be true or false, not {judged_only!r}")
+    options_text = [f"dcg={dcg}"] if dcg is not None else []
+    if judged_only is not None:
+        options_text.append(f"judged_only={'true' if judged_only else 'false'}")
+    if not options_text:
         return parsed
-    plain = parse_trec_measure(base)
-    refuse_unknown_options(name[:80], parts.named, ())
-    if parts.positional:
-        raise UnknownMeasure(f"Measure {name[:80]!r} takes no parameters in brackets.")
-    return plain
+    stem, bracket, inside = parsed.key.partition("[")
+    listed = [inside[:-1]] if bracket else []
+    key = f"{stem}[{','.join([*listed, *options_text])}]"
+    return replace(
+        parsed,
+        key=key,
+        dcg=str(dcg) if dcg is not None else None,
+        judged_only=judged_only if isinstance(judged_only, bool) else None,
+    )
+
+
+def _takes(parsed: TrecMeasureKey) -> tuple[str, ...]:
+    """Return the options and parameters a measure takes, for messages."""
+    own = _TAKES.get("R-Prec" if parsed.kind == "Rprec_mult" else parsed.kind, ())
+    gain = ("dcg",) if parsed.kind in GAIN_KINDS else ()
+    return (*own, *gain, "judged_only")
 
 
 def parse_trec_measure(name: str) -> TrecMeasureKey:
@@ -376,6 +447,9 @@ class _Ranked:
         self.qrels_query = qrels_query
         self.qrels_gain = qrels_gain
         self.safe_r = np.maximum(n_relevant, 1)
+        #: Every non-negative judgment (query, grade), for ideal rankings under gain maps.
+        self.all_query = np.zeros(0, dtype=np.int64)
+        self.all_grade = np.zeros(0, dtype=np.int64)
         #: Query and rank of the lines judged with a negative grade (set for infAP, Judged@k).
         self.negative_query = np.zeros(0, dtype=np.int64)
         self.negative_rank = np.zeros(0, dtype=np.int64)
@@ -469,6 +543,41 @@ class _Ranked:
         ideal = self.ideal_dcg(k)
         return np.where(ideal > 0, self.dcg(k) / np.where(ideal > 0, ideal, 1.0), 0.0)
 
+    def gain(self, m: TrecMeasureKey, grades: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Return the gains of non-negative grades under a measure's gain map and form."""
+        gains = grades.astype(np.float64)
+        for grade, value in m.gains or ():
+            gains[grades == grade] = value
+        if m.dcg == "exp-log2":
+            gains = np.exp2(gains) - 1.0
+        return gains
+
+    def mapped_dcg(
+        self, m: TrecMeasureKey, k: int | None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Return DCG and ideal DCG at k with a measure's gains (the ideal sorted by gain)."""
+        gains = self.gain(m, self.judged_grade)
+        keep = gains > 0
+        if k is not None:
+            keep &= self.judged_rank <= k
+        rank = self.judged_rank[keep]
+        dcg = self.count(self.judged_query[keep], gains[keep] / np.log2(rank + 1.0))
+        ideal_gains = self.gain(m, self.all_grade)
+        positive = ideal_gains > 0
+        query, value = self.all_query[positive], ideal_gains[positive]
+        order = np.lexsort((-value, query))
+        query, value = query[order], value[order]
+        per_query = self.count(query)
+        ideal_rank = np.arange(1, len(query) + 1) - (np.cumsum(per_query) - per_query)[query]
+        inside = slice(None) if k is None else ideal_rank <= k
+        ideal = self.count(query[inside], value[inside] / np.log2(ideal_rank[inside] + 1.0))
+        return dcg, ideal
+
+    def mapped_ndcg(self, m: TrecMeasureKey, k: int | None) -> NDArray[np.float64]:
+        """Return nDCG at k with a measure's gains."""
+        dcg, ideal = self.mapped_dcg(m, k)
+        return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+
     def bin_g(self) -> NDArray[np.float64]:
         """Return binG: (1/R) sum over relevant lines of 1/log2(2 + non-relevant lines above)."""
         above = self.rel_rank - self.hits
@@ -547,9 +656,9 @@ class _Ranked:
         if kind == "success":
             return ((self.first_rank > 0) & (self.first_rank <= k)).astype(np.float64)
         if kind == "ndcg":
-            return self.ndcg(None)
+            return self.mapped_ndcg(m, None) if m.custom_gains else self.ndcg(None)
         if kind == "ndcg_cut":
-            return self.ndcg(k)
+            return self.mapped_ndcg(m, k) if m.custom_gains else self.ndcg(k)
         if kind == "bpref":
             return self.bpref()
         if kind == "iprec_at_recall":
@@ -575,10 +684,9 @@ class _Ranked:
             return self.bpref()
         if kind == "hits":
             return self.count(self.rel_query[self.within(k)]).astype(np.float64)
-        if kind == "dcg":
-            return self.dcg(None)
-        if kind == "dcg_cut":
-            return self.dcg(k)
+        if kind in ("dcg", "dcg_cut"):
+            cut = k if kind == "dcg_cut" else None
+            return self.mapped_dcg(m, cut)[0] if m.custom_gains else self.dcg(cut)
         if kind == "judged":
             judged = self.count(self.judged_query[self.judged_rank <= k])
             judged += self.count(self.negative_query[self.negative_rank <= k])
@@ -726,6 +834,17 @@ def evaluate_trec(
                        trec_eval 10 changed it)
         num_ret = n, num_rel = R, num_rel_ret = h(n)
 
+    Further measures follow trec_eval 9.0.8 the same way (see the methods of ``_Ranked``):
+    infAP (negative grades are pooled but unjudged), set_P/recall/F[x]/map/relative_P,
+    relative_P_k = h(k) / min(k, R), Rprec_mult_x = h(c) / c with c = floor(x R + 0.9),
+    11pt_avg = the mean of iprec_at_recall over its levels, gm_bpref, utility (collection size
+    0, as trec_eval without -N), binG, ndcg_rel (over the positive grades, whatever the
+    threshold), num_nonrel_judged_ret, num_q; and Hits@k = h(k), DCG@k, Judged@k (ir_measures:
+    judged lines of any grade in the top min(k, n), over min(k, n)). A measure with
+    ``judged_only`` is scored on the lines judged with a grade >= 0 only (trec_eval -J); one
+    with ``gains`` or ``dcg="exp-log2"`` maps grades to gains (unlisted grades keep their value,
+    negative grades gain 0, then 2^g - 1) and sorts its ideal ranking by gain.
+
     Every ratio with R = 0 (or IDCG = 0) is 0. Means are over the evaluated queries: all
     ``n_queries`` with ``missing="zero"`` (trec_eval ``-c``: a query without lines scores 0,
     its R still counts in num_rel, GMAP floors it at 0.00001), those with at least one line
@@ -736,6 +855,53 @@ def evaluate_trec(
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', not {missing!r}")
+    condensed = [m for m in measures if m.judged_only]
+    if not condensed:
+        return _evaluate(
+            run_query, run_docids, run_scores, qrels_query, qrels_docids, qrels_grades,
+            n_queries, threshold, measures, missing, None,
+        )  # fmt: skip
+    full = _evaluate(
+        run_query, run_docids, run_scores, qrels_query, qrels_docids, qrels_grades,
+        n_queries, threshold, [m for m in measures if not m.judged_only], missing, None,
+    )  # fmt: skip
+    # trec_eval -J: lines without a judgment (or judged with a negative grade) are removed
+    # before ranking; the evaluated queries stay those of the whole run.
+    query, docids = np.asarray(run_query), np.asarray(run_docids)
+    qq = np.asarray(qrels_query)
+    inside = (qq >= 0) & (qq < n_queries) & (np.asarray(qrels_grades) >= 0)
+    row = match_index(
+        np.where((query >= 0) & (query < n_queries), query, 0),
+        docids,
+        qq[inside],
+        np.asarray(qrels_docids)[inside],
+    )
+    judged = (row >= 0) & (query >= 0) & (query < n_queries)
+    condensed_run = _evaluate(
+        query[judged], docids[judged], np.asarray(run_scores)[judged], qrels_query,
+        qrels_docids, qrels_grades, n_queries, threshold, condensed, missing, full.evaluated,
+    )  # fmt: skip
+    return TrecEvaluation(
+        {**full.per_query, **condensed_run.per_query},
+        {**full.means, **condensed_run.means},
+        full.evaluated,
+    )
+
+
+def _evaluate(
+    run_query: NDArray[Any],
+    run_docids: NDArray[Any],
+    run_scores: NDArray[Any],
+    qrels_query: NDArray[Any],
+    qrels_docids: NDArray[Any],
+    qrels_grades: NDArray[Any],
+    n_queries: int,
+    threshold: int,
+    measures: Sequence[TrecMeasureKey],
+    missing: Literal["zero", "skip"],
+    evaluated_queries: NDArray[np.bool_] | None,
+) -> TrecEvaluation:
+    """Score run lines as evaluate_trec does; ``evaluated_queries`` overrides which count."""
     query = np.asarray(run_query)
     docids = np.asarray(run_docids)
     scores = np.asarray(run_scores)
@@ -786,8 +952,13 @@ def evaluate_trec(
     )
     if negatives is not None:
         ranked.negative_query, ranked.negative_rank = negatives
+    if any(m.custom_gains for m in measures):
+        ranked.all_query, ranked.all_grade = qq, grades
 
-    evaluated = np.ones(n_queries, dtype=bool) if missing == "zero" else n_retrieved > 0
+    if evaluated_queries is not None:
+        evaluated = evaluated_queries
+    else:
+        evaluated = np.ones(n_queries, dtype=bool) if missing == "zero" else n_retrieved > 0
     n_evaluated = int(evaluated.sum())
     per_query: dict[str, NDArray[np.float64]] = {}
     means: dict[str, float] = {}

@@ -432,3 +432,88 @@ def test_judged_at_k_agrees_with_ir_measures(seed: int) -> None:
             assert result.per_query[m.key][i] == pytest.approx(
                 reference[(t, m.k)], abs=TOLERANCE
             ), (seed, t, m.key)
+
+
+#: trec_eval names -> our keys, scored on condensed lists (trec_eval -J, our judged_only).
+CONDENSED = {
+    "map": "MAP",
+    "P_5": "P@5",
+    "ndcg": "nDCG",
+    "ndcg_cut_10": "nDCG@10",
+    "bpref": "bpref",
+    "num_ret": "num_ret",
+    "infAP": "infAP",
+    "recip_rank": "MRR",
+    "Rprec": "R-Prec",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "set_P": "set_P",
+}
+#: A gain map: grades it lists get its gain, others keep their grade (trec_eval's ndcg.g=v,...).
+GAIN_MAP = {0: 0.5, 1: 1.0, 2: 5.0, 4: 2.0}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_judged_only_and_gain_maps_agree_with_trec_eval(seed: int) -> None:
+    c = generate(seed)
+    topics, run, qrels = as_arrays(c)
+    condensed = [parse_trec_measure(f"{key}[judged_only=true]") for key in CONDENSED.values()]
+    mapped = parse_trec_measure("nDCG").with_defaults(gains=GAIN_MAP)
+    result = evaluate_trec(
+        *run, *qrels, len(topics), c.threshold, [*condensed, mapped], missing="skip"
+    )
+    trusted = {t: j for t, j in c.qrels.items() if j and not negative_only(j)}
+    reference = TrecEvalMeasures(
+        query_relevance=trusted,
+        measures={"map", "P.5", "ndcg", "ndcg_cut.10", "bpref", "num_ret", "infAP"}
+        | {"recip_rank", "Rprec", "num_nonrel_judged_ret", "set_P"},
+        relevance_level=c.threshold,
+        judged_docs_only_flag=True,
+    ).evaluate(c.run)
+    gains = ",".join(f"{grade}={gain}" for grade, gain in GAIN_MAP.items())
+    mapped_reference = trec_eval_values(c, f"ndcg.{gains}")
+    assert set(reference) == {t for t in trusted if t in c.run}
+    for i, t in enumerate(topics):
+        if t not in reference:
+            continue
+        for name, m in zip(CONDENSED, condensed, strict=True):
+            got = result.per_query[m.key][i]
+            assert got == pytest.approx(reference[t][name], abs=TOLERANCE), (seed, t, m.key)
+        got = result.per_query["nDCG"][i]
+        assert got == pytest.approx(mapped_reference[t]["ndcg"], abs=TOLERANCE), (seed, t)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_exponential_and_mapped_gains_at_a_cutoff_by_hand(seed: int) -> None:
+    """nDCG@k and DCG@k with a gain map and 2^g - 1 gains, summed here line by line."""
+    c = generate(seed)
+    topics, run, qrels = as_arrays(c)
+    forms: list[tuple[str, dict[int, float] | None, str]] = [
+        ("nDCG@5[dcg=exp-log2]", None, "exp-log2"),
+        ("DCG@10[dcg=exp-log2]", None, "exp-log2"),
+        ("nDCG@10", GAIN_MAP, "log2"),
+        ("DCG", GAIN_MAP, "log2"),
+    ]
+    measures = [parse_trec_measure(key).with_defaults(gains=g) for key, g, _ in forms]
+    result = evaluate_trec(*run, *qrels, len(topics), c.threshold, measures)
+
+    def gain(grade: int, mapping: dict[int, float] | None, form: str) -> float:
+        value = 0.0 if grade < 0 else (mapping or {}).get(grade, float(grade))
+        return 2**value - 1 if form == "exp-log2" else value
+
+    for (key, mapping, form), m in zip(forms, measures, strict=True):
+        for i, t in enumerate(topics):
+            judged = c.qrels[t]
+            ranked = trec_order(c.run.get(t, {}))[: m.k]
+            dcg = sum(
+                gain(judged[d], mapping, form) / math.log2(rank + 1)
+                for rank, d in enumerate(ranked, start=1)
+                if d in judged
+            )
+            ideal_gains = sorted((gain(g, mapping, form) for g in judged.values()), reverse=True)
+            ideal = sum(
+                g / math.log2(rank + 1)
+                for rank, g in enumerate(ideal_gains[: m.k], start=1)
+                if g > 0
+            )
+            want = dcg if key.startswith("DCG") else (dcg / ideal if ideal > 0 else 0.0)
+            assert result.per_query[m.key][i] == pytest.approx(want, abs=TOLERANCE), (seed, t, key)

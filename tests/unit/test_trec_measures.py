@@ -397,6 +397,13 @@ def test_registry_entries() -> None:
         ("Judged@10", "Judged@10"),
         ("ndcg_rel", "ndcg_rel"),
         ("nDCG@10[]", None),
+        ("MAP[judged_only=true]", "MAP[judged_only=true]"),
+        ("map[judged_only=false]", "MAP[judged_only=false]"),
+        ("nDCG@10[dcg=exp-log2]", "nDCG@10[dcg=exp-log2]"),
+        ("ndcg_cut_10[judged_only=true,dcg=exp-log2]", "nDCG@10[dcg=exp-log2,judged_only=true]"),
+        ("set_F[0.5,judged_only=true]", "set_F[0.5,judged_only=true]"),
+        ("R-Prec[judged_only=true]", "R-Prec[judged_only=true]"),
+        ("R-Prec[mult=2,judged_only=true]", "R-Prec[mult=2,judged_only=true]"),
     ],
 )
 def test_parameterised_keys_and_trec_eval_aliases(name: str, key: str | None) -> None:
@@ -406,6 +413,22 @@ def test_parameterised_keys_and_trec_eval_aliases(name: str, key: str | None) ->
         return
     assert parse_trec_measure(name).key == key
     assert TREC_REGISTRY.get(name).key == key
+
+
+def test_set_level_options_apply_where_brackets_did_not_set_them() -> None:
+    ndcg = parse_trec_measure("nDCG@10").with_defaults({1: 2.0}, "exp-log2", True)
+    assert (ndcg.key, ndcg.gains, ndcg.dcg, ndcg.judged_only) == (
+        "nDCG@10",
+        ((1, 2.0),),
+        "exp-log2",
+        True,
+    )
+    own = parse_trec_measure("nDCG[dcg=log2,judged_only=false]").with_defaults(
+        None, "exp-log2", True
+    )
+    assert (own.dcg, own.judged_only) == ("log2", False)
+    assert parse_trec_measure("MAP").with_defaults({1: 2.0}, "exp-log2").gains is None
+    assert parse_trec_measure("MAP").with_defaults(judged_only=True).judged_only
 
 
 def test_parameters_reach_the_measure() -> None:
@@ -419,13 +442,20 @@ def test_parameters_reach_the_measure() -> None:
 @pytest.mark.parametrize(
     ("name", "takes"),
     [
-        ("MAP[judged_only=true]", "does not take judged_only; it takes: no options"),
-        ("nDCG@10[gains=2]", "does not take gains; it takes: no options"),
-        ("set_F[beta=2]", "does not take beta; it takes: x"),
-        ("R-Prec[2]", "it takes: mult"),
-        ("R-Prec[mult=2,depth=3]", "does not take depth; it takes: mult"),
+        ("MAP[dcg=log2]", "does not take dcg; it takes: judged_only"),
+        ("nDCG@10[depth=2]", "does not take depth; it takes: judged_only, dcg"),
+        ("nDCG@10[gains=2]", "set it at the set, subtask or top level"),
+        ("set_F[beta=2]", "does not take beta; it takes: x (one number, default 1), judged_only"),
+        (
+            "set_F[0.5,dcg=log2]",
+            "does not take dcg; it takes: x (one number, default 1), judged_only",
+        ),
+        ("R-Prec[2]", "it takes: mult, judged_only"),
+        ("R-Prec[mult=2,depth=3]", "does not take depth; it takes: mult, judged_only"),
         ("utility[1,-1,0,0,x=1]", "does not take x; it takes: a, b, c, d"),
         ("MAP[1]", "takes no parameters"),
+        ("nDCG[dcg=exp]", "dcg must be one of log2, exp-log2"),
+        ("MAP[judged_only=3]", "judged_only must be true or false"),
     ],
 )
 def test_options_a_measure_does_not_take_are_refused(name: str, takes: str) -> None:

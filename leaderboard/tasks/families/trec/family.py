@@ -231,7 +231,7 @@ class TrecFamily(SingleFileFamily):
     def unit_rows(
         self, key: str, gold: TrecGold, stored: StoredScore
     ) -> tuple[list[str], UnitRows]:
-        """Return per-topic rows: means as they are, GMAP as logs of floored AP, counts summed."""
+        """Return per-topic rows: means as they are, gm_* as logs of floored values, counts summed."""
         units, rows = super().unit_rows(key, gold, stored)
         kind = next(
             (m for slug, ms in gold.measures.items() for m in ms
@@ -240,7 +240,7 @@ class TrecFamily(SingleFileFamily):
         )  # fmt: skip
         values = rows.rows[:, 0]
         n = len(values)
-        if kind is not None and kind.kind == "gm_map":
+        if kind is not None and kind.is_geometric:
             logs = np.log(np.maximum(values, GEO_MEAN_FLOOR)).reshape(-1, 1)
             return units, SummedRows(logs, lambda s: np.exp(s[..., 0] / n))
         if kind is not None and kind.is_count:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import math
 from pathlib import Path
 
 import pytest
@@ -96,7 +98,7 @@ def test_variants_prefix_their_measures(tmp_path: Path) -> None:
     [
         (["MAP", "nDCG@x"], SINGLE, "subtasks[0].measures", "nDCG@x"),
         (["MAP", "P@0"], SINGLE, "subtasks[0].measures", "P@0"),
-        (["MAP", "iPrec@0.15"], SINGLE, "subtasks[0].measures", "iPrec@0.15"),
+        (["MAP", "iPrec@1.5"], SINGLE, "subtasks[0].measures", "iPrec@1.5"),
         (["strict/MAP"], SINGLE, "subtasks[0].measures", "without a variant prefix"),
         (["MAP"], VARIANTS, "subtasks[0].measures", "prefix the measure"),
         (["other/MAP"], VARIANTS, "subtasks[0].measures", "strict"),
@@ -164,3 +166,101 @@ def test_unreadable_qrels_name_the_role_and_line(tmp_path: Path) -> None:
         family.load_gold({"qrels": b"q1 0 d1 1\nq1 0 d2 high\n"}, ctx)
     assert info.value.role == "qrels"
     assert "Line 2" in info.value.message and "high" in info.value.message
+
+
+def test_parameterised_measures_by_key_and_trec_eval_name(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        ["infAP", "set_F_0.5", "utility[1,-1,0,0]", "Rprec_mult_0.20", "nDCG@10[dcg=exp-log2]"],
+    )
+    assert [key for key, _, _ in columns(path)] == [
+        "infAP",
+        "set_F[0.5]",
+        "utility",
+        "R-Prec[mult=0.2]",
+        "nDCG@10[dcg=exp-log2]",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("extra", "key", "words"),
+    [
+        ('gains = { "x" = 1 }', "subtasks[0].sets[0].gains", "not a grade"),
+        ('gains = { "-1" = 1 }', "subtasks[0].sets[0].gains", "not a grade"),
+        ('gains = { "1" = -2 }', "subtasks[0].sets[0].gains.1", "0 or more"),
+        ('gains = { "1" = true }', "subtasks[0].sets[0].gains.1", "0 or more"),
+        ("gains = 3", "subtasks[0].sets[0].gains", "table of grades"),
+        ('dcg = "exp"', "subtasks[0].sets[0].dcg", "log2, exp-log2"),
+        ("judged_only = 1", "subtasks[0].sets[0].judged_only", "true or false"),
+    ],
+)
+def test_wrong_measure_options_are_refused_naming_the_key(
+    tmp_path: Path, extra: str, key: str, words: str
+) -> None:
+    error = refusal(write(tmp_path, ["nDCG"], extra=extra))
+    assert error.key == key
+    assert words in error.message
+
+
+def test_options_at_the_top_level_and_per_subtask_are_checked(tmp_path: Path) -> None:
+    path = write(tmp_path, ["nDCG"])
+    text = path.read_text()
+    path.write_text(text.replace('measures = ["nDCG"]', 'measures = ["nDCG"]\ndcg = "exp"'))
+    assert refusal(path).key == "dcg"
+    path.write_text(text.replace('title = "Main"', 'title = "Main"\njudged_only = "yes"'))
+    assert refusal(path).key == "subtasks[0].judged_only"
+    path.write_text(text.replace('title = "Main"', 'title = "Main"\ndepth = 3'))
+    error = refusal(path)
+    assert error.key == "subtasks[0].depth" and "gains" in error.message
+
+
+def test_an_option_a_measure_does_not_take_is_refused_with_those_it_takes(
+    tmp_path: Path,
+) -> None:
+    error = refusal(write(tmp_path, ["MAP", "MAP[dcg=log2]"], official="MAP"))
+    assert error.key == "subtasks[0].measures"
+    assert "does not take dcg; it takes: judged_only" in error.message
+
+
+RUN = b"".join(
+    f"{q} Q0 {d} {r} {s} tag\n".encode()
+    for q, d, r, s in [
+        ("q1", "u1", 1, 9.0),
+        ("q1", "d2", 2, 8.0),
+        ("q1", "d1", 3, 7.0),
+        ("q2", "d4", 1, 5.0),
+        ("q2", "d3", 2, 4.0),
+    ]
+)
+
+
+def score(path: Path) -> dict[str, float]:
+    definition = load_definition_file(path)
+    family = get_family("trec")
+    ctx = Context(definition, definition.subtasks[0], "test")
+    gold = family.load_gold({"qrels": QRELS.encode()}, ctx)
+    verdict = family.validate_file(io.BytesIO(RUN), gold, ctx, lenient=True, options={})
+    assert verdict.parsed is not None
+    return {k: r.raw for k, r in family.score(verdict.parsed, gold).items()}
+
+
+def test_set_options_apply_to_the_measures_that_take_them_and_brackets_override(
+    tmp_path: Path,
+) -> None:
+    """q1: unjudged, grade 0, grade 4; q2: grade 2 first (d3's -1 counts as unjudged)."""
+    measures = ["nDCG", "nDCG[dcg=log2,judged_only=false]", "MAP", "P@1"]
+    scores = score(write(tmp_path, measures, extra='dcg = "exp-log2"\njudged_only = true'))
+    # Condensed lists: q1 ranks d2 (0) then d1 (4), q2 ranks d4 (2): gains 2^g - 1.
+    q1 = (15 / math.log2(3)) / 15
+    assert scores["nDCG"] == pytest.approx((q1 + 1.0) / 2)
+    # Brackets: linear gains on the full lists; d1 at rank 3.
+    assert scores["nDCG[dcg=log2,judged_only=false]"] == pytest.approx((4 / 2 / 4 + 1.0) / 2)
+    assert scores["MAP"] == pytest.approx((1 / 2 + 1) / 2)
+    assert scores["P@1"] == pytest.approx((0 + 1) / 2)
+
+
+def test_a_gain_map_sorts_the_ideal_ranking_by_gain(tmp_path: Path) -> None:
+    scores = score(write(tmp_path, ["nDCG", "DCG@2"], extra='gains = { "4" = 1, "2" = 6 }'))
+    # q1: d1 (gain 1) at rank 3 of an ideal [1]; q2: d4 (gain 6) at rank 1 of an ideal [6].
+    assert scores["nDCG"] == pytest.approx((1 / 2 + 1) / 2)
+    assert scores["DCG@2"] == pytest.approx((0 + 6) / 2)

@@ -30,10 +30,13 @@ from leaderboard.tasks.families.base import (
 from leaderboard.tasks.families.trec.scoring import score_variant
 from leaderboard.tasks.families.trec.style import STYLE
 from leaderboard.tasks.families.trec.variants import (
+    MEASURE_OPTIONS,
     Variant,
     canonical,
+    check_measure_options,
     check_measures,
     check_set,
+    measure_options,
     missing_topics,
     set_variants,
     variant_measures,
@@ -102,6 +105,8 @@ class TrecFamily(SingleFileFamily):
     group_keys = {"variants": ("qrels",)}
     table_styles = (STYLE,)
     gold_address_options = (VARIANT,)
+    #: Measure options at the top level or per subtask (a set may override them too).
+    option_keys = MEASURE_OPTIONS
     #: Real runs average about 100 bytes a line.
     average_line_bytes = 1024
 
@@ -113,7 +118,10 @@ class TrecFamily(SingleFileFamily):
             canonical(definition.official_measure)
         except UnknownMeasure as exc:
             raise DefinitionError("official_measure", str(exc)) from None
+        check_measure_options(definition.options, "")
         for i, st in enumerate(definition.subtasks):
+            self.check_subtask_keys(st, f"subtasks[{i}]")
+            check_measure_options(st.options, f"subtasks[{i}].")
             slugs: set[str] = set()
             for j, s in enumerate(st.sets):
                 where = f"subtasks[{i}].sets[{j}]"
@@ -164,8 +172,9 @@ class TrecFamily(SingleFileFamily):
         qrels: dict[str, fmt.Qrels] = {}
         variants = {v.slug: v for v in set_variants(ctx.set)}
         measures: dict[str, tuple[TrecMeasureKey, ...]] = {}
+        options = measure_options(ctx.definition, ctx.subtask, ctx.set)
         for v in variants.values():
-            measures[v.slug] = tuple(variant_measures(ctx.subtask, v))
+            measures[v.slug] = tuple(variant_measures(ctx.subtask, v, options))
             data = files.get(v.role)
             if data is None:
                 continue

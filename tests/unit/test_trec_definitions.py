@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -264,3 +265,44 @@ def test_a_gain_map_sorts_the_ideal_ranking_by_gain(tmp_path: Path) -> None:
     # q1: d1 (gain 1) at rank 3 of an ideal [1]; q2: d4 (gain 6) at rank 1 of an ideal [6].
     assert scores["nDCG"] == pytest.approx((1 / 2 + 1) / 2)
     assert scores["DCG@2"] == pytest.approx((0 + 6) / 2)
+
+
+def with_format(path: Path, settings: str) -> Path:
+    path.write_text(
+        path.read_text().replace("[[subtasks]]", f"[format]\n{settings}\n\n[[subtasks]]")
+    )
+    return path
+
+
+def validated(path: Path) -> tuple[Any, Any, Any, Any]:
+    definition = load_definition_file(path)
+    family = get_family("trec")
+    ctx = Context(definition, definition.subtasks[0], "test")
+    gold = family.load_gold({"qrels": QRELS.encode()}, ctx)
+    verdict = family.validate_file(io.BytesIO(RUN), gold, ctx, lenient=False, options={})
+    return family, gold, ctx, verdict
+
+
+def test_over_limit_truncate_scores_the_first_results_by_score_with_a_warning(
+    tmp_path: Path,
+) -> None:
+    path = with_format(
+        write(tmp_path, ["MAP", "num_ret"]), 'max_per_query = 2\nover_limit = "truncate"'
+    )
+    family, gold, ctx, verdict = validated(path)
+    assert not verdict.errors
+    assert any("'q1' (3)" in w.message and "trec_eval -M" in w.message for w in verdict.warnings)
+    scores = {k: r.raw for k, r in family.score(verdict.parsed, gold).items()}
+    # q1 keeps u1 and d2 (d1, its relevant document, was third): MAP (0 + 1) / 2.
+    assert scores == {"MAP": pytest.approx(0.5), "num_ret": 4}
+    limit, _ = family.run_lines(gold, ctx)
+    assert limit == 2 * 2 * 2 + 1000
+
+
+def test_over_limit_refuse_is_the_default_and_other_values_are_refused(tmp_path: Path) -> None:
+    path = with_format(write(tmp_path, ["MAP"]), "max_per_query = 2")
+    _, _, _, verdict = validated(path)
+    assert any("'q1' has 3 lines" in e.message for e in verdict.errors)
+    path = with_format(write(tmp_path, ["MAP"]), 'over_limit = "cut"')
+    error = refusal(path)
+    assert error.key == "format" and "refuse, truncate" in error.message

@@ -27,7 +27,7 @@ from leaderboard.tasks.families.base import (
     StoredScore,
     Verdict,
 )
-from leaderboard.tasks.families.trec.scoring import score_variant
+from leaderboard.tasks.families.trec.scoring import score_variant, truncated
 from leaderboard.tasks.families.trec.style import STYLE
 from leaderboard.tasks.families.trec.variants import (
     MEASURE_OPTIONS,
@@ -193,6 +193,9 @@ class TrecFamily(SingleFileFamily):
         reason = (
             f"a run for {ctx.where} ranks at most {depth:,} results for each of {topics:,} topics"
         )
+        if gold.settings.over_limit == "truncate":
+            # Deeper runs are cut at scoring; a topic with twice the depth still stops the check.
+            return topics * depth * 2 + 1000, reason
         return topics * depth + 1000, reason
 
     def validate_file(
@@ -223,6 +226,8 @@ class TrecFamily(SingleFileFamily):
     def score(self, parsed: fmt.TrecRun, gold: TrecGold) -> dict[str, MeasureResult]:
         """Score against every loaded variant, keeping each measure's per-query values."""
         out: dict[str, MeasureResult] = {}
+        if gold.settings.over_limit == "truncate":
+            parsed = truncated(parsed, gold.settings.max_per_query)
         for slug, qrels in gold.qrels.items():
             variant = gold.variants[slug]
             measures = gold.measures[slug]

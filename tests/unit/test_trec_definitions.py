@@ -9,9 +9,10 @@ from typing import Any
 
 import pytest
 
+from leaderboard.scoring.resampling import SummedRows
 from leaderboard.tasks.definition import DefinitionError
 from leaderboard.tasks.families import get_family
-from leaderboard.tasks.families.base import Context, ReferenceFileError
+from leaderboard.tasks.families.base import Context, ReferenceFileError, StoredScore
 from leaderboard.tasks.loading import load_definition_file
 
 QRELS = "# judged\nq1 0 d1 4\nq1 0 d2 0\nq2 0 d3 -1\nq2 0 d4 2\n"
@@ -306,3 +307,19 @@ def test_over_limit_refuse_is_the_default_and_other_values_are_refused(tmp_path:
     path = with_format(write(tmp_path, ["MAP"]), 'over_limit = "cut"')
     error = refusal(path)
     assert error.key == "format" and "refuse, truncate" in error.message
+
+
+def test_gm_bpref_and_counts_resample_as_trec_eval_aggregates_them(tmp_path: Path) -> None:
+    family = get_family("trec")
+    definition = load_definition_file(write(tmp_path, ["gm_bpref", "num_q", "set_P"]))
+    ctx = Context(definition, definition.subtasks[0], "test")
+    gold = family.load_gold({"qrels": QRELS.encode()}, ctx)
+    stored = {"q1": 0.5, "q2": 0.0}
+    _, rows = family.unit_rows("gm_bpref", gold, StoredScore(stored))
+    assert isinstance(rows, SummedRows)
+    # trec_eval: exp of the mean log, each value floored at 0.00001.
+    assert rows.value() == pytest.approx(math.sqrt(0.5 * 0.00001))
+    _, counts = family.unit_rows("num_q", gold, StoredScore({"q1": 1.0, "q2": 1.0}))
+    assert counts.value() == 2.0
+    _, means = family.unit_rows("set_P", gold, StoredScore(stored))
+    assert means.value() == pytest.approx(0.25)

@@ -45,6 +45,7 @@ _FIXED = {
     "11pt_avg": "11pt_avg",
     "utility": "utility",
     "DCG": "dcg",
+    "G": "G",
     "binG": "binG",
     "ndcg_rel": "ndcg_rel",
     "num_nonrel_judged_ret": "num_nonrel_judged_ret",
@@ -583,6 +584,31 @@ class _Ranked:
         above = self.rel_rank - self.hits
         return self.over_r(self.count(self.rel_query, 1.0 / np.log2(above + 2.0)))
 
+    def g(self) -> NDArray[np.float64]:
+        """Return G: sum over positive lines of g_i / log2(1 + x_i), over the query's total gain.
+
+        x_i = 1 + CGI(min(i, P)) - CGR(i) + max(0, i - P): CGR the run's cumulative gain down to
+        rank i, CGI the ideal one, P the query's positive judgments (binG with grades).
+        """
+        positive = self.judged_grade > 0
+        query = self.judged_query[positive]
+        grade = self.judged_grade[positive].astype(np.float64)
+        rank = self.judged_rank[positive]
+        per_query = self.count(query)
+        cumulative = np.cumsum(grade)
+        before = np.concatenate(([0.0], cumulative))[(np.cumsum(per_query) - per_query)[query]]
+        run_gain = cumulative - before
+        ideal_per_query = self.count(self.qrels_query)
+        ideal_before = np.cumsum(ideal_per_query) - ideal_per_query
+        ideal_cumulative = np.concatenate(([0.0], np.cumsum(self.qrels_gain.astype(np.float64))))
+        depth = np.minimum(rank, ideal_per_query[query])
+        start = ideal_before[query]
+        ideal_gain = ideal_cumulative[start + depth] - ideal_cumulative[start]
+        x = 1 + ideal_gain - run_gain + np.maximum(rank - ideal_per_query[query], 0)
+        total = ideal_cumulative[ideal_before + ideal_per_query] - ideal_cumulative[ideal_before]
+        found = self.count(query, grade / np.log2(1 + x))
+        return np.where(total > 0, found / np.where(total > 0, total, 1.0), 0.0)
+
     def ndcg_rel(self) -> NDArray[np.float64]:
         """Return ndcg_rel: the mean over positive judgments of nDCG at each one's rank (full nDCG if not retrieved)."""
         positive = self.judged_grade > 0
@@ -678,6 +704,8 @@ class _Ranked:
             return self.inf_ap()
         if kind == "binG":
             return self.bin_g()
+        if kind == "G":
+            return self.g()
         if kind == "ndcg_rel":
             return self.ndcg_rel()
         if kind == "gm_bpref":

@@ -47,6 +47,7 @@ _FIXED = {
     "DCG": "dcg",
     "G": "G",
     "binG": "binG",
+    "Rndcg": "Rndcg",
     "ndcg_rel": "ndcg_rel",
     "num_nonrel_judged_ret": "num_nonrel_judged_ret",
     "num_q": "num_q",
@@ -609,6 +610,44 @@ class _Ranked:
         found = self.count(query, grade / np.log2(1 + x))
         return np.where(total > 0, found / np.where(total > 0, total, 1.0), 0.0)
 
+    def ndcg_at(self, query: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Return nDCG at cutoff k[j] of query[j], for any number of (query, cutoff) pairs."""
+        positive = self.judged_grade > 0
+        gain = np.where(positive, self.judged_grade / np.log2(self.judged_rank + 1.0), 0.0)
+        cumulative = np.concatenate(([0.0], np.cumsum(gain)))
+        stride = np.int64(max(int(self.judged_rank.max(initial=0)), int(k.max(initial=0))) + 1)
+        line_key = self.judged_query * stride + self.judged_rank
+        end = np.searchsorted(line_key, query * stride + k, side="right")
+        start = np.searchsorted(line_key, query * stride)
+        dcg = cumulative[end] - cumulative[start]
+        ideal_per_query = self.count(self.qrels_query)
+        ideal_before = np.cumsum(ideal_per_query) - ideal_per_query
+        ideal_cumulative = np.concatenate(
+            ([0.0], np.cumsum(self.qrels_gain / np.log2(self.ideal_rank + 1.0)))
+        )
+        depth = np.minimum(k, ideal_per_query[query])
+        first = ideal_before[query]
+        ideal = ideal_cumulative[first + depth] - ideal_cumulative[first]
+        return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+
+    def rndcg(self, n_retrieved: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Return Rndcg: the mean of nDCG at each R_l, R_l = judgments of grade >= l for each
+        positive grade l of the query, and at n if n > P + 1 (P positive judgments); 0 if R = 0.
+        """
+        query, grade = self.qrels_query.astype(np.int64), self.qrels_gain
+        last = np.ones(len(query), dtype=bool)
+        last[:-1] = (query[1:] != query[:-1]) | (grade[1:] != grade[:-1])
+        positives = self.count(query)
+        deep = np.flatnonzero(n_retrieved > positives + 1)
+        cut_query = np.concatenate((query[last], deep))
+        cut_k = np.concatenate((self.ideal_rank[last], n_retrieved[deep])).astype(np.int64)
+        order = np.lexsort((cut_k, cut_query))
+        cut_query, cut_k = cut_query[order], cut_k[order]
+        total = self.count(cut_query, self.ndcg_at(cut_query, cut_k))
+        cuts = self.count(cut_query)
+        found = (self.n_relevant > 0) & (cuts > 0)
+        return np.where(found, total / np.maximum(cuts, 1), 0.0)
+
     def ndcg_rel(self) -> NDArray[np.float64]:
         """Return ndcg_rel: the mean over positive judgments of nDCG at each one's rank (full nDCG if not retrieved)."""
         positive = self.judged_grade > 0
@@ -706,6 +745,8 @@ class _Ranked:
             return self.bin_g()
         if kind == "G":
             return self.g()
+        if kind == "Rndcg":
+            return self.rndcg(n_retrieved)
         if kind == "ndcg_rel":
             return self.ndcg_rel()
         if kind == "gm_bpref":

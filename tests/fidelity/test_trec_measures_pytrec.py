@@ -13,7 +13,7 @@ is judged: 0 but num_ret). pytrec_eval reports gm_map per query
 as log(max(AP, 0.00001)); our per-query GMAP is the AP itself. MRR@k has no trec_eval name: it
 equals recip_rank when the first relevant document is within k, else 0.
 
-The further measures (infAP, the set measures, utility, G, binG, ndcg_rel...) are checked the same
+The further measures (infAP, the set measures, utility, G, binG, ndcg_rel, Rndcg...) are checked the same
 way through trec_eval's own parameter syntax; Hits@k against trec_eval's P_k, DCG@k by hand,
 and Judged@k (which trec_eval lacks) against ir_measures.
 """
@@ -301,6 +301,7 @@ FURTHER = {
     "utility[2,-1,0.5,0.25]": ("utility.2,-1,0.5,0.25", "utility"),
     "binG": ("binG", "binG"),
     "G": ("G", "G"),
+    "Rndcg": ("Rndcg", "Rndcg"),
     "ndcg_rel": ("ndcg_rel", "ndcg_rel"),
     "num_nonrel_judged_ret": ("num_nonrel_judged_ret", "num_nonrel_judged_ret"),
     "num_q": ("num_q", "num_q"),

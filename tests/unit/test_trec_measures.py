@@ -333,7 +333,7 @@ def test_trec_eval_names_of_keys() -> None:
         ("R-Prec[mult=0]", "above 0"),
         ("R-Prec[mult=x]", "must be a number"),
         ("11pt_avg[1.5]", "in [0, 1]"),
-        ("Rndcg", "no such measure"),
+        ("rndcg", "no such measure"),
         ("foo", "no such measure"),
         ("mrr_cut_10", "no such measure"),
         ("map ", "no such measure"),

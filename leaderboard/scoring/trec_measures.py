@@ -907,8 +907,8 @@ def evaluate_trec(
     infAP (negative grades are pooled but unjudged), set_P/recall/F[x]/map/relative_P,
     relative_P_k = h(k) / min(k, R), Rprec_mult_x = h(c) / c with c = floor(x R + 0.9),
     11pt_avg = the mean of iprec_at_recall over its levels, gm_bpref, utility (collection size
-    0, as trec_eval without -N), binG, ndcg_rel (over the positive grades, whatever the
-    threshold), num_nonrel_judged_ret, num_q; and Hits@k = h(k), DCG@k, Judged@k (ir_measures:
+    0, as trec_eval without -N), G, binG, Rndcg, ndcg_rel (over the positive grades,
+    whatever the threshold), num_nonrel_judged_ret, num_q; and Hits@k = h(k), DCG@k, Judged@k (ir_measures:
     judged lines of any grade in the top min(k, n), over min(k, n)). A measure with
     ``judged_only`` is scored on the lines judged with a grade >= 0 only (trec_eval -J); one
     with ``gains`` or ``dcg="exp-log2"`` maps grades to gains (unlisted grades keep their value,

@@ -323,3 +323,10 @@ def test_gm_bpref_and_counts_resample_as_trec_eval_aggregates_them(tmp_path: Pat
     assert counts.value() == 2.0
     _, means = family.unit_rows("set_P", gold, StoredScore(stored))
     assert means.value() == pytest.approx(0.25)
+
+
+def test_a_measure_key_longer_than_the_score_tables_take_is_refused(tmp_path: Path) -> None:
+    levels = ",".join(f"0.{i}" for i in range(1, 10)) + ",0.95,0.99,1.0"
+    error = refusal(write(tmp_path, ["MAP", f"11pt_avg[{levels}]"], official="MAP"))
+    assert error.key == "subtasks[0].measures"
+    assert "at most 64" in error.message

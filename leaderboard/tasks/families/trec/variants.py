@@ -16,6 +16,8 @@ MEASURE_OPTIONS = ("gains", "dcg", "judged_only")
 #: The set keys of the trec family besides its files and groups.
 SET_OPTIONS = ("threshold", "missing_topics", "variants", *MEASURE_OPTIONS)
 MISSING_TOPICS = ("zero", "skip")
+#: The longest measure key the score tables store (bracketed keys can grow long).
+MAX_KEY_LENGTH = 64
 
 
 @dataclass(frozen=True)
@@ -207,5 +209,12 @@ def check_measures(subtask: SubtaskDef, variants: list[Variant], where: str) -> 
         except UnknownMeasure as exc:
             raise DefinitionError(f"{where}.measures", str(exc)) from None
     canon = [canonical(k) for k in subtask.measures]
+    for key in canon:
+        if len(key) > MAX_KEY_LENGTH:
+            raise DefinitionError(
+                f"{where}.measures",
+                f"{quoted(key[:80])} is {len(key)} characters long; a measure key (with its "
+                f"variant prefix) has at most {MAX_KEY_LENGTH}",
+            )
     if len(set(canon)) != len(canon):
         raise DefinitionError(f"{where}.measures", "lists a measure twice (under two names)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
 from typing import Any, Literal
@@ -12,6 +12,12 @@ from typing import Any, Literal
 import numpy as np
 from numpy.typing import NDArray
 
+from leaderboard.scoring.measure_keys import (
+    Bracketed,
+    Scalar,
+    refuse_unknown_options,
+    split_bracketed,
+)
 from leaderboard.scoring.ranking import match_index, rank_order
 from leaderboard.scoring.registry import Measure, MeasureRegistry, UnknownMeasure
 
@@ -29,9 +35,37 @@ _FIXED = {
     "num_ret": "num_ret",
     "num_rel": "num_rel",
     "num_rel_ret": "num_rel_ret",
+    "infAP": "infAP",
+    "gm_bpref": "gm_bpref",
+    "set_P": "set_P",
+    "set_recall": "set_recall",
+    "set_F": "set_F",
+    "set_map": "set_map",
+    "set_relative_P": "set_relative_P",
+    "11pt_avg": "11pt_avg",
+    "utility": "utility",
+    "DCG": "dcg",
+    "G": "G",
+    "binG": "binG",
+    "Rndcg": "Rndcg",
+    "ndcg_rel": "ndcg_rel",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "num_q": "num_q",
 }
-_FIXED_ALIASES = {name: key for key, name in _FIXED.items()}
-_COUNTS = frozenset({"num_ret", "num_rel", "num_rel_ret"})
+_FIXED_ALIASES = {name: key for key, name in _FIXED.items() if name != "dcg"}
+_COUNTS = frozenset({"num_ret", "num_rel", "num_rel_ret", "num_nonrel_judged_ret", "num_q"})
+#: Measures whose mean is trec_eval's floored geometric mean of the per-query values.
+_GEOMETRIC = frozenset({"gm_map", "gm_bpref"})
+#: Measures that take nDCG's gain options (``gains``, ``dcg``).
+GAIN_KINDS = frozenset({"ndcg", "ndcg_cut", "dcg", "dcg_cut"})
+#: The ``dcg`` option's values: trec_eval's linear gains, or 2^g - 1 (ir_measures, ranx).
+DCG_FORMS = ("log2", "exp-log2")
+#: Default parameters of the parameterised measures (trec_eval's defaults).
+_DEFAULT_PARAMS: dict[str, tuple[float, ...]] = {
+    "set_F": (1.0,),
+    "utility": (1.0, -1.0, 0.0, 0.0),
+    "11pt_avg": tuple(i / 10 for i in range(11)),
+}
 #: Cutoff measures: key prefix -> kind; the kind is also trec_eval's prefix except for MRR@k.
 _CUT_PREFIX = {
     "MAP": "map_cut",
@@ -40,17 +74,31 @@ _CUT_PREFIX = {
     "R": "recall",
     "nDCG": "ndcg_cut",
     "Success": "success",
+    "relative_P": "relative_P",
+    "Hits": "hits",
+    "DCG": "dcg_cut",
+    "Judged": "judged",
 }
 _CUT_KEY = {kind: prefix for prefix, kind in _CUT_PREFIX.items()}
-_CUT_ALIASES = frozenset(kind for kind in _CUT_PREFIX.values() if kind != "mrr_cut")
+_CUT_ALIASES = frozenset({"map_cut", "P", "recall", "ndcg_cut", "success", "relative_P"})
 #: The largest k accepted: far beyond any run's depth, small enough for int64 arithmetic.
 MAX_CUTOFF = 999_999_999
 
-_KEY_CUT = re.compile(r"(MAP|MRR|P|R|nDCG|Success)@(.*)", re.DOTALL)
-_ALIAS_CUT = re.compile(r"(map_cut|P|recall|ndcg_cut|success)_(.*)", re.DOTALL)
+_KEY_CUT = re.compile(r"(MAP|MRR|P|R|nDCG|Success|relative_P|Hits|DCG|Judged)@(.*)", re.DOTALL)
+_ALIAS_CUT = re.compile(r"(map_cut|P|recall|ndcg_cut|success|relative_P)_(.*)", re.DOTALL)
 _IPREC = re.compile(r"(?:iPrec@|iprec_at_recall_)(.*)", re.DOTALL)
+#: trec_eval's printed names of parameterised measures: set_F_0.5, Rprec_mult_0.20, utility_1,-1,0,0.
+_ALIAS_PARAM = re.compile(r"(set_F|Rprec_mult|utility)_(.*)", re.DOTALL)
 _POSITIVE = re.compile(r"[1-9][0-9]*")
 _RECALL_LEVEL = re.compile(r"0(?:\.[0-9]+)?|1(?:\.0+)?|\.[0-9]+")
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+#: What each bracketed measure takes: positional parameters (count or "levels") and options.
+_TAKES: dict[str, tuple[str, ...]] = {
+    "set_F": ("x (one number, default 1)",),
+    "utility": ("a, b, c, d (four coefficients)",),
+    "11pt_avg": ("recall levels in [0, 1]",),
+    "R-Prec": ("mult",),
+}
 
 FORMS = (
     "MAP@k",
@@ -60,9 +108,18 @@ FORMS = (
     "nDCG@k",
     "Success@k",
     "iPrec@r",
+    "relative_P@k",
+    "Hits@k",
+    "DCG@k",
+    "Judged@k",
+    "set_F[x]",
+    "R-Prec[mult=x]",
+    "11pt_avg[r1,r2,...]",
+    "utility[a,b,c,d]",
     "trec_eval names (map, gm_map, Rprec, recip_rank, ndcg, bpref, map_cut_k, P_k, recall_k, "
-    "ndcg_cut_k, success_k, iprec_at_recall_r)",
-    "with k a positive integer and r one of 0.00, 0.10, ..., 1.00",
+    "ndcg_cut_k, success_k, iprec_at_recall_r, relative_P_k, set_F_x, Rprec_mult_x, "
+    "utility_a,b,c,d)",
+    "with k a positive integer and r a recall level in [0, 1]",
 )
 
 
@@ -74,6 +131,35 @@ class TrecMeasureKey:
     kind: str
     k: int | None = None
     r: float | None = None
+    #: Parameters: set_F's x, Rprec_mult's multiple, utility's coefficients, 11pt_avg's levels.
+    params: tuple[float, ...] = ()
+    #: nDCG/DCG options (None: not set, trec_eval's default): a gain per grade, the gain form.
+    gains: tuple[tuple[int, float], ...] | None = None
+    dcg: str | None = None
+    #: trec_eval's -J: unjudged lines are removed before ranking (None: not set, false).
+    judged_only: bool | None = None
+
+    @property
+    def custom_gains(self) -> bool:
+        """Return whether gains differ from trec_eval's default (the grade, linear)."""
+        return bool(self.gains) or self.dcg == "exp-log2"
+
+    def with_defaults(
+        self,
+        gains: dict[int, float] | None = None,
+        dcg: str | None = None,
+        judged_only: bool | None = None,
+    ) -> TrecMeasureKey:
+        """Return the measure with set-level options where it takes them and brackets did not set them."""
+        changes: dict[str, Any] = {}
+        if self.kind in GAIN_KINDS:
+            if self.gains is None and gains:
+                changes["gains"] = tuple(sorted(gains.items()))
+            if self.dcg is None and dcg is not None:
+                changes["dcg"] = dcg
+        if self.judged_only is None and judged_only is not None:
+            changes["judged_only"] = judged_only
+        return replace(self, **changes) if changes else self
 
     @property
     def is_count(self) -> bool:
@@ -81,14 +167,21 @@ class TrecMeasureKey:
         return self.kind in _COUNTS
 
     @property
+    def is_geometric(self) -> bool:
+        """Return whether the mean is trec_eval's floored geometric mean (gm_map, gm_bpref)."""
+        return self.kind in _GEOMETRIC
+
+    @property
     def trec_eval_name(self) -> str | None:
-        """Return trec_eval's name of the measure (``ndcg_cut_10``), or None for MRR@k."""
-        if self.kind == "mrr_cut":
+        """Return trec_eval's name of the measure (``ndcg_cut_10``), or None where it has none."""
+        if self.kind in ("mrr_cut", "hits", "dcg", "dcg_cut", "judged"):
             return None
         if self.k is not None:
             return f"{self.kind}_{self.k}"
         if self.r is not None:
             return f"iprec_at_recall_{self.r:.2f}"
+        if self.kind == "Rprec_mult":
+            return f"Rprec_mult_{self.params[0]:.2f}"
         return self.kind
 
 
@@ -105,17 +198,141 @@ def _cutoff(name: str, text: str) -> int:
     return int(text)
 
 
-def _recall_level(name: str, text: str) -> float:
-    """Return the recall level written in ``text``; raise unless it is 0.0, 0.1, ... or 1.0."""
+def _recall_level(name: str, text: str) -> Decimal:
+    """Return the recall level written in ``text``; raise unless it is a number in [0, 1]."""
     level = None
     if _RECALL_LEVEL.fullmatch(text):
         try:
             level = Decimal(text)
         except InvalidOperation:
             level = None
-    if level is None or (level * 10) % 1 != 0:
-        raise _unknown(name, "the recall level must be one of 0.00, 0.10, ..., 1.00")
-    return float(level)
+    if level is None or not 0 <= level <= 1:
+        raise _unknown(name, "the recall level must be a number in [0, 1] (0.10 or 0.1, 0.25)")
+    return level
+
+
+def _level_text(level: Decimal) -> str:
+    """Return a recall level as keys write it: two decimals at least (0.10), more if given."""
+    if (level * 100) % 1 == 0:
+        return f"{level:.2f}"
+    return format(level.normalize(), "f")
+
+
+def _number_text(value: float) -> str:
+    """Return a parameter as keys write it: 1 for 1.0, 0.5, -1."""
+    text = repr(float(value))
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _number(name: str, value: Scalar | str, what: str) -> float:
+    """Return a numeric parameter; raise UnknownMeasure naming ``what`` unless it is a number."""
+    if isinstance(value, bool):
+        raise _unknown(name, f"{what} must be a number, not {value!r}")
+    if isinstance(value, int | float):
+        return float(value)
+    if not _NUMBER.fullmatch(value):
+        raise _unknown(name, f"{what} must be a number, not {value!r}")
+    return float(value)
+
+
+def _parameterised(
+    name: str, base: str, positional: Sequence[Scalar | str], named: dict[str, Scalar]
+) -> TrecMeasureKey:
+    """Return set_F[x], utility[a,b,c,d], 11pt_avg[levels] or R-Prec[mult=x] from its parameters."""
+    takes = _TAKES[base]
+    if base == "R-Prec":
+        extra = sorted(set(named) - {"mult"}) + (["a positional parameter"] if positional else [])
+        if extra:
+            raise UnknownMeasure(
+                f"Measure {name[:80]!r} does not take {', '.join(extra)}; it takes: "
+                f"{', '.join(takes)}, judged_only."
+            )
+        if "mult" not in named:
+            raise _unknown(name, "R-Prec takes mult, as R-Prec[mult=2]")
+        mult = _number(name, named["mult"], "mult")
+        if not 0 < mult <= 1000:
+            raise _unknown(name, "mult must be a number above 0 (up to 1000)")
+        return TrecMeasureKey(f"R-Prec[mult={_number_text(mult)}]", "Rprec_mult", params=(mult,))
+    if named:
+        raise UnknownMeasure(
+            f"Measure {name[:80]!r} does not take {', '.join(sorted(named))}; it takes: "
+            f"{', '.join(takes)}, judged_only."
+        )
+    if base == "set_F":
+        if len(positional) != 1:
+            raise _unknown(name, "set_F takes one parameter x, as set_F[0.5]")
+        x = _number(name, positional[0], "x")
+        if x < 0:
+            raise _unknown(name, "set_F's x must be 0 or more")
+        key = "set_F" if x == 1 else f"set_F[{_number_text(x)}]"
+        return TrecMeasureKey(key, "set_F", params=(x,))
+    if base == "utility":
+        if len(positional) != 4:
+            raise _unknown(name, "utility takes four coefficients, as utility[1,-1,0,0]")
+        coefficients = tuple(_number(name, v, "a coefficient") for v in positional)
+        key = f"utility[{','.join(_number_text(c) for c in coefficients)}]"
+        return TrecMeasureKey(key, "utility", params=coefficients)
+    if not positional:
+        raise _unknown(name, "11pt_avg takes recall levels, as 11pt_avg[0.0,0.5,1.0]")
+    levels = [_recall_level(name, str(v)) for v in positional]
+    key = f"11pt_avg[{','.join(_level_text(v) for v in levels)}]"
+    return TrecMeasureKey(key, "11pt_avg", params=tuple(float(v) for v in levels))
+
+
+def _bracketed(name: str) -> TrecMeasureKey:
+    """Return the measure of a key with brackets; refuse options the measure does not take."""
+    parts: Bracketed = split_bracketed(name)
+    base = "R-Prec" if parts.name in ("Rprec", "R-Prec") else parts.name
+    named = dict(parts.named)
+    if "gains" in named:
+        raise UnknownMeasure(
+            f"Measure {name[:80]!r}: gains is a table of grades; set it at the set, subtask or "
+            'top level (gains = {{ "1" = 1, "2" = 3 }}), not in brackets.'
+        )
+    judged_only = named.pop("judged_only", None)
+    dcg = named.pop("dcg", None)
+    if base in _TAKES and (parts.positional or named):
+        parsed = _parameterised(name, base, parts.positional, named)
+        if parsed.params == _DEFAULT_PARAMS.get(parsed.kind):
+            parsed = parse_trec_measure(parsed.kind)
+    else:
+        parsed = parse_trec_measure(base)
+        options = ("judged_only", "dcg") if parsed.kind in GAIN_KINDS else ("judged_only",)
+        refuse_unknown_options(
+            name[:80], {**named, **({"dcg": dcg} if dcg is not None else {})}, options
+        )
+        if parts.positional:
+            raise UnknownMeasure(f"Measure {name[:80]!r} takes no parameters in brackets.")
+    if dcg is not None:
+        if parsed.kind not in GAIN_KINDS:
+            raise UnknownMeasure(
+                f"Measure {name[:80]!r} does not take dcg; it takes: {', '.join(_takes(parsed))}."
+            )
+        if dcg not in DCG_FORMS:
+            raise _unknown(name, f"dcg must be one of {', '.join(DCG_FORMS)}, not {dcg!r}")
+    if judged_only is not None and not isinstance(judged_only, bool):
+        raise _unknown(name, f"judged_only must be true or false, not {judged_only!r}")
+    options_text = [f"dcg={dcg}"] if dcg is not None else []
+    if judged_only is not None:
+        options_text.append(f"judged_only={'true' if judged_only else 'false'}")
+    if not options_text:
+        return parsed
+    stem, bracket, inside = parsed.key.partition("[")
+    listed = [inside[:-1]] if bracket else []
+    key = f"{stem}[{','.join([*listed, *options_text])}]"
+    return replace(
+        parsed,
+        key=key,
+        dcg=str(dcg) if dcg is not None else None,
+        judged_only=judged_only if isinstance(judged_only, bool) else None,
+    )
+
+
+def _takes(parsed: TrecMeasureKey) -> tuple[str, ...]:
+    """Return the options and parameters a measure takes, for messages."""
+    own = _TAKES.get("R-Prec" if parsed.kind == "Rprec_mult" else parsed.kind, ())
+    gain = ("dcg",) if parsed.kind in GAIN_KINDS else ()
+    return (*own, *gain, "judged_only")
 
 
 def parse_trec_measure(name: str) -> TrecMeasureKey:
@@ -124,11 +341,13 @@ def parse_trec_measure(name: str) -> TrecMeasureKey:
     Raises UnknownMeasure naming the accepted forms. ``iPrec@0.1`` and ``iPrec@0.10`` are the
     same measure, whose canonical key is ``iPrec@0.10``.
     """
+    if "[" in name or "]" in name:
+        return _bracketed(name)
     if name in _FIXED:
-        return TrecMeasureKey(name, _FIXED[name])
+        return TrecMeasureKey(name, _FIXED[name], params=_DEFAULT_PARAMS.get(_FIXED[name], ()))
     if name in _FIXED_ALIASES:
         key = _FIXED_ALIASES[name]
-        return TrecMeasureKey(key, _FIXED[key])
+        return TrecMeasureKey(key, _FIXED[key], params=_DEFAULT_PARAMS.get(_FIXED[key], ()))
     match = _KEY_CUT.fullmatch(name)
     if match is not None:
         k = _cutoff(name, match.group(2))
@@ -141,14 +360,33 @@ def parse_trec_measure(name: str) -> TrecMeasureKey:
     match = _IPREC.fullmatch(name)
     if match is not None:
         r = _recall_level(name, match.group(1))
-        return TrecMeasureKey(f"iPrec@{r:.2f}", "iprec_at_recall", r=r)
+        return TrecMeasureKey(f"iPrec@{_level_text(r)}", "iprec_at_recall", r=float(r))
+    match = _ALIAS_PARAM.fullmatch(name)
+    if match is not None:
+        base, text = match.groups()
+        if base == "Rprec_mult":
+            return _parameterised(name, "R-Prec", [], {"mult": text})
+        values = text.split(",")
+        if not all(_NUMBER.fullmatch(v) for v in values):
+            raise _unknown(name, f"{base}'s parameters must be numbers separated by commas")
+        parsed = _parameterised(name, base, values, {})
+        if parsed.params == _DEFAULT_PARAMS.get(parsed.kind):
+            return parse_trec_measure(parsed.kind)
+        return parsed
     raise _unknown(name, "no such measure")
+
+
+#: Measures on their own scale (not 0-1): utility, unnormalised DCG, and Hits@k, a count per
+#: query averaged over queries (as ranx does).
+_SCORES = frozenset({"utility", "dcg", "dcg_cut", "hits"})
 
 
 def measure_entry(measure: TrecMeasureKey) -> Measure:
     """Return the registry entry of a trec measure (counts have scale "count", 0 decimals)."""
     if measure.is_count:
         return Measure(measure.key, measure.key, "count", 0, 0)
+    if measure.kind in _SCORES:
+        return Measure(measure.key, measure.key, "score", 4, 4)
     return Measure(measure.key, measure.key, "fraction", 4, 4)
 
 
@@ -165,6 +403,8 @@ TREC_REGISTRY = MeasureRegistry(
         (_KEY_CUT, _entry_of),
         (_ALIAS_CUT, _entry_of),
         (_IPREC, _entry_of),
+        (_ALIAS_PARAM, _entry_of),
+        (re.compile(r"[^\[\]]+\[.*\]", re.DOTALL), _entry_of),
     ],
     forms=FORMS,
 )
@@ -209,6 +449,12 @@ class _Ranked:
         self.qrels_query = qrels_query
         self.qrels_gain = qrels_gain
         self.safe_r = np.maximum(n_relevant, 1)
+        #: Every non-negative judgment (query, grade), for ideal rankings under gain maps.
+        self.all_query = np.zeros(0, dtype=np.int64)
+        self.all_grade = np.zeros(0, dtype=np.int64)
+        #: Query and rank of the lines judged with a negative grade (set for infAP, Judged@k).
+        self.negative_query = np.zeros(0, dtype=np.int64)
+        self.negative_rank = np.zeros(0, dtype=np.int64)
 
     def count(self, query: NDArray[Any], weights: NDArray[Any] | None = None) -> NDArray[Any]:
         """Return per-query sums (counts without weights); bincount adds in array order."""
@@ -299,6 +545,133 @@ class _Ranked:
         ideal = self.ideal_dcg(k)
         return np.where(ideal > 0, self.dcg(k) / np.where(ideal > 0, ideal, 1.0), 0.0)
 
+    def gain(self, m: TrecMeasureKey, grades: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Return the gains of non-negative grades under a measure's gain map and form."""
+        gains = grades.astype(np.float64)
+        for grade, value in m.gains or ():
+            gains[grades == grade] = value
+        if m.dcg == "exp-log2":
+            gains = np.exp2(gains) - 1.0
+        return gains
+
+    def mapped_dcg(
+        self, m: TrecMeasureKey, k: int | None
+    ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+        """Return DCG and ideal DCG at k with a measure's gains (the ideal sorted by gain)."""
+        gains = self.gain(m, self.judged_grade)
+        keep = gains > 0
+        if k is not None:
+            keep &= self.judged_rank <= k
+        rank = self.judged_rank[keep]
+        dcg = self.count(self.judged_query[keep], gains[keep] / np.log2(rank + 1.0))
+        ideal_gains = self.gain(m, self.all_grade)
+        positive = ideal_gains > 0
+        query, value = self.all_query[positive], ideal_gains[positive]
+        order = np.lexsort((-value, query))
+        query, value = query[order], value[order]
+        per_query = self.count(query)
+        ideal_rank = np.arange(1, len(query) + 1) - (np.cumsum(per_query) - per_query)[query]
+        inside = slice(None) if k is None else ideal_rank <= k
+        ideal = self.count(query[inside], value[inside] / np.log2(ideal_rank[inside] + 1.0))
+        return dcg, ideal
+
+    def mapped_ndcg(self, m: TrecMeasureKey, k: int | None) -> NDArray[np.float64]:
+        """Return nDCG at k with a measure's gains."""
+        dcg, ideal = self.mapped_dcg(m, k)
+        return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+
+    def bin_g(self) -> NDArray[np.float64]:
+        """Return binG: (1/R) sum over relevant lines of 1/log2(2 + non-relevant lines above)."""
+        above = self.rel_rank - self.hits
+        return self.over_r(self.count(self.rel_query, 1.0 / np.log2(above + 2.0)))
+
+    def g(self) -> NDArray[np.float64]:
+        """Return G: sum over positive lines of g_i / log2(1 + x_i), over the query's total gain.
+
+        x_i = 1 + CGI(min(i, P)) - CGR(i) + max(0, i - P): CGR the run's cumulative gain down to
+        rank i, CGI the ideal one, P the query's positive judgments (binG with grades).
+        """
+        positive = self.judged_grade > 0
+        query = self.judged_query[positive]
+        grade = self.judged_grade[positive].astype(np.float64)
+        rank = self.judged_rank[positive]
+        per_query = self.count(query)
+        cumulative = np.cumsum(grade)
+        before = np.concatenate(([0.0], cumulative))[(np.cumsum(per_query) - per_query)[query]]
+        run_gain = cumulative - before
+        ideal_per_query = self.count(self.qrels_query)
+        ideal_before = np.cumsum(ideal_per_query) - ideal_per_query
+        ideal_cumulative = np.concatenate(([0.0], np.cumsum(self.qrels_gain.astype(np.float64))))
+        depth = np.minimum(rank, ideal_per_query[query])
+        start = ideal_before[query]
+        ideal_gain = ideal_cumulative[start + depth] - ideal_cumulative[start]
+        x = 1 + ideal_gain - run_gain + np.maximum(rank - ideal_per_query[query], 0)
+        total = ideal_cumulative[ideal_before + ideal_per_query] - ideal_cumulative[ideal_before]
+        found = self.count(query, grade / np.log2(1 + x))
+        return np.where(total > 0, found / np.where(total > 0, total, 1.0), 0.0)
+
+    def ndcg_at(self, query: NDArray[np.int64], k: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Return nDCG at cutoff k[j] of query[j], for any number of (query, cutoff) pairs."""
+        positive = self.judged_grade > 0
+        gain = np.where(positive, self.judged_grade / np.log2(self.judged_rank + 1.0), 0.0)
+        cumulative = np.concatenate(([0.0], np.cumsum(gain)))
+        stride = np.int64(max(int(self.judged_rank.max(initial=0)), int(k.max(initial=0))) + 1)
+        line_key = self.judged_query * stride + self.judged_rank
+        end = np.searchsorted(line_key, query * stride + k, side="right")
+        start = np.searchsorted(line_key, query * stride)
+        dcg = cumulative[end] - cumulative[start]
+        ideal_per_query = self.count(self.qrels_query)
+        ideal_before = np.cumsum(ideal_per_query) - ideal_per_query
+        ideal_cumulative = np.concatenate(
+            ([0.0], np.cumsum(self.qrels_gain / np.log2(self.ideal_rank + 1.0)))
+        )
+        depth = np.minimum(k, ideal_per_query[query])
+        first = ideal_before[query]
+        ideal = ideal_cumulative[first + depth] - ideal_cumulative[first]
+        return np.where(ideal > 0, dcg / np.where(ideal > 0, ideal, 1.0), 0.0)
+
+    def rndcg(self, n_retrieved: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Return Rndcg: the mean of nDCG at each R_l, R_l = judgments of grade >= l for each
+        positive grade l of the query, and at n if n > P + 1 (P positive judgments); 0 if R = 0.
+        """
+        query, grade = self.qrels_query.astype(np.int64), self.qrels_gain
+        last = np.ones(len(query), dtype=bool)
+        last[:-1] = (query[1:] != query[:-1]) | (grade[1:] != grade[:-1])
+        positives = self.count(query)
+        deep = np.flatnonzero(n_retrieved > positives + 1)
+        cut_query = np.concatenate((query[last], deep))
+        cut_k = np.concatenate((self.ideal_rank[last], n_retrieved[deep])).astype(np.int64)
+        order = np.lexsort((cut_k, cut_query))
+        cut_query, cut_k = cut_query[order], cut_k[order]
+        total = self.count(cut_query, self.ndcg_at(cut_query, cut_k))
+        cuts = self.count(cut_query)
+        found = (self.n_relevant > 0) & (cuts > 0)
+        return np.where(found, total / np.maximum(cuts, 1), 0.0)
+
+    def ndcg_rel(self) -> NDArray[np.float64]:
+        """Return ndcg_rel: the mean over positive judgments of nDCG at each one's rank (full nDCG if not retrieved)."""
+        positive = self.judged_grade > 0
+        gain = np.where(positive, self.judged_grade / np.log2(self.judged_rank + 1.0), 0.0)
+        per_query = self.count(self.judged_query)
+        before = np.cumsum(per_query) - per_query
+        cumulative = np.cumsum(gain)
+        dcg_at = cumulative - np.concatenate(([0.0], cumulative))[before[self.judged_query]]
+        ideal_per_query = self.count(self.qrels_query)
+        ideal_before = np.cumsum(ideal_per_query) - ideal_per_query
+        ideal_cumulative = np.concatenate(
+            ([0.0], np.cumsum(self.qrels_gain / np.log2(self.ideal_rank + 1.0)))
+        )
+        # Its relevant documents are those with a positive gain, whatever the threshold.
+        rel = positive
+        query = self.judged_query[rel]
+        depth = np.minimum(self.judged_rank[rel], ideal_per_query[query])
+        start = ideal_before[query]
+        ideal_at = ideal_cumulative[start + depth] - ideal_cumulative[start]
+        at = np.where(ideal_at > 0, dcg_at[rel] / np.where(ideal_at > 0, ideal_at, 1.0), 0.0)
+        missed = ideal_per_query - self.count(query)
+        total = self.count(query, at) + missed * self.ndcg(None)
+        return np.where(ideal_per_query > 0, total / np.maximum(ideal_per_query, 1), 0.0)
+
     def bpref(self) -> NDArray[np.float64]:
         """Return bpref: (1/R) sum over relevant lines of 1 - min(n_r, R) / min(N, R)."""
         nonrel = ~self.judged_relevant
@@ -348,9 +721,9 @@ class _Ranked:
         if kind == "success":
             return ((self.first_rank > 0) & (self.first_rank <= k)).astype(np.float64)
         if kind == "ndcg":
-            return self.ndcg(None)
+            return self.mapped_ndcg(m, None) if m.custom_gains else self.ndcg(None)
         if kind == "ndcg_cut":
-            return self.ndcg(k)
+            return self.mapped_ndcg(m, k) if m.custom_gains else self.ndcg(k)
         if kind == "bpref":
             return self.bpref()
         if kind == "iprec_at_recall":
@@ -361,7 +734,130 @@ class _Ranked:
             return self.n_relevant.astype(np.float64)
         if kind == "num_rel_ret":
             return self.rel_retrieved.astype(np.float64)
+        return self.further(m, n_retrieved)
+
+    def further(self, m: TrecMeasureKey, n_retrieved: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Return the per-query values of a measure beyond the classic ones."""
+        kind, k = m.kind, m.k or 0
+        if kind == "infAP":
+            return self.inf_ap()
+        if kind == "binG":
+            return self.bin_g()
+        if kind == "G":
+            return self.g()
+        if kind == "Rndcg":
+            return self.rndcg(n_retrieved)
+        if kind == "ndcg_rel":
+            return self.ndcg_rel()
+        if kind == "gm_bpref":
+            return self.bpref()
+        if kind == "hits":
+            return self.count(self.rel_query[self.within(k)]).astype(np.float64)
+        if kind in ("dcg", "dcg_cut"):
+            cut = k if kind == "dcg_cut" else None
+            return self.mapped_dcg(m, cut)[0] if m.custom_gains else self.dcg(cut)
+        if kind == "judged":
+            judged = self.count(self.judged_query[self.judged_rank <= k])
+            judged += self.count(self.negative_query[self.negative_rank <= k])
+            shown = np.minimum(n_retrieved, k)
+            return np.where(shown > 0, judged / np.maximum(shown, 1), 0.0)
+        if kind == "relative_P":
+            inside = self.count(self.rel_query[self.within(k)])
+            bound = np.minimum(self.n_relevant, k)
+            return np.where(bound > 0, inside / np.maximum(bound, 1), 0.0)
+        if kind == "Rprec_mult":
+            # trec_eval turns the multiple of R into a rank as for iprec: floor(mult R + 0.9).
+            cutoff = (m.params[0] * self.n_relevant + 0.9).astype(np.int64)
+            inside = self.rel_rank <= cutoff[self.rel_query]
+            found = self.count(self.rel_query[inside])
+            return np.where(cutoff > 0, found / np.maximum(cutoff, 1), 0.0)
+        if kind == "11pt_avg":
+            return np.mean([self.iprec(level) for level in m.params], axis=0)
+        rel_ret = self.rel_retrieved.astype(np.float64)
+        precision = np.where(n_retrieved > 0, rel_ret / np.maximum(n_retrieved, 1), 0.0)
+        recall = self.over_r(rel_ret)
+        if kind == "set_P":
+            return precision
+        if kind == "set_recall":
+            return recall
+        if kind == "set_map":
+            return precision * recall
+        if kind == "set_F":
+            x = m.params[0]
+            denominator = x * precision + recall
+            safe = np.where(denominator > 0, denominator, 1.0)
+            return np.where(denominator > 0, (x + 1) * precision * recall / safe, 0.0)
+        if kind == "set_relative_P":
+            bound = np.minimum(n_retrieved, self.n_relevant)
+            return np.where(bound > 0, rel_ret / np.maximum(bound, 1), 0.0)
+        if kind == "utility":
+            a, b, c, d = m.params
+            nonrel_ret = n_retrieved - rel_ret
+            rel_missed = self.n_relevant - rel_ret
+            # trec_eval's collection size (-N) is 0 unless given: its last term is negative.
+            nonrel_missed = -n_retrieved - self.n_relevant + rel_ret
+            return a * rel_ret + b * nonrel_ret + c * rel_missed + d * nonrel_missed
+        if kind == "num_nonrel_judged_ret":
+            return self.count(self.judged_query[~self.judged_relevant]).astype(np.float64)
+        if kind == "num_q":
+            return np.ones(self.n)
         raise UnknownMeasure(f"unknown trec measure kind {kind!r}")
+
+    def inf_ap(self) -> NDArray[np.float64]:
+        """Return trec_eval's infAP: AP inferred from a sampled pool (negative grades: unjudged).
+
+        For a relevant line at 0-based position i with, above it, r relevant, j judged
+        non-relevant and u pooled-but-unjudged (negative grade) lines, the term is 1 at i = 0,
+        else 1/(i+1) + i/(i+1) * (r+j+u)/i * (r+eps)/(r+j+2 eps), eps = 0.00001; the sum over R.
+        """
+        eps = 0.00001
+        judged_per_query = self.count(self.judged_query)
+        judged_start = np.cumsum(judged_per_query) - judged_per_query
+        position = np.flatnonzero(self.judged_relevant) - judged_start[self.rel_query]
+        rel_before = (self.hits - 1).astype(np.float64)
+        nonrel_before = position - rel_before
+        stride = np.int64(max(int(self.judged_rank.max(initial=0)), 1) + 1)
+        stride = max(stride, np.int64(int(self.negative_rank.max(initial=0)) + 1))
+        negative_key = self.negative_query * stride + self.negative_rank
+        unjudged_before = np.searchsorted(
+            negative_key, self.rel_query * stride + self.rel_rank
+        ) - np.searchsorted(negative_key, self.rel_query * stride)
+        i = (self.rel_rank - 1).astype(np.float64)
+        safe_i = np.maximum(i, 1.0)
+        term = np.where(
+            i == 0,
+            1.0,
+            1.0 / (i + 1)
+            + (i / (i + 1))
+            * ((rel_before + nonrel_before + unjudged_before) / safe_i)
+            * ((rel_before + eps) / (rel_before + nonrel_before + 2 * eps)),
+        )
+        return self.over_r(self.count(self.rel_query, term))
+
+
+#: Measures that read the lines judged with a negative grade.
+_NEEDS_NEGATIVES = frozenset({"infAP", "judged"})
+
+
+def _negative_lines(
+    query: NDArray[Any],
+    docids: NDArray[Any],
+    order: NDArray[np.intp],
+    n_retrieved: NDArray[np.int64],
+    qrels_query: NDArray[Any],
+    qrels_docids: NDArray[Any],
+    qrels_grades: NDArray[Any],
+    n_queries: int,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Return the query and rank of the run lines judged with a negative grade, in rank order."""
+    qq = np.asarray(qrels_query).astype(np.int64)
+    grades = np.asarray(qrels_grades).astype(np.int64)
+    negative = (qq >= 0) & (qq < n_queries) & (grades < 0)
+    row = match_index(query, docids, qq[negative], np.asarray(qrels_docids)[negative])
+    at = np.flatnonzero((row >= 0)[order])
+    negative_query = query[order[at]].astype(np.int64)
+    group_start = np.cumsum(n_retrieved) - n_retrieved
+    return negative_query, at - group_start[negative_query] + 1
 
 
 def evaluate_trec(
@@ -407,6 +903,17 @@ def evaluate_trec(
                        trec_eval 10 changed it)
         num_ret = n, num_rel = R, num_rel_ret = h(n)
 
+    Further measures follow trec_eval 9.0.8 the same way (see the methods of ``_Ranked``):
+    infAP (negative grades are pooled but unjudged), set_P/recall/F[x]/map/relative_P,
+    relative_P_k = h(k) / min(k, R), Rprec_mult_x = h(c) / c with c = floor(x R + 0.9),
+    11pt_avg = the mean of iprec_at_recall over its levels, gm_bpref, utility (collection size
+    0, as trec_eval without -N), G, binG, Rndcg, ndcg_rel (over the positive grades,
+    whatever the threshold), num_nonrel_judged_ret, num_q; and Hits@k = h(k), DCG@k, Judged@k (ir_measures:
+    judged lines of any grade in the top min(k, n), over min(k, n)). A measure with
+    ``judged_only`` is scored on the lines judged with a grade >= 0 only (trec_eval -J); one
+    with ``gains`` or ``dcg="exp-log2"`` maps grades to gains (unlisted grades keep their value,
+    negative grades gain 0, then 2^g - 1) and sorts its ideal ranking by gain.
+
     Every ratio with R = 0 (or IDCG = 0) is 0. Means are over the evaluated queries: all
     ``n_queries`` with ``missing="zero"`` (trec_eval ``-c``: a query without lines scores 0,
     its R still counts in num_rel, GMAP floors it at 0.00001), those with at least one line
@@ -417,6 +924,53 @@ def evaluate_trec(
     """
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', not {missing!r}")
+    condensed = [m for m in measures if m.judged_only]
+    if not condensed:
+        return _evaluate(
+            run_query, run_docids, run_scores, qrels_query, qrels_docids, qrels_grades,
+            n_queries, threshold, measures, missing, None,
+        )  # fmt: skip
+    full = _evaluate(
+        run_query, run_docids, run_scores, qrels_query, qrels_docids, qrels_grades,
+        n_queries, threshold, [m for m in measures if not m.judged_only], missing, None,
+    )  # fmt: skip
+    # trec_eval -J: lines without a judgment (or judged with a negative grade) are removed
+    # before ranking; the evaluated queries stay those of the whole run.
+    query, docids = np.asarray(run_query), np.asarray(run_docids)
+    qq = np.asarray(qrels_query)
+    inside = (qq >= 0) & (qq < n_queries) & (np.asarray(qrels_grades) >= 0)
+    row = match_index(
+        np.where((query >= 0) & (query < n_queries), query, 0),
+        docids,
+        qq[inside],
+        np.asarray(qrels_docids)[inside],
+    )
+    judged = (row >= 0) & (query >= 0) & (query < n_queries)
+    condensed_run = _evaluate(
+        query[judged], docids[judged], np.asarray(run_scores)[judged], qrels_query,
+        qrels_docids, qrels_grades, n_queries, threshold, condensed, missing, full.evaluated,
+    )  # fmt: skip
+    return TrecEvaluation(
+        {**full.per_query, **condensed_run.per_query},
+        {**full.means, **condensed_run.means},
+        full.evaluated,
+    )
+
+
+def _evaluate(
+    run_query: NDArray[Any],
+    run_docids: NDArray[Any],
+    run_scores: NDArray[Any],
+    qrels_query: NDArray[Any],
+    qrels_docids: NDArray[Any],
+    qrels_grades: NDArray[Any],
+    n_queries: int,
+    threshold: int,
+    measures: Sequence[TrecMeasureKey],
+    missing: Literal["zero", "skip"],
+    evaluated_queries: NDArray[np.bool_] | None,
+) -> TrecEvaluation:
+    """Score run lines as evaluate_trec does; ``evaluated_queries`` overrides which count."""
     query = np.asarray(run_query)
     docids = np.asarray(run_docids)
     scores = np.asarray(run_scores)
@@ -440,6 +994,11 @@ def evaluate_trec(
     order = rank_order(query, docids, scores)
     # Every measure depends on the judged lines only, so ranks are kept at those alone.
     judged_at = np.flatnonzero((row >= 0)[order])
+    negatives = None
+    if any(m.kind in _NEEDS_NEGATIVES for m in measures):
+        negatives = _negative_lines(
+            query, docids, order, n_retrieved, qrels_query, qrels_docids, qrels_grades, n_queries
+        )
     judged_line = order[judged_at]
     del order
     judged_query = query[judged_line].astype(np.int64)
@@ -460,8 +1019,15 @@ def evaluate_trec(
         qq[positive][ideal],
         grades[positive][ideal],
     )
+    if negatives is not None:
+        ranked.negative_query, ranked.negative_rank = negatives
+    if any(m.custom_gains for m in measures):
+        ranked.all_query, ranked.all_grade = qq, grades
 
-    evaluated = np.ones(n_queries, dtype=bool) if missing == "zero" else n_retrieved > 0
+    if evaluated_queries is not None:
+        evaluated = evaluated_queries
+    else:
+        evaluated = np.ones(n_queries, dtype=bool) if missing == "zero" else n_retrieved > 0
     n_evaluated = int(evaluated.sum())
     per_query: dict[str, NDArray[np.float64]] = {}
     means: dict[str, float] = {}
@@ -475,7 +1041,7 @@ def evaluate_trec(
             means[m.key] = float(chosen.sum())
         elif not n_evaluated:
             means[m.key] = 0.0
-        elif m.kind == "gm_map":
+        elif m.is_geometric:
             means[m.key] = float(np.exp(np.log(np.maximum(chosen, GEO_MEAN_FLOOR)).mean()))
         else:
             means[m.key] = float(chosen.sum() / n_evaluated)

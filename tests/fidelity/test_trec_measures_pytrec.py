@@ -12,6 +12,10 @@ earlier topic or evaluator (it hangs or returns garbage); their values are check
 is judged: 0 but num_ret). pytrec_eval reports gm_map per query
 as log(max(AP, 0.00001)); our per-query GMAP is the AP itself. MRR@k has no trec_eval name: it
 equals recip_rank when the first relevant document is within k, else 0.
+
+The further measures (infAP, the set measures, utility, G, binG, ndcg_rel, Rndcg...) are checked the same
+way through trec_eval's own parameter syntax; Hits@k against trec_eval's P_k, DCG@k by hand,
+and Judged@k (which trec_eval lacks) against ir_measures.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ from typing import Literal
 import numpy as np
 import pytest
 import pytrec_eval
+
+# pytrec_eval's Python wrapper rewrites measure parameters (it drops negative coefficients and
+# gain maps); its C class takes trec_eval's own `-m measure.params` syntax unchanged.
+from pytrec_eval_ext import RelevanceEvaluator as TrecEvalMeasures
 
 from leaderboard.scoring.trec_measures import (
     TrecMeasureKey,
@@ -266,3 +274,248 @@ def test_collections_cover_the_hard_cases() -> None:
         "over 1000 lines",
         "tied scores",
     }
+
+
+#: Our key -> (trec_eval's -m argument, the name trec_eval prints).
+FURTHER = {
+    "infAP": ("infAP", "infAP"),
+    "gm_bpref": ("gm_bpref", "gm_bpref"),
+    "set_P": ("set_P", "set_P"),
+    "set_recall": ("set_recall", "set_recall"),
+    "set_map": ("set_map", "set_map"),
+    "set_relative_P": ("set_relative_P", "set_relative_P"),
+    "set_F": ("set_F", "set_F"),
+    "set_F[0.5]": ("set_F.0.5", "set_F"),
+    "set_F_3": ("set_F.3", "set_F"),
+    "relative_P@5": ("relative_P.5", "relative_P_5"),
+    "relative_P_20": ("relative_P.20", "relative_P_20"),
+    "R-Prec[mult=0.2]": ("Rprec_mult.0.2", "Rprec_mult_0.20"),
+    "Rprec_mult_0.50": ("Rprec_mult.0.5", "Rprec_mult_0.50"),
+    "R-Prec[mult=1.5]": ("Rprec_mult.1.5", "Rprec_mult_1.50"),
+    "R-Prec[mult=2]": ("Rprec_mult.2", "Rprec_mult_2.00"),
+    "11pt_avg": ("11pt_avg", "11pt_avg"),
+    "11pt_avg[0.25,0.5,0.75]": ("11pt_avg.0.25,0.5,0.75", "11pt_avg"),
+    "iPrec@0.15": ("iprec_at_recall.0.15", "iprec_at_recall_0.15"),
+    "iPrec@0.333": ("iprec_at_recall.0.333", "iprec_at_recall_0.33"),
+    "utility": ("utility", "utility"),
+    "utility[2,-1,0.5,0.25]": ("utility.2,-1,0.5,0.25", "utility"),
+    "binG": ("binG", "binG"),
+    "G": ("G", "G"),
+    "Rndcg": ("Rndcg", "Rndcg"),
+    "ndcg_rel": ("ndcg_rel", "ndcg_rel"),
+    "num_nonrel_judged_ret": ("num_nonrel_judged_ret", "num_nonrel_judged_ret"),
+    "num_q": ("num_q", "num_q"),
+}
+
+
+def further_by_hand(m: TrecMeasureKey, judged: dict[str, int], lines: int, threshold: int) -> float:
+    """Return trec_eval's value of a further measure for a topic pytrec_eval does not score.
+
+    Nothing is judged in its lines (no lines, or only negative judgments): every measure is 0
+    but num_q (1), gm_bpref (the floor) and utility, whose missed relevant documents and
+    non-relevant lines still count.
+    """
+    r = relevant_count(judged, threshold)
+    if m.kind == "num_q":
+        return 1.0
+    if m.kind == "gm_bpref":
+        return FLOOR_LOG
+    if m.kind == "utility":
+        a, b, c, d = m.params
+        return b * lines + c * r + d * (-lines - r)
+    return 0.0
+
+
+def trec_eval_values(c: Collection, spec: str) -> dict[str, dict[str, float]]:
+    """Return trec_eval's per-topic values of one -m argument on the collection."""
+    trusted = {t: j for t, j in c.qrels.items() if j and not negative_only(j)}
+    evaluator = TrecEvalMeasures(
+        query_relevance=trusted,
+        measures={spec},
+        relevance_level=c.threshold,
+        judged_docs_only_flag=False,
+    )
+    return evaluator.evaluate(c.run)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_further_measures_agree_with_trec_eval(seed: int) -> None:
+    c = generate(seed)
+    topics, run, qrels = as_arrays(c)
+    measures = [parse_trec_measure(key) for key in FURTHER]
+    modes: tuple[Literal["zero", "skip"], ...] = ("zero", "skip")
+    references = {key: trec_eval_values(c, spec) for key, (spec, _) in FURTHER.items()}
+    for missing in modes:
+        result = evaluate_trec(*run, *qrels, len(topics), c.threshold, measures, missing=missing)
+        for key, m in zip(FURTHER, measures, strict=True):
+            reference, printed = references[key], FURTHER[key][1]
+            expected = [
+                reference[t][printed]
+                if t in reference
+                else further_by_hand(m, c.qrels[t], len(c.run.get(t, {})), c.threshold)
+                for t in topics
+            ]
+            got = result.per_query[m.key].tolist()
+            if m.is_geometric:
+                got = [math.log(max(v, 0.00001)) for v in got]
+            assert got == pytest.approx(expected, abs=TOLERANCE, rel=0), (seed, key)
+            counted = [
+                v for t, v in zip(topics, expected, strict=True) if missing == "zero" or t in c.run
+            ]
+            if m.is_geometric:
+                want = math.exp(sum(counted) / len(counted)) if counted else 0.0
+            else:
+                want = mean_of(m, counted)
+            assert result.means[m.key] == pytest.approx(want, abs=TOLERANCE, rel=0), (
+                seed,
+                key,
+                missing,
+            )
+
+
+def trec_order(lines: dict[str, float]) -> list[str]:
+    """Return a topic's docids in trec_eval's order: float32 score descending, docid descending."""
+    by_id = sorted(lines, key=lambda d: d.encode(), reverse=True)
+    return sorted(by_id, key=lambda d: -float(np.float32(lines[d])))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_hits_and_dcg_agree_with_trec_eval_and_by_hand(seed: int) -> None:
+    """Hits@k is trec_eval's P_k times k; DCG@k is summed here line by line in trec_eval's order."""
+    c = generate(seed)
+    topics, run, qrels = as_arrays(c)
+    cuts = (1, 5, 10, 100)
+    keys = [f"Hits@{k}" for k in cuts] + [f"DCG@{k}" for k in cuts] + ["DCG"]
+    result = evaluate_trec(
+        *run, *qrels, len(topics), c.threshold, [parse_trec_measure(k) for k in keys]
+    )
+    reference = trec_eval_values(c, f"P.{','.join(map(str, cuts))}")
+    for i, t in enumerate(topics):
+        ranked = trec_order(c.run.get(t, {}))
+        judged = c.qrels[t]
+        for k in cuts:
+            hits = round(reference[t][f"P_{k}"] * k) if t in reference else 0
+            assert result.per_query[f"Hits@{k}"][i] == hits, (seed, t, k)
+        for k in (*cuts, None):
+            dcg = sum(
+                max(judged.get(d, 0), 0) / math.log2(rank + 1)
+                for rank, d in enumerate(ranked[:k], start=1)
+            )
+            key = "DCG" if k is None else f"DCG@{k}"
+            assert result.per_query[key][i] == pytest.approx(dcg, abs=TOLERANCE), (seed, t, k)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_judged_at_k_agrees_with_ir_measures(seed: int) -> None:
+    """Judged@k: ir_measures' fraction of the top k (or of all lines, if fewer) that is judged.
+
+    ir_measures breaks ties by docid ascending, trec_eval descending: scores are made distinct.
+    """
+    ir_measures = pytest.importorskip("ir_measures")
+    c = generate(seed)
+    rng = random.Random(seed)
+    for lines in c.run.values():
+        values = rng.sample(range(1, 10**6), len(lines))
+        for d, v in zip(list(lines), values, strict=True):
+            lines[d] = float(v)
+    topics, run, qrels = as_arrays(c)
+    cuts = (1, 3, 10, 50, 2000)
+    measures = [parse_trec_measure(f"Judged@{k}") for k in cuts]
+    result = evaluate_trec(*run, *qrels, len(topics), c.threshold, measures, missing="skip")
+    wanted = [ir_measures.Judged @ k for k in cuts]
+    reference: dict[tuple[str, int], float] = {}
+    for metric in ir_measures.judged.iter_calc(wanted, c.qrels, c.run):
+        reference[(metric.query_id, metric.measure["cutoff"])] = metric.value
+    for i, t in enumerate(topics):
+        if t not in c.run:
+            continue
+        for m in measures:
+            assert m.k is not None
+            assert result.per_query[m.key][i] == pytest.approx(
+                reference[(t, m.k)], abs=TOLERANCE
+            ), (seed, t, m.key)
+
+
+#: trec_eval names -> our keys, scored on condensed lists (trec_eval -J, our judged_only).
+CONDENSED = {
+    "map": "MAP",
+    "P_5": "P@5",
+    "ndcg": "nDCG",
+    "ndcg_cut_10": "nDCG@10",
+    "bpref": "bpref",
+    "num_ret": "num_ret",
+    "infAP": "infAP",
+    "recip_rank": "MRR",
+    "Rprec": "R-Prec",
+    "num_nonrel_judged_ret": "num_nonrel_judged_ret",
+    "set_P": "set_P",
+}
+#: A gain map: grades it lists get its gain, others keep their grade (trec_eval's ndcg.g=v,...).
+GAIN_MAP = {0: 0.5, 1: 1.0, 2: 5.0, 4: 2.0}
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_judged_only_and_gain_maps_agree_with_trec_eval(seed: int) -> None:
+    c = generate(seed)
+    topics, run, qrels = as_arrays(c)
+    condensed = [parse_trec_measure(f"{key}[judged_only=true]") for key in CONDENSED.values()]
+    mapped = parse_trec_measure("nDCG").with_defaults(gains=GAIN_MAP)
+    result = evaluate_trec(
+        *run, *qrels, len(topics), c.threshold, [*condensed, mapped], missing="skip"
+    )
+    trusted = {t: j for t, j in c.qrels.items() if j and not negative_only(j)}
+    reference = TrecEvalMeasures(
+        query_relevance=trusted,
+        measures={"map", "P.5", "ndcg", "ndcg_cut.10", "bpref", "num_ret", "infAP"}
+        | {"recip_rank", "Rprec", "num_nonrel_judged_ret", "set_P"},
+        relevance_level=c.threshold,
+        judged_docs_only_flag=True,
+    ).evaluate(c.run)
+    gains = ",".join(f"{grade}={gain}" for grade, gain in GAIN_MAP.items())
+    mapped_reference = trec_eval_values(c, f"ndcg.{gains}")
+    assert set(reference) == {t for t in trusted if t in c.run}
+    for i, t in enumerate(topics):
+        if t not in reference:
+            continue
+        for name, m in zip(CONDENSED, condensed, strict=True):
+            got = result.per_query[m.key][i]
+            assert got == pytest.approx(reference[t][name], abs=TOLERANCE), (seed, t, m.key)
+        got = result.per_query["nDCG"][i]
+        assert got == pytest.approx(mapped_reference[t]["ndcg"], abs=TOLERANCE), (seed, t)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_exponential_and_mapped_gains_at_a_cutoff_by_hand(seed: int) -> None:
+    """nDCG@k and DCG@k with a gain map and 2^g - 1 gains, summed here line by line."""
+    c = generate(seed)
+    topics, run, qrels = as_arrays(c)
+    forms: list[tuple[str, dict[int, float] | None, str]] = [
+        ("nDCG@5[dcg=exp-log2]", None, "exp-log2"),
+        ("DCG@10[dcg=exp-log2]", None, "exp-log2"),
+        ("nDCG@10", GAIN_MAP, "log2"),
+        ("DCG", GAIN_MAP, "log2"),
+    ]
+    measures = [parse_trec_measure(key).with_defaults(gains=g) for key, g, _ in forms]
+    result = evaluate_trec(*run, *qrels, len(topics), c.threshold, measures)
+
+    def gain(grade: int, mapping: dict[int, float] | None, form: str) -> float:
+        value = 0.0 if grade < 0 else (mapping or {}).get(grade, float(grade))
+        return 2**value - 1 if form == "exp-log2" else value
+
+    for (key, mapping, form), m in zip(forms, measures, strict=True):
+        for i, t in enumerate(topics):
+            judged = c.qrels[t]
+            ranked = trec_order(c.run.get(t, {}))[: m.k]
+            dcg = sum(
+                gain(judged[d], mapping, form) / math.log2(rank + 1)
+                for rank, d in enumerate(ranked, start=1)
+                if d in judged
+            )
+            ideal_gains = sorted((gain(g, mapping, form) for g in judged.values()), reverse=True)
+            ideal = sum(
+                g / math.log2(rank + 1)
+                for rank, g in enumerate(ideal_gains[: m.k], start=1)
+                if g > 0
+            )
+            want = dcg if key.startswith("DCG") else (dcg / ideal if ideal > 0 else 0.0)
+            assert result.per_query[m.key][i] == pytest.approx(want, abs=TOLERANCE), (seed, t, key)

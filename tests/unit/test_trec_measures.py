@@ -323,10 +323,17 @@ def test_trec_eval_names_of_keys() -> None:
         ("P@010", "positive integer"),
         ("ndcg_cut_0", "positive integer"),
         ("P@10000000000", "positive integer"),
-        ("iPrec@0.15", "0.00, 0.10"),
-        ("iPrec@1.1", "0.00, 0.10"),
-        ("iPrec@x", "0.00, 0.10"),
-        ("iprec_at_recall_0.05", "0.00, 0.10"),
+        ("iPrec@1.1", "in [0, 1]"),
+        ("iPrec@x", "in [0, 1]"),
+        ("iprec_at_recall_-0.05", "in [0, 1]"),
+        ("set_F[-1]", "0 or more"),
+        ("set_F[1,2]", "one parameter"),
+        ("utility[1,-1,0]", "four coefficients"),
+        ("utility_1,x,0,0", "numbers separated by commas"),
+        ("R-Prec[mult=0]", "above 0"),
+        ("R-Prec[mult=x]", "must be a number"),
+        ("11pt_avg[1.5]", "in [0, 1]"),
+        ("rndcg", "no such measure"),
         ("foo", "no such measure"),
         ("mrr_cut_10", "no such measure"),
         ("map ", "no such measure"),
@@ -361,3 +368,113 @@ def test_registry_entries() -> None:
     assert TREC_REGISTRY.get("iPrec@0.1").key == "iPrec@0.10"
     with pytest.raises(UnknownMeasure, match="MAP@k"):
         TREC_REGISTRY.get("foo")
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("set_F", "set_F"),
+        ("set_F[1]", "set_F"),
+        ("set_F[0.5]", "set_F[0.5]"),
+        ("set_F_0.5", "set_F[0.5]"),
+        ("set_F_0.50", "set_F[0.5]"),
+        ("R-Prec[mult=2]", "R-Prec[mult=2]"),
+        ("Rprec[mult=2.0]", "R-Prec[mult=2]"),
+        ("Rprec_mult_0.20", "R-Prec[mult=0.2]"),
+        ("Rprec_mult_0.2", "R-Prec[mult=0.2]"),
+        ("utility", "utility"),
+        ("utility[1,-1,0,0]", "utility"),
+        ("utility_1,-1,0,0", "utility"),
+        ("utility[2, -1, 0.5, 0]", "utility[2,-1,0.5,0]"),
+        ("11pt_avg", "11pt_avg"),
+        ("11pt_avg[0.0,0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0]", "11pt_avg"),
+        ("11pt_avg[0.0,0.5,1]", "11pt_avg[0.00,0.50,1.00]"),
+        ("iPrec@0.15", "iPrec@0.15"),
+        ("iprec_at_recall_0.333", "iPrec@0.333"),
+        ("relative_P_5", "relative_P@5"),
+        ("Hits@10", "Hits@10"),
+        ("DCG@10", "DCG@10"),
+        ("Judged@10", "Judged@10"),
+        ("ndcg_rel", "ndcg_rel"),
+        ("nDCG@10[]", None),
+        ("MAP[judged_only=true]", "MAP[judged_only=true]"),
+        ("map[judged_only=false]", "MAP[judged_only=false]"),
+        ("nDCG@10[dcg=exp-log2]", "nDCG@10[dcg=exp-log2]"),
+        ("ndcg_cut_10[judged_only=true,dcg=exp-log2]", "nDCG@10[dcg=exp-log2,judged_only=true]"),
+        ("set_F[0.5,judged_only=true]", "set_F[0.5,judged_only=true]"),
+        ("R-Prec[judged_only=true]", "R-Prec[judged_only=true]"),
+        ("R-Prec[mult=2,judged_only=true]", "R-Prec[mult=2,judged_only=true]"),
+    ],
+)
+def test_parameterised_keys_and_trec_eval_aliases(name: str, key: str | None) -> None:
+    if key is None:
+        with pytest.raises(UnknownMeasure, match="parameters inside the brackets"):
+            parse_trec_measure(name)
+        return
+    assert parse_trec_measure(name).key == key
+    assert TREC_REGISTRY.get(name).key == key
+
+
+def test_set_level_options_apply_where_brackets_did_not_set_them() -> None:
+    ndcg = parse_trec_measure("nDCG@10").with_defaults({1: 2.0}, "exp-log2", True)
+    assert (ndcg.key, ndcg.gains, ndcg.dcg, ndcg.judged_only) == (
+        "nDCG@10",
+        ((1, 2.0),),
+        "exp-log2",
+        True,
+    )
+    own = parse_trec_measure("nDCG[dcg=log2,judged_only=false]").with_defaults(
+        None, "exp-log2", True
+    )
+    assert (own.dcg, own.judged_only) == ("log2", False)
+    assert parse_trec_measure("MAP").with_defaults({1: 2.0}, "exp-log2").gains is None
+    assert parse_trec_measure("MAP").with_defaults(judged_only=True).judged_only
+
+
+def test_parameters_reach_the_measure() -> None:
+    assert parse_trec_measure("utility_2,-1,0,0").params == (2.0, -1.0, 0.0, 0.0)
+    assert parse_trec_measure("Rprec_mult_0.20").params == (0.2,)
+    assert parse_trec_measure("11pt_avg[0,1]").params == (0.0, 1.0)
+    assert parse_trec_measure("Rprec_mult_0.20").trec_eval_name == "Rprec_mult_0.20"
+    assert parse_trec_measure("Hits@10").trec_eval_name is None
+
+
+@pytest.mark.parametrize(
+    ("name", "takes"),
+    [
+        ("MAP[dcg=log2]", "does not take dcg; it takes: judged_only"),
+        ("nDCG@10[depth=2]", "does not take depth; it takes: judged_only, dcg"),
+        ("nDCG@10[gains=2]", "set it at the set, subtask or top level"),
+        ("set_F[beta=2]", "does not take beta; it takes: x (one number, default 1), judged_only"),
+        (
+            "set_F[0.5,dcg=log2]",
+            "does not take dcg; it takes: x (one number, default 1), judged_only",
+        ),
+        ("R-Prec[2]", "it takes: mult, judged_only"),
+        ("R-Prec[mult=2,depth=3]", "does not take depth; it takes: mult, judged_only"),
+        ("utility[1,-1,0,0,x=1]", "does not take x; it takes: a, b, c, d"),
+        ("MAP[1]", "takes no parameters"),
+        ("nDCG[dcg=exp]", "dcg must be one of log2, exp-log2"),
+        ("MAP[judged_only=3]", "judged_only must be true or false"),
+    ],
+)
+def test_options_a_measure_does_not_take_are_refused(name: str, takes: str) -> None:
+    with pytest.raises(UnknownMeasure) as caught:
+        parse_trec_measure(name)
+    assert takes in str(caught.value)
+    assert name not in TREC_REGISTRY
+
+
+def test_registry_entries_of_further_measures() -> None:
+    for key in ("num_q", "num_nonrel_judged_ret"):
+        assert TREC_REGISTRY.get(key).scale == "count", key
+        assert TREC_REGISTRY.get(key).decimals == 0, key
+    for key in ("infAP", "set_F[0.5]", "R-Prec[mult=2]", "Judged@10", "iPrec@0.15"):
+        entry = TREC_REGISTRY.get(key)
+        assert (entry.scale, entry.decimals, entry.lower_is_better) == ("fraction", 4, False)
+        assert entry.label == key
+    for key in ("utility[2,-1,0,0]", "DCG@10", "Hits@10"):
+        entry = TREC_REGISTRY.get(key)
+        assert (entry.scale, entry.decimals, entry.lower_is_better) == ("score", 4, False)
+    assert parse_trec_measure("gm_bpref").is_geometric
+    assert parse_trec_measure("num_q").is_count

@@ -67,6 +67,7 @@ def rows_of(family: Any, gold: Any, evaluation: Evaluation, key: str) -> tuple[l
         ("regression", "run-valid.tsv"),
         ("generation", "run-valid.de"),
         ("trec", "run-valid.txt"),
+        ("trec-infap", "run-valid.txt"),
     ],
 )
 def test_rows_give_back_every_stored_measure(folder: str, run: str) -> None:

@@ -31,6 +31,10 @@ class Readable(Protocol):
 RunSource = Iterable[bytes] | Readable
 
 
+#: What a topic with more than ``max_per_query`` lines does to a run.
+OVER_LIMIT = ("refuse", "truncate")
+
+
 @dataclass(frozen=True)
 class TrecSettings:
     """What differs between tasks of the TREC family; the defaults suit any TREC-style track.
@@ -54,6 +58,16 @@ class TrecSettings:
     #: Lowest and highest accepted qrels grade; None leaves that side open.
     min_grade: int | None = None
     max_grade: int | None = None
+    #: A topic with more than ``max_per_query`` lines: "refuse" the run, or "truncate" it to
+    #: its first ``max_per_query`` results by score (trec_eval's -M) with a warning.
+    over_limit: str = "refuse"
+
+    def __post_init__(self) -> None:
+        """Refuse an over_limit rule that is neither refuse nor truncate."""
+        if self.over_limit not in OVER_LIMIT:
+            raise ValueError(
+                f"over_limit must be one of {', '.join(OVER_LIMIT)}, not {self.over_limit!r}"
+            )
 
 
 @dataclass(frozen=True, eq=False)

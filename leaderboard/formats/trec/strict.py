@@ -517,7 +517,17 @@ class _StrictValidator:
         lines, query_index, docids, doubles = self.columns.arrays()
 
         counts = self.query_lines
-        for q in np.flatnonzero(counts > settings.max_per_query).tolist():
+        over = np.flatnonzero(counts > settings.max_per_query).tolist()
+        if over and settings.over_limit == "truncate":
+            listed = ", ".join(f"'{quote(self.queries[q])}' ({counts[q]:,})" for q in over[:10])
+            more = f" and {len(over) - 10:,} more" if len(over) > 10 else ""
+            self.warn(
+                f"{plural(len(over), 'query has', 'queries have')} more than"
+                f" {settings.max_per_query:,} lines: {listed}{more}; only the first"
+                f" {settings.max_per_query:,} by score are scored (trec_eval -M)."
+            )
+            over = []
+        for q in over:
             self.error(
                 None,
                 f"Query '{quote(self.queries[q])}' has {counts[q]:,} lines;"

@@ -27,13 +27,16 @@ from leaderboard.tasks.families.base import (
     StoredScore,
     Verdict,
 )
-from leaderboard.tasks.families.trec.scoring import score_variant
+from leaderboard.tasks.families.trec.scoring import score_variant, truncated
 from leaderboard.tasks.families.trec.style import STYLE
 from leaderboard.tasks.families.trec.variants import (
+    MEASURE_OPTIONS,
     Variant,
     canonical,
+    check_measure_options,
     check_measures,
     check_set,
+    measure_options,
     missing_topics,
     set_variants,
     variant_measures,
@@ -102,6 +105,8 @@ class TrecFamily(SingleFileFamily):
     group_keys = {"variants": ("qrels",)}
     table_styles = (STYLE,)
     gold_address_options = (VARIANT,)
+    #: Measure options at the top level or per subtask (a set may override them too).
+    option_keys = MEASURE_OPTIONS
     #: Real runs average about 100 bytes a line.
     average_line_bytes = 1024
 
@@ -113,7 +118,10 @@ class TrecFamily(SingleFileFamily):
             canonical(definition.official_measure)
         except UnknownMeasure as exc:
             raise DefinitionError("official_measure", str(exc)) from None
+        check_measure_options(definition.options, "")
         for i, st in enumerate(definition.subtasks):
+            self.check_subtask_keys(st, f"subtasks[{i}]")
+            check_measure_options(st.options, f"subtasks[{i}].")
             slugs: set[str] = set()
             for j, s in enumerate(st.sets):
                 where = f"subtasks[{i}].sets[{j}]"
@@ -164,8 +172,9 @@ class TrecFamily(SingleFileFamily):
         qrels: dict[str, fmt.Qrels] = {}
         variants = {v.slug: v for v in set_variants(ctx.set)}
         measures: dict[str, tuple[TrecMeasureKey, ...]] = {}
+        options = measure_options(ctx.definition, ctx.subtask, ctx.set)
         for v in variants.values():
-            measures[v.slug] = tuple(variant_measures(ctx.subtask, v))
+            measures[v.slug] = tuple(variant_measures(ctx.subtask, v, options))
             data = files.get(v.role)
             if data is None:
                 continue
@@ -184,6 +193,9 @@ class TrecFamily(SingleFileFamily):
         reason = (
             f"a run for {ctx.where} ranks at most {depth:,} results for each of {topics:,} topics"
         )
+        if gold.settings.over_limit == "truncate":
+            # Deeper runs are cut at scoring; a topic with twice the depth still stops the check.
+            return topics * depth * 2 + 1000, reason
         return topics * depth + 1000, reason
 
     def validate_file(
@@ -214,6 +226,8 @@ class TrecFamily(SingleFileFamily):
     def score(self, parsed: fmt.TrecRun, gold: TrecGold) -> dict[str, MeasureResult]:
         """Score against every loaded variant, keeping each measure's per-query values."""
         out: dict[str, MeasureResult] = {}
+        if gold.settings.over_limit == "truncate":
+            parsed = truncated(parsed, gold.settings.max_per_query)
         for slug, qrels in gold.qrels.items():
             variant = gold.variants[slug]
             measures = gold.measures[slug]
@@ -231,7 +245,7 @@ class TrecFamily(SingleFileFamily):
     def unit_rows(
         self, key: str, gold: TrecGold, stored: StoredScore
     ) -> tuple[list[str], UnitRows]:
-        """Return per-topic rows: means as they are, GMAP as logs of floored AP, counts summed."""
+        """Return per-topic rows: means as they are, gm_* as logs of floored values, counts summed."""
         units, rows = super().unit_rows(key, gold, stored)
         kind = next(
             (m for slug, ms in gold.measures.items() for m in ms
@@ -240,7 +254,7 @@ class TrecFamily(SingleFileFamily):
         )  # fmt: skip
         values = rows.rows[:, 0]
         n = len(values)
-        if kind is not None and kind.kind == "gm_map":
+        if kind is not None and kind.is_geometric:
             logs = np.log(np.maximum(values, GEO_MEAN_FLOOR)).reshape(-1, 1)
             return units, SummedRows(logs, lambda s: np.exp(s[..., 0] / n))
         if kind is not None and kind.is_count:

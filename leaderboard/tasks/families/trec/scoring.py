@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from leaderboard.formats.trec import Qrels, TrecRun
+from leaderboard.scoring.ranking import rank_order
 from leaderboard.scoring.trec_measures import (
     TrecEvaluation,
     TrecMeasureKey,
@@ -38,6 +39,19 @@ class VariantScores:
             for q, v, e in zip(self.queries, values.tolist(), evaluated.tolist(), strict=True)
             if e
         }
+
+
+def truncated(run: TrecRun, depth: int) -> TrecRun:
+    """Return the run with each query's first ``depth`` lines by score (trec_eval's -M)."""
+    counts = np.bincount(run.query_index, minlength=len(run.queries))
+    if counts.max(initial=0) <= depth:
+        return run
+    order = rank_order(run.query_index, run.docids, run.scores)
+    start = np.cumsum(counts) - counts
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order)) - start[run.query_index[order]]
+    keep = rank < depth
+    return TrecRun(run.tag, run.queries, run.query_index[keep], run.docids[keep], run.scores[keep])
 
 
 def score_variant(

@@ -7,12 +7,78 @@ from typing import Any
 
 from leaderboard.formats.issues import quoted
 from leaderboard.scoring.registry import UnknownMeasure
-from leaderboard.scoring.trec_measures import TrecMeasureKey, parse_trec_measure
-from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef
+from leaderboard.scoring.trec_measures import DCG_FORMS, TrecMeasureKey, parse_trec_measure
+from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
 
+#: Measure options a definition sets at the top level, per subtask or per set (brackets
+#: override them for one measure): nDCG/DCG's gain map and form, trec_eval's -J.
+MEASURE_OPTIONS = ("gains", "dcg", "judged_only")
 #: The set keys of the trec family besides its files and groups.
-SET_OPTIONS = ("threshold", "missing_topics", "variants")
+SET_OPTIONS = ("threshold", "missing_topics", "variants", *MEASURE_OPTIONS)
 MISSING_TOPICS = ("zero", "skip")
+#: The longest measure key the score tables store (bracketed keys can grow long).
+MAX_KEY_LENGTH = 64
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """The measure options in force for a set: the set's, else the subtask's, else the top level's."""
+
+    gains: dict[int, float] | None = None
+    dcg: str | None = None
+    judged_only: bool | None = None
+
+    def apply(self, measure: TrecMeasureKey) -> TrecMeasureKey:
+        """Return the measure with these options where it takes them and its brackets did not."""
+        return measure.with_defaults(self.gains, self.dcg, self.judged_only)
+
+
+def check_measure_options(options: dict[str, Any], where: str) -> MeasureOptions:
+    """Return the measure options of one level; raise DefinitionError naming a wrong key."""
+    gains: dict[int, float] | None = None
+    if "gains" in options:
+        table = options["gains"]
+        if not isinstance(table, dict) or not table:
+            raise DefinitionError(
+                f"{where}gains", 'must be a table of grades and gains, e.g. { "1" = 1, "2" = 3 }'
+            )
+        gains = {}
+        for grade, gain in table.items():
+            try:
+                level = int(grade)
+            except ValueError:
+                level = -1
+            if level < 0 or str(level) != str(grade).strip():
+                raise DefinitionError(
+                    f"{where}gains", f"{quoted(grade)} is not a grade (an integer 0 or more)"
+                )
+            if isinstance(gain, bool) or not isinstance(gain, int | float) or not gain >= 0:
+                raise DefinitionError(
+                    f"{where}gains.{grade}", f"must be a gain of 0 or more, not {quoted(gain)}"
+                )
+            gains[level] = float(gain)
+    dcg = options.get("dcg")
+    if dcg is not None and dcg not in DCG_FORMS:
+        raise DefinitionError(
+            f"{where}dcg", f"must be one of {', '.join(DCG_FORMS)}, not {quoted(dcg)}"
+        )
+    judged_only = options.get("judged_only")
+    if judged_only is not None and not isinstance(judged_only, bool):
+        raise DefinitionError(
+            f"{where}judged_only", f"must be true or false, not {quoted(judged_only)}"
+        )
+    return MeasureOptions(gains, dcg, judged_only)
+
+
+def measure_options(
+    definition: TaskDefinition, subtask: SubtaskDef, setdef: SetDef
+) -> MeasureOptions:
+    """Return the measure options in force for a set (each key: set, else subtask, else top)."""
+    merged = {
+        key: setdef.options[key] if key in setdef.options else subtask.option(definition, key)
+        for key in MEASURE_OPTIONS
+    }
+    return check_measure_options({k: v for k, v in merged.items() if v is not None}, "")
 
 
 @dataclass(frozen=True)
@@ -65,13 +131,17 @@ def canonical(key: str) -> str:
     return f"{variant}/{parsed.key}" if variant else parsed.key
 
 
-def variant_measures(subtask: SubtaskDef, variant: Variant) -> list[TrecMeasureKey]:
-    """Return the measures the subtask lists for a variant, in definition order."""
+def variant_measures(
+    subtask: SubtaskDef, variant: Variant, options: MeasureOptions | None = None
+) -> list[TrecMeasureKey]:
+    """Return the measures the subtask lists for a variant, in definition order, with options."""
     out: list[TrecMeasureKey] = []
     for key in subtask.measures:
         slug, measure = split_key(key)
         if slug == variant.slug:
             parsed = parse_trec_measure(measure)
+            if options is not None:
+                parsed = options.apply(parsed)
             if parsed not in out:
                 out.append(parsed)
     return out
@@ -85,6 +155,7 @@ def check_set(setdef: SetDef, where: str, has_qrels: bool) -> list[Variant]:
             f"{where}.{unknown[0]}",
             f"unknown key for a trec set; known: topics, qrels, {', '.join(SET_OPTIONS)}",
         )
+    check_measure_options(setdef.options, f"{where}.")
     if missing_topics(setdef) not in MISSING_TOPICS:
         raise DefinitionError(
             f"{where}.missing_topics",
@@ -138,5 +209,12 @@ def check_measures(subtask: SubtaskDef, variants: list[Variant], where: str) -> 
         except UnknownMeasure as exc:
             raise DefinitionError(f"{where}.measures", str(exc)) from None
     canon = [canonical(k) for k in subtask.measures]
+    for key in canon:
+        if len(key) > MAX_KEY_LENGTH:
+            raise DefinitionError(
+                f"{where}.measures",
+                f"{quoted(key[:80])} is {len(key)} characters long; a measure key (with its "
+                f"variant prefix) has at most {MAX_KEY_LENGTH}",
+            )
     if len(set(canon)) != len(canon):
         raise DefinitionError(f"{where}.measures", "lists a measure twice (under two names)")

@@ -28,7 +28,9 @@ REFS = [
 ]
 
 
-def test_options_default_validate_and_name_the_bad_key() -> None:
+def test_options_default_validate_and_name_the_bad_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on a server without the optional MeCab packages.
+    monkeypatch.setattr(generation, "_importable", lambda module: False)
     assert parse_options(None) == GenerationOptions("13a", False)
     assert parse_options({"tokenize": "intl", "lowercase": True}) == GenerationOptions("intl", True)
     with pytest.raises(
@@ -160,7 +162,10 @@ def test_nearer_tables_win_key_by_key() -> None:
         ("METEOR[alpha=1]", "known: BLEU, chrF, chrF++, TER"),
     ],
 )
-def test_bracketed_options_a_measure_does_not_take_are_refused(key: str, words: str) -> None:
+def test_bracketed_options_a_measure_does_not_take_are_refused(
+    key: str, words: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(generation, "_importable", lambda module: False)
     with pytest.raises(UnknownMeasure) as caught:
         GENERATION_REGISTRY.get(key)
     assert words in str(caught.value)
@@ -198,3 +203,33 @@ def test_signatures_name_beta_and_the_order_sacrebleu_leaves_out() -> None:
     )
     assert "beta" not in scores["chrF"].signature and "ngram" not in scores["BLEU"].signature
     assert scores["BLEU[max_ngram_order=3]"].stats.shape == (3, 8)
+
+
+@pytest.mark.parametrize(
+    ("tokenize", "module", "hyps", "refs"),
+    [
+        (
+            "ja-mecab",
+            "MeCab",
+            ["東京は日本の首都です。", "私は猫が好き", ""],
+            ["東京は首都だ。", "私は犬が好き", "何も"],
+        ),
+        (
+            "ko-mecab",
+            "mecab_ko",
+            ["나는 학교에 갔다", "서울은 크다", ""],
+            ["나는 학교에 간다", "서울은 아주 크다", "없음"],
+        ),
+    ],
+)
+def test_installed_mecab_tokenizers_score_as_sacrebleu(
+    tokenize: str, module: str, hyps: list[str], refs: list[str]
+) -> None:
+    pytest.importorskip(module)  # the optional `mecab` extra
+    from sacrebleu.metrics import BLEU
+
+    found = score_run(hyps, [refs], ["BLEU"], parse_options({"tokenize": tokenize}))["BLEU"]
+    reference = BLEU(tokenize=tokenize)
+    assert found.score == reference.corpus_score(hyps, [refs]).score
+    assert (found.stats == np.asarray(reference._extract_corpus_statistics(hyps, [refs]))).all()
+    assert f"tok:{tokenize}-0.996" in found.signature

@@ -364,9 +364,9 @@ def signature(scorer: BLEU | CHRF | TER) -> str:
 class GenerationScore:
     """One measure of one run: sacrebleu's corpus score, its signature, per-segment statistics.
 
-    ``stats`` has one row per segment: BLEU [hyp_len, ref_len, matches 1-4, totals 1-4]
-    (ints); chrF and chrF++ [hyp, ref, match] counts per character then word n-gram order
-    (ints); TER [edits, mean reference length] (floats).
+    ``stats`` has one row per segment: BLEU [hyp_len, ref_len, matches 1-N, totals 1-N]
+    (ints, N = max_ngram_order, 4 by default); chrF and chrF++ [hyp, ref, match] counts per
+    character then word n-gram order (ints); TER [edits, mean reference length] (floats).
     """
 
     key: str
@@ -384,7 +384,8 @@ def score_run(
     """Return each measure's corpus score, signature and per-segment statistics.
 
     BLEU = BP · exp(Σ_n ¼ log p_n), BP = min(1, exp(1 − r/c)); chrF = (1 + β²)·P·R / (β²·P + R)
-    with β = 2 over averaged character (and, for chrF++, word) n-gram precisions and recalls;
+    with β = 2 over averaged character (and, for chrF++, word) n-gram precisions and recalls
+    (by default: ``options`` and bracketed keys set orders, β, smoothing...);
     TER = Σ edits / Σ mean reference length; all × 100, from sums of the segment statistics.
     ``references`` holds one list of segments per reference file (or their ReferenceCache,
     which keeps them tokenized between runs).

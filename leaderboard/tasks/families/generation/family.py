@@ -13,6 +13,9 @@ from leaderboard.formats.issues import MAX_KEPT_ERRORS, Issue
 from leaderboard.scoring.generation import (
     GENERATION_REGISTRY,
     GenerationOptions,
+    measure_arguments,
+    merge_tables,
+    parse_measure,
     parse_options,
     score_run,
     scores_from_sums,
@@ -21,7 +24,7 @@ from leaderboard.scoring.registry import UnknownMeasure
 from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
 from leaderboard.scoring.sacrebleu_stats import ReferenceCache
 from leaderboard.tables.model import MeasureSpec
-from leaderboard.tasks.definition import DefinitionError, SubtaskDef, TaskDefinition
+from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
 from leaderboard.tasks.families.base import (
     BaselineRun,
     Context,
@@ -65,15 +68,23 @@ def reference_roles(files: Mapping[str, Any]) -> list[str]:
     )
 
 
-def options_of(definition: TaskDefinition, subtask: SubtaskDef) -> GenerationOptions:
-    """Return the subtask's sacrebleu options (a subtask may override the top level)."""
-    table = subtask.option(definition, "sacrebleu")
-    if table is not None and not isinstance(table, dict):
-        raise DefinitionError("sacrebleu", 'must be a table, e.g. { tokenize = "13a" }')
-    try:
-        return parse_options(table)
-    except ValueError as exc:
-        raise DefinitionError("sacrebleu", str(exc)) from None
+def options_of(
+    definition: TaskDefinition, subtask: SubtaskDef, evaluation_set: SetDef | None = None
+) -> GenerationOptions:
+    """Return a set's sacrebleu options: the top level's, then the subtask's, then the set's."""
+    levels = [
+        ("sacrebleu", definition.options.get("sacrebleu")),
+        ("sacrebleu", subtask.options.get("sacrebleu")),
+        ("sets.sacrebleu", evaluation_set.options.get("sacrebleu") if evaluation_set else None),
+    ]
+    for where, table in levels:
+        if table is not None and not isinstance(table, dict):
+            raise DefinitionError(where, 'must be a table, e.g. { tokenize = "13a" }')
+        try:
+            parse_options(table)
+        except ValueError as exc:
+            raise DefinitionError(where, str(exc)) from None
+    return parse_options(merge_tables(*(table for _, table in levels)))
 
 
 def too_long(hypotheses: list[str], gold: GenerationGold) -> list[Issue]:
@@ -112,20 +123,36 @@ class GenerationFamily(SingleFileFamily):
             where = f"subtasks[{i}]"
             self.check_subtask_keys(st, where)
             options_of(definition, st)
+            seen: dict[tuple[str, tuple[tuple[str, Any], ...]], str] = {}
             for key in st.measures:
                 try:
                     GENERATION_REGISTRY.get(key)
                 except UnknownMeasure as exc:
                     raise DefinitionError(f"{where}.measures", str(exc)) from None
+                name, named = parse_measure(key)
+                same = seen.setdefault((name, tuple(sorted(named))), key)
+                if same != key:
+                    raise DefinitionError(
+                        f"{where}.measures", f"{key[:80]!r} is {same[:80]!r} written again"
+                    )
             for j, s in enumerate(st.sets):
                 swhere = f"{where}.sets[{j}]"
-                extra = sorted(set(s.options) - {"target_language"})
+                extra = sorted(set(s.options) - {"target_language", "sacrebleu"})
                 if extra:
                     raise DefinitionError(
                         f"{swhere}.{extra[0]}",
-                        "unknown key; a generation set names source, references and "
-                        "target_language",
+                        "unknown key; a generation set names source, references, "
+                        "target_language and sacrebleu",
                     )
+                try:
+                    options = options_of(definition, st, s)
+                except DefinitionError as exc:
+                    raise DefinitionError(f"{swhere}.sacrebleu", exc.message) from None
+                for key in st.measures:
+                    try:
+                        measure_arguments(key, options)
+                    except ValueError as exc:
+                        raise DefinitionError(f"{where}.measures", str(exc)) from None
                 language = s.options.get("target_language")
                 if not isinstance(language, str) or not language:
                     raise DefinitionError(f"{swhere}.target_language", 'is required (e.g. "de")')
@@ -162,7 +189,7 @@ class GenerationFamily(SingleFileFamily):
             source,
             references,
             tuple(ctx.subtask.measures),
-            options_of(ctx.definition, ctx.subtask),
+            options_of(ctx.definition, ctx.subtask, ctx.set),
         )
 
     def describe_gold(self, gold: GenerationGold, role: str) -> list[str]:

@@ -100,7 +100,7 @@ class PhaseForm(FlaskForm):
     # Sent by the phase page, whose start and end are date-time inputs: wall-clock times in this
     # zone. Without it (the subtask page, scripts) a time must state its offset.
     zone = StringField(
-        "Time zone of start and deadline (IANA name)",
+        "Time zone of the times above (IANA name)",
         default="UTC",
         validators=[Optional(), Length(max=64)],
     )

@@ -269,7 +269,8 @@ def _save_zoned(base: Target, form: PhaseForm) -> ResponseReturnValue:
         zone = shown = zone_of(form.zone.data)
         start = local_instant(form.start.data, zone, "The start") if form.start.data else None
         end = local_instant(form.end.data, zone, "The deadline") if form.end.data else None
-        release = form.release_at.data
+        # The box wins over the field, which the page fills with the release it clears.
+        release = None if form.release_clear.data else form.release_at.data
         release_at = local_instant(release, zone, "The release time") if release else None
         target = resolve(db(), task, subtask, form.eval_set.data)
         change = _change(form, start, end, release_at)
@@ -309,7 +310,8 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
     try:
         start = parse_instant(form.start.data) if form.start.data else None
         end = parse_instant(form.end.data) if form.end.data else None
-        release_at = parse_instant(form.release_at.data) if form.release_at.data else None
+        release = None if form.release_clear.data else form.release_at.data
+        release_at = parse_instant(release) if release else None
     except (ValueError, OverflowError) as exc:
         flash(f"Phase not saved: {exc}", "error")
         return _page(base, phase_form=form), 400

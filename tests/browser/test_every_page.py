@@ -227,6 +227,9 @@ def test_the_campaign_pages_fit_a_phone_and_pass_axe(
         anon.goto(unsubscribe_link(live_server, "alice@example.org", "deadline"))
         expect(anon.locator("main form button")).to_be_visible()
         check(anon, "unsubscribe")
+        click_and_load(anon, anon.locator("main form button"))
+        expect(anon.locator("#unsubscribed")).to_be_visible()
+        check(anon, "unsubscribed")
         anon.goto("/unsubscribe/not-a-token")
         check(anon, "unsubscribe-bad-link")
 

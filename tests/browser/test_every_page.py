@@ -179,6 +179,15 @@ def test_every_page_fits_a_phone_and_passes_axe(
     assert not problems, "\n".join(problems)
 
 
+def focus_ring(page: Page) -> list[object]:
+    """Return the focused element's outline style and whether it is at least 2 px wide."""
+    ring: list[object] = page.evaluate(
+        "() => { const s = getComputedStyle(document.activeElement);"
+        " return [s.outlineStyle, parseFloat(s.outlineWidth) >= 2]; }"
+    )
+    return ring
+
+
 def unsubscribe_link(server: LiveServer, email: str, kind: str) -> str:
     """Return the path of a mail's unsubscribe link, signed as the server signs it."""
     from sqlalchemy import create_engine, select
@@ -217,6 +226,13 @@ def test_the_campaign_pages_fit_a_phone_and_pass_axe(
         anon.goto(EXAMPLE_TASK)
         expect(anon.get_by_role("tab")).to_have_count(4)
         check(anon, "task-tabs")
+        # The tabs take the keyboard focus, and show it.
+        for _ in range(15):
+            anon.keyboard.press("Tab")
+            if anon.evaluate("() => document.activeElement.getAttribute('role') === 'tab'"):
+                break
+        expect(anon.get_by_role("tab", name="Overview")).to_be_focused()
+        assert focus_ring(anon) == ["solid", True], "no visible focus on the tab"
         anon.get_by_role("tab", name="Evaluation").click()
         expect(anon.locator("#tab-evaluation")).to_be_visible()
         check(anon, "task-tab-evaluation")
@@ -281,6 +297,11 @@ def test_the_campaign_pages_fit_a_phone_and_pass_axe(
         check(org, "audit-filtered")
         org.goto(ORGANIZE_EXAMPLE + "/phase?name=test&zone=America/New_York")
         expect(org.locator("#end")).to_have_value("2016-02-12T13:00")
+        # Back from the zone field (a date-time input has a stop for each of its parts).
+        org.locator("#zone").focus()
+        org.keyboard.press("Shift+Tab")
+        expect(org.locator("#release_clear")).to_be_focused()
+        assert focus_ring(org) == ["solid", True], "no visible focus on the checkbox"
         check(org, "phase-new-york")
 
     assert not problems, "\n".join(problems)

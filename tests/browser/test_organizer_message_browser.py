@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from tests.browser.axe import assert_accessible
 from tests.browser.conftest import POST_EVALUATION, click_and_load, log_in, serve
 from tests.live import LiveServer
 from tests.runs import constant_run, oracle_run
@@ -70,6 +71,7 @@ def test_an_organizer_messages_the_captains_and_one_click_unsubscribes(
     log_in(org, ORGANIZER, "organizer password")
     org.goto("/organizer/")
     click_and_load(org, org.locator("#message-link"))
+    assert_accessible(org, "the message form")
     org.select_option("#task", T3)
     org.select_option("#audience", "captains")
     org.fill("#subject", "Test data released")
@@ -78,9 +80,11 @@ def test_an_organizer_messages_the_captains_and_one_click_unsubscribes(
     expect(org.locator("#recipient-count")).to_have_text("2")
     expect(org.locator("#message-preview strong", has_text="test data")).to_be_visible()
     screenshot(org, "preview")
+    assert_accessible(org, "the message preview")
     click_and_load(org, org.locator("#send-message"))
     expect(org.locator("body")).to_contain_text("queued for 2 recipient(s)")
     screenshot(org, "sent")
+    assert_accessible(org, "the page after sending")
 
     messages = {email: mail.inbox.wait_for(email)[0] for email in CAPTAINS}
     assert mail.inbox.to(MEMBER) == []  # a member who is no captain gets none
@@ -90,6 +94,14 @@ def test_an_organizer_messages_the_captains_and_one_click_unsubscribes(
     header = str(message["List-Unsubscribe"])
     assert header.startswith(f"<{live_server.url}/unsubscribe/") and header.endswith(">")
     link = header[1:-1]
+
+    # Opened in a browser, the link shows what it turns off, with a button (no log-in needed).
+    visitor = open_page()
+    visitor.goto(link)
+    expect(visitor.locator("main")).to_contain_text(CAPTAINS[0])
+    expect(visitor.locator("main form button")).to_be_visible()
+    screenshot(visitor, "unsubscribe-page")
+    assert_accessible(visitor, "the unsubscribe page")
 
     # The mail client's one click: a POST with the RFC 8058 body, no cookie, no CSRF token.
     request = urllib.request.Request(link, data=b"List-Unsubscribe=One-Click", method="POST")
@@ -104,3 +116,4 @@ def test_an_organizer_messages_the_captains_and_one_click_unsubscribes(
     expect(form.locator("input[name=notify_organizer_messages]")).not_to_be_checked()
     expect(form.locator("input[name=notify_deadline]")).to_be_checked()
     screenshot(alice, "account-unsubscribed")
+    assert_accessible(alice, "the account page")

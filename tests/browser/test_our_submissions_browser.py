@@ -1,13 +1,16 @@
-"""A participant uploads from the subtask page and finds the run in the team's table and ranked."""
+"""A participant sees the countdown on the subtask page, uploads from it and finds the run in the
+team's table and ranked."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import datetime
 from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.axe import assert_accessible
 from tests.browser.conftest import (
     POST_EVALUATION,
     TASK_A,
@@ -27,14 +30,24 @@ def test_upload_from_the_subtask_page_then_see_the_row_and_the_rank(
 ) -> None:
     live_server.add_participant("Aurora", "alice@example.org", PASSWORD)
     live_server.set_clock(POST_EVALUATION)
+    # A phase whose deadline lies 3 days 6 hours ahead; the browser's clock is the server's.
+    live_server.cli("phase", "semeval2016-task3", "A", "final", "--set", "test",
+                    "--start", "2016-02-04T00:00:00Z", "--end", "2016-02-08T18:00:00Z")  # fmt: skip
+    page.clock.set_fixed_time(datetime.fromisoformat(POST_EVALUATION))
     log_in(page, "alice@example.org", PASSWORD)
     page.goto(TASK_A)
+    expect(page.locator("#uploads-open")).to_have_text("open")
+    countdown = page.locator("#countdown")
+    expect(countdown).to_have_attribute("data-deadline", "2016-02-08T18:00:00Z")
+    expect(countdown).to_have_text("3 days 6 hours left")
     expect(page.locator("#our-submissions tbody tr")).to_have_count(0)
     expect(page.locator("#quota")).to_contain_text("no quota")
     screenshot(page, "before")
+    assert_accessible(page, "the subtask page")
 
     click_and_load(page, page.locator("#upload-link"))
     expect(page.get_by_role("heading", name="Upload a run for subtask A")).to_be_visible()
+    assert_accessible(page, "the upload form")
     upload_run(page, oracle_run(), name="oracle from the page")
     expect(page.get_by_text("The run was accepted and scored.")).to_be_visible()
     run_id = re.search(r"/runs/(\d+)", page.url)
@@ -43,6 +56,7 @@ def test_upload_from_the_subtask_page_then_see_the_row_and_the_rank(
     expect(rank).to_have_text(re.compile(r"^\d+$"))
     shown_rank = rank.inner_text()
     screenshot(page, "verdict")
+    assert_accessible(page, "the verdict page")
 
     page.goto(TASK_A)
     # The public table ranks the run where the verdict said.
@@ -55,6 +69,7 @@ def test_upload_from_the_subtask_page_then_see_the_row_and_the_rank(
     expect(row.locator("td.run-score")).to_have_text("MAP 96.33")
     expect(page.locator("#our-submissions tbody tr")).to_have_count(1)
     screenshot(page, "our-submissions")
+    assert_accessible(page, "the subtask page with the team's run")
     # On a phone the section fits the screen: its wide table scrolls inside its own box.
     page.set_viewport_size({"width": 390, "height": 844})
     fits = page.evaluate(

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Page, expect
 
+from tests.browser.axe import assert_accessible
 from tests.browser.conftest import LiveServer
 from tests.shared_data import REPO_ROOT
 
@@ -79,6 +80,7 @@ def test_tabs_switch_and_the_schedule_counts_down(
         tokyo = deadline + timedelta(hours=9)
         expect(local).to_contain_text(f"{tokyo.day}, {tokyo.year}")
         screenshot(page, "task-page")
+        assert_accessible(page, "the task page")
 
         # The address chooses the tab when the page opens.
         page.goto(f"{TASK}#tab-evaluation")
@@ -96,6 +98,7 @@ def test_tabs_switch_and_the_schedule_counts_down(
         expect(countdown).not_to_have_text(first, timeout=5_000)
         expect(page.locator("#schedule .local-time").first).to_contain_text("GMT+9")
         screenshot(page, "subtask-page")
+        assert_accessible(page, "the subtask page")
     finally:
         context.close()
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
+from tests.browser.axe import assert_accessible
 from tests.browser.conftest import LiveServer, click_and_load, log_in
 
 PASSWORD = "organizer password"
@@ -41,6 +42,7 @@ def test_organizer_creates_a_task_from_a_zip(
     page.get_by_role("link", name="Organizer").click()
     click_and_load(page, page.get_by_role("link", name="New task"))
     expect(page.locator("h1")).to_have_text("New task")
+    assert_accessible(page, "the new task form")
 
     # Two bad gold lines: both are listed with their file and line; nothing is hosted.
     gold = (EXAMPLE / "gold.tsv").read_bytes()
@@ -54,6 +56,7 @@ def test_organizer_creates_a_task_from_a_zip(
     expect(problems.nth(1)).to_contain_text("gold.tsv, line 5: subtask A (test): label 'worse'")
     expect(page.locator("#task-preview")).to_have_count(0)
     screenshot(page, "problems")
+    assert_accessible(page, "the problems of a refused task")
 
     choose(page, bundle(gold))
     preview = page.locator("#task-preview")
@@ -63,11 +66,14 @@ def test_organizer_creates_a_task_from_a_zip(
     expect(preview.locator("tr[data-measure]")).to_have_count(5)
     expect(preview.locator('tr[data-measure="macro-F1"] td').nth(2)).to_have_text("yes")
     screenshot(page, "preview")
+    assert_accessible(page, "the task preview")
 
     click_and_load(page, page.get_by_role("button", name="Add the task"))
     expect(page).to_have_url(live_server.url + "/organizer/tasks/example-sentiment/A")
     expect(page.locator(".flash.info")).to_contain_text("Task example-sentiment added.")
     screenshot(page, "added")
+    assert_accessible(page, "the new task's subtask page")
     page.goto("/tasks/example-sentiment")
     expect(page.locator("h1")).to_contain_text("Example message polarity classification")
     screenshot(page, "task-page")
+    assert_accessible(page, "the new task's page")

@@ -406,6 +406,11 @@ def test_audit_filters_and_phase_zones_escape_everything(world: World) -> None:
     bad_time = world.org.post(phase_page, data=form)
     assert bad_time.status_code == 400
     check_page(bad_time.get_data(as_text=True), (QUOTES,))
+    # The scheduled release is typed too.
+    form.update(end="", release_at=SCRIPT)
+    bad_release = world.org.post(phase_page, data=form)
+    assert bad_release.status_code == 400
+    check_page(bad_release.get_data(as_text=True), (f"The release time {SCRIPT!r} is not",))
 
 
 def test_team_pages_and_invite_links_escape_everything(world: World) -> None:

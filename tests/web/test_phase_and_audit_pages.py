@@ -307,3 +307,91 @@ def test_the_dashboard_shows_the_latest_events_and_links_the_log(
     shown = lines(html)
     assert len(shown) == 10 and shown[0].startswith("2016-01-01 01:59:00 UTC bea@example.org")
     assert 'href="/organizer/audit"' in html and "&#34;runs&#34;" not in html
+
+
+# ---- the scheduled release (release_at) on the phase page
+
+
+def release_of(app: Flask, name: str = "test") -> datetime | None:
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        phase = session.scalar(select(Phase).where(Phase.name == name))
+        assert phase is not None
+        return phase.release_at
+
+
+def test_a_scheduled_release_is_set_in_the_zone_shown_again_and_cleared(
+    org_app: Flask, org: FlaskClient
+) -> None:
+    # Hidden results, released at 18:30 in Paris in July (UTC+2).
+    resp = save(org, zone="Europe/Paris", start="2016-03-01T09:00", end="2016-07-01T12:00",
+                results="hidden", release_at="2016-07-01T18:30")  # fmt: skip
+    assert resp.status_code == 302, resp.get_data(as_text=True)[:2000]
+    assert release_of(org_app) == datetime(2016, 7, 1, 16, 30, tzinfo=UTC)
+    html = org.get(resp.headers["Location"]).get_data(as_text=True)
+    assert re.search(r'<input[^>]*id="release_at"[^>]*type="datetime-local"', html)
+    assert '<label for="release_at">' in html
+    assert re.search(r'<input[^>]*id="release_at"[^>]*value="2016-07-01T18:30"', html)
+    assert "= 2016-07-01 16:30:00 UTC" in html
+    assert 'released at <time datetime="2016-07-01T16:30:00Z"' in html
+    # In Tokyo (UTC+9) the same instant reads 01:30 the next day.
+    tokyo = org.get(f"{PAGE}?name=test&zone=Asia/Tokyo").get_data(as_text=True)
+    assert re.search(r'<input[^>]*id="release_at"[^>]*value="2016-07-02T01:30"', tokyo)
+
+    # An empty field leaves it as it is, like start and deadline.
+    assert save(org, daily_quota="3").status_code == 302
+    assert release_of(org_app) == datetime(2016, 7, 1, 16, 30, tzinfo=UTC)
+
+    # The box clears it, whatever the field (which the page fills with the release) holds.
+    events = audit_count(org_app)
+    assert save(org, release_clear="y", release_at="2016-07-01T18:30").status_code == 302
+    assert release_of(org_app) is None
+    assert audit_count(org_app) == events + 1
+    html = org.get(f"{PAGE}?name=test").get_data(as_text=True)
+    assert re.search(r'<input[^>]*id="release_at"[^>]*value=""', html)
+    assert "released at" not in html
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"release_at": "tomorrow"}, "The release time &#39;tomorrow&#39; is not a date and time"),
+        # 2016-03-27 02:30 in Paris does not exist (the clocks jump from 02:00 to 03:00).
+        (
+            {"zone": "Europe/Paris", "release_at": "2016-03-27T02:30"},
+            "does not exist in Europe/Paris",
+        ),
+        (
+            {"release_at": "2016-02-01T00:00+25:00"},
+            "The release time &#39;2016-02-01T00:00+25:00&#39;",
+        ),
+    ],
+)
+def test_a_bad_release_time_is_refused_and_nothing_changes(
+    org_app: Flask, org: FlaskClient, fields: dict[str, str], message: str
+) -> None:
+    saved = save(org, start="2016-01-10T00:00", end="2016-01-31T00:00", results="hidden",
+                 release_at="2016-02-05T12:00")  # fmt: skip
+    assert saved.status_code == 302
+    before, events = phases(org_app), audit_count(org_app)
+    resp = save(org, daily_quota="5", **fields)
+    assert resp.status_code == 400
+    html = resp.get_data(as_text=True)
+    assert message in html, html[:3000]
+    assert 'id="phase-error"' in html
+    assert phases(org_app) == before
+    assert release_of(org_app) == datetime(2016, 2, 5, 12, tzinfo=UTC)
+    assert audit_count(org_app) == events
+
+
+def test_the_service_refuses_a_release_time_and_its_clearing_together(org_app: Flask) -> None:
+    from leaderboard.services.campaign.phases import PhaseChange, upsert_phase
+    from leaderboard.services.common.errors import InvalidInput
+    from leaderboard.services.tasks.catalog import resolve
+
+    at = datetime(2016, 2, 1, tzinfo=UTC)
+    with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
+        target = resolve(session, T3, "A", "test")
+        change = PhaseChange(release_at=at, clear_release=True)
+        with pytest.raises(InvalidInput, match="Give a scheduled release time or clear it"):
+            upsert_phase(session, target, "test", change, actor="cli", now=at)
+    assert phases(org_app) == []

@@ -49,6 +49,7 @@ class PhaseChange:
     names: str | None = None  # "public" | "anonymous"
     diagnostics: str | None = None  # "teams" (own runs only) | "public" (every run's)
     release_at: datetime | None = None  # hidden results become visible then (by the worker)
+    clear_release: bool = False  # drop the scheduled release (refused together with release_at)
 
 
 _MEMO = "leaderboard.phases"
@@ -120,8 +121,12 @@ def upsert_phase(
         phase.starts_at = change.start
     if change.end is not None:
         phase.ends_at = change.end
+    if change.release_at is not None and change.clear_release:
+        raise InvalidInput("Give a scheduled release time or clear it, not both.")
     if change.release_at is not None:
         phase.release_at = change.release_at
+    elif change.clear_release:
+        phase.release_at = None
     if phase.starts_at and phase.ends_at and phase.ends_at <= phase.starts_at:
         raise InvalidInput("A phase must end after it starts.")
     if change.late is not None:

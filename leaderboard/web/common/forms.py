@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from flask_wtf import FlaskForm
-from wtforms import PasswordField, SelectField, StringField, TextAreaField
+from wtforms import BooleanField, PasswordField, SelectField, StringField, TextAreaField
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional, Regexp
 
@@ -93,10 +93,14 @@ class PhaseForm(FlaskForm):
         default="",
         choices=options([("", "unchanged"), ("teams", "each run's team"), ("public", "everyone")]),
     )
+    release_at = StringField(
+        "Scheduled release of hidden results", validators=[Optional(), Length(max=64)]
+    )
+    release_clear = BooleanField("No scheduled release (clear it)")
     # Sent by the phase page, whose start and end are date-time inputs: wall-clock times in this
     # zone. Without it (the subtask page, scripts) a time must state its offset.
     zone = StringField(
-        "Time zone of start and deadline (IANA name)",
+        "Time zone of the times above (IANA name)",
         default="UTC",
         validators=[Optional(), Length(max=64)],
     )

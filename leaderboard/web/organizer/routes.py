@@ -191,7 +191,11 @@ def _phase_form_page(
     current = next((p for p in phases if p.name == form.name.data), None)
     stored = {}
     if current is not None and error is None:
-        stored = {"start": current.starts_at, "end": current.ends_at}
+        stored = {
+            "start": current.starts_at,
+            "end": current.ends_at,
+            "release_at": current.release_at,
+        }
     return render_template(
         "organizer/phase.html",
         target=target,
@@ -217,6 +221,7 @@ def _filled_form(target: Target, name: str, zone: ZoneInfo) -> PhaseForm:
     form.eval_set.data = current.eval_set.slug
     form.start.data = wall_clock(current.starts_at, zone)
     form.end.data = wall_clock(current.ends_at, zone)
+    form.release_at.data = wall_clock(current.release_at, zone)
     form.late.data = "yes" if current.late_allowed else "no"
     form.corrections.data = "yes" if current.corrections_allowed else "no"
     form.results.data = "hidden" if current.results_hidden else "visible"
@@ -227,7 +232,12 @@ def _filled_form(target: Target, name: str, zone: ZoneInfo) -> PhaseForm:
     return form
 
 
-def _change(form: PhaseForm, start: datetime | None, end: datetime | None) -> PhaseChange:
+def _change(
+    form: PhaseForm,
+    start: datetime | None,
+    end: datetime | None,
+    release_at: datetime | None = None,
+) -> PhaseChange:
     return PhaseChange(
         set_slug=form.eval_set.data,
         start=start,
@@ -239,6 +249,8 @@ def _change(form: PhaseForm, start: datetime | None, end: datetime | None) -> Ph
         total_quota=_int_or_none(form.total_quota.data, "The total quota"),
         names=form.names.data or None,
         diagnostics=form.diagnostics.data or None,
+        release_at=release_at,
+        clear_release=bool(form.release_clear.data),
     )
 
 
@@ -257,10 +269,12 @@ def _save_zoned(base: Target, form: PhaseForm) -> ResponseReturnValue:
         zone = shown = zone_of(form.zone.data)
         start = local_instant(form.start.data, zone, "The start") if form.start.data else None
         end = local_instant(form.end.data, zone, "The deadline") if form.end.data else None
+        # The box wins over the field, which the page fills with the release it clears.
+        release = None if form.release_clear.data else form.release_at.data
+        release_at = local_instant(release, zone, "The release time") if release else None
         target = resolve(db(), task, subtask, form.eval_set.data)
-        saved = upsert_phase(
-            db(), target, form.name.data or "", _change(form, start, end), actor=_actor(), now=now()
-        )
+        change = _change(form, start, end, release_at)
+        saved = upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
     except DomainError as exc:
         return _phase_form_page(base, form, shown, error=exc.message), exc.status
     flash(f"Phase {saved.name} saved.", "info")
@@ -296,13 +310,14 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
     try:
         start = parse_instant(form.start.data) if form.start.data else None
         end = parse_instant(form.end.data) if form.end.data else None
+        release = None if form.release_clear.data else form.release_at.data
+        release_at = parse_instant(release) if release else None
     except (ValueError, OverflowError) as exc:
         flash(f"Phase not saved: {exc}", "error")
         return _page(base, phase_form=form), 400
     target = resolve(db(), task, subtask, form.eval_set.data)
-    upsert_phase(
-        db(), target, form.name.data or "", _change(form, start, end), actor=_actor(), now=now()
-    )
+    change = _change(form, start, end, release_at)
+    upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
     flash(f"Phase {form.name.data} saved.", "info")
     return _back(task, subtask)
 

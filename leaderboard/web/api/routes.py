@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from flask import Blueprint, g, jsonify, request, send_file
+from flask import Blueprint, g, jsonify, request
 from flask.typing import ResponseReturnValue
 
 from leaderboard.formats.issues import quoted
@@ -21,7 +21,6 @@ from leaderboard.services.results.anonymity import audience_for
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.runs.core import (
     Submission,
-    run_files,
     submit_run,
     team_runs,
     visible_run,
@@ -36,9 +35,8 @@ from leaderboard.services.tasks.overview import tasks_overview
 from leaderboard.states import Role
 from leaderboard.tables.exports import table_to_dict
 from leaderboard.web.api.openapi import openapi_document
-from leaderboard.web.api.zipped import zip_of
 from leaderboard.web.common.context import db, now, settings, store
-from leaderboard.web.common.downloads import send_stored
+from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.present import run_json
 from leaderboard.web.common.uploads import collect_upload
 
@@ -170,18 +168,7 @@ def my_team_runs() -> ResponseReturnValue:
 @token_required
 def run_file(run_id: int) -> ResponseReturnValue:
     """Send a run's file back as uploaded; a multi-file run as a zip of its files."""
-    run = visible_run(db(), _user(), run_id)
-    files = run_files(store(), run)
-    if len(files) == 1:
-        only = next(iter(files.values()))
-        return send_stored(store(), only.key, only.filename)
-    return send_file(
-        zip_of(store(), files),
-        mimetype="application/zip",
-        as_attachment=True,
-        download_name=f"run-{run.id}.zip",
-        max_age=0,
-    )
+    return send_run(store(), visible_run(db(), _user(), run_id))
 
 
 @bp.route("/v1/runs/<int:run_id>/withdraw", methods=["POST"])

@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import zipfile
+from collections.abc import Mapping
+from typing import IO
+
 from flask import redirect, send_file
 from flask.typing import ResponseReturnValue
 
-from leaderboard.storage import Store
+from leaderboard.models import Run
+from leaderboard.services.runs.core import RunFile, run_files
+from leaderboard.storage import CHUNK, Store
 
 
 def send_stored(
@@ -28,3 +36,37 @@ def send_stored(
     if path is None:
         response.content_length = store.size(key)
     return response
+
+
+def zip_of(store: Store, files: Mapping[str, RunFile]) -> IO[bytes]:
+    """Return a temporary file holding a zip of ``files``, one ``<field>/<name>`` entry each.
+
+    The zip is written to disk, not memory; the file disappears when the response closes it.
+    """
+    out = tempfile.TemporaryFile()  # noqa: SIM115 (the response closes it)
+    try:
+        with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+            for fieldname, stored in files.items():
+                name = f"{fieldname}/{stored.filename}"
+                with store.open(stored.key) as src, archive.open(name, "w") as dest:
+                    shutil.copyfileobj(src, dest, CHUNK)
+        out.seek(0)
+    except BaseException:
+        out.close()
+        raise
+    return out
+
+
+def send_run(store: Store, run: Run) -> ResponseReturnValue:
+    """Send a run back as uploaded, a multi-file run as a zip; the caller has checked access."""
+    files = run_files(store, run)
+    if len(files) == 1:
+        only = next(iter(files.values()))
+        return send_stored(store, only.key, only.filename)
+    return send_file(
+        zip_of(store, files),
+        mimetype="application/zip",
+        as_attachment=True,
+        download_name=f"run-{run.id}.zip",
+        max_age=0,
+    )

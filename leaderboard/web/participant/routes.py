@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, send_file, url_for
+from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 
@@ -17,16 +17,14 @@ from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common.errors import DomainError, RunRejected
 from leaderboard.services.runs.core import (
     Submission,
-    run_files,
     submit_run,
     visible_run,
     withdraw_run,
 )
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import Role, RunKind
-from leaderboard.web.api.zipped import zip_of
 from leaderboard.web.common.context import db, now, settings, store
-from leaderboard.web.common.downloads import send_stored
+from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.forms import ConfirmForm, UploadForm, options
 from leaderboard.web.common.present import run_notes, score_lines
 from leaderboard.web.common.uploads import collect_upload, upload_fields
@@ -149,15 +147,4 @@ def withdraw(run_id: int) -> ResponseReturnValue:
 @login_required
 def run_file(run_id: int) -> ResponseReturnValue:
     """Send one of the team's runs back as uploaded; a multi-file run as a zip of its files."""
-    run = visible_run(db(), _user(), run_id)
-    files = run_files(store(), run)
-    if len(files) == 1:
-        only = next(iter(files.values()))
-        return send_stored(store(), only.key, only.filename)
-    return send_file(
-        zip_of(store(), files),
-        mimetype="application/zip",
-        as_attachment=True,
-        download_name=f"run-{run.id}.zip",
-        max_age=0,
-    )
+    return send_run(store(), visible_run(db(), _user(), run_id))

@@ -6,6 +6,7 @@ import hashlib
 import io
 import os
 import tempfile
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -37,9 +38,51 @@ def sha_of_key(key: str) -> str:
     return key.rsplit("/", 1)[-1]
 
 
+class Flushes:
+    """Flushes of spooled files to disk, each on a thread while the caller goes on.
+
+    Whoever commits a row naming the files calls ``wait`` first: the row never names a file a
+    crash could lose, and the disk's flush overlaps the work done meanwhile (an upload's rows).
+    """
+
+    def __init__(self) -> None:
+        self._threads: list[threading.Thread] = []
+        self._errors: list[OSError] = []
+
+    def add(self, fd: int) -> None:
+        """Flush the file open as ``fd`` on a thread (of its own descriptor, closed after)."""
+        thread = threading.Thread(target=self._flush, args=(os.dup(fd),), daemon=True)
+        thread.start()
+        self._threads.append(thread)
+
+    def _flush(self, fd: int) -> None:
+        try:
+            os.fsync(fd)
+        except OSError as exc:  # raised in the caller's thread by wait()
+            self._errors.append(exc)
+        finally:
+            os.close(fd)
+
+    def join(self) -> None:
+        """Block until every flush is done, whether it failed or not."""
+        for thread in self._threads:
+            thread.join()
+
+    def wait(self) -> None:
+        """Block until every file is on disk; raise the first flush's error."""
+        self.join()
+        if self._errors:
+            raise self._errors[0]
+
+
 @contextmanager
-def _spool(stream: IO[bytes], tmp_dir: Path | None) -> Iterator[Staged]:
-    """Copy a stream to a temporary file while hashing it; remove the file at the end."""
+def _spool(
+    stream: IO[bytes], tmp_dir: Path | None, flushes: Flushes | None = None
+) -> Iterator[Staged]:
+    """Copy a stream to a temporary file while hashing it; remove the file at the end.
+
+    The file is flushed to disk before this yields, or by ``flushes`` when given.
+    """
     if tmp_dir is not None:
         tmp_dir.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
@@ -50,7 +93,10 @@ def _spool(stream: IO[bytes], tmp_dir: Path | None) -> Iterator[Staged]:
                 digest.update(chunk)
                 out.write(chunk)
             out.flush()
-            os.fsync(out.fileno())
+            if flushes is None:
+                os.fsync(out.fileno())
+            else:
+                flushes.add(out.fileno())
         yield Staged(Path(tmp_name), digest.hexdigest())
     finally:
         Path(tmp_name).unlink(missing_ok=True)
@@ -70,8 +116,8 @@ class Store(Protocol):
         """Store ``data`` and return ``(key, sha256)``."""
         ...
 
-    def put_stream(self, stream: IO[bytes]) -> tuple[str, str]:
-        """Store a stream's bytes and return ``(key, sha256)``."""
+    def put_stream(self, stream: IO[bytes], flushes: Flushes | None = None) -> tuple[str, str]:
+        """Store a stream's bytes and return ``(key, sha256)``; ``flushes`` may flush it later."""
         ...
 
     def staged(self, stream: IO[bytes]) -> AbstractContextManager[Staged]:
@@ -122,9 +168,13 @@ class _StagingStore(ABC):
         """Store ``data`` and return ``(key, sha256)``; storing the same bytes twice is a no-op."""
         return self.put_stream(io.BytesIO(data))
 
-    def put_stream(self, stream: IO[bytes]) -> tuple[str, str]:
-        """Copy a stream into the store while hashing it; return ``(key, sha256)``."""
-        with self.staged(stream) as staged:
+    def put_stream(self, stream: IO[bytes], flushes: Flushes | None = None) -> tuple[str, str]:
+        """Copy a stream into the store while hashing it; return ``(key, sha256)``.
+
+        With ``flushes``, the copy reaches the disk on a thread: ``flushes.wait()`` before
+        committing anything that names it.
+        """
+        with _spool(stream, self.tmp_dir, flushes) as staged:
             return self.keep(staged)
 
     @contextmanager

@@ -274,3 +274,42 @@ def test_score_rows_inserted_in_one_round_trip_store_what_the_orm_stores(
         assert tuple(a[1:]) == tuple(b[1:])
     session.execute(delete(Score).where(Score.id.in_(ours + theirs)))
     session.rollback()
+
+
+def test_an_upload_commits_only_once_its_file_is_on_disk(
+    app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file's flush runs beside the run's rows, and the commit waits for it."""
+    import time
+
+    from leaderboard import storage
+
+    make_participant(app, "Team Q", "q@example.org")
+    token = token_for(app, "q@example.org")
+    events: list[str] = []
+
+    def slow_fsync(fd: int) -> None:
+        time.sleep(0.3)
+        events.append("file flushed")
+
+    monkeypatch.setattr(storage.os, "fsync", slow_fsync)
+    engine = app.extensions["leaderboard"]["engine"]
+
+    def on_run_insert(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        if statement.startswith("INSERT INTO runs"):
+            events.append("run inserted")
+
+    def on_commit(conn: Any) -> None:
+        events.append("commit")
+
+    event.listen(engine, "before_cursor_execute", on_run_insert)
+    event.listen(engine, "commit", on_commit)
+    try:
+        response = api_upload(client, token, oracle_run(), path=URL, slot="primary")
+    finally:
+        event.remove(engine, "before_cursor_execute", on_run_insert)
+        event.remove(engine, "commit", on_commit)
+    assert response.status_code == 201, response.get_json()
+    # The rows were written while the flush ran; the upload's commit came after it.
+    upload = events[events.index("run inserted") :]
+    assert upload.index("run inserted") < upload.index("file flushed") < upload.index("commit")

@@ -47,7 +47,7 @@ from leaderboard.services.common.text import clean_text
 from leaderboard.services.tasks.catalog import load_gold
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import Role, RunKind, RunStatus
-from leaderboard.storage import Store
+from leaderboard.storage import Flushes, Store
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
 
 MAX_NAME = 100
@@ -172,12 +172,14 @@ def gold_versions(gold_files: Mapping[str, GoldFile]) -> dict[str, GoldVersion]:
     return {r: {"sha256": g.sha256, "version": g.version} for r, g in gold_files.items()}
 
 
-def store_inputs(store: Store, upload: Upload) -> dict[str, dict[str, Any]]:
+def store_inputs(
+    store: Store, upload: Upload, flushes: Flushes | None = None
+) -> dict[str, dict[str, Any]]:
     """Copy an upload's (already validated) files into the store; return the files manifest."""
     stored: dict[str, dict[str, Any]] = {}
     for fieldname, stream in upload.files.items():
         stream.seek(0)
-        key, sha = store.put_stream(stream)
+        key, sha = store.put_stream(stream, flushes)
         stored[fieldname] = {
             "key": key,
             "sha256": sha,
@@ -303,7 +305,9 @@ def _submit_run(
     owner = team if isinstance(team, Team) else None
     report, gold_files = scored.report, scored.gold_files
 
-    stored = store_inputs(store, sub.upload)
+    # The files reach the disk while the run's rows are written; the commit waits for them.
+    flushes = Flushes()
+    stored = store_inputs(store, sub.upload, flushes)
     report["gold_files"] = gold_versions(gold_files)
     # Re-scoring and verify must read the stored file the same way.
     report.update(target.family.kept_options(sub.options, lenient=sub.lenient))
@@ -344,19 +348,23 @@ def _submit_run(
         )
 
     def claim_quota_and_record(run: Run) -> None:
+        flushes.wait()
         # In the run's own transaction: a refused or lost upload uses no quota, leaves no entry.
         if counted is not None:
             claim_quota(session, admission.phase, counted, now)
         if user is None or user.is_organizer:
             _record_import(session, actor, sub, owner_of(), run, now)
 
-    return place_run(
-        session,
-        slot_key,
-        new_run,
-        claim_quota_and_record,
-        score_values(scored.results, gold_files),
-    )
+    try:
+        return place_run(
+            session,
+            slot_key,
+            new_run,
+            claim_quota_and_record,
+            score_values(scored.results, gold_files),
+        )
+    finally:
+        flushes.join()
 
 
 def _own_team(user: User, team: Team | str | None, *, lenient: bool) -> Team:

@@ -162,11 +162,7 @@ def chrf_scores(metric: CHRF, stats: NDArray[Any]) -> NDArray[np.float64]:
     effective = np.zeros(shape, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(metric.order):
-            n_hyp = stats[..., 3 * i]
-            n_ref = stats[..., 3 * i + 1]
-            n_match = stats[..., 3 * i + 2]
-            prec = np.where(n_hyp > 0, n_match / np.where(n_hyp > 0, n_hyp, 1), eps)
-            rec = np.where(n_ref > 0, n_match / np.where(n_ref > 0, n_ref, 1), eps)
+            n_hyp, n_ref, prec, rec = _order_precision_recall(stats, i, eps)
             both = (n_hyp > 0) & (n_ref > 0)
             avg_prec = np.where(both, avg_prec + prec, avg_prec)
             avg_rec = np.where(both, avg_rec + rec, avg_rec)
@@ -179,6 +175,18 @@ def chrf_scores(metric: CHRF, stats: NDArray[Any]) -> NDArray[np.float64]:
     return np.where(avg_prec + avg_rec != 0, 100 * score, 0.0)
 
 
+def _order_precision_recall(
+    stats: NDArray[Any], i: int, eps: float
+) -> tuple[NDArray[Any], NDArray[Any], NDArray[Any], NDArray[Any]]:
+    """Return order ``i``'s hypothesis and reference counts, precision and recall (eps if 0/0)."""
+    n_hyp = stats[..., 3 * i]
+    n_ref = stats[..., 3 * i + 1]
+    n_match = stats[..., 3 * i + 2]
+    prec = np.where(n_hyp > 0, n_match / np.where(n_hyp > 0, n_hyp, 1), eps)
+    rec = np.where(n_ref > 0, n_match / np.where(n_ref > 0, n_ref, 1), eps)
+    return n_hyp, n_ref, prec, rec
+
+
 def _chrf_eps_scores(metric: CHRF, stats: NDArray[Any]) -> NDArray[np.float64]:
     """Return chrF with eps smoothing: the mean of every order's F-beta, eps where undefined."""
     eps = 1e-16
@@ -186,11 +194,7 @@ def _chrf_eps_scores(metric: CHRF, stats: NDArray[Any]) -> NDArray[np.float64]:
     score = np.zeros(stats.shape[:-1])
     with np.errstate(divide="ignore", invalid="ignore"):
         for i in range(metric.order):
-            n_hyp = stats[..., 3 * i]
-            n_ref = stats[..., 3 * i + 1]
-            n_match = stats[..., 3 * i + 2]
-            prec = np.where(n_hyp > 0, n_match / np.where(n_hyp > 0, n_hyp, 1), eps)
-            rec = np.where(n_ref > 0, n_match / np.where(n_ref > 0, n_ref, 1), eps)
+            _, _, prec, rec = _order_precision_recall(stats, i, eps)
             denom = factor * prec + rec
             term = (1 + factor) * prec * rec / np.where(denom > 0, denom, 1)
             score = score + np.where(denom > 0, term, eps)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from flask import Blueprint, Response, abort, make_response, render_template, request
@@ -134,26 +135,31 @@ def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) 
     )
 
 
+def _by_run(key: tuple[object, ...], make: Callable[[], Mapping[int, str]]) -> dict[int, str]:
+    """Return a text per run id, kept in the tables cache (as JSON) under ``key``."""
+    text = pagecache.tables().get_or_make(
+        key, lambda: json.dumps({str(k): v for k, v in make().items()})
+    )
+    return {int(k): v for k, v in json.loads(text).items()}
+
+
 def live_labels(target: Target, audience: Audience) -> dict[int, str]:
     """Return each run's label in this audience's live table, cached by revision like tables."""
     names = audience_key(db(), target, audience)
-    key = (target.eval_set.id, target.eval_set.revision, "labels", names)
 
-    def make() -> str:
+    def make() -> dict[int, str]:
         table = live_table(db(), store(), target, audience, analysed=False)
-        return json.dumps({str(r.run_id): r.label for r in table.rows if r.run_id is not None})
+        return {r.run_id: r.label for r in table.rows if r.run_id is not None}
 
-    return {int(k): v for k, v in json.loads(pagecache.tables().get_or_make(key, make)).items()}
+    return _by_run((target.eval_set.id, target.eval_set.revision, "labels", names), make)
 
 
 def live_rank_texts(target: Target) -> dict[int, str]:
     """Return each active run's live rank ("2", "as if 3"), cached by the set's revision."""
-    key = (target.eval_set.id, target.eval_set.revision, "ranks")
-
-    def make() -> str:
-        return json.dumps({str(k): v for k, v in live_ranks(db(), store(), target).items()})
-
-    return {int(k): v for k, v in json.loads(pagecache.tables().get_or_make(key, make)).items()}
+    return _by_run(
+        (target.eval_set.id, target.eval_set.revision, "ranks"),
+        lambda: live_ranks(db(), store(), target),
+    )
 
 
 def progress_of(target: Target, audience: Audience) -> dict[str, Any]:

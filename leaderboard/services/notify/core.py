@@ -104,13 +104,18 @@ def unsubscribe(session: Session, secret: str, token: str) -> tuple[User, str]:
     return user, kind
 
 
+def _wants(user: User, off: set[int]) -> bool:
+    """Return whether a mail may go to the user: active, verified, not among ``off``."""
+    return user.is_active and user.verified_at is not None and user.id not in off
+
+
 def reachable(session: Session, users: Iterable[User], kind: str) -> list[User]:
     """Return the users a mail of ``kind`` would reach: active, verified, not opted out."""
     off = opted_out_users(session, kind)
     seen: set[int] = set()
     found = []
     for user in users:
-        if user.id in seen or user.id in off or not user.is_active or user.verified_at is None:
+        if user.id in seen or not _wants(user, off):
             continue
         seen.add(user.id)
         found.append(user)
@@ -165,10 +170,7 @@ def notify(
     """
     if kind not in KINDS:
         raise ValueError(f"unknown notification kind {kind!r}")
-    if not user.is_active or user.verified_at is None:
-        return False
-    off = skip if skip is not None else opted_out_users(session, kind)
-    if user.id in off:
+    if not _wants(user, skip if skip is not None else opted_out_users(session, kind)):
         return False
     settings = _settings(session)
     base = link_base_of(settings) if settings is not None else ""

@@ -12,6 +12,17 @@ from typing import Any
 from leaderboard.formats.issues import quote, quoted
 
 SLUG_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def slug_like(name: str) -> bool:
+    """Return whether ``name`` could be a slug; no other name is looked up in the database.
+
+    A name from a URL or a form may hold any character, and PostgreSQL refuses a NUL byte in
+    a query parameter: such a name matches nothing, so it is refused before any query.
+    """
+    return 0 < len(name) <= 64 and set(name) <= SLUG_CHARS
+
+
 KNOWN_TOP_KEYS = {
     "slug",
     "title",

@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.types import TypeEngine
 
 from leaderboard.models import UTCDateTime
-from leaderboard.tasks.definition import SLUG_CHARS
+from leaderboard.tasks.definition import slug_like
 
 UPCOMING, OPEN, ENDED = "upcoming", "open", "ended"
 
@@ -167,15 +167,9 @@ def _schedule(rows: Sequence[Row[Any]], now: datetime) -> Schedule:
     return Schedule(phases, countdown, _uploads_open(phases))
 
 
-def _slug_like(name: str) -> bool:
-    # A name from a URL may hold anything (PostgreSQL refuses a NUL byte in a parameter): a
-    # name no slug can be matches nothing, unasked.
-    return 0 < len(name) <= 64 and set(name) <= SLUG_CHARS
-
-
 def subtask_schedule(session: Session, task: str, subtask: str, now: datetime) -> Schedule:
     """Return a subtask's schedule by slugs in one query (empty for an unknown subtask)."""
-    if not (_slug_like(task) and _slug_like(subtask)):
+    if not (slug_like(task) and slug_like(subtask)):
         return _schedule([], now)
     return _schedule(session.execute(_OF_SUBTASK, {"task": task, "subtask": subtask}).all(), now)
 
@@ -185,6 +179,6 @@ def task_schedule(session: Session, task: str, now: datetime) -> Schedule:
 
     Its countdown and uploads-open are the task's as a whole (any subtask's next deadline).
     """
-    if not _slug_like(task):
+    if not slug_like(task):
         return _schedule([], now)
     return _schedule(session.execute(_OF_TASK, {"task": task}).all(), now)

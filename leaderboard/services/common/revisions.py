@@ -9,7 +9,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.db import expire_loaded
 from leaderboard.models import EvalSet
-from leaderboard.tasks.definition import SLUG_CHARS
+from leaderboard.tasks.definition import slug_like
 
 # A table-level statement built once (every upload runs it); sets the session holds are expired.
 _SETS = cast(Table, EvalSet.__table__)
@@ -42,17 +42,13 @@ _CURRENT = text(
 )
 
 
-def _slug_like(name: str) -> bool:
-    return 0 < len(name) <= 64 and set(name) <= SLUG_CHARS
-
-
 def current(
     session: Session, task: str, subtask: str, set_slug: str | None
 ) -> tuple[int, int, int] | None:
     """Return (set id, revision, analyses stored) of a set named by slugs in one query."""
     # A name from a URL may hold anything, and PostgreSQL refuses a NUL byte in a parameter:
     # a name no slug can be names no set, unasked.
-    if not all(_slug_like(n) for n in (task, subtask, set_slug) if n is not None):
+    if not all(slug_like(n) for n in (task, subtask, set_slug) if n is not None):
         return None
     row = session.execute(
         _CURRENT, {"task": task, "subtask": subtask, "set_slug": set_slug}

@@ -18,7 +18,7 @@ from leaderboard.services.common.errors import NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.tasks.target import Target
 from leaderboard.storage import Store
-from leaderboard.tasks.definition import SLUG_CHARS, TaskDefinition, preset_paths
+from leaderboard.tasks.definition import TaskDefinition, preset_paths, slug_like
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family
 from leaderboard.tasks.loading import load_definition_file, stored_definition
@@ -177,7 +177,7 @@ def resolve(
     says which part is unknown.
     """
     names = {"task": task_slug, "subtask": subtask_slug, "set": set_slug or None}
-    if not all(_slug_like(name) for name in names.values() if name is not None):
+    if not all(slug_like(name) for name in names.values() if name is not None):
         _refuse_unknown(session, task_slug, subtask_slug, set_slug)
     rows = session.execute(_TARGET, names).all()
     if not rows:
@@ -214,23 +214,12 @@ _TARGET = (
 )
 
 
-def _slug_like(name: str) -> bool:
-    """Return whether ``name`` could be a slug; no other name is looked up in the database.
-
-    A name from a URL or a form may hold any character, and PostgreSQL refuses a NUL byte in
-    a query parameter: such a name matches nothing, so it is refused before any query.
-    """
-    return 0 < len(name) <= 64 and set(name) <= SLUG_CHARS
-
-
 def _refuse_unknown(
     session: Session, task_slug: str, subtask_slug: str, set_slug: str | None
 ) -> NoReturn:
     """Raise NotFound naming the part of a task/subtask/set name that matches nothing."""
     task = (
-        session.scalar(select(Task).where(Task.slug == task_slug))
-        if _slug_like(task_slug)
-        else None
+        session.scalar(select(Task).where(Task.slug == task_slug)) if slug_like(task_slug) else None
     )
     if task is None:
         raise NotFound(f"No task {quoted(task_slug)}.")

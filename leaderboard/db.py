@@ -75,7 +75,7 @@ def expire_loaded(
         session.expire(loaded, attributes)
 
 
-#: Per (table, dialect): the INSERT's SQL text and each column's bind processor.
+#: Per (table, inserted columns): the INSERT's SQL text and each column's bind processor.
 _MANY_INSERTS: dict[tuple[str, str], tuple[str, list[tuple[str, Any]]]] = {}
 
 
@@ -94,11 +94,12 @@ def insert_returning_ids(session: Session, table: Table, rows: list[dict[str, An
     if dialect.name != "postgresql" or dialect.driver != "psycopg":
         statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
         return list(session.execute(statement, rows).scalars().all())
-    cached = _MANY_INSERTS.get((table.name, ",".join(keys)))
+    cache_key = (table.name, ",".join(keys))
+    cached = _MANY_INSERTS.get(cache_key)
     if cached is None:
         statement = insert(table).values({k: bindparam(k) for k in keys}).returning(table.c.id)
         processors = [(k, table.c[k].type.bind_processor(dialect)) for k in keys]
-        cached = _MANY_INSERTS[(table.name, ",".join(keys))] = (
+        cached = _MANY_INSERTS[cache_key] = (
             str(statement.compile(dialect=dialect)),
             processors,
         )

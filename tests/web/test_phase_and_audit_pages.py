@@ -302,6 +302,30 @@ def test_an_unedited_time_with_seconds_keeps_them(org_app: Flask, org: FlaskClie
     assert phases(org_app)[0][2] == SAVED_START + timedelta(seconds=30)
 
 
+def test_a_phase_change_is_audited_field_by_field_and_a_save_of_nothing_not_at_all(
+    org_app: Flask, saved_in_utc: FlaskClient
+) -> None:
+    events = audit_count(org_app)
+    fields = form_of(saved_in_utc, "name=test")
+    assert saved_in_utc.post(PAGE, data=fields).status_code == 302
+    assert audit_count(org_app) == events
+    data = {
+        **fields,
+        "end": "2016-07-02T18:30",
+        "daily_quota": "3",
+        "release_at": "",
+        "late": "yes",
+    }
+    assert saved_in_utc.post(PAGE, data={**data, "release_clear": "y"}).status_code == 302
+    assert audit_count(org_app) == events + 1
+    log = saved_in_utc.get("/organizer/audit?action=update-phase").get_data(as_text=True)
+    assert (
+        "updated phase test of semeval2016-task3 A (test set): "
+        "deadline 2016-07-01 18:30 UTC → 2016-07-02 18:30 UTC; "
+        "scheduled release 2016-07-08 12:00 UTC → none; late runs no → yes; daily quota none → 3"
+    ) in log
+
+
 def test_only_organizers_open_the_phase_page(org_app: Flask) -> None:
     anon = org_app.test_client()
     assert anon.get(PAGE).status_code == 302

@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, event, select, update
@@ -110,6 +110,7 @@ def upsert_phase(
         select(Phase).where(Phase.subtask_id == target.subtask.id, Phase.name == name)
     )
     created = phase is None
+    before = {} if phase is None else _settings_of(phase, phase.eval_set.slug)
     released = False
     touched = [target.eval_set.id] + ([phase.eval_set_id] if phase is not None else [])
     if phase is None:
@@ -160,32 +161,47 @@ def upsert_phase(
                 raise InvalidInput("A quota cannot be negative (0 removes it).")
             setattr(phase, attr, value or None)
     session.flush()
-    bump(session, *touched)
-    record(
-        session,
-        actor,
-        "create-phase" if created else "update-phase",
-        at=now,
-        task=target.task.slug,
-        subtask=target.subtask.slug,
-        phase=name,
-        set=target.eval_set.slug,
-        starts_at=phase.starts_at.isoformat() if phase.starts_at else None,
-        ends_at=phase.ends_at.isoformat() if phase.ends_at else None,
-        late=phase.late_allowed,
-        corrections=phase.corrections_allowed,
-        results="hidden" if phase.results_hidden else "visible",
-        daily_quota=phase.daily_quota,
-        total_quota=phase.total_quota,
-        names=phase.names,
-        diagnostics="public" if phase.public_diagnostics else "teams",
-        release_at=phase.release_at.isoformat() if phase.release_at else None,
-    )
+    # Without a set in the change the phase keeps its own, which the target may not name.
+    same_set = created or phase.eval_set_id == target.eval_set.id
+    after = _settings_of(phase, target.eval_set.slug if same_set else before["set"])
+    changed = {k: [before[k], v] for k, v in after.items() if not created and before[k] != v}
+    # A save that changes nothing is no event: it writes no audit line.
+    if created or changed:
+        bump(session, *touched)
+        details = {"changed": changed} if changed else {}
+        record(
+            session,
+            actor,
+            "create-phase" if created else "update-phase",
+            at=now,
+            task=target.task.slug,
+            subtask=target.subtask.slug,
+            phase=name,
+            **after,
+            **details,
+        )
     if released:
         # Queued in this transaction: the mails go once the release is committed.
         results_released(session, phase)
     session.commit()
     return phase
+
+
+def _settings_of(phase: Phase, set_slug: str) -> dict[str, Any]:
+    """Return a phase's settings as its audit events record them (times in ISO 8601)."""
+    return {
+        "set": set_slug,
+        "starts_at": phase.starts_at.isoformat() if phase.starts_at else None,
+        "ends_at": phase.ends_at.isoformat() if phase.ends_at else None,
+        "release_at": phase.release_at.isoformat() if phase.release_at else None,
+        "late": phase.late_allowed,
+        "corrections": phase.corrections_allowed,
+        "results": "hidden" if phase.results_hidden else "visible",
+        "daily_quota": phase.daily_quota,
+        "total_quota": phase.total_quota,
+        "names": str(phase.names),
+        "diagnostics": "public" if phase.public_diagnostics else "teams",
+    }
 
 
 def _open(phase: Phase, now: datetime) -> bool:

@@ -196,6 +196,33 @@ def _where(event: AuditEvent) -> str:
     return f"of {place}" if place else ""
 
 
+#: How a phase change names each setting it records.
+PHASE_SETTINGS = {
+    "set": "set",
+    "starts_at": "start",
+    "ends_at": "deadline",
+    "release_at": "scheduled release",
+    "results": "results",
+    "late": "late runs",
+    "corrections": "corrections",
+    "daily_quota": "daily quota",
+    "total_quota": "total quota",
+    "names": "team names",
+    "diagnostics": "diagnostics",
+}
+
+
+def _changes(changed: Mapping[str, Any]) -> str:
+    """Return a phase change's settings as "deadline A → B; daily quota none → 3"."""
+    parts = []
+    for key, pair in changed.items():
+        old, new = pair if isinstance(pair, list | tuple) and len(pair) == 2 else (None, pair)
+        parts.append(
+            f"{PHASE_SETTINGS.get(key, key.replace('_', ' '))} {_show(old)} → {_show(new)}"
+        )
+    return "; ".join(parts)
+
+
 def _extras(action: str, details: Mapping[str, Any]) -> list[str]:
     out = []
     if details.get("before_deadline"):
@@ -219,6 +246,12 @@ def describe(event: AuditEvent) -> str:
     """Return a sentence saying what an audit event records (its actor and time aside)."""
     details: Mapping[str, Any] = event.details if isinstance(event.details, Mapping) else {}
     template = SENTENCES.get(event.action)
+    if event.action == "update-phase" and isinstance(details.get("changed"), Mapping):
+        # Events recorded since the change lists came in say what changed, old and new.
+        where = _where(event)
+        return f"updated phase {_show(details.get('phase'))} {where}: " + _changes(
+            details["changed"]
+        )
     if template is None:
         # An action without a sentence yet: its name, place and details, spelled out.
         where = _where(event)

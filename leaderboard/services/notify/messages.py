@@ -14,6 +14,7 @@ from leaderboard.services.accounts.notices import NO_BASE_URL, NoBaseUrl
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.common.markdown import render_markdown
+from leaderboard.services.common.urls import absolute_markdown
 from leaderboard.services.notify import audience
 from leaderboard.services.notify.core import (
     ORGANIZER_MESSAGES,
@@ -21,6 +22,7 @@ from leaderboard.services.notify.core import (
     notify_all,
     reachable,
 )
+from leaderboard.services.notify.links import mail_base
 
 #: Audiences, with how the form names them.
 AUDIENCES: dict[str, str] = {
@@ -131,7 +133,7 @@ def prepare(session: Session, message: Message) -> Prepared:
         task=task,
         subtask=subtask,
         recipients=reachable(session, users, ORGANIZER_MESSAGES),
-        html=render_markdown(message.body),
+        html=render_markdown(message.body, mail_base(session)),
     )
 
 
@@ -149,7 +151,8 @@ def send_message(session: Session, message: Message, *, actor: str, now: datetim
         ready.recipients,
         ORGANIZER_MESSAGES,
         subject,
-        intro + message.body,
+        # The plain part is the Markdown as typed, its links made absolute as in the HTML part.
+        intro + absolute_markdown(message.body, mail_base(session)),
         html=ready.html,
     )
     record(

@@ -22,6 +22,7 @@ from leaderboard.services.notify.core import (
     notify,
     notify_all,
 )
+from leaderboard.services.notify.links import site_link
 
 log = logging.getLogger("leaderboard.notify")
 
@@ -45,7 +46,7 @@ def join_requested(session: Session, team: Team, requester: User) -> int:
         JOIN_REQUESTS,
         f"{_name(requester)} asks to join {team.name}",
         f"{_name(requester)} <{requester.email}> asks to join your team {team.name}.\n"
-        "Accept or decline the request on the team page (/team).",
+        f"Accept or decline the request on the team page: {site_link(session, '/team')}",
     )
 
 
@@ -139,7 +140,7 @@ def results_released(session: Session, phase: Phase) -> int:
         f"Results released: {task.slug} {subtask.slug}",
         f"The results of {task.title}, subtask {subtask.slug} ({subtask.title}), "
         f"phase {phase.name}, are released: your team's scores and the ranking are visible "
-        f"now on the subtask page (/tasks/{task.slug}/{subtask.slug}).",
+        f"now on the subtask page: {site_link(session, f'/tasks/{task.slug}/{subtask.slug}')}",
     )
     _count(session, release_key(phase), sent)
     return sent
@@ -192,7 +193,8 @@ def deadline_ahead(session: Session, phase: Phase, now: datetime) -> int:
         f"The deadline of {task.title}, subtask {subtask.slug}, phase {phase.name}, is "
         f"{ends.strftime('%Y-%m-%d %H:%M UTC')}, about 24 hours from now, and your team has "
         "no run in a ranked slot of it yet.\n"
-        f"Upload on the subtask page (/tasks/{task.slug}/{subtask.slug}) or through the API.",
+        "Upload on the subtask page or through the API: "
+        f"{site_link(session, f'/tasks/{task.slug}/{subtask.slug}')}",
     )
     _count(session, deadline_key(phase), sent)
     return sent

@@ -45,6 +45,8 @@ def install_definition(
     if task is None:
         task = Task(slug=definition.slug)
         session.add(task)
+    # Re-installing the same definition (``leaderboard init`` at every start) is no event.
+    changed = created or task.definition_sha256 != definition.sha256
     task.title = definition.title
     task.family = definition.family
     task.definition = definition.raw
@@ -62,6 +64,7 @@ def install_definition(
         for spos, setdef in enumerate(sd.sets):
             es = sets.get(setdef.slug)
             if es is None:
+                changed = True
                 es = EvalSet(slug=setdef.slug, title=setdef.title, position=spos)
                 st.eval_sets.append(es)
                 session.flush()
@@ -70,6 +73,7 @@ def install_definition(
             for role, rel in setdef.files.items():
                 if role in current:
                     continue
+                changed = True
                 path = definition.file_path(rel)
                 key, sha = store.put(path.read_bytes())
                 session.add(
@@ -88,14 +92,15 @@ def install_definition(
     if open_from is not None:
         for st in new_subtasks:
             _open_post_evaluation(session, definition.slug, st, open_from, actor=actor)
-    bump(session, *(es.id for st in task.subtasks for es in st.eval_sets))
-    record(
-        session,
-        actor,
-        "install-task" if created else "update-task",
-        task=definition.slug,
-        definition_sha256=definition.sha256,
-    )
+    if changed or new_subtasks:
+        bump(session, *(es.id for st in task.subtasks for es in st.eval_sets))
+        record(
+            session,
+            actor,
+            "install-task" if created else "update-task",
+            task=definition.slug,
+            definition_sha256=definition.sha256,
+        )
     session.commit()
     return task
 

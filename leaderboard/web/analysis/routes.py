@@ -55,6 +55,7 @@ from leaderboard.tables.model import official_key
 from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import options
+from leaderboard.web.common.hidden_notice import seen_hidden
 from leaderboard.web.public import pagecache
 from leaderboard.web.public.routes import (
     cached_response,
@@ -316,7 +317,12 @@ def run_queries(run_id: int) -> ResponseReturnValue:
         )
     found = _diagnostics(run_id)
     drawn = bool(found.rows) and _find_or_ask("difference", "svg", _difference(found)) is not None
-    return render_template("analysis/queries.html", d=found, chart_drawn=drawn)
+    return render_template(
+        "analysis/queries.html",
+        d=found,
+        chart_drawn=drawn,
+        seen_hidden=seen_hidden(access.run.eval_set),
+    )
 
 
 @bp.route("/runs/<int:run_id>/queries.<fmt>")

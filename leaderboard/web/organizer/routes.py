@@ -17,7 +17,12 @@ from leaderboard.services.accounts.core import list_teams
 from leaderboard.services.campaign.freeze import DeadlineAhead, deadline_ahead, frozen_of
 from leaderboard.services.campaign.frozen_analysis import describe_analysis
 from leaderboard.services.campaign.phases import PhaseChange, delete_phase, phases_of, upsert_phase
-from leaderboard.services.campaign.zones import local_instant, wall_clock, zone_names, zone_of
+from leaderboard.services.campaign.zones import (
+    edited_instant,
+    wall_clock,
+    zone_names,
+    zone_of,
+)
 from leaderboard.services.common.audit import events_of_subtask, latest_events
 from leaderboard.services.common.audit_log import (
     audit_actions,
@@ -219,9 +224,14 @@ def _filled_form(target: Target, name: str, zone: ZoneInfo) -> PhaseForm:
     if current is None:
         return form
     form.eval_set.data = current.eval_set.slug
-    form.start.data = wall_clock(current.starts_at, zone)
-    form.end.data = wall_clock(current.ends_at, zone)
-    form.release_at.data = wall_clock(current.release_at, zone)
+    form.shown_zone.data = zone.key
+    for field, was, at in (
+        (form.start, form.start_was, current.starts_at),
+        (form.end, form.end_was, current.ends_at),
+        (form.release_at, form.release_at_was, current.release_at),
+    ):
+        field.data = wall_clock(at, zone)
+        was.data = at.isoformat() if at is not None else ""
     form.late.data = "yes" if current.late_allowed else "no"
     form.corrections.data = "yes" if current.corrections_allowed else "no"
     form.results.data = "hidden" if current.results_hidden else "visible"
@@ -267,11 +277,17 @@ def _save_zoned(base: Target, form: PhaseForm) -> ResponseReturnValue:
     shown = zone_of(None)
     try:
         zone = shown = zone_of(form.zone.data)
-        start = local_instant(form.start.data, zone, "The start") if form.start.data else None
-        end = local_instant(form.end.data, zone, "The deadline") if form.end.data else None
+        # The zone the page wrote the times in, and the chosen one (the script converts them).
+        written = (_zone_or_utc(form.shown_zone.data), zone) if form.shown_zone.data else (zone,)
+
+        def read(text: str | None, was: str | None, what: str) -> datetime | None:
+            return edited_instant(text, was, written, zone, what) if text else None
+
+        start = read(form.start.data, form.start_was.data, "The start")
+        end = read(form.end.data, form.end_was.data, "The deadline")
         # The box wins over the field, which the page fills with the release it clears.
         release = None if form.release_clear.data else form.release_at.data
-        release_at = local_instant(release, zone, "The release time") if release else None
+        release_at = read(release, form.release_at_was.data, "The release time")
         target = resolve(db(), task, subtask, form.eval_set.data)
         change = _change(form, start, end, release_at)
         saved = upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
@@ -293,7 +309,9 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
     """
     base = resolve(db(), task, subtask)
     if request.method == "GET":
-        zone = zone_of(request.args.get("zone"))
+        # Without a choice, the organizers' own zone (LEADERBOARD_TIMEZONE).
+        chosen = request.args.get("zone")
+        zone = zone_of(chosen) if chosen else _zone_or_utc(settings().display_timezone)
         name = (request.args.get("name") or "").strip()[:64]
         return _phase_form_page(base, _filled_form(base, name, zone), zone)
     form = PhaseForm()

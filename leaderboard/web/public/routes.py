@@ -34,6 +34,7 @@ from leaderboard.services.tasks.pages import task_sections
 from leaderboard.services.tasks.target import Target
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import ConfirmForm
+from leaderboard.web.common.hidden_notice import seen_hidden
 from leaderboard.web.public import pagecache
 
 bp = Blueprint("public", __name__)
@@ -229,6 +230,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         ours=ours,
         withdraw_form=ConfirmForm() if ours is not None else None,
         schedule=schedule,
+        seen_hidden=seen_hidden(target.eval_set),
     )
     resp = make_response(page)
     if ours is not None:

@@ -867,6 +867,16 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("POST", f"{ORG}/dev/freeze", by_role(LOGIN, 403, 403, 409)),
         Probe("POST", f"{ORG}/dev/freeze", ORGANIZER_ACTION, form=lambda: {"before_deadline": "1"}),
     ],
+    ("organizer.supersede_set", "POST"): [
+        Probe("POST", f"{ORG}/dev/supersede", each(400), csrf=False),
+        # The freeze above is only queued: there is no frozen ranking to supersede yet.
+        Probe(
+            "POST",
+            f"{ORG}/dev/supersede",
+            by_role(LOGIN, 403, 403, 409),
+            form=lambda: {"reason": "r"},
+        ),
+    ],
     ("organizer.verify_set", "POST"): [
         # The freeze above is only queued (no worker runs here): there is nothing to verify.
         Probe("POST", f"{ORG}/dev/verify", by_role(LOGIN, 403, 403, 404))

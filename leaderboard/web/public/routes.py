@@ -13,7 +13,12 @@ from markupsafe import Markup
 
 from leaderboard.formats.issues import quoted
 from leaderboard.models import FrozenTable, User
-from leaderboard.services.campaign.freeze import RENDERERS, frozen_of
+from leaderboard.services.campaign.freeze import (
+    RENDERERS,
+    FrozenVersion,
+    frozen_version,
+    frozen_versions,
+)
 from leaderboard.services.campaign.schedule import subtask_schedule, task_schedule
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common import revisions
@@ -58,6 +63,17 @@ def chosen_view(snapshot: FrozenTable | None) -> str:
     if view not in VIEWS:
         raise InvalidInput(f"Unknown view {quoted(view)}; use official or live.")
     return view
+
+
+def chosen_snapshot(target: Target) -> tuple[FrozenTable | None, list[FrozenVersion]]:
+    """Return the frozen version asked for (``?version=N``, else the official newest) and all."""
+    versions = frozen_versions(db(), target)
+    asked = request.args.get("version")
+    if asked is None:
+        return (versions[-1].snapshot if versions else None), versions
+    if not asked.isdigit():
+        raise InvalidInput(f"Unknown version {quoted(asked)}: a frozen version is a number.")
+    return frozen_version(db(), target, int(asked)).snapshot, versions
 
 
 def ensure_visible(target: Target) -> None:
@@ -197,8 +213,10 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     if cached is not None:
         return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
-    snapshot = frozen_of(db(), target)
+    snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
+    # An older version's page shows its table and exports; the charts are the official one's.
+    superseded = snapshot is not None and snapshot is not versions[-1].snapshot
     hidden = hiding_phase(db(), target.eval_set, viewer())
     table_html = None
     empty = not has_active_runs(db(), target)
@@ -207,7 +225,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     if hidden is None:
         # Rendered (and escaped) by our own table template, now or at freeze time.
         table_html = Markup(rendered(target, view, "html", snapshot))
-        charted = shown_report(db(), target, view, snapshot) is not None
+        charted = not superseded and shown_report(db(), target, view, snapshot) is not None
         progressed = not empty and progress_asked(target)
     user = viewer()
     # A member's own runs: only ever on a page for that member (never cached, see below).
@@ -218,6 +236,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         "public/results.html",
         target=target,
         snapshot=snapshot,
+        versions=versions if view == "official" else [],
         view=view,
         hidden=hidden,
         table_html=table_html,
@@ -247,13 +266,16 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
         return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
     ensure_visible(target)
-    snapshot = frozen_of(db(), target)
+    snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
     if view == "official" and snapshot is None:
         raise InvalidInput(
             "This table has not been frozen yet; download the live view (?view=live)."
         )
-    name = f"{task}-{subtask}-{target.eval_set.slug}-{view}.{ext}"
+    version = (
+        f"-v{snapshot.version}" if view == "official" and len(versions) > 1 and snapshot else ""
+    )
+    name = f"{task}-{subtask}-{target.eval_set.slug}-{view}{version}.{ext}"
     resp = Response(
         rendered(target, view, ext, snapshot),
         mimetype=DOWNLOADS[ext],

@@ -263,6 +263,7 @@ COMMANDS = [
     "significance",
     "storage",
     "table",
+    "task",
     "teams",
     "token",
     "verify",

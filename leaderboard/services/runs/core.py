@@ -45,6 +45,7 @@ from leaderboard.services.common.errors import (
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import clean_text
 from leaderboard.services.tasks.catalog import load_gold
+from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import Role, RunKind, RunStatus
 from leaderboard.storage import Flushes, Store
@@ -286,6 +287,9 @@ def _submit_run(
 ) -> Run:
     """Do the work of submit_run, leaving the upload's files open."""
     target = sub.target
+    # A hidden task takes no participant upload, whatever route it came by.
+    if user is not None and target.task.hidden and not sees_hidden(user):
+        raise NotFound(f"No task {quoted(target.task.slug)}.")
     # The team whose upload windows and quota the run counts against: a participant's own.
     counted: Team | None = None
     if user is not None and user.role == Role.PARTICIPANT:

@@ -50,7 +50,9 @@ def new_message() -> ResponseReturnValue:
     """Show the message form; POST previews it (recipient count), POST with confirm sends it."""
     session = db()
     form = MessageForm()
-    form.task.choices = options((t.slug, f"{t.slug}: {t.title}") for t in list_tasks(session))
+    form.task.choices = options(
+        (t.slug, f"{t.slug}: {t.title}") for t in list_tasks(session, with_hidden=True)
+    )
     page: dict[str, Any] = {"form": form, "preview": None, "error": None}
     if request.method == "GET":
         return render_template("organizer/message.html", **page)

@@ -90,7 +90,7 @@ def dashboard() -> ResponseReturnValue:
     session = db()
     return render_template(
         "organizer/dashboard.html",
-        tasks=list_tasks(session),
+        tasks=list_tasks(session, with_hidden=True),
         teams=list_teams(session),
         events=latest_events(session, limit=DASHBOARD_EVENTS),
         describe=describe,

@@ -35,6 +35,7 @@ from leaderboard.services.results.standing import live_ranks, progress, team_sub
 from leaderboard.services.results.tables import has_active_runs, live_table
 from leaderboard.services.tasks.catalog import definition_of, list_tasks, resolve
 from leaderboard.services.tasks.data import available_files
+from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.pages import task_sections
 from leaderboard.services.tasks.target import Target
 from leaderboard.web.common.context import db, now, store
@@ -88,14 +89,16 @@ def ensure_visible(target: Target) -> None:
 @bp.route("/")
 def home() -> ResponseReturnValue:
     """List the hosted tasks and their subtasks."""
-    tasks = list_tasks(db())
+    tasks = list_tasks(db(), with_hidden=sees_hidden(viewer()))
     return render_template("public/home.html", tasks=[(t, definition_of(t)) for t in tasks])
 
 
 @bp.route("/tasks/<task>")
 def task_page(task: str) -> ResponseReturnValue:
     """Describe a task and link its subtasks' tables."""
-    t = next((x for x in list_tasks(db()) if x.slug == task), None)
+    t = next(
+        (x for x in list_tasks(db(), with_hidden=sees_hidden(viewer())) if x.slug == task), None
+    )
     if t is None:
         abort(404)
     definition = definition_of(t)
@@ -107,6 +110,7 @@ def task_page(task: str) -> ResponseReturnValue:
         definition=definition,
         sections=sections,
         schedule=task_schedule(db(), t.slug, now()),
+        task_form=ConfirmForm() if sees_hidden(viewer()) else None,
     )
 
 

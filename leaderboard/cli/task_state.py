@@ -11,19 +11,19 @@ from leaderboard.services.common.errors import DomainError
 
 @click.command("task")
 @click.argument("task")
-@click.option("--hide", "action", flag_value="hide", help="Hide it from everyone but organizers.")
-@click.option("--show", "action", flag_value="show", help="Show a hidden task again.")
-@click.option(
-    "--delete", "action", flag_value="delete", help="Delete a task that has no runs (for good)."
-)
+@click.option("--hide", is_flag=True, help="Hide it from everyone but organizers.")
+@click.option("--show", is_flag=True, help="Show a hidden task again.")
+@click.option("--delete", is_flag=True, help="Delete a task that has no runs (for good).")
 @with_appcontext
-def task_cmd(task: str, action: str | None) -> None:
+def task_cmd(task: str, hide: bool, show: bool, delete: bool) -> None:
     """Hide a task (404 for all but organizers, uploads refused, nothing deleted), show or delete it."""
     from leaderboard.services.tasks.deletion import delete_task
     from leaderboard.services.tasks.hiding import set_hidden
 
-    if action is None:
-        common.fail("Say what to do with the task: --hide, --show or --delete.")
+    chosen = [name for name, on in (("hide", hide), ("show", show), ("delete", delete)) if on]
+    if len(chosen) != 1:
+        common.fail("Say what to do with the task: one of --hide, --show or --delete.")
+    action = chosen[0]
     with common.session() as session:
         try:
             if action == "delete":

@@ -95,7 +95,15 @@ def test_a_hidden_task_is_gone_for_all_but_organizers_and_comes_back_when_shown(
     anonymous = world.test_client()
     token = token_for(world, "alice@example.org")
     bearer = {"Authorization": f"Bearer {token}"}
-    assert api_upload(alice, token, oracle_run()).status_code == 201
+    run_id = api_upload(alice, token, oracle_run()).get_json()["id"]
+    run_pages = [
+        f"/runs/{run_id}",
+        f"/runs/{run_id}/queries",
+        f"/api/v1/runs/{run_id}",
+        f"/api/v1/runs/{run_id}/file",
+    ]
+    for path in run_pages:
+        assert alice.get(path, headers=bearer).status_code == 200, path
     # Before: every page answers (the participant may download the data, submit, ...).
     for path in pages(data_id):
         assert alice.get(path).status_code == 200, path
@@ -118,9 +126,14 @@ def test_a_hidden_task_is_gone_for_all_but_organizers_and_comes_back_when_shown(
     assert table.status_code == 404 and table.get_json()["error"] == f"No task '{T3}'."
     refused = api_upload(alice, token, oracle_run())
     assert refused.status_code == 404 and refused.get_json()["error"] == f"No task '{T3}'."
-    page = alice.get(f"/tasks/{T3}/A/submit")
-    assert page.status_code == 404
+    form = {"csrf_token": csrf_from(alice.get("/").get_data(as_text=True)), "slot": "primary"}
+    posted = alice.post(f"/tasks/{T3}/A/submit", data=form)
+    assert posted.status_code == 404
     assert count(world, Run) == 1
+    # The team's own run goes with its task: not listed, not shown.
+    for path in run_pages:
+        assert alice.get(path, headers=bearer).status_code == 404, path
+    assert alice.get("/api/v1/team/runs", headers=bearer).get_json()["runs"] == []
     assert T3 not in alice.get("/api/openapi.json").get_data(as_text=True)
 
     # Organizers still see it all, told that it is hidden; nothing was deleted.
@@ -131,6 +144,7 @@ def test_a_hidden_task_is_gone_for_all_but_organizers_and_comes_back_when_shown(
     assert "This task is hidden: only organizers see it, and uploads are refused." in task_page
     assert "(hidden: only organizers see it)" in org.get("/").get_data(as_text=True)
     assert "(hidden)" in org.get("/organizer/").get_data(as_text=True)
+    assert 'id="task-hidden"' in org.get(f"/organizer/tasks/{T3}/A").get_data(as_text=True)
     assert count(world, TaskDataFile) == 1
 
     # `leaderboard init` (every `make run`) leaves it hidden.
@@ -251,4 +265,6 @@ def test_a_deleted_task_added_again_is_kept_by_init(world: Flask, runner: FlaskC
         "Error: No task 'nonexistent'.\n"
     )
     nothing = invoke(runner, "task", STS)
-    assert nothing.exit_code == 1 and "--hide, --show or --delete" in nothing.output
+    assert nothing.exit_code == 1 and "one of --hide, --show or --delete" in nothing.output
+    both = invoke(runner, "task", STS, "--hide", "--show")
+    assert both.exit_code == 1 and "one of --hide, --show or --delete" in both.output

@@ -118,6 +118,12 @@ def test_a_frozen_ranking_is_superseded_from_the_command_line(
     assert stray.exit_code == 1 and "--reason goes with --supersede" in stray.output
     blank = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", "  ")
     assert blank.exit_code == 1 and "A reason is required to supersede" in blank.output
+    long = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", "x" * 501)
+    assert long.exit_code == 1
+    assert "The reason for superseding is longer than 500 characters." in long.output
+    bell = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", "a\x07b")
+    assert bell.exit_code == 1
+    assert "The reason for superseding must not contain control characters." in bell.output
     assert len(snapshots(app)) == 1
 
     result = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", REASON)

@@ -26,6 +26,7 @@ from leaderboard.services.campaign.phases import phases_of, show_time
 from leaderboard.services.common.audit import record_for
 from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.revisions import touch
+from leaderboard.services.common.text import clean_text
 from leaderboard.services.results.anonymity import PUBLIC, masked_names
 from leaderboard.services.results.significance import Request, stored_scores
 from leaderboard.services.results.tables import TableInputs, official_runs, render, table_inputs
@@ -165,18 +166,13 @@ MAX_REASON = 500
 
 
 def check_reason(target: Target, reason: str) -> str:
-    """Return the reason for superseding, trimmed; refuse an empty or overlong one."""
-    reason = reason.strip()
-    if not reason:
+    """Return the reason for superseding, trimmed; refuse an empty, overlong or control-laden one."""
+    if not reason.strip():
         raise InvalidInput(
             f"A reason is required to supersede the frozen ranking of {target.task.slug} "
             f"{target.subtask.slug} ({target.eval_set.slug}): it is shown with the old version."
         )
-    if len(reason) > MAX_REASON:
-        raise InvalidInput(
-            f"The reason has {len(reason)} characters; at most {MAX_REASON} are allowed."
-        )
-    return reason
+    return clean_text(reason, "reason for superseding", limit=MAX_REASON)
 
 
 def nothing_to_supersede(target: Target) -> Conflict:

@@ -266,3 +266,53 @@ def test_an_organizer_supersedes_on_the_page_and_the_public_sees_both_versions(
     ).get_data(as_text=True)
     [requested] = audit(app, "request-freeze")
     assert requested["supersede"] == REASON
+
+
+def test_the_migration_keeps_frozen_tables_immutable_as_version_1(empty_database_url: str) -> None:
+    from alembic import command
+    from sqlalchemy import create_engine
+
+    from leaderboard.migrate import alembic_config, upgrade
+
+    url = empty_database_url
+    command.upgrade(alembic_config(url), "0016")
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO tasks (id, slug, title, family, definition, definition_sha256, "
+                "created_at) VALUES (1, 't', 'T', 'labels', '{}', 'x', '2016-01-01 00:00:00')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO subtasks (id, task_id, slug, title, position, default_set) "
+                "VALUES (1, 1, 'A', 'A', 0, 'test')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO eval_sets (id, subtask_id, slug, title, position, revision, analysed)"
+                " VALUES (1, 1, 'test', 'Test', 0, 0, 0)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO frozen_tables (subtask_id, eval_set_id, frozen_at, frozen_by, "
+                '"table", renders, manifest, manifest_sha256) VALUES '
+                "(1, 1, '2016-02-01 00:00:00', 'org', '{}', '{}', '{}', 'abc')"
+            )
+        )
+    upgrade(url)
+    with engine.connect() as conn:
+        row = conn.execute(text("SELECT version, manifest_sha256 FROM frozen_tables")).one()
+        assert tuple(row) == (1, "abc")
+        assert conn.execute(text("SELECT hidden FROM tasks")).scalar() in (False, 0)
+    for statement in (
+        "UPDATE frozen_tables SET frozen_by = 'mallory'",
+        "DELETE FROM frozen_tables",
+    ):
+        with engine.connect() as conn, pytest.raises((IntegrityError, DBAPIError)):
+            conn.execute(text(statement))
+            conn.commit()
+    engine.dispose()

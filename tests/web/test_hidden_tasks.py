@@ -268,3 +268,13 @@ def test_a_deleted_task_added_again_is_kept_by_init(world: Flask, runner: FlaskC
     assert nothing.exit_code == 1 and "one of --hide, --show or --delete" in nothing.output
     both = invoke(runner, "task", STS, "--hide", "--show")
     assert both.exit_code == 1 and "one of --hide, --show or --delete" in both.output
+
+
+def test_a_task_with_a_frozen_ranking_cannot_be_deleted(
+    world: Flask, runner: FlaskCliRunner
+) -> None:
+    assert invoke(runner, "freeze", STS, "en").exit_code == 0
+    result = invoke(runner, "task", STS, "--delete")
+    assert result.exit_code == 1
+    assert f"Task {STS} has a frozen official ranking and cannot be deleted" in result.output
+    assert count(world, Task) == 3

@@ -26,9 +26,7 @@ def delete_task(session: Session, slug: str, *, actor: str, now: datetime) -> No
     if runs:
         raise Conflict(
             f"Task {slug} has {runs} run(s) (baselines included) and cannot be deleted; hide it "
-            "instead (leaderboard task "
-            + slug
-            + " --hide): nothing is deleted, no one else sees it."
+            f"instead (leaderboard task {slug} --hide): nothing is deleted, no one else sees it."
         )
     frozen = session.scalar(
         select(func.count(FrozenTable.id)).where(FrozenTable.subtask_id.in_(subtasks))

@@ -278,3 +278,31 @@ def test_a_task_with_a_frozen_ranking_cannot_be_deleted(
     assert result.exit_code == 1
     assert f"Task {STS} has a frozen official ranking and cannot be deleted" in result.output
     assert count(world, Task) == 3
+
+
+def test_a_hidden_tasks_release_mails_nobody(make_app: AppFactory) -> None:
+    from leaderboard.services.notify.notices import results_released
+    from tests.accounts import BASE
+    from tests.notify_world import build
+
+    app = make_app(base_url=BASE, clock=FixedClock(datetime(2020, 1, 10, tzinfo=UTC)))
+    build(app)
+
+    def release() -> int:
+        with app.extensions["leaderboard"]["sessionmaker"]() as session:
+            phase = session.scalars(
+                select(Phase)
+                .join(Subtask, Subtask.id == Phase.subtask_id)
+                .join(Task, Task.id == Subtask.task_id)
+                .where(Task.slug == T3, Subtask.slug == "A", Phase.name == "post-evaluation")
+            ).one()
+            sent = results_released(session, phase)
+            session.commit()
+            return sent
+
+    runner = app.test_cli_runner()
+    assert invoke(runner, "task", T3, "--hide").exit_code == 0
+    assert release() == 0
+    # Shown again, the same release is announced (it was not spent while hidden).
+    assert invoke(runner, "task", T3, "--show").exit_code == 0
+    assert release() > 0

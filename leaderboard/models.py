@@ -102,6 +102,8 @@ class Task(Base):
     definition: Mapped[dict[str, Any]]
     definition_sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Hidden by an organizer: a 404 for everyone else, uploads refused, nothing deleted.
+    hidden: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     subtasks: Mapped[list[Subtask]] = relationship(
         back_populates="task", order_by="Subtask.position", cascade="all, delete-orphan"
@@ -199,14 +201,19 @@ class QuotaUsage(Base):
 
 
 class FrozenTable(Base):
-    """The official ranking of a subtask's set, stored as displayed; immutable (a trigger refuses changes)."""
+    """The official ranking of a subtask's set, stored as displayed; immutable (a trigger refuses changes).
+
+    A set may have several versions: the newest is the official ranking, each older one was
+    superseded (a ``FreezeSupersession`` row says when and why) and stays verifiable.
+    """
 
     __tablename__ = "frozen_tables"
-    __table_args__ = (UniqueConstraint("subtask_id", "eval_set_id"),)
+    __table_args__ = (UniqueConstraint("subtask_id", "eval_set_id", "version"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     subtask_id: Mapped[int] = mapped_column(ForeignKey("subtasks.id", ondelete="RESTRICT"))
     eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="RESTRICT"))
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     frozen_at: Mapped[datetime]
     frozen_by: Mapped[str] = mapped_column(String(320))
     # The Table JSON as displayed, each export rendered at freeze time, and what produced them.
@@ -214,6 +221,36 @@ class FrozenTable(Base):
     renders: Mapped[dict[str, Any]]
     manifest: Mapped[dict[str, Any]]
     manifest_sha256: Mapped[str] = mapped_column(String(64))
+
+
+class FreezeSupersession(Base):
+    """That a frozen version was superseded by a newer one: when, by whom and why.
+
+    A row of its own, so that the superseded frozen table itself is never written again.
+    """
+
+    __tablename__ = "freeze_supersessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    superseded_id: Mapped[int] = mapped_column(
+        ForeignKey("frozen_tables.id", ondelete="RESTRICT"), unique=True
+    )
+    successor_id: Mapped[int] = mapped_column(
+        ForeignKey("frozen_tables.id", ondelete="RESTRICT"), unique=True
+    )
+    reason: Mapped[str] = mapped_column(Text)
+    superseded_at: Mapped[datetime]
+    superseded_by: Mapped[str] = mapped_column(String(320))
+
+
+class DeletedTask(Base):
+    """A task an organizer deleted, by slug, so that ``leaderboard init`` never installs it again."""
+
+    __tablename__ = "deleted_tasks"
+
+    slug: Mapped[str] = mapped_column(String(64), primary_key=True)
+    deleted_at: Mapped[datetime] = mapped_column(default=utcnow)
+    deleted_by: Mapped[str] = mapped_column(String(320))
 
 
 class GoldFile(Base):
@@ -544,6 +581,8 @@ class Analysis(Base):
     )
     # A freeze the organizer confirmed although a deadline of the set was still ahead.
     before_deadline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A freeze that supersedes the set's official ranking, with the organizer's reason.
+    supersede_reason: Mapped[str | None] = mapped_column(Text)
     status: Mapped[JobStatus] = mapped_column(
         StateType(JobStatus, 16), default=JobStatus.QUEUED, index=True
     )

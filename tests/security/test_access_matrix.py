@@ -443,6 +443,7 @@ def settings_form() -> dict[str, Any]:
 
 SUB = f"/tasks/{T3}/A"
 ORG = f"/organizer/tasks/{T3}/A"
+CAR = "trec-car-2017"
 API = f"/api/v1/tasks/{T3}"
 
 #: (endpoint, method) -> probes, run in this order (GETs first; state-changing POSTs last).
@@ -866,6 +867,36 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         # The phase probe above set a deadline ahead on dev: a freeze needs the confirmation.
         Probe("POST", f"{ORG}/dev/freeze", by_role(LOGIN, 403, 403, 409)),
         Probe("POST", f"{ORG}/dev/freeze", ORGANIZER_ACTION, form=lambda: {"before_deadline": "1"}),
+    ],
+    # Hidden by the organizer's probe, then shown again; a hidden task's routes answer 404 to
+    # everyone else, even before their login check.
+    ("organizer_task_state.hide_task", "POST"): [
+        Probe("POST", f"/organizer/tasks/{CAR}/hide", each(400), csrf=False),
+        Probe("POST", f"/organizer/tasks/{CAR}/hide", ORGANIZER_ACTION),
+    ],
+    ("organizer_task_state.show_task", "POST"): [
+        Probe("POST", f"/organizer/tasks/{CAR}/show", each(400), csrf=False),
+        Probe("POST", f"/organizer/tasks/{CAR}/show", by_role(404, 404, 404, 302)),
+    ],
+    # Not confirmed by the task's name typed: refused, nothing deleted.
+    ("organizer_task_state.delete_task_view", "POST"): [
+        Probe("POST", f"/organizer/tasks/{CAR}/delete", each(400), csrf=False),
+        Probe(
+            "POST",
+            f"/organizer/tasks/{CAR}/delete",
+            by_role(LOGIN, 403, 403, 400),
+            form=lambda: {"confirm": "no"},
+        ),
+    ],
+    ("organizer.supersede_set", "POST"): [
+        Probe("POST", f"{ORG}/dev/supersede", each(400), csrf=False),
+        # The freeze above is only queued: there is no frozen ranking to supersede yet.
+        Probe(
+            "POST",
+            f"{ORG}/dev/supersede",
+            by_role(LOGIN, 403, 403, 409),
+            form=lambda: {"reason": "r"},
+        ),
     ],
     ("organizer.verify_set", "POST"): [
         # The freeze above is only queued (no worker runs here): there is nothing to verify.

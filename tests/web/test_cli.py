@@ -279,6 +279,7 @@ COMMANDS = [
     "significance",
     "storage",
     "table",
+    "task",
     "teams",
     "token",
     "verify",

@@ -150,6 +150,11 @@ SENTENCES: dict[str, str] = {
     "delete-data-file": "deleted data file {filename} of phase {phase} {where}",
     "install-task": "installed task {task}",
     "update-task": "updated task {task}",
+    "hide-task": "hid task {task} from everyone but organizers",
+    "show-task": "showed task {task} to everyone again",
+    "delete-task": "deleted task {task} ({title})",
+    "supersede-freeze": "superseded frozen version {superseded_version} {where} by version "
+    "{version}: {reason}",
     "create-team": "created team {team}",
     "join-team": "joined team {team} by {via}",
     "request-join": "asked to join team {team}",
@@ -239,6 +244,8 @@ def _extras(action: str, details: Mapping[str, Any]) -> list[str]:
         out.append(f"runs {_show(details['failed'])} could not be re-scored")
     if action == "add-member" and details.get("captain"):
         out.append("as its captain")
+    if action == "request-freeze" and details.get("supersede"):
+        out.append(f"superseding the frozen ranking: {_show(details['supersede'])}")
     return out
 
 

@@ -126,8 +126,9 @@ def results_released(session: Session, phase: Phase) -> int:
     """Queue the "results released" mail to the members of teams with a run in the subtask.
 
     Announced once per release (a key is kept); the caller commits. Returns how many queued.
+    A hidden task's phases announce nothing (its pages answer 404 to the teams).
     """
-    if not _once(session, release_key(phase)):
+    if phase.subtask.task.hidden or not _once(session, release_key(phase)):
         return 0
     subtask: Subtask = phase.subtask
     task = subtask.task
@@ -173,9 +174,11 @@ def deadline_ahead(session: Session, phase: Phase, now: datetime) -> int:
     """Queue the "deadline ahead" mail to the task's participating teams without a ranked run.
 
     Only between 24 and 23 hours before the deadline, and once per phase and deadline; the
-    caller commits. Returns how many mails were queued.
+    caller commits. Returns how many mails were queued; none for a hidden task's phase.
     """
     ends = phase.ends_at
+    if phase.subtask.task.hidden:
+        return 0
     if ends is None or not (ends - DEADLINE_AHEAD <= now < ends - DEADLINE_AHEAD + DEADLINE_WINDOW):
         return 0
     if not _once(session, deadline_key(phase)):

@@ -64,6 +64,9 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
         raise NotFound(f"No run {run_id}.")
     if user is not None and user.is_organizer:
         return DiagnosticsAccess(run)
+    # A hidden task's runs are gone with it.
+    if run.subtask.task.hidden:
+        raise NotFound(f"No run {run_id}.")
     own = user is not None and run.team_id is not None and user.team_id == run.team_id
     # A replaced run keeps its values; only those who see the run itself (its team) learn of it.
     if run.status == RunStatus.REPLACED and not own:

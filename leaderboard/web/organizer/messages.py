@@ -52,7 +52,7 @@ def new_message() -> ResponseReturnValue:
     """Show the message form; POST previews it (recipient count), POST with confirm sends it."""
     session = db()
     form = MessageForm()
-    tasks = list_tasks(session)
+    tasks = list_tasks(session, with_hidden=True)
     form.task.choices = options(
         [("", "Choose a task"), *((t.slug, f"{t.slug}: {t.title}") for t in tasks)]
     )

@@ -14,7 +14,13 @@ from leaderboard.clock import parse_instant
 from leaderboard.formats.issues import quoted
 from leaderboard.models import User
 from leaderboard.services.accounts.core import list_teams
-from leaderboard.services.campaign.freeze import DeadlineAhead, deadline_ahead, frozen_of
+from leaderboard.services.campaign.freeze import (
+    MAX_REASON,
+    DeadlineAhead,
+    deadline_ahead,
+    frozen_of,
+    frozen_versions,
+)
 from leaderboard.services.campaign.frozen_analysis import describe_analysis
 from leaderboard.services.campaign.phases import PhaseChange, delete_phase, phases_of, upsert_phase
 from leaderboard.services.campaign.zones import (
@@ -89,7 +95,7 @@ def dashboard() -> ResponseReturnValue:
     session = db()
     return render_template(
         "organizer/dashboard.html",
-        tasks=list_tasks(session),
+        tasks=list_tasks(session, with_hidden=True),
         teams=list_teams(session),
         events=latest_events(session, limit=DASHBOARD_EVENTS),
         describe=describe,
@@ -121,6 +127,7 @@ def _page(target: Target, **extra: Any) -> str:
         for s in target.subtask.eval_sets
     }
     frozen = {slug: frozen_of(session, t) for slug, t in targets.items()}
+    versions = {slug: frozen_versions(session, t) for slug, t in targets.items() if frozen[slug]}
     frozen_notes = {
         slug: describe_analysis(snap.manifest.get("analysis"))
         for slug, snap in frozen.items()
@@ -147,6 +154,8 @@ def _page(target: Target, **extra: Any) -> str:
         data_form=data_form,
         data_files=data_files(session, target.subtask),
         frozen=frozen,
+        versions=versions,
+        max_reason=MAX_REASON,
         jobs=jobs,
         deadlines=deadlines,
         frozen_notes=frozen_notes,
@@ -447,7 +456,8 @@ def rescore(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
 #: What the page says once a freeze, a verification or a re-score is queued for the worker.
 QUEUED = {
     JobPurpose.FREEZE: "Freeze of {set} queued (job {job}): `leaderboard worker` computes the official "
-    "table's significance analysis, then freezes the table with it.",
+    "table's significance analysis, then freezes the table with it. A freeze is permanent: "
+    "it can only be superseded by a new frozen version, the old one kept and shown as superseded.",
     JobPurpose.VERIFY: "Verification of {set} queued (job {job}): `leaderboard worker` re-scores the "
     "frozen runs and recomputes their analysis; this page shows what it finds.",
     JobPurpose.RESCORE: "re-scoring of {set} queued (job {job}): `leaderboard worker` scores every "
@@ -455,7 +465,20 @@ QUEUED = {
 }
 
 
-def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> ResponseReturnValue:
+#: What the page says once a supersession is queued.
+SUPERSEDE_QUEUED = (
+    "Supersession of {set} queued (job {job}): `leaderboard worker` freezes a new version of the "
+    "official ranking; the current one is kept, verifiable, and shown as superseded."
+)
+
+
+def _queue(
+    task: str,
+    subtask: str,
+    eval_set: str,
+    purpose: JobPurpose,
+    supersede: str | None = None,
+) -> ResponseReturnValue:
     _confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
@@ -468,12 +491,15 @@ def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> Respo
             before_deadline=purpose == JobPurpose.FREEZE
             and bool(request.form.get("before_deadline")),
             zone=settings().display_timezone,
+            supersede=supersede,
         )
     except DeadlineAhead as exc:
         # Said at once, on the page whose freeze form offers the confirmation.
         flash(f"Not frozen: {exc.message}", "error")
         return _page(resolve(db(), task, subtask)), exc.status
-    said = QUEUED[purpose].format(set=eval_set, job=job.id)
+    said = (SUPERSEDE_QUEUED if supersede is not None else QUEUED[purpose]).format(
+        set=eval_set, job=job.id
+    )
     flash(said[:1].upper() + said[1:], "info")
     return _back(task, subtask)
 
@@ -483,6 +509,15 @@ def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> Respo
 def freeze_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue the freeze of a set's official ranking: the worker analyses it, then freezes."""
     return _queue(task, subtask, eval_set, JobPurpose.FREEZE)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/supersede", methods=["POST"])
+@organizer_required
+def supersede_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
+    """Queue a new frozen version of a set's official ranking; the current one is kept."""
+    return _queue(
+        task, subtask, eval_set, JobPurpose.FREEZE, supersede=request.form.get("reason", "")
+    )
 
 
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/verify", methods=["POST"])

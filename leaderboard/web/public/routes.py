@@ -13,7 +13,12 @@ from markupsafe import Markup
 
 from leaderboard.formats.issues import quoted
 from leaderboard.models import FrozenTable, User
-from leaderboard.services.campaign.freeze import RENDERERS, frozen_of
+from leaderboard.services.campaign.freeze import (
+    RENDERERS,
+    FrozenVersion,
+    frozen_version,
+    frozen_versions,
+)
 from leaderboard.services.campaign.schedule import subtask_schedule, task_schedule
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common import revisions
@@ -30,6 +35,7 @@ from leaderboard.services.results.standing import live_ranks, progress, team_sub
 from leaderboard.services.results.tables import has_active_runs, live_table
 from leaderboard.services.tasks.catalog import definition_of, list_tasks, resolve
 from leaderboard.services.tasks.data import available_files
+from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.pages import task_sections
 from leaderboard.services.tasks.target import Target
 from leaderboard.web.common.context import db, now, store
@@ -61,6 +67,17 @@ def chosen_view(snapshot: FrozenTable | None) -> str:
     return view
 
 
+def chosen_snapshot(target: Target) -> tuple[FrozenTable | None, list[FrozenVersion]]:
+    """Return the frozen version asked for (``?version=N``, else the official newest) and all."""
+    versions = frozen_versions(db(), target)
+    asked = request.args.get("version")
+    if asked is None:
+        return (versions[-1].snapshot if versions else None), versions
+    if not asked.isdigit():
+        raise InvalidInput(f"Unknown version {quoted(asked)}: a frozen version is a number.")
+    return frozen_version(db(), target, int(asked)).snapshot, versions
+
+
 def ensure_visible(target: Target) -> None:
     """Refuse a hidden set's scores to everyone but organizers, saying when they come."""
     phase = hiding_phase(db(), target.eval_set, viewer())
@@ -73,14 +90,16 @@ def ensure_visible(target: Target) -> None:
 @bp.route("/")
 def home() -> ResponseReturnValue:
     """List the hosted tasks and their subtasks."""
-    tasks = list_tasks(db())
+    tasks = list_tasks(db(), with_hidden=sees_hidden(viewer()))
     return render_template("public/home.html", tasks=[(t, definition_of(t)) for t in tasks])
 
 
 @bp.route("/tasks/<task>")
 def task_page(task: str) -> ResponseReturnValue:
     """Describe a task and link its subtasks' tables."""
-    t = next((x for x in list_tasks(db()) if x.slug == task), None)
+    t = next(
+        (x for x in list_tasks(db(), with_hidden=sees_hidden(viewer())) if x.slug == task), None
+    )
     if t is None:
         abort(404)
     definition = definition_of(t)
@@ -92,6 +111,7 @@ def task_page(task: str) -> ResponseReturnValue:
         definition=definition,
         sections=sections,
         schedule=task_schedule(db(), t.slug, now()),
+        task_form=ConfirmForm() if sees_hidden(viewer()) else None,
     )
 
 
@@ -198,8 +218,10 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     if cached is not None:
         return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
-    snapshot = frozen_of(db(), target)
+    snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
+    # An older version's page shows its table and exports; the charts are the official one's.
+    superseded = snapshot is not None and snapshot is not versions[-1].snapshot
     hidden = hiding_phase(db(), target.eval_set, viewer())
     table_html = None
     empty = not has_active_runs(db(), target)
@@ -208,7 +230,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     if hidden is None:
         # Rendered (and escaped) by our own table template, now or at freeze time.
         table_html = Markup(rendered(target, view, "html", snapshot))
-        charted = shown_report(db(), target, view, snapshot) is not None
+        charted = not superseded and shown_report(db(), target, view, snapshot) is not None
         progressed = not empty and progress_asked(target)
     user = viewer()
     # A member's own runs: only ever on a page for that member (never cached, see below).
@@ -219,6 +241,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         "public/results.html",
         target=target,
         snapshot=snapshot,
+        versions=versions if view == "official" else [],
         view=view,
         hidden=hidden,
         table_html=table_html,
@@ -249,13 +272,16 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
         return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
     ensure_visible(target)
-    snapshot = frozen_of(db(), target)
+    snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
     if view == "official" and snapshot is None:
         raise InvalidInput(
             "This table has not been frozen yet; download the live view (?view=live)."
         )
-    name = f"{task}-{subtask}-{target.eval_set.slug}-{view}.{ext}"
+    version = (
+        f"-v{snapshot.version}" if view == "official" and len(versions) > 1 and snapshot else ""
+    )
+    name = f"{task}-{subtask}-{target.eval_set.slug}-{view}{version}.{ext}"
     resp = Response(
         rendered(target, view, ext, snapshot),
         mimetype=DOWNLOADS[ext],

@@ -173,3 +173,15 @@ def test_the_dashboard_warns_when_no_worker_was_ever_seen(rehearsal: Flask) -> N
         "deadline notices, mail and analyses will wait (none waits now); start "
         "<code>leaderboard worker</code>" in page
     )
+
+
+def test_the_dashboard_names_a_worker_once_run_as_such(rehearsal: Flask) -> None:
+    result = rehearsal.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
+    assert result.exit_code == 0, result.output
+    client = rehearsal.test_client()
+    login(client, "org@example.org", "organizer password")
+    page = client.get("/organizer/").get_data(as_text=True)
+    assert re.search(
+        r"ago\): <code>[^<]+:[0-9]+</code>, <code>leaderboard worker --once</code>.", page
+    )
+    assert 'id="worker-warning"' not in page

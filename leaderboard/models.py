@@ -705,6 +705,36 @@ class NoticeSent(Base):
     recipients: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class WorkerSeen(Base):
+    """A background worker's last sign of life, so the health check tells whether any runs."""
+
+    __tablename__ = "workers"
+
+    #: Host and process id, as in the jobs it claims.
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255), default="")
+    pid: Mapped[int] = mapped_column(Integer, default=0)
+    queues: Mapped[str] = mapped_column(String(64), default="")
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    seen_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
+class PeriodicRun(Base):
+    """A periodic job's schedule: the worker that claims a run moves ``due_at`` one period on.
+
+    The conditional update of ``due_at`` is the claim, so each period runs once on one worker.
+    """
+
+    __tablename__ = "periodic_runs"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    due_at: Mapped[datetime] = mapped_column(default=utcnow)
+    claimed_by: Mapped[str] = mapped_column(String(128), default="")
+    claimed_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class DataDownload(Base):
     """That a user downloaded a task's data (the first time): it makes their team a participant."""
 

@@ -203,7 +203,8 @@ def deadline_ahead(session: Session, phase: Phase, now: datetime) -> int:
     return sent
 
 
-def _due_releases(session: Session, now: datetime) -> list[Phase]:
+def due_releases(session: Session, now: datetime) -> list[Phase]:
+    """Return the phases whose results are hidden and whose scheduled release time passed."""
     return list(
         session.scalars(
             select(Phase)
@@ -231,11 +232,11 @@ def _deadlines_near(session: Session, now: datetime) -> list[Phase]:
 def check_campaign(session: Session, now: datetime) -> dict[str, int]:
     """Release the results whose time has come and send the notices that are due, once each.
 
-    Run periodically by the workers (a beat task and ``leaderboard worker --once``). Each phase
-    is its own transaction: one that fails leaves the others done.
+    Run every minute by whichever worker claims it, and by ``leaderboard worker --once``. Each
+    phase is its own transaction: one that fails leaves the others done.
     """
     done = {"released": 0, "release_mails": 0, "deadline_mails": 0}
-    for phase in _due_releases(session, now):
+    for phase in due_releases(session, now):
         scheduled = phase.release_at
         # Conditional: of two workers checking at once, one releases (and announces) it. The
         # schedule is spent: hiding the results again later does not release them again.

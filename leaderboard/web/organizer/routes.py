@@ -38,6 +38,7 @@ from leaderboard.services.common.audit_log import (
     parse_page,
 )
 from leaderboard.services.common.errors import DomainError, InvalidInput, RunRejected
+from leaderboard.services.operations.health import ago, health
 from leaderboard.services.results.analyses import latest_job, request_job
 from leaderboard.services.results.listing import LISTING_FORMATS, run_listing
 from leaderboard.services.runs.baselines import add_baselines
@@ -91,10 +92,12 @@ DASHBOARD_EVENTS = 10
 @bp.route("/")
 @organizer_required
 def dashboard() -> ResponseReturnValue:
-    """Show tasks, teams and the latest audit events."""
+    """Show the workers' health, tasks, teams and the latest audit events."""
     session = db()
     return render_template(
         "organizer/dashboard.html",
+        health=health(session, campaign_now=now()),
+        ago=ago,
         tasks=list_tasks(session, with_hidden=True),
         teams=list_teams(session),
         events=latest_events(session, limit=DASHBOARD_EVENTS),

@@ -7,7 +7,7 @@ import zoneinfo
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from leaderboard.clock import parse_instant
+from leaderboard.clock import in_zone, parse_instant
 from leaderboard.formats.issues import quoted
 from leaderboard.services.common.errors import InvalidInput
 
@@ -71,4 +71,5 @@ def wall_clock(value: datetime | None, zone: ZoneInfo) -> str:
     """Return an instant as a date-time input's value in ``zone`` (empty for none)."""
     if value is None:
         return ""
-    return value.astimezone(zone).strftime("%Y-%m-%dT%H:%M")
+    local = in_zone(value, zone)
+    return "" if local is None else local.strftime("%Y-%m-%dT%H:%M")

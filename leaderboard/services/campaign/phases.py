@@ -367,7 +367,8 @@ def delete_phase(
     if phase.data_files:
         raise Conflict(
             f"Phase {phase.name} has {len(phase.data_files)} task data file(s) attached; "
-            "delete them (`leaderboard data delete`) before deleting the phase."
+            "delete them (Delete in the task data list of the subtask's organizer page, or "
+            "`leaderboard data delete`) before deleting the phase."
         )
     set_slug = phase.eval_set.slug
     eval_set_id = phase.eval_set_id

@@ -367,18 +367,20 @@ def test_the_chart_is_drawn_by_the_worker_then_served_with_an_etag(app: Flask) -
     assert first.status_code == 404 and first.headers["Retry-After"] == "5"
     assert "being drawn" in first.get_data(as_text=True)
     # The page asks for it too (the worker is asked once all the same) and, until it is
-    # drawn, says so and reloads instead of embedding a broken image; that page is not kept.
+    # drawn, says so instead of embedding a broken image: a script puts the chart in place
+    # once it is stored. That page is not kept, so a reload finds the chart.
     for _ in range(2):
         waiting = anon.get(PAGE)
         html = waiting.get_data(as_text=True)
-        assert (
-            "The chart is being drawn" in html and '<meta http-equiv="refresh" content="5">' in html
-        )
-        assert "progress.svg" not in html and waiting.headers["Cache-Control"] == "no-store"
+        section = html.split('id="progress"')[1].split("</section>")[0]
+        assert "The chart is being drawn" in section and "<img" not in section
+        assert f'data-chart-src="{PAGE}/progress.svg?set=test"' in html
+        assert '<script src="/static/chart-wait.js" defer></script>' in html
+        assert waiting.headers["Cache-Control"] == "no-store"
     assert draw_asked(app) == 1
     html = anon.get(PAGE).get_data(as_text=True)
     assert f'<img src="{PAGE}/progress.svg?set=test"' in html
-    assert "being drawn" not in html and 'http-equiv="refresh"' not in html
+    assert "being drawn" not in html and "chart-wait.js" not in html
     drawn = anon.get(f"{PAGE}/progress.svg")
     assert drawn.status_code == 200 and drawn.mimetype == "image/svg+xml"
     assert drawn.headers["Cache-Control"] == "public, max-age=60"

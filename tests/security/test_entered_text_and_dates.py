@@ -19,9 +19,11 @@ from leaderboard.models import Phase, Subtask, Task, Team, User
 from leaderboard.services.common import mail
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.common.text import header_safe
+from leaderboard.services.notify.notices import join_requested
 from tests.accounts import BASE, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant, own_campaign
+from tests.web.test_notifications import queued
 from tests.web.test_teams import PASSWORD, client_of, loose_participant, post
 
 T3 = "semeval2016-task3"
@@ -249,3 +251,38 @@ def test_a_participant_with_a_clean_name_is_unaffected(app: Flask, session: Sess
     dana = session.scalar(select(User).where(User.email == "dana@example.org"))
     assert dana is not None and dana.display_name == "Dana Doe"
     assert PASSWORD
+
+
+def test_a_name_stored_before_the_check_still_reaches_the_captain(make_app: AppFactory) -> None:
+    app = make_app(base_url=BASE)
+    make_participant(app, "Aurora", "alice@example.org")
+    loose_participant(app, "dana@example.org", "Dana\u2028Doe")
+    queued(app)  # forget the set-up's mails
+    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+        team = s.scalar(select(Team).where(Team.name == "Aurora"))
+        dana = s.scalar(select(User).where(User.email == "dana@example.org"))
+        assert team is not None and dana is not None
+        # Written past the services, as a value from before the check would be.
+        team.name = "Au\x85rora"
+        assert join_requested(s, team, dana) == 1
+        s.commit()
+    (sent,) = queued(app)
+    assert sent["To"] == "alice@example.org"
+    assert sent["Subject"].endswith("Dana Doe asks to join Au rora")
+
+
+@pytest.mark.parametrize("char", ["\u2028", "\x85"])
+def test_an_invitation_to_an_address_with_a_breaking_character_is_refused(
+    make_app: AppFactory, char: str
+) -> None:
+    app = make_app(base_url=BASE)
+    make_organizer(app, "org@example.org")
+    org = client_of(app, "org@example.org", "organizer password")
+    token = csrf_from(org.get("/organizer/users").get_data(as_text=True))
+    resp = org.post(
+        "/organizer/users/invite", data={"csrf_token": token, "email": f"a{char}b@example.org"}
+    )
+    assert resp.status_code == 400
+    # The form's own check names the field (an address holds no space of any kind).
+    assert '<p class="field-error">Enter an e-mail address.</p>' in resp.get_data(as_text=True)
+    assert queued(app) == []

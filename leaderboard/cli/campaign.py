@@ -19,7 +19,7 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
         return None
     try:
         return parse_instant(value)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise click.BadParameter(str(exc), param_hint=option) from None
 
 

@@ -373,6 +373,10 @@ def rename_form() -> dict[str, Any]:
     return {"name": "Renamed in the matrix"}
 
 
+def new_team_form() -> dict[str, Any]:
+    return {"name": "Created in the matrix"}
+
+
 def merge_form() -> dict[str, Any]:
     # An existing team; the source id is what the probe varies.
     return {"into": "Aurora"}
@@ -722,6 +726,10 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         ]
         for action in ("approve", "withdraw", "delete")
     },
+    ("organizer_teams.new_team", "POST"): [
+        Probe("POST", "/organizer/teams/new", each(400), form=new_team_form, csrf=False),
+        Probe("POST", "/organizer/teams/new", ORGANIZER_ACTION, form=new_team_form),
+    ],
     ("organizer_teams.rename", "POST"): [
         Probe(
             "POST", "/organizer/teams/{borealis}/rename", each(400), form=rename_form, csrf=False

@@ -14,12 +14,14 @@ from sqlalchemy import bindparam, event, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from leaderboard.clock import in_zone
 from leaderboard.db import transaction
 from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import Conflict, DomainError, InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
+from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import results_released
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import NameMode, RunKind, RunStatus
@@ -30,8 +32,23 @@ def show_time(value: datetime, zone: str = "UTC") -> str:
     utc = value.strftime("%Y-%m-%d %H:%M UTC")
     if zone in ("UTC", "Etc/UTC"):
         return utc
-    local = value.astimezone(ZoneInfo(zone))
+    local = in_zone(value, ZoneInfo(zone))
+    if local is None:
+        return utc
     return f"{utc} ({local.strftime('%Y-%m-%d %H:%M')} {local.tzname()})"
+
+
+#: The years a phase time may fall in: a far one overflows when shown in another zone.
+FIRST_YEAR, LAST_YEAR = 2000, 2999
+
+
+def check_year(value: datetime | None, what: str) -> None:
+    """Refuse a phase time outside the years 2000 to 2999, naming the field."""
+    if value is not None and not FIRST_YEAR <= value.year <= LAST_YEAR:
+        raise InvalidInput(
+            f"The {what} must fall in the years {FIRST_YEAR} to {LAST_YEAR}, "
+            f"not {value.isoformat()}."
+        )
 
 
 @dataclass(frozen=True)
@@ -106,6 +123,11 @@ def upsert_phase(
     name = name.strip()
     if not name or len(name) > 64:
         raise InvalidInput("A phase needs a name of 1 to 64 characters.")
+    # The name reaches the subject of the deadline reminder.
+    header_safe(name, "phase name (field name)")
+    check_year(change.start, "start (field start)")
+    check_year(change.end, "end (field end)")
+    check_year(change.release_at, "release time (field release_at)")
     phase = session.scalar(
         select(Phase).where(Phase.subtask_id == target.subtask.id, Phase.name == name)
     )
@@ -361,7 +383,8 @@ def delete_phase(
     if phase.data_files:
         raise Conflict(
             f"Phase {phase.name} has {len(phase.data_files)} task data file(s) attached; "
-            "delete them (`leaderboard data delete`) before deleting the phase."
+            "delete them (Delete in the task data list of the subtask's organizer page, or "
+            "`leaderboard data delete`) before deleting the phase."
         )
     set_slug = phase.eval_set.slug
     eval_set_id = phase.eval_set_id

@@ -7,7 +7,7 @@ import zoneinfo
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from leaderboard.clock import parse_instant
+from leaderboard.clock import in_zone, parse_instant
 from leaderboard.formats.issues import quoted
 from leaderboard.services.common.errors import InvalidInput
 
@@ -71,7 +71,9 @@ def wall_clock(value: datetime | None, zone: ZoneInfo) -> str:
     """Return an instant as a date-time input's value in ``zone`` (empty for none)."""
     if value is None:
         return ""
-    local = value.astimezone(zone)
+    local = in_zone(value, zone)
+    if local is None:
+        return ""
     # Seconds only when there are some: a save of the text shown must not drop them.
     return local.strftime("%Y-%m-%dT%H:%M:%S" if local.second else "%Y-%m-%dT%H:%M")
 
@@ -101,6 +103,7 @@ def edited_instant(
             typed = None
         if typed is not None and typed.tzinfo is None:
             for shown in zones:
-                if stored.astimezone(shown).replace(tzinfo=None, microsecond=0) == typed:
+                local = in_zone(stored, shown)
+                if local is not None and local.replace(tzinfo=None, microsecond=0) == typed:
                     return stored
     return local_instant(text, zone, what)

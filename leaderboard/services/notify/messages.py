@@ -14,6 +14,7 @@ from leaderboard.services.accounts.notices import NO_BASE_URL, NoBaseUrl
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.common.markdown import render_markdown
+from leaderboard.services.common.text import header_safe
 from leaderboard.services.common.urls import absolute_markdown
 from leaderboard.services.notify import audience
 from leaderboard.services.notify.core import (
@@ -90,8 +91,7 @@ def _check_text(message: Message) -> None:
         raise InvalidInput(
             f"The subject has {len(subject)} characters; at most {MAX_SUBJECT} (field subject)."
         )
-    if any(c in subject for c in "\r\n\0"):
-        raise InvalidInput("The subject must be one line (field subject).")
+    header_safe(subject, "subject")
     if not message.body.strip():
         raise InvalidInput("Write the message (field body).")
     if len(message.body) > MAX_BODY:

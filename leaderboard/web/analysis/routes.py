@@ -336,6 +336,8 @@ def run_queries_file(run_id: int, fmt: str) -> ResponseReturnValue:
             f"The per-{found.unit} summary of this set is being computed; try again soon."
         )
     filename = f"run-{found.run.id}-queries.{fmt}"
+    if fmt != "csv" and not found.rows:
+        raise NotFound(f"No ranked run has per-{found.unit} values to compare with yet.")
     if fmt != "csv":
         return _stored("difference", fmt, _difference(found), filename).make_conditional(request)
     out = io.StringIO()

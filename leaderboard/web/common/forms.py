@@ -156,6 +156,12 @@ class TeamForm(FlaskForm):
     affiliation = StringField("Affiliation", validators=[Optional(), Length(max=255)])
 
 
+class NewTeamForm(FlaskForm):
+    """An organizer creates a team (members join through its invite link or are added)."""
+
+    name = StringField("Name", validators=[DataRequired(), Length(max=255)])
+
+
 class RenameTeamForm(FlaskForm):
     """An organizer renames a team."""
 

@@ -23,6 +23,7 @@ from leaderboard.services.campaign.schedule import subtask_schedule, task_schedu
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common import revisions
 from leaderboard.services.common.errors import Forbidden, InvalidInput
+from leaderboard.services.common.settings import registration
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.analyses import shown_report
 from leaderboard.services.results.anonymity import (
@@ -195,18 +196,19 @@ def progress_of(target: Target, audience: Audience) -> dict[str, Any]:
     return data
 
 
-def progress_asked(target: Target) -> bool:
-    """Return whether the set has a progress chart; ask the worker now to draw it if not yet.
+def progress_state(target: Target) -> str:
+    """Return "drawn" or "drawing" for the set's progress chart ("" for none); ask the worker if not.
 
-    The page keeps linking the chart while it is drawn (the page is cached by revision, the
-    chart is not); asking here, once per revision, has it drawn before most readers look.
+    Asking here, once per revision, has the chart drawn before most readers look; until then
+    the page says so and reloads, rather than showing a broken image.
     """
     data = progress_of(target, audience_for(viewer()))
     if not data["teams"]:
-        return False
-    if not chart_files.is_drawn(db(), store(), "progress", "svg", data):
-        chart_files.request_chart(db(), "progress", "svg", data)
-    return True
+        return ""
+    if chart_files.is_drawn(db(), store(), "progress", "svg", data):
+        return "drawn"
+    chart_files.request_chart(db(), "progress", "svg", data)
+    return "drawing"
 
 
 @bp.route("/tasks/<task>/<subtask>")
@@ -226,17 +228,19 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     table_html = None
     empty = not has_active_runs(db(), target)
     charted = False
-    progressed = False
+    progressed = ""
     if hidden is None:
         # Rendered (and escaped) by our own table template, now or at freeze time.
         table_html = Markup(rendered(target, view, "html", snapshot))
         charted = not superseded and shown_report(db(), target, view, snapshot) is not None
-        progressed = not empty and progress_asked(target)
+        progressed = "" if empty else progress_state(target)
     user = viewer()
     # A member's own runs: only ever on a page for that member (never cached, see below).
     ours = None
     if user is not None and not user.is_organizer and user.team is not None:
         ours = team_submissions(db(), user.team, target, user, now(), live_rank_texts)
+    # A participant without a team learns here why there is no upload link.
+    teamless = user is not None and not user.is_organizer and user.team is None
     page = render_template(
         "public/results.html",
         target=target,
@@ -251,6 +255,8 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         charted=charted,
         progressed=progressed,
         ours=ours,
+        teamless=teamless,
+        registration=registration(db()) if teamless else "",
         withdraw_form=ConfirmForm() if ours is not None else None,
         schedule=schedule,
         seen_hidden=seen_hidden(target.eval_set),
@@ -258,6 +264,10 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     resp = make_response(page)
     if ours is not None:
         resp.headers["Cache-Control"] = "private, no-store"
+    elif progressed == "drawing":
+        # A page saying the chart is being drawn is not kept: its reload must find the chart.
+        resp.headers["Cache-Control"] = "no-store"
+        return resp
     return remember(key, resp)
 
 

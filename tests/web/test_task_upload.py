@@ -68,10 +68,18 @@ def upload(client: FlaskClient, path: str = NEW, **fields: Any) -> TestResponse:
     return client.post(path, data=data, content_type="multipart/form-data")
 
 
+def staged_name(page: TestResponse) -> str:
+    """Return the staged upload the preview's confirm form names."""
+    found = re.search(r'name="upload" value="([^"]*)"', page.get_data(as_text=True))
+    assert found, page.get_data(as_text=True)
+    return found.group(1)
+
+
 def confirm(client: FlaskClient, page: TestResponse, path: str = NEW) -> TestResponse:
     """Press the preview's confirm button."""
+    html = page.get_data(as_text=True)
     return client.post(
-        f"{path}/confirm", data={"csrf_token": csrf_from(page.get_data(as_text=True))}
+        f"{path}/confirm", data={"csrf_token": csrf_from(html), "upload": staged_name(page)}
     )
 
 
@@ -396,11 +404,18 @@ def test_non_organizers_and_forged_forms_are_refused(org_app: Flask, org: FlaskC
     page = upload(org, bundle=("b.zip", bundle()))
     assert org.post(f"{NEW}/confirm").status_code == 400
     assert stored(org_app)[:2] == before[:2]
-    # Another organizer's session has nothing staged: the token is never taken from a form.
+    # Another organizer's session has nothing staged: naming this upload in a form is not enough.
     make_organizer(org_app, "other@example.org")
     other = org_app.test_client()
     login(other, "other@example.org", "organizer password")
-    assert confirm(other, other.get(NEW)).status_code == 409
+    taken = other.post(
+        f"{NEW}/confirm",
+        data={
+            "csrf_token": csrf_from(other.get(NEW).get_data(as_text=True)),
+            "upload": staged_name(page),
+        },
+    )
+    assert taken.status_code == 409
     assert confirm(org, page).status_code == 302
 
 
@@ -545,3 +560,80 @@ def slugs(app: Flask) -> list[str]:
     """Return the hosted tasks' slugs."""
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         return list(session.scalars(select(Task.slug)))
+
+
+def test_one_staged_upload_per_session_and_confirm_installs_the_previewed_one(
+    org_app: Flask, org: FlaskClient
+) -> None:
+    root = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "staged-tasks"
+    first = upload(org, bundle=("b.zip", bundle()))
+    # The form re-sent: the earlier upload is replaced, one folder is left.
+    renamed = DEFINITION.replace('slug = "example-sentiment"', 'slug = "renamed"')
+    second = upload(org, bundle=("b.zip", zipped({"task.toml": renamed, "gold.tsv": GOLD})))
+    assert first.status_code == second.status_code == 200
+    assert [p.name for p in root.iterdir()] == [staged_name(second)]
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert stat.S_IMODE((root / staged_name(second) / "gold.tsv").stat().st_mode) == 0o600
+    # The first preview no longer confirms anything, not even the newer upload.
+    stale = confirm(org, first)
+    assert stale.status_code == 409
+    assert "This preview is no longer current; upload again." in stale.get_data(as_text=True)
+    hosted = slugs(org_app)
+    assert "renamed" not in hosted and "example-sentiment" not in hosted
+    assert confirm(org, second).status_code == 302
+    assert sorted(slugs(org_app)) == sorted([*hosted, "renamed"])
+    assert list(root.iterdir()) == []
+    # A repeated confirmation answers 409, never 500, and installs nothing more.
+    again = confirm(org, second)
+    assert again.status_code == 409, again.get_data(as_text=True)
+    assert sorted(slugs(org_app)) == sorted([*hosted, "renamed"])
+
+
+def test_cancel_removes_the_staged_upload(org_app: Flask, org: FlaskClient, tmp_path: Path) -> None:
+    root = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "staged-tasks"
+    for path in (NEW, EDIT):
+        if path == EDIT:
+            _host(org_app, tmp_path)
+        definition = DEFINITION.replace("Label each message", "Label every message")
+        page = upload(
+            org, path, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": GOLD}))
+        )
+        assert 'id="cancel-task"' in page.get_data(as_text=True)
+        html = page.get_data(as_text=True)
+        done = org.post(f"{path}/cancel", data={"csrf_token": csrf_from(html)})
+        assert done.status_code == 302 and done.headers["Location"].endswith(path)
+        assert "The upload was cancelled" in org.get(path).get_data(as_text=True)
+        assert list(root.iterdir()) == []
+        assert confirm(org, page, path).status_code == 409
+    assert shape(org_app, "example-sentiment")["definition"]["description"].startswith(
+        "Label each message"
+    )
+
+
+def test_simultaneous_confirmations_install_once(org_app: Flask, org: FlaskClient) -> None:
+    """Four confirmations of one upload at once: exactly one takes it, the others get 409."""
+    import threading
+
+    from leaderboard.services.common.errors import Conflict
+    from leaderboard.services.tasks import upload as uploads
+
+    settings = org_app.extensions["leaderboard"]["settings"]
+    token = staged_name(upload(org, bundle=("b.zip", bundle())))
+    barrier = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def take() -> None:
+        barrier.wait()
+        try:
+            uploads.claim(settings, token)
+            outcomes.append("claimed")
+        except Conflict as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    refused = "This upload was already confirmed or cancelled; upload the task again."
+    assert sorted(outcomes) == sorted(["claimed", refused, refused, refused])

@@ -637,3 +637,49 @@ def test_simultaneous_confirmations_install_once(org_app: Flask, org: FlaskClien
         t.join()
     refused = "This upload was already confirmed or cancelled; upload the task again."
     assert sorted(outcomes) == sorted(["claimed", refused, refused, refused])
+
+
+def test_edit_refuses_a_new_gold_that_participants_may_download(
+    org_app: Flask, org: FlaskClient, tmp_path: Path
+) -> None:
+    """A new set's gold, even zipped under another name, may not be a downloadable data file."""
+    _host(org_app, tmp_path)
+    dev = b"d-1\tpositive\nd-2\tnegative\nd-3\tneutral\n"
+    cli = org_app.test_cli_runner()
+    phase = ["phase", "example-sentiment", "A", "trial"]
+    window = ["--start", "2016-01-01T00:00:00Z", "--end", "2016-01-20T00:00:00Z"]
+    result = cli.invoke(args=["leaderboard", *phase, *window])
+    assert result.exit_code == 0, result.output
+    handed = tmp_path / "dev-inputs.zip"
+    handed.write_bytes(zipped({"labels.txt": dev}))
+    result = cli.invoke(
+        args=[
+            "leaderboard",
+            "data",
+            "add",
+            "example-sentiment",
+            "A",
+            str(handed),
+            "--phase",
+            "trial",
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    before = shape(org_app, "example-sentiment")
+    new_set = DEFINITION + '\n[[subtasks.sets]]\nslug = "dev"\ngold = "dev.tsv"\n'
+    new_subtask = (
+        DEFINITION
+        + '\n[[subtasks]]\nslug = "B"\n[[subtasks.sets]]\nslug = "test"\ngold = "dev.tsv"\n'
+    )
+    for definition in (new_set, new_subtask):
+        files = {"task.toml": definition, "gold.tsv": GOLD, "dev.tsv": dev}
+        resp = upload(org, EDIT, bundle=("b.zip", zipped(files)))
+        assert resp.status_code == 422, resp.get_data(as_text=True)
+        assert [p.replace("&#39;", "'") for p in problems(resp)] == [
+            "dev.tsv: is the text of the data file 'dev-inputs.zip' that participants may "
+            "download; delete that data file first"
+        ]
+    assert shape(org_app, "example-sentiment") == before
+    # Another gold for the new set is accepted.
+    files = {"task.toml": new_set, "gold.tsv": GOLD, "dev.tsv": b"d-1\tnegative\nd-9\tneutral\n"}
+    assert upload(org, EDIT, bundle=("b.zip", zipped(files))).status_code == 200

@@ -431,21 +431,15 @@ def _edit_plan(
                     )
                 )
             for role, rel in sorted(setdef.files.items()):
-                if role not in current:
-                    continue
                 path = definition.file_path(rel)
                 data = path.read_bytes()
-                if hashlib.sha256(data).hexdigest() == current[role].sha256:
+                if role in current and hashlib.sha256(data).hexdigest() == current[role].sha256:
                     continue
-                leak = data_copying(session, store, task, role, data)
+                leak = _copied_data(session, store, task, role, rel, data)
                 if leak is not None:
-                    problems.append(
-                        Problem(
-                            rel,
-                            f"is the text of the data file {quoted(leak.filename)} that "
-                            "participants may download; delete that data file first",
-                        )
-                    )
+                    problems.append(leak)
+                    continue
+                if role not in current:
                     continue
                 version = current[role].version + 1
                 changes.append(
@@ -453,9 +447,20 @@ def _edit_plan(
                     f"(version {version} or later); its runs are re-scored"
                 )
                 files.append(_FileChange(st.slug, es.slug, role, data, path.name))
+    known = {st.slug: {es.slug for es in st.eval_sets} for st in task.subtasks}
+    # A new set's reference files are refused as a changed one's are (set-gold, data add).
+    for sd in definition.subtasks:
+        for setdef in sd.sets:
+            if setdef.slug in known.get(sd.slug, ()):
+                continue
+            for role, rel in sorted(setdef.files.items()):
+                leak = _copied_data(
+                    session, store, task, role, rel, definition.file_path(rel).read_bytes()
+                )
+                if leak is not None:
+                    problems.append(leak)
     if problems:
         raise TaskRefused(problems)
-    known = {st.slug: {es.slug for es in st.eval_sets} for st in task.subtasks}
     for sd in definition.subtasks:
         if sd.slug not in known:
             changes.append(f"new subtask {sd.slug} ({', '.join(s.slug for s in sd.sets)})")
@@ -472,6 +477,20 @@ def _edit_plan(
             [Problem(DEFINITION_NAME, "the definition and its files are unchanged; nothing to do")]
         )
     return task, changes, files
+
+
+def _copied_data(
+    session: Session, store: Store, task: Task, role: str, rel: str, data: bytes
+) -> Problem | None:
+    """Return the problem of a reference file that copies a data file participants may download."""
+    leak = data_copying(session, store, task, role, data)
+    if leak is None:
+        return None
+    return Problem(
+        rel,
+        f"is the text of the data file {quoted(leak.filename)} that participants may "
+        "download; delete that data file first",
+    )
 
 
 def edit_changes(

@@ -8,6 +8,7 @@ file) instead of stopping at the first. Loads no Flask, SQLAlchemy or service.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 import tomllib
 from collections.abc import Iterable, Iterator
@@ -15,7 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
+from leaderboard.formats.issues import quoted
+from leaderboard.tasks.definition import (
+    DefinitionError,
+    FileRefused,
+    SetDef,
+    SubtaskDef,
+    TaskDefinition,
+)
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, ReferenceFileError, reference_problem
 from leaderboard.tasks.loading import load_definition_file, parse_raw_definition
@@ -63,10 +71,7 @@ def check_task_folder(path: Path, root: Path, max_decompressed: int) -> Checked:
     absolute path) is refused before anything is read from it.
     """
     name = _relative(path, root)
-    # Files the loading itself reads (Markdown sections) are checked before it runs.
-    outside = _outside(name, _file_tables(_raw_toml(path), ""), path.parent, root)
-    if outside:
-        return Checked(None, outside)
+    # The loading reads Markdown section files only inside the definition's folder, ``root``.
     try:
         definition = load_definition_file(path)
     except OSError as exc:
@@ -74,13 +79,31 @@ def check_task_folder(path: Path, root: Path, max_decompressed: int) -> Checked:
     except DefinitionError as exc:
         further = _further_problems(_raw_toml(path), path.parent, root, name, exc, max_decompressed)
         return Checked(None, [_definition_problem(name, exc), *further])
-    problems = _outside(name, named_files(definition), path.parent, root)
-    if problems:
-        return Checked(None, problems)
-    for subtask in definition.subtasks:
-        for setdef in subtask.sets:
-            problems.extend(_set_problems(definition, subtask, setdef, root, max_decompressed))
+    problems = _files_problems(definition, path.parent, root, name, max_decompressed)
     return Checked(None if problems else definition, problems)
+
+
+def not_in_upload(rel: str) -> str:
+    """Return the one message for a named file that is missing or lies outside the upload.
+
+    Both read alike so that an upload cannot probe which files exist on the server.
+    """
+    return f"file {quoted(rel)} is not in the upload"
+
+
+def _files_problems(
+    definition: TaskDefinition, base: Path, root: Path, name: str, max_decompressed: int
+) -> list[Problem]:
+    """Return the problems of the files a parsed definition names: outside ones, bad lines."""
+    problems = _outside(name, named_files(definition), base, root)
+    refused = {p.key for p in problems}
+    for i, subtask in enumerate(definition.subtasks):
+        for j, setdef in enumerate(subtask.sets):
+            # A set naming a file outside the upload is never read.
+            if any(f"subtasks[{i}].sets[{j}].{role}" in refused for role in setdef.files):
+                continue
+            problems.extend(_set_problems(definition, subtask, setdef, root, max_decompressed))
+    return problems
 
 
 def named_files(definition: TaskDefinition) -> Iterator[tuple[str, str]]:
@@ -118,7 +141,7 @@ def _raw_toml(path: Path) -> dict[str, Any]:
 def _outside(name: str, files: Iterable[tuple[str, str]], base: Path, root: Path) -> list[Problem]:
     """Return a problem for each file named outside ``root`` (``../x``, an absolute path)."""
     return [
-        Problem(name, f"names a file outside the uploaded files: {rel[:200]!r}", key=key)
+        Problem(name, not_in_upload(rel), key=key)
         for key, rel in files
         if "\x00" in rel or not (base / rel).resolve().is_relative_to(root.resolve())
     ]
@@ -132,6 +155,8 @@ def _relative(path: Path, root: Path) -> str:
 
 
 def _definition_problem(name: str, exc: DefinitionError, key: str | None = None) -> Problem:
+    if isinstance(exc, FileRefused):
+        return Problem(name, not_in_upload(exc.name), key=key or exc.key)
     if exc.key == "(file)":
         # A TOML syntax error has no key; its message ends with the line and column.
         found = _TOML_LINE.search(exc.message)
@@ -176,12 +201,9 @@ def _further_problems(
             continue
         except (ValueError, TypeError, KeyError):
             return problems
-        outside = _outside(name, named_files(definition), base, root)
-        if outside:
-            return problems
-        for subtask in definition.subtasks:
-            for setdef in subtask.sets:
-                problems.extend(_set_problems(definition, subtask, setdef, root, max_decompressed))
+        for found_problem in _files_problems(definition, base, root, name, max_decompressed):
+            key = found_problem.key and index.original(found_problem.key)
+            problems.append(dataclasses.replace(found_problem, key=key))
         return problems
     return problems
 

@@ -224,7 +224,7 @@ def test_definition_and_files_form(org_app: Flask, org: FlaskClient) -> None:
         (
             DEFINITION.replace('gold = "gold.tsv"', 'gold = "missing.tsv"'),
             GOLD,
-            ["task.toml, key subtasks[0].sets[0].gold: file not found: missing.tsv"],
+            ["task.toml, key subtasks[0].sets[0].gold: file 'missing.tsv' is not in the upload"],
         ),
     ],
     ids=["bad-toml", "unknown-measure", "two-bad-gold-lines", "missing-file"],
@@ -286,7 +286,7 @@ def test_every_definition_problem_listed(org_app: Flask, org: FlaskClient) -> No
         "task.toml, key subtasks[1].measures",
         "bad.tsv, line 3",
     ], listed
-    assert "file not found: nowhere.tsv" in listed[1] and "'F9'" in listed[2]
+    assert "file 'nowhere.tsv' is not in the upload" in listed[1] and "'F9'" in listed[2]
     assert "subtask C (test): label 'bogus'" in listed[3]
     assert stored(org_app) == before
     # The command line refuses the same definition (its first problem decides, as here).
@@ -321,11 +321,11 @@ def _zip_with_link() -> bytes:
         (b"not a zip at all", "not a .zip"),
         (
             zipped({"task.toml": DEFINITION.replace('"gold.tsv"', '"/etc/passwd"')}),
-            "outside the uploaded files",
+            "file '/etc/passwd' is not in the upload",
         ),
         (
             zipped({"task.toml": DEFINITION.replace('"gold.tsv"', f'"{"../" * 40}etc/passwd"')}),
-            "outside the uploaded files",
+            "key subtasks[0].sets[0].gold: file '../../../",
         ),
     ],
     ids=[
@@ -345,7 +345,7 @@ def test_unsafe_bundles_are_refused(
     before = stored(org_app)
     resp = upload(org, bundle=("b.zip", data))
     assert resp.status_code == 422, resp.get_data(as_text=True)
-    assert expected in " ".join(problems(resp)), problems(resp)
+    assert expected in " ".join(problems(resp)).replace("&#39;", "'"), problems(resp)
     assert stored(org_app) == before
 
 
@@ -683,3 +683,39 @@ def test_edit_refuses_a_new_gold_that_participants_may_download(
     # Another gold for the new set is accepted.
     files = {"task.toml": new_set, "gold.tsv": GOLD, "dev.tsv": b"d-1\tnegative\nd-9\tneutral\n"}
     assert upload(org, EDIT, bundle=("b.zip", zipped(files))).status_code == 200
+
+
+@pytest.mark.parametrize("kind", ["gold", "section"])
+def test_a_file_outside_the_upload_reads_as_a_missing_one(
+    org_app: Flask, org: FlaskClient, tmp_path: Path, kind: str
+) -> None:
+    """No answer tells whether a file exists on the server: /etc/passwd reads as a missing file."""
+    outside = tmp_path / "real.tsv"
+    outside.write_bytes(GOLD)
+    instance = Path(org_app.extensions["leaderboard"]["settings"].instance_dir)
+    (instance / "beside.tsv").write_bytes(GOLD)
+    names = [
+        "/etc/passwd",
+        str(outside),
+        "../beside.tsv",
+        "../../etc/passwd",
+        "no-such-file.tsv",
+        "../no-such-file.tsv",
+        "/no/such/file",
+    ]
+    answers = []
+    for name in names:
+        if kind == "gold":
+            definition = DEFINITION.replace('gold = "gold.tsv"', f'gold = "{name}"')
+            key = "subtasks[0].sets[0].gold"
+        else:
+            definition = DEFINITION.replace(
+                "description =", f'overview = {{ file = "{name}" }}\ndescription ='
+            )
+            key = "overview.file"
+        resp = upload(org, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": GOLD})))
+        assert resp.status_code == 422, resp.get_data(as_text=True)
+        listed = [p.replace("&#39;", "'") for p in problems(resp)]
+        assert listed == [f"task.toml, key {key}: file '{name}' is not in the upload"], listed
+        answers.append([p.replace(name, "NAME") for p in listed])
+    assert all(a == answers[0] for a in answers), answers

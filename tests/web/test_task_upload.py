@@ -719,3 +719,58 @@ def test_a_file_outside_the_upload_reads_as_a_missing_one(
         assert listed == [f"task.toml, key {key}: file '{name}' is not in the upload"], listed
         answers.append([p.replace(name, "NAME") for p in listed])
     assert all(a == answers[0] for a in answers), answers
+
+
+#: One subtask, four independent problems: an unknown key, an unknown measure, a missing
+#: gold file (of set dev) and a bad gold line (of set test).
+FOUR_PROBLEMS = DEFINITION.replace("description =", 'colour = "red"\ndescription =').replace(
+    '"kappa"]', '"kappa", "F9"]'
+) + ('\n[[subtasks.sets]]\nslug = "dev"\ngold = "nowhere.tsv"\n')
+FOUR_GOLD = GOLD.replace(b"tw-002\tneutral", b"tw-002\tbogus")
+
+
+def _four_listed(resp: TestResponse) -> None:
+    assert resp.status_code == 422, resp.get_data(as_text=True)
+    listed = [p.replace("&#39;", "'") for p in problems(resp)]
+    assert [p.split(": ")[0] for p in listed] == [
+        "task.toml, key colour",
+        "task.toml, key subtasks[0].sets[1].gold",
+        "task.toml, key subtasks[0].measures",
+        "gold.tsv, line 3",
+    ], listed
+    assert listed[0].endswith("unknown key")
+    assert listed[1].endswith("file 'nowhere.tsv' is not in the upload")
+    assert "unknown measure 'F9'" in listed[2]
+    assert "subtask A (test): label 'bogus' is not declared" in listed[3]
+
+
+def test_four_problems_of_one_subtask_listed_at_once_in_the_upload_and_the_edit(
+    org_app: Flask, org: FlaskClient, tmp_path: Path
+) -> None:
+    files = {"task.toml": FOUR_PROBLEMS, "gold.tsv": FOUR_GOLD}
+    _four_listed(upload(org, bundle=("b.zip", zipped(files))))
+    _host(org_app, tmp_path)
+    before = shape(org_app, "example-sentiment")
+    _four_listed(upload(org, EDIT, bundle=("b.zip", zipped(files))))
+    assert shape(org_app, "example-sentiment") == before
+
+
+def test_add_task_prints_every_problem(org_app: Flask, tmp_path: Path) -> None:
+    folder = tmp_path / "four"
+    folder.mkdir()
+    (folder / "task.toml").write_text(FOUR_PROBLEMS)
+    (folder / "gold.tsv").write_bytes(FOUR_GOLD)
+    path = folder / "task.toml"
+    result = org_app.test_cli_runner().invoke(args=["leaderboard", "add-task", str(path)])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    # The first line reads as before this listing; one line follows per further problem.
+    assert lines[0] == f"Error: {path}: the task definition was refused: colour: unknown key"
+    assert lines[1] == f"Error: {path}: subtasks[0].sets[1].gold: file not found: nowhere.tsv"
+    assert lines[2].startswith(f"Error: {path}: subtasks[0].measures: unknown measure 'F9'")
+    assert lines[3] == (
+        f"Error: {folder / 'gold.tsv'}:3: subtask A (test): label 'bogus' is not declared "
+        "(allowed: 'positive', 'negative', 'neutral'; aliases 'pos', 'neg', 'neu')."
+    )
+    assert len(lines) == 4
+    assert "example-sentiment" not in slugs(org_app)

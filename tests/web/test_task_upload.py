@@ -361,6 +361,14 @@ def test_zip_bomb_is_refused(make_app: AppFactory) -> None:
     assert resp.status_code == 422
     assert "once decompressed" in " ".join(problems(resp))
     assert stored(app) == before
+    # Members each under the limit are refused by their unpacked total, before it is reached.
+    spread = zipped(
+        {"task.toml": DEFINITION, **{f"part{n}.tsv": b"\0" * 600_000 for n in range(3)}}
+    )
+    resp = upload(client, bundle=("spread.zip", spread))
+    assert resp.status_code == 422
+    assert f"add up to more than {1024 * 1024:,} bytes" in " ".join(problems(resp)), problems(resp)
+    assert stored(app) == before
 
 
 def test_definition_form_refuses_bad_names(org_app: Flask, org: FlaskClient) -> None:

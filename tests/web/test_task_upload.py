@@ -782,3 +782,35 @@ def test_add_task_prints_every_problem(org_app: Flask, tmp_path: Path) -> None:
     )
     assert len(lines) == 4
     assert "example-sentiment" not in slugs(org_app)
+
+
+def test_four_parallel_confirm_requests_install_the_task_once(
+    org_app: Flask, org: FlaskClient
+) -> None:
+    """The same preview confirmed from four requests at once: one 302, three 409, no 500."""
+    import threading
+
+    page = upload(org, bundle=("b.zip", bundle()))
+    data = {"csrf_token": csrf_from(page.get_data(as_text=True)), "upload": staged_name(page)}
+    cookie = org.get_cookie("session")
+    assert cookie is not None
+    clients = []
+    for _ in range(4):
+        client = org_app.test_client()
+        client.set_cookie("session", cookie.value)
+        clients.append(client)
+    barrier = threading.Barrier(4)
+    statuses: list[int] = []
+
+    def press(client: FlaskClient) -> None:
+        barrier.wait()
+        statuses.append(client.post(f"{NEW}/confirm", data=data).status_code)
+
+    threads = [threading.Thread(target=press, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [302, 409, 409, 409]
+    assert slugs(org_app).count("example-sentiment") == 1
+    assert stored(org_app)[2] == 0

@@ -8,7 +8,12 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import with_appcontext
-from leaderboard.cli.references import Refused, check_reference_files, read_definition
+from leaderboard.cli.references import (
+    Refused,
+    check_reference_files,
+    fail_every,
+    read_definition,
+)
 
 
 @click.command("init")
@@ -50,12 +55,13 @@ def add_task_cmd(definition: str) -> None:
     from leaderboard.services.campaign.phases import closed_notice, closed_subtasks
     from leaderboard.services.tasks.catalog import install_definition
 
+    limit = common.settings().max_decompressed_bytes
     try:
         d = read_definition(Path(definition))
         # Every reference file is parsed before anything is stored: a bad line refuses the task.
-        check_reference_files(d, common.settings().max_decompressed_bytes)
+        check_reference_files(d, limit)
     except Refused as exc:
-        common.fail(str(exc))
+        fail_every(str(exc), Path(definition), limit)
     with common.session() as session:
         task = install_definition(session, common.store(), d, actor=common.actor())
         closed = [st.slug for st in closed_subtasks(session, task, common.now())]

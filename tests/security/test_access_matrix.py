@@ -851,6 +851,15 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("POST", "/organizer/tasks/new/confirm", each(400), csrf=False),
         Probe("POST", "/organizer/tasks/new/confirm", by_role(LOGIN, 403, 403, 409)),
     ],
+    # Nothing staged: a cancel still answers with the upload form.
+    ("organizer_tasks.cancel_new", "POST"): [
+        Probe("POST", "/organizer/tasks/new/cancel", each(400), csrf=False),
+        Probe("POST", "/organizer/tasks/new/cancel", ORGANIZER_ACTION),
+    ],
+    ("organizer_tasks.cancel_edit", "POST"): [
+        Probe("POST", f"{ORG}/definition/cancel", each(400), csrf=False),
+        Probe("POST", f"{ORG}/definition/cancel", ORGANIZER_ACTION),
+    ],
     ("organizer_tasks.edit_definition", "POST"): [
         Probe("POST", f"{ORG}/definition", each(400), form=task_bundle_form, csrf=False),
         Probe("POST", f"{ORG}/definition", by_role(LOGIN, 403, 403, 422), form=task_bundle_form),

@@ -45,6 +45,8 @@ REDACTED = "[redacted]"
             "https://lb.example.org/password/reset/[redacted]",
         ),
         ("/tasks/semeval2016-task3/A?set=test", "/tasks/semeval2016-task3/A?set=test"),
+        ("POST /unsubscribe/eyJ1Ijo.abc HTTP/1.1", "POST /unsubscribe/[redacted] HTTP/1.1"),
+        ("/login?next=%2Funsubscribe%2FeyJ1.x", "/login?next=%2Funsubscribe%2F[redacted]"),
     ],
 )
 def test_redact_replaces_every_secret_and_keeps_the_route(logged: str, expected: str) -> None:

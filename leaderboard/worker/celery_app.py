@@ -19,7 +19,6 @@ from leaderboard.jobqueue import (
     SWEEP,
 )
 from leaderboard.jobqueue.broker import make_celery
-from leaderboard.services.common.mail import MailError
 from leaderboard.services.results.jobs import stale_after
 from leaderboard.worker import jobs
 from leaderboard.worker.runtime import configure
@@ -29,9 +28,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("leaderboard.worker")
 
-#: Seconds between the first retries of an undelivered mail; doubled each time, up to 15 min.
-MAIL_BACKOFF = 15
-MAIL_RETRIES = 8
 #: Seconds before a job that broke unexpectedly is tried again.
 JOB_RETRY_PAUSE = 10
 #: Seconds between the campaign checks (scheduled releases, deadline notices) of beat.
@@ -56,16 +52,13 @@ def worker_app(settings: Settings) -> Celery:
             raise self.retry(countdown=JOB_RETRY_PAUSE)
         return str(outcome)
 
-    @app.task(
-        name=SEND_MAIL,
-        autoretry_for=(MailError,),
-        retry_backoff=MAIL_BACKOFF,
-        retry_backoff_max=900,
-        retry_jitter=True,
-        max_retries=MAIL_RETRIES,
-    )
-    def send_mail(text: str, deliver: bool = True) -> None:
-        jobs.send_mail(text, deliver)
+    # Retries are counted on the outbox row (it gives up after its last), not by Celery.
+    @app.task(name=SEND_MAIL, bind=True, max_retries=None)
+    def send_mail(self: Task, outbox_id: int) -> str:
+        done = jobs.send_mail(outbox_id)
+        if done.retry_in is not None:
+            raise self.retry(countdown=done.retry_in)
+        return str(done.status or "taken")
 
     @app.task(name=DRAW_CHARTS)
     def draw_charts(job_id: int) -> int:
@@ -81,6 +74,7 @@ def worker_app(settings: Settings) -> Celery:
 
     @app.task(name=SWEEP)
     def sweep() -> list[int]:
+        jobs.sweep_mail()
         return jobs.sweep()
 
     @app.task(name=CHECK_CAMPAIGN)
@@ -121,6 +115,9 @@ def start_watchdog(interval: float) -> threading.Thread:
         sent = jobs.sweep()
         if sent:
             log.info("sent again: job(s) %s", ", ".join(map(str, sent)))
+        mails = jobs.sweep_mail()
+        if mails:
+            log.info("sent again: mail(s) %s", ", ".join(map(str, mails)))
 
     return _repeat("watchdog", interval, sweep)
 

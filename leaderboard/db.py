@@ -10,10 +10,16 @@ from sqlalchemy import Engine, Table, bindparam, create_engine, event, insert
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.util import identity_key
 
+from leaderboard.private_files import create_private_file, sqlite_file
+
 
 def make_engine(url: str) -> Engine:
     """Return an engine with connection checks on checkout and SQLite tuned for concurrent writers."""
     if url.startswith("sqlite"):
+        path = sqlite_file(url)
+        if path is not None:
+            # Created by SQLite, it would take the umask's mode (its WAL files copy the file's).
+            create_private_file(path)
         engine = create_engine(url, pool_pre_ping=True, connect_args={"timeout": 30})
 
         @event.listens_for(engine, "connect")

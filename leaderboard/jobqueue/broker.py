@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from leaderboard.config import Settings
 from leaderboard.jobqueue import JOBS_QUEUE, MAIL_QUEUE, QUEUE_OF
+from leaderboard.private_files import create_private_file, sqlite_file
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -58,6 +59,9 @@ def make_celery(settings: Settings) -> Celery:
         from leaderboard.jobqueue import embedded
 
         embedded.register()
+        queue_file = sqlite_file(settings.broker_url)
+        if queue_file is not None:
+            create_private_file(queue_file)
     return app
 
 

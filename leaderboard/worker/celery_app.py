@@ -19,6 +19,7 @@ from leaderboard.jobqueue import (
     SWEEP,
 )
 from leaderboard.jobqueue.broker import make_celery
+from leaderboard.private_files import restrict_umask
 from leaderboard.services.results.jobs import stale_after
 from leaderboard.worker import jobs
 from leaderboard.worker.runtime import configure
@@ -143,6 +144,8 @@ def start(settings: Settings, *, queues: str, concurrency: int, beat: bool, logl
     """Run a Celery worker for the server's queues until it is stopped."""
     from celery import signals
 
+    # Beat's schedule file and whatever a job writes are the server's own only.
+    restrict_umask()
     app = worker_app(settings)
 
     @signals.worker_ready.connect(weak=False)

@@ -285,3 +285,24 @@ def test_a_worker_on_the_embedded_broker_sends_a_lost_mail_once_and_keeps_no_mes
     assert all(row.message is None for row in rows(app))
     with ext["sessionmaker"]() as session:
         assert session.scalar(select(User.id).where(User.email == NEW)) is not None
+
+
+def test_init_deletes_the_messages_an_older_queue_kept_after_delivery(app: Flask) -> None:
+    from leaderboard.jobqueue.broker import prepare_embedded
+
+    settings = app.extensions["leaderboard"]["settings"]
+    assert prepare_embedded(settings)
+    queue_file = settings.instance_dir / "queue.sqlite3"
+    with sqlite3.connect(queue_file) as conn:
+        # As kombu's own transport left a delivered mail: taken, hidden, kept with its text.
+        queue_id = conn.execute("SELECT id FROM kombu_queue WHERE name = 'mail'").fetchone()[0]
+        for visible, payload in ((0, "old mail with /password/reset/SECRET"), (1, "waiting")):
+            conn.execute(
+                "INSERT INTO kombu_message (visible, timestamp, payload, version, queue_id)"
+                " VALUES (?, CURRENT_TIMESTAMP, ?, 1, ?)",
+                (visible, payload, queue_id),
+            )
+    assert prepare_embedded(settings)
+    with sqlite3.connect(queue_file) as conn:
+        kept = [p for (p,) in conn.execute("SELECT payload FROM kombu_message")]
+    assert kept == ["waiting"]

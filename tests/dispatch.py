@@ -35,7 +35,13 @@ class LocalDispatcher:
         #: The text of each mail whose id was sent, read from the outbox before its delivery.
         self.mails: list[str] = []
         # Its own sessions, as a worker has (no engine connects before its first mail).
-        self._sessions = make_sessionmaker(make_engine(settings.database_url))
+        self._engine = make_engine(settings.database_url)
+        self._sessions = make_sessionmaker(self._engine)
+
+    def close(self) -> None:
+        """Close the connections of the deliveries (once every mail is delivered)."""
+        flush()
+        self._engine.dispose()
 
     def send(self, task: str, args: tuple[Any, ...]) -> None:
         """Record the task; start delivering it if it is a mail."""

@@ -100,10 +100,15 @@ def send_mail(outbox_id: int, *, settings: Settings | None = None) -> outbox.Del
     transport = mail.Transport.parse((settings or res.settings).mail_url)
     with res.sessionmaker() as session:
         done = outbox.deliver(session, outbox_id, transport, res.clock.now())
-    if done.status == MailStatus.QUEUED:
-        log.warning("mail %s not sent (tried again in %s s)", outbox_id, done.retry_in)
-    elif done.status == MailStatus.FAILED:
-        log.error("mail %s failed: given up after its retries", outbox_id)
+        # The transport's answer, never the mail: its text holds links.
+        if done.status == MailStatus.QUEUED:
+            reason = outbox.last_error(session, outbox_id)
+            log.warning(
+                "mail %s not sent: %s (tried again in %s s)", outbox_id, reason, done.retry_in
+            )
+        elif done.status == MailStatus.FAILED:
+            reason = outbox.last_error(session, outbox_id)
+            log.error("mail %s failed after its retries: %s", outbox_id, reason)
     return done
 
 

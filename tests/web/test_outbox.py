@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import socket
 import sqlite3
 import threading
 import time
@@ -20,6 +21,7 @@ from leaderboard.jobqueue import SEND_MAIL
 from leaderboard.models import OutboxMail, User, utcnow
 from leaderboard.services.common import mail, outbox
 from leaderboard.states import MailStatus
+from leaderboard.worker import runtime
 from leaderboard.worker.celery_app import worker_app
 from tests import dispatch
 from tests.accounts import BASE, last_link, mailing, mails_to, sign_up, user_row
@@ -168,10 +170,13 @@ def test_two_deliveries_of_one_mail_send_it_once(
 
 
 def test_the_mail_task_retries_then_gives_up_and_keeps_no_text(
-    app: Flask, monkeypatch: pytest.MonkeyPatch
+    app: Flask, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
 ) -> None:
     celery = worker_app(app.extensions["leaderboard"]["settings"])
     celery.conf.task_always_eager = True
+    # The task runs here, on this process's worker connections: closed when the test ends.
+    monkeypatch.setattr(runtime, "_built", None)
+    request.addfinalizer(lambda: runtime.resources().engine.dispose())
     tries: list[str] = []
 
     def flaky(transport: mail.Transport, message: EmailMessage) -> None:
@@ -306,3 +311,28 @@ def test_init_deletes_the_messages_an_older_queue_kept_after_delivery(app: Flask
     with sqlite3.connect(queue_file) as conn:
         kept = [p for (p,) in conn.execute("SELECT payload FROM kombu_message")]
     assert kept == ["waiting"]
+
+
+def test_the_command_line_sends_at_once_and_leaves_an_undelivered_mail_to_the_workers(
+    make_app: AppFactory, server: MailServer
+) -> None:
+    app = make_app(**mailing(server))
+    sent = app.test_cli_runner().invoke(args=["leaderboard", "invite", "erin@example.org"])
+    assert sent.exit_code == 0, sent.output
+    assert len(server.inbox.wait_for("erin@example.org")) == 1
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        closed = sock.getsockname()[1]
+    down = make_app(mail_url=f"smtp://127.0.0.1:{closed}", base_url=BASE)
+    result = down.test_cli_runner().invoke(args=["leaderboard", "invite", NEW])
+    assert result.exit_code == 1
+    assert "the mail stays in the outbox: a worker tries again later" in result.output
+    [row] = rows(down)
+    assert (row.kind, row.recipient, row.status, row.attempts) == (
+        "invitation",
+        NEW,
+        MailStatus.QUEUED,
+        1,
+    )
+    assert row.message is not None and row.last_error
+    assert [r.status for r in rows(app)] == [MailStatus.SENT]

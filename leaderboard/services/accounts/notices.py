@@ -20,8 +20,6 @@ from leaderboard.services.common import mail, outbox
 from leaderboard.services.common.errors import DomainError
 from leaderboard.states import MailStatus
 
-#: Where the mail of an address that gets none goes: built and signed alike, then dropped.
-NULL = mail.Transport("null")
 NO_BASE_URL = (
     "This server has no base URL configured, so it cannot mail links: the organizer must set "
     "LEADERBOARD_BASE_URL to the site's public address (e.g. https://lb.example.org) and "

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from flask import Flask
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 
 from leaderboard.clock import FixedClock
 from leaderboard.jobqueue import SEND_MAIL
@@ -336,3 +337,20 @@ def test_the_command_line_sends_at_once_and_leaves_an_undelivered_mail_to_the_wo
     )
     assert row.message is not None and row.last_error
     assert [r.status for r in rows(app)] == [MailStatus.SENT]
+
+
+def test_a_database_error_logged_with_its_traceback_names_no_mail(app: Flask) -> None:
+    outbox_id = put_mail(app)
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        session.add(
+            OutboxMail(
+                id=outbox_id,  # taken: the insert fails
+                kind="reset",
+                recipient="to@example.org",
+                message="a mail with /password/reset/SECRET",
+                created_at=utcnow(),
+            )
+        )
+        with pytest.raises(IntegrityError, match="(?i)unique") as caught:
+            session.flush()
+    assert "SECRET" not in str(caught.value)

@@ -354,3 +354,17 @@ def test_a_database_error_logged_with_its_traceback_names_no_mail(app: Flask) ->
         with pytest.raises(IntegrityError, match="(?i)unique") as caught:
             session.flush()
     assert "SECRET" not in str(caught.value)
+
+
+def test_an_unexpected_send_error_is_retried_and_keeps_only_its_kind(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(transport: mail.Transport, message: EmailMessage) -> None:
+        raise RuntimeError(f"cannot send {message.get_content()}")
+
+    monkeypatch.setattr(mail, "send", broken)
+    outbox_id = put_mail(app)
+    done = deliver(app, outbox_id)
+    assert done.status == MailStatus.QUEUED and done.retry_in is not None
+    [row] = rows(app)
+    assert (row.status, row.attempts, row.last_error) == (MailStatus.QUEUED, 1, "RuntimeError")

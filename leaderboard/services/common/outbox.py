@@ -105,8 +105,10 @@ def deliver(session: Session, outbox_id: int, transport: mail.Transport, now: da
         return _finish(session, row, MailStatus.DROPPED, now)
     try:
         mail.send(transport, mail.parse(row.message))
-    except mail.MailError as exc:
-        row.last_error = str(exc)[:ERROR_LENGTH]
+    except Exception as exc:  # retried like a refusal, never left "sending" for ever
+        # A transport's answer is kept; of anything else only its kind (it may quote the mail).
+        reason = str(exc) if isinstance(exc, mail.MailError) else type(exc).__name__
+        row.last_error = reason[:ERROR_LENGTH]
         if row.attempts > RETRIES:
             return _finish(session, row, MailStatus.FAILED, now)
         wait = backoff(row.attempts)

@@ -26,7 +26,16 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, validates
 from sqlalchemy.sql.expression import false, true
 
-from leaderboard.states import JobPurpose, JobStatus, JoinStatus, NameMode, Role, RunKind, RunStatus
+from leaderboard.states import (
+    JobPurpose,
+    JobStatus,
+    JoinStatus,
+    MailStatus,
+    NameMode,
+    Role,
+    RunKind,
+    RunStatus,
+)
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -745,3 +754,33 @@ class DataDownload(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
     first_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class OutboxMail(Base):
+    """A mail to send, written in the transaction of what caused it; the queue carries its id.
+
+    A worker takes it (``sending``), sends it and clears its body (``sent``): links in mail
+    hold secrets, so a mail that is done (sent, dropped or failed) keeps no text.
+    """
+
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: What the mail is for ("verification", "reset", a notification kind): never a secret.
+    kind: Mapped[str] = mapped_column(String(32))
+    recipient: Mapped[str] = mapped_column(String(320))
+    #: The composed message; NULL once the mail is done.
+    message: Mapped[str | None] = mapped_column(Text)
+    #: False for a mail built only so that the work looks alike: a worker drops it unsent.
+    deliver: Mapped[bool] = mapped_column(Boolean, default=True)
+    status: Mapped[MailStatus] = mapped_column(
+        StateType(MailStatus, 16), default=MailStatus.QUEUED, index=True
+    )
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: Why the last attempt failed (the transport's answer, never the mail's text).
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    sent_at: Mapped[datetime | None]
+    #: When its id was last handed to the broker, or when its retry is due after a failure:
+    #: a queued mail not taken a while after it is counted lost and sent again by the sweep.
+    queued_at: Mapped[datetime | None]

@@ -19,13 +19,17 @@ from leaderboard.cli.references import (
 @click.command("init")
 @with_appcontext
 def init_cmd() -> None:
-    """Create or upgrade the database and load the bundled task presets (safe to run twice)."""
+    """Create or upgrade the database and load the bundled task presets (safe to run twice).
+
+    The instance folder is made its owner's only (0700, its files 0600), an older install's too.
+    """
     from leaderboard.migrate import MigrationRefused, upgrade
+    from leaderboard.private_files import make_private_dir, tighten
     from leaderboard.services.tasks.catalog import install_presets
     from leaderboard.storage import S3Store, StorageError
 
     settings = common.settings()
-    settings.instance_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(settings.instance_dir)
     store = common.store()
     if isinstance(store, S3Store):
         try:
@@ -44,6 +48,12 @@ def init_cmd() -> None:
     from leaderboard.jobqueue.broker import prepare_embedded
 
     prepare_embedded(settings)
+    corrected = tighten(settings.instance_dir)
+    if corrected:
+        click.echo(
+            f"Instance folder {settings.instance_dir} made private (0700, files 0600): "
+            f"{len(corrected)} path(s) corrected."
+        )
     click.echo(f"Database ready; tasks: {', '.join(slugs)}")
 
 

@@ -19,7 +19,7 @@ from leaderboard.jobqueue import (
     SWEEP,
 )
 from leaderboard.jobqueue.broker import make_celery
-from leaderboard.services.common.mail import MailError
+from leaderboard.private_files import restrict_umask
 from leaderboard.services.results.analyses import worker_name
 from leaderboard.services.results.jobs import stale_after
 from leaderboard.worker import jobs, periodic
@@ -30,9 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("leaderboard.worker")
 
-#: Seconds between the first retries of an undelivered mail; doubled each time, up to 15 min.
-MAIL_BACKOFF = 15
-MAIL_RETRIES = 8
 #: Seconds before a job that broke unexpectedly is tried again.
 JOB_RETRY_PAUSE = 10
 #: Seconds between looks for sets whose scores changed (their per-query summaries are redone).
@@ -55,16 +52,13 @@ def worker_app(settings: Settings) -> Celery:
             raise self.retry(countdown=JOB_RETRY_PAUSE)
         return str(outcome)
 
-    @app.task(
-        name=SEND_MAIL,
-        autoretry_for=(MailError,),
-        retry_backoff=MAIL_BACKOFF,
-        retry_backoff_max=900,
-        retry_jitter=True,
-        max_retries=MAIL_RETRIES,
-    )
-    def send_mail(text: str, deliver: bool = True) -> None:
-        jobs.send_mail(text, deliver)
+    # Retries are counted on the outbox row (it gives up after its last), not by Celery.
+    @app.task(name=SEND_MAIL, bind=True, max_retries=None)
+    def send_mail(self: Task, outbox_id: int) -> str:
+        done = jobs.send_mail(outbox_id)
+        if done.retry_in is not None:
+            raise self.retry(countdown=done.retry_in)
+        return str(done.status or "taken")
 
     @app.task(name=DRAW_CHARTS)
     def draw_charts(job_id: int) -> int:
@@ -83,6 +77,7 @@ def worker_app(settings: Settings) -> Celery:
     # (both jobs are idempotent).
     @app.task(name=SWEEP)
     def sweep() -> list[int]:
+        jobs.sweep_mail()
         return jobs.sweep()
 
     @app.task(name=CHECK_CAMPAIGN)
@@ -152,6 +147,8 @@ def start(settings: Settings, *, queues: str, concurrency: int, loglevel: str) -
     """Run a Celery worker for the server's queues (and the periodic jobs) until it is stopped."""
     from celery import signals
 
+    # Beat's schedule file and whatever a job writes are the server's own only.
+    restrict_umask()
     app = worker_app(settings)
 
     @signals.worker_ready.connect(weak=False)

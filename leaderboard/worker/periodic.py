@@ -42,11 +42,14 @@ def _sweep() -> list[int]:
     sent = jobs.sweep()
     if sent:
         log.info("sent again: job(s) %s", ", ".join(map(str, sent)))
+    mails = jobs.sweep_mail()
+    if mails:
+        log.info("sent again: mail(s) %s", ", ".join(map(str, mails)))
     return sent
 
 
 def schedule(settings: Settings) -> tuple[Periodic, ...]:
-    """Return the periodic jobs: the campaign check every minute, the sweep every stale period."""
+    """Return the periodic jobs: the campaign check every minute, the sweep of lost jobs and mail every stale period."""
     return (
         Periodic("check-campaign", timedelta(seconds=CAMPAIGN_INTERVAL), jobs.check_campaign),
         Periodic("sweep", stale_after(settings), _sweep),

@@ -1,7 +1,7 @@
 """hidden and deleted tasks; superseded frozen rankings
 
 Revision ID: 0019
-Revises: 0017
+Revises: 0018
 Create Date: 2026-11-29 02:30:00.000000
 """
 from alembic import op
@@ -10,7 +10,7 @@ import leaderboard.models
 
 
 revision = '0019'
-down_revision = '0017'
+down_revision = '0018'
 branch_labels = None
 depends_on = None
 

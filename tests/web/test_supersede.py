@@ -123,7 +123,10 @@ def test_a_frozen_ranking_is_superseded_from_the_command_line(
     assert "The reason for superseding is longer than 500 characters." in long.output
     bell = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", "a\x07b")
     assert bell.exit_code == 1
-    assert "The reason for superseding must not contain control characters or line separators (U+0007" in bell.output
+    assert (
+        "The reason for superseding must not contain control characters or line separators (U+0007"
+        in bell.output
+    )
     assert len(snapshots(app)) == 1
 
     result = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", REASON)

@@ -10,7 +10,17 @@ from flask import Flask
 from sqlalchemy import select, update
 
 from leaderboard.clock import FixedClock
-from leaderboard.models import Analysis, EvalSet, Phase, Subtask, Task, WorkerSeen, utcnow
+from leaderboard.models import (
+    Analysis,
+    EvalSet,
+    OutboxMail,
+    Phase,
+    Subtask,
+    Task,
+    WorkerSeen,
+    utcnow,
+)
+from leaderboard.states import MailStatus
 from tests.conftest import AppFactory, login
 from tests.runs import make_organizer, post_evaluation_phases
 
@@ -57,6 +67,21 @@ def queued_jobs(app: Flask, n: int) -> None:
         session.commit()
 
 
+def queued_mail(app: Flask, n: int, *, sent: int = 0) -> None:
+    """Add ``n`` undelivered outbox mails and ``sent`` delivered ones (not waiting)."""
+    with sessions(app)() as session:
+        for i in range(n + sent):
+            delivered = i >= n
+            session.add(
+                OutboxMail(kind="verify", recipient=f"p{i}@example.org",
+                           message=None if delivered else "Subject: x\n\nbody",
+                           deliver=True,
+                           status=MailStatus.SENT if delivered else MailStatus.QUEUED,
+                           attempts=0, last_error="", created_at=utcnow(), queued_at=utcnow())
+            )  # fmt: skip
+        session.commit()
+
+
 def schedule_release(app: Flask, subtask: str, at: datetime) -> None:
     """Hide the results of a preset subtask's post-evaluation phase until ``at``."""
     name = post_evaluation_phases(T3, subtask)[0]
@@ -79,7 +104,7 @@ def test_healthz_without_any_worker_is_degraded_yet_200(rehearsal: Flask) -> Non
         "status": "degraded",
         "database": "ok",
         "worker": {"last_seen": None, "stale": True},
-        "waiting": {"jobs": 0, "releases": 0, "mail": None},
+        "waiting": {"jobs": 0, "releases": 0, "mail": 0},
         "warnings": [
             "No worker has been seen yet, so scheduled releases, deadline notices, mail and "
             f"analyses will wait (none waits now); {START}."
@@ -96,7 +121,7 @@ def test_healthz_with_a_worker_seen_four_minutes_ago_is_ok(rehearsal: Flask) -> 
         "status": "ok",
         "database": "ok",
         "worker": {"last_seen": seen.strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": False},
-        "waiting": {"jobs": 1, "releases": 0, "mail": None},
+        "waiting": {"jobs": 1, "releases": 0, "mail": 0},
         "warnings": [],
     }
 
@@ -104,6 +129,7 @@ def test_healthz_with_a_worker_seen_four_minutes_ago_is_ok(rehearsal: Flask) -> 
 def test_healthz_with_a_silent_worker_warns_naming_what_waits_by_count(rehearsal: Flask) -> None:
     seen = worker_seen(rehearsal, timedelta(minutes=12))
     queued_jobs(rehearsal, 2)
+    queued_mail(rehearsal, 3, sent=1)
     schedule_release(rehearsal, "A", DUE)
     # Not due yet by the campaign's clock: not counted.
     schedule_release(rehearsal, "B", CAMPAIGN_NOW + timedelta(minutes=1))
@@ -114,10 +140,10 @@ def test_healthz_with_a_silent_worker_warns_naming_what_waits_by_count(rehearsal
         "status": "degraded",
         "database": "ok",
         "worker": {"last_seen": seen.strftime("%Y-%m-%dT%H:%M:%SZ"), "stale": True},
-        "waiting": {"jobs": 2, "releases": 1, "mail": None},
+        "waiting": {"jobs": 2, "releases": 1, "mail": 3},
         "warnings": [
             f"No worker has been seen for 12 minutes (last at {seen:%Y-%m-%d %H:%M} UTC): "
-            f"1 scheduled release and 2 jobs wait for one; {START}."
+            f"3 mails, 1 scheduled release and 2 jobs wait for one; {START}."
         ],
     }
     # Public: no task, phase, host or worker name.

@@ -9,6 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import Analysis, utcnow
+from leaderboard.services.common.outbox import queued_mail_count
 from leaderboard.services.notify.notices import due_releases
 from leaderboard.services.operations.workers import last_seen
 from leaderboard.states import JobStatus
@@ -55,17 +56,16 @@ class Waiting:
 
     jobs: int
     releases: tuple[DueRelease, ...]
-    #: None while mail is not counted (see ``queued_mail``).
-    mail: int | None
+    mail: int
 
-    def counts(self) -> dict[str, int | None]:
+    def counts(self) -> dict[str, int]:
         """Return how many of each kind wait (no names: the health check is public)."""
         return {"jobs": self.jobs, "releases": len(self.releases), "mail": self.mail}
 
     @property
     def total(self) -> int:
         """Return how many things wait, of every kind."""
-        return self.jobs + len(self.releases) + (self.mail or 0)
+        return self.jobs + len(self.releases) + self.mail
 
     def phrase(self, *, detailed: bool) -> str:
         """Return what waits in words, "3 mails, 1 scheduled release and 2 jobs" ("" if none).
@@ -133,15 +133,6 @@ class Health:
         return f"{problem}; {START_ONE}." if problem else None
 
 
-def queued_mail(session: Session) -> int | None:
-    """Return how many mails wait for a worker, or None where mail is not counted.
-
-    Mail is queued on the broker alone here, which the web process does not read; the outbox
-    table, once it exists, answers this with its undelivered rows.
-    """
-    return None
-
-
 def waiting(session: Session, *, campaign_now: datetime) -> Waiting:
     """Return what waits for a worker; releases are due by the campaign's clock."""
     jobs = session.scalar(
@@ -157,7 +148,7 @@ def waiting(session: Session, *, campaign_now: datetime) -> Waiting:
         for phase in due_releases(session, campaign_now)
         if phase.release_at is not None
     )
-    return Waiting(jobs=int(jobs or 0), releases=releases, mail=queued_mail(session))
+    return Waiting(jobs=int(jobs or 0), releases=releases, mail=queued_mail_count(session))
 
 
 def health(session: Session, *, campaign_now: datetime, now: datetime | None = None) -> Health:

@@ -202,9 +202,7 @@ def _every_mail(app: Flask) -> list[EmailMessage]:
     with ext["sessionmaker"]() as session:
         users = {u.email: u for u in session.scalars(select(User))}
         team = users[ALICE].team
-        outbox = Outbox(
-            Transport("null"), "lb@example.org", "s", BASE, "LB", NOW, ext["dispatcher"]
-        )
+        outbox = Outbox(Transport("null"), "lb@example.org", "s", BASE, "LB", NOW, session)
         for send in (outbox.verification, outbox.already_registered, outbox.pending, outbox.reset):
             send(users["ed@example.org"])
         outbox.invitation(NEW, ORG)

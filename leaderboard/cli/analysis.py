@@ -123,7 +123,7 @@ def worker_cmd(
     from leaderboard.services.results.query_summaries import stale_sets, summarize_set
     from leaderboard.states import JobStatus
     from leaderboard.worker.jobs import outcome_line, run_taken
-    from leaderboard.worker.periodic import record_seen
+    from leaderboard.worker.periodic import record_seen, remove_expired_uploads
 
     # A worker too, for the health check; it runs the campaign check now, unclaimed: the
     # operator asked, and releases and notices are each made once however often it runs.
@@ -138,6 +138,7 @@ def worker_cmd(
             err=True,  # standard output stays the jobs' lines, which scripts read
         )
     config = common.settings()
+    remove_expired_uploads(config)
     stale = stale_after(config)
     while True:
         with common.session() as session:

@@ -119,10 +119,14 @@ def start_periodic(settings: Settings, queues: str) -> list[threading.Thread]:
     def run() -> None:
         periodic.run_due(due, name)
 
+    def expired_uploads() -> None:
+        periodic.remove_expired_uploads(settings)
+
     return [
         # Its own thread: a long campaign check never makes the worker look gone.
         _repeat("seen", periodic.SEEN_INTERVAL, seen),
         _repeat("periodic", periodic.TICK, run),
+        _repeat("staged-uploads", periodic.STAGED_INTERVAL, expired_uploads),
     ]
 
 

@@ -16,6 +16,7 @@ from leaderboard.models import utcnow
 from leaderboard.services.operations import periodic, workers
 from leaderboard.services.results.analyses import worker_name
 from leaderboard.services.results.jobs import stale_after
+from leaderboard.services.tasks import upload
 from leaderboard.worker import jobs
 from leaderboard.worker.runtime import resources
 
@@ -27,6 +28,8 @@ CAMPAIGN_INTERVAL = 60.0
 TICK = 5.0
 #: Seconds between a worker's signs of life in the workers table.
 SEEN_INTERVAL = 15.0
+#: Seconds between a worker's looks for expired staged task uploads in its instance folder.
+STAGED_INTERVAL = 300.0
 
 
 @dataclass(frozen=True)
@@ -86,3 +89,12 @@ def record_seen(session: Session, queues: str) -> None:
         queues=queues,
         now=utcnow(),
     )
+
+
+def remove_expired_uploads(settings: Settings) -> None:
+    """Remove the staged task uploads of this host's instance folder that have expired.
+
+    Not claimed: each host stages uploads in its own instance folder, so each host's worker
+    looks at its own (the next upload on a web host removes them too).
+    """
+    upload.sweep(upload.staging_root(settings))

@@ -814,3 +814,24 @@ def test_four_parallel_confirm_requests_install_the_task_once(
     assert sorted(statuses) == [302, 409, 409, 409]
     assert slugs(org_app).count("example-sentiment") == 1
     assert stored(org_app)[2] == 0
+
+
+def test_a_worker_removes_expired_uploads_with_no_new_upload(
+    org_app: Flask, org: FlaskClient
+) -> None:
+    """An upload nobody confirms or cancels is gone after an hour, with no upload after it."""
+    import os
+    import time
+
+    fresh = upload(org, bundle=("b.zip", bundle()))
+    assert fresh.status_code == 200
+    root = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "staged-tasks"
+    (kept,) = list(root.iterdir())
+    expired = root / ("y" * 32)
+    expired.mkdir()
+    old = time.time() - 3601
+    os.utime(expired, (old, old))
+    result = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
+    assert result.exit_code == 0, result.output
+    assert not expired.exists()
+    assert list(root.iterdir()) == [kept]

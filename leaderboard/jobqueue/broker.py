@@ -44,7 +44,6 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         ),
         "worker_hijack_root_logger": False,
         "worker_redirect_stdouts": False,
-        "beat_schedule_filename": str(settings.instance_dir / "celerybeat-schedule"),
         "enable_utc": True,
     }
 

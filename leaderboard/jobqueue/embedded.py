@@ -15,6 +15,7 @@ from kombu.transport import TRANSPORT_ALIASES, sqlalchemy
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 from sqlalchemy import text
+from sqlalchemy.exc import IntegrityError
 
 #: The scheme prefix that selects this transport (``sqla+`` selects kombu's own).
 SCHEME = "lbsqla"
@@ -24,6 +25,15 @@ POLL_SECONDS = 0.2
 
 class Channel(sqlalchemy.Channel):
     """A channel that deletes each message it takes."""
+
+    def _get_or_create(self, queue: Any) -> Any:
+        try:
+            return super()._get_or_create(queue)
+        except IntegrityError:
+            # Another process (a second worker starting with this one) made the queue between
+            # kombu's look and its insert; kombu's lock is per process, so take that one.
+            self.session.rollback()
+            return self.session.query(self.queue_cls).filter(self.queue_cls.name == queue).one()
 
     def _get(self, queue: Any, timeout: Any = None) -> Any:
         obj = self._get_or_create(queue)

@@ -151,7 +151,7 @@ def start(settings: Settings, *, queues: str, concurrency: int, loglevel: str) -
     """Run a Celery worker for the server's queues (and the periodic jobs) until it is stopped."""
     from celery import signals
 
-    # Beat's schedule file and whatever a job writes are the server's own only.
+    # Whatever a job writes in the instance folder is the server's own only.
     restrict_umask()
     app = worker_app(settings)
 

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import select, update
 from werkzeug.test import TestResponse
 
+from leaderboard.models import Phase, Subtask, Task
 from leaderboard.services.accounts import core as accounts
 from leaderboard.services.tasks.catalog import POST_EVALUATION
 from leaderboard.tasks.definition import preset_paths
@@ -167,3 +170,19 @@ def accepted(response: TestResponse) -> dict[str, Any]:
     body = response.get_json()
     assert isinstance(body, dict)
     return body
+
+
+def hide_results_until(app: Flask, task: str, subtask: str, at: datetime) -> str:
+    """Hide a preset subtask's post-evaluation results until ``at``; return the phase's name."""
+    name = post_evaluation_phases(task, subtask)[0]
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        subtask_id = session.scalar(
+            select(Subtask.id).join(Task).where(Task.slug == task, Subtask.slug == subtask)
+        )
+        session.execute(
+            update(Phase)
+            .where(Phase.subtask_id == subtask_id, Phase.name == name)
+            .values(results_hidden=True, release_at=at)
+        )
+        session.commit()
+    return name

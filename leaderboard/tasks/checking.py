@@ -199,13 +199,21 @@ def _further_problems(
         return []
     index = _Index(subtasks)
     problems: list[Problem] = []
+    repaired: list[str] = []
     exc = first
     for _ in range(MAX_FURTHER):
-        if not _set_aside(raw, exc, index):
+        if _set_aside(raw, exc, index):
+            pass
+        elif (key := _repair(raw, exc)) is not None:
+            repaired.append(key)
+        else:
             return problems
         try:
             definition = parse_raw_definition(raw, base)
         except DefinitionError as found:
+            if any(_related(found.key, key) for key in repaired):
+                # A problem the repair itself made (the key it removed is now missing).
+                return problems
             problems.append(_definition_problem(name, found, root, index.original(found.key)))
             exc = found
             continue
@@ -278,6 +286,44 @@ def _set_aside(raw: dict[str, Any], exc: DefinitionError, index: _Index) -> bool
     del index.subtasks[i]
     del index.sets[i]
     return True
+
+
+_PART = re.compile(r"([^.\[\]]+)((?:\[\d+\])*)")
+
+
+def _repair(raw: dict[str, Any], exc: DefinitionError) -> str | None:
+    """Mend or remove the one key ``exc`` is about, where nothing larger can be set aside.
+
+    A wrong official measure becomes the first of its measures; any other key is removed, so
+    that its default (or the refusal of its absence, which ends the listing) takes its place.
+    Return the key, or None when it names nothing in ``raw``.
+    """
+    parts = _PART.findall(exc.key) if exc.key not in ("", "(file)") else []
+    if not parts or "".join(f"{n}{i}" for n, i in parts).replace(".", "") != exc.key.replace(
+        ".", ""
+    ):
+        return None
+    table: Any = raw
+    for name, indexes in parts[:-1]:
+        table = table.get(name) if isinstance(table, dict) else None
+        for i in re.findall(r"\d+", indexes):
+            table = table[int(i)] if isinstance(table, list) and int(i) < len(table) else None
+    last, indexes = parts[-1]
+    if indexes or not isinstance(table, dict) or last not in table:
+        return None
+    measures = table.get("measures", raw.get("measures"))
+    if last == "official_measure" and isinstance(measures, list) and measures:
+        if table[last] == measures[0]:
+            return None
+        table[last] = measures[0]
+    else:
+        del table[last]
+    return exc.key
+
+
+def _related(key: str, repaired: str) -> bool:
+    """Return whether ``key`` names the repaired key, a key inside it, or the table holding it."""
+    return key == repaired or key.startswith(f"{repaired}.") or repaired.startswith(f"{key}.")
 
 
 class SetRefused(ValueError):

@@ -11,11 +11,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from flask import Flask
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 
 from leaderboard.models import AuditEvent, PeriodicRun, Phase, Subtask, Task, WorkerSeen, utcnow
 from leaderboard.services.operations import periodic
-from tests.runs import post_evaluation_phases
+from tests.runs import hide_results_until
 from tests.web.test_queue import worker_env
 from tests.workers import start_worker, stop_worker, wait_for
 
@@ -100,22 +100,6 @@ def test_worker_once_is_a_worker_seen_and_takes_beat_as_a_harmless_alias(app: Fl
     assert (health["status"], health["worker"]["stale"]) == ("ok", False)
 
 
-def hide_until(app: Flask, subtask: str, at: datetime) -> str:
-    """Hide a preset phase's results until ``at``; return the phase's name."""
-    name = post_evaluation_phases(T3, subtask)[0]
-    with sessions(app)() as session:
-        subtask_id = session.scalar(
-            select(Subtask.id).join(Task).where(Task.slug == T3, Subtask.slug == subtask)
-        )
-        session.execute(
-            update(Phase)
-            .where(Phase.subtask_id == subtask_id, Phase.name == name)
-            .values(results_hidden=True, release_at=at)
-        )
-        session.commit()
-    return name
-
-
 def released(app: Flask, name: str) -> bool:
     with sessions(app)() as session:
         return not session.scalar(
@@ -133,7 +117,7 @@ def seen(app: Flask) -> int:
 
 
 def test_a_worker_with_no_flag_makes_a_scheduled_release_once(app: Flask, tmp_path: Path) -> None:
-    name = hide_until(app, "A", utcnow() - timedelta(minutes=1))
+    name = hide_results_until(app, T3, "A", utcnow() - timedelta(minutes=1))
     log = tmp_path / "worker.log"
     began = utcnow()
     # Two workers, as many hosts would run; neither has --beat.

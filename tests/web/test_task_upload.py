@@ -835,3 +835,43 @@ def test_a_worker_removes_expired_uploads_with_no_new_upload(
     assert result.exit_code == 0, result.output
     assert not expired.exists()
     assert list(root.iterdir()) == [kept]
+
+
+#: One subtask, whose problems a set or subtask set aside could not list past: the task's and
+#: the subtask's official measures, the subtask's default set, an unknown key, a bad gold line.
+FIVE_PROBLEMS = (
+    DEFINITION.replace('official_measure = "macro-F1"', 'official_measure = "macro-F2"')
+    .replace("random_seed = 7", 'random_seed = 7\nofficial_measure = "nope"\ndefault_set = "zzz"')
+    .replace("description =", 'colour = "red"\ndescription =')
+)
+
+
+def test_problems_of_a_sole_subtask_are_all_listed(org_app: Flask, org: FlaskClient) -> None:
+    files = {"task.toml": FIVE_PROBLEMS, "gold.tsv": FOUR_GOLD}
+    resp = upload(org, bundle=("b.zip", zipped(files)))
+    assert resp.status_code == 422
+    listed = [p.replace("&#39;", "'") for p in problems(resp)]
+    assert listed == [
+        "task.toml, key colour: unknown key",
+        "task.toml, key official_measure: 'macro-F2' is not among the measures "
+        "['macro-F1', 'Acc', 'macro-F1[positive,negative]', 'macro-R', 'kappa']",
+        "task.toml, key subtasks[0].default_set: 'zzz' is not one of its sets",
+        "task.toml, key subtasks[0].official_measure: 'nope' is not among the measures "
+        "['macro-F1', 'Acc', 'macro-F1[positive,negative]', 'macro-R', 'kappa']",
+        "gold.tsv, line 3: subtask A (test): label 'bogus' is not declared "
+        "(allowed: 'positive', 'negative', 'neutral'; aliases 'pos', 'neg', 'neu').",
+    ]
+    assert "example-sentiment" not in slugs(org_app)
+
+
+def test_a_key_whose_removal_is_refused_ends_the_listing_without_a_made_up_problem(
+    org_app: Flask, org: FlaskClient
+) -> None:
+    """A wrong required key is listed once; its absence, which the listing caused, is not."""
+    definition = DEFINITION.replace('title = "Example', "title = 7 #").replace(
+        "description =", 'colour = "red"\ndescription ='
+    )
+    resp = upload(org, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": GOLD})))
+    assert resp.status_code == 422
+    listed = [p.split(": ")[0] for p in problems(resp)]
+    assert listed == ["task.toml, key colour", "task.toml, key title"]

@@ -7,22 +7,19 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from flask import Flask
-from sqlalchemy import select, update
+from sqlalchemy import select
 
 from leaderboard.clock import FixedClock
 from leaderboard.models import (
     Analysis,
     EvalSet,
     OutboxMail,
-    Phase,
-    Subtask,
-    Task,
     WorkerSeen,
     utcnow,
 )
 from leaderboard.states import MailStatus
 from tests.conftest import AppFactory, login
-from tests.runs import make_organizer, post_evaluation_phases
+from tests.runs import hide_results_until, make_organizer
 
 T3 = "semeval2016-task3"
 #: The campaign's clock: a rehearsal's time, far from the system time workers record.
@@ -82,21 +79,6 @@ def queued_mail(app: Flask, n: int, *, sent: int = 0) -> None:
         session.commit()
 
 
-def schedule_release(app: Flask, subtask: str, at: datetime) -> None:
-    """Hide the results of a preset subtask's post-evaluation phase until ``at``."""
-    name = post_evaluation_phases(T3, subtask)[0]
-    with sessions(app)() as session:
-        subtask_id = session.scalar(
-            select(Subtask.id).join(Task).where(Task.slug == T3, Subtask.slug == subtask)
-        )
-        session.execute(
-            update(Phase)
-            .where(Phase.subtask_id == subtask_id, Phase.name == name)
-            .values(results_hidden=True, release_at=at)
-        )
-        session.commit()
-
-
 def test_healthz_without_any_worker_is_degraded_yet_200(rehearsal: Flask) -> None:
     resp = rehearsal.test_client().get("/healthz")
     assert resp.status_code == 200
@@ -130,9 +112,9 @@ def test_healthz_with_a_silent_worker_warns_naming_what_waits_by_count(rehearsal
     seen = worker_seen(rehearsal, timedelta(minutes=12))
     queued_jobs(rehearsal, 2)
     queued_mail(rehearsal, 3, sent=1)
-    schedule_release(rehearsal, "A", DUE)
+    hide_results_until(rehearsal, T3, "A", DUE)
     # Not due yet by the campaign's clock: not counted.
-    schedule_release(rehearsal, "B", CAMPAIGN_NOW + timedelta(minutes=1))
+    hide_results_until(rehearsal, T3, "B", CAMPAIGN_NOW + timedelta(minutes=1))
     resp = rehearsal.test_client().get("/healthz")
     assert resp.status_code == 200  # the load balancer keeps a host whose workers are gone
     body = resp.get_json()
@@ -154,7 +136,7 @@ def test_healthz_with_a_silent_worker_warns_naming_what_waits_by_count(rehearsal
 
 def test_the_dashboard_says_when_a_worker_was_last_seen(rehearsal: Flask) -> None:
     seen = worker_seen(rehearsal, timedelta(seconds=30))
-    schedule_release(rehearsal, "A", DUE)
+    hide_results_until(rehearsal, T3, "A", DUE)
     client = rehearsal.test_client()
     login(client, "org@example.org", "organizer password")
     page = client.get("/organizer/").get_data(as_text=True)
@@ -175,8 +157,8 @@ def test_the_dashboard_warns_naming_each_due_release_when_no_worker_was_seen(
 ) -> None:
     seen = worker_seen(rehearsal, timedelta(hours=3))
     queued_jobs(rehearsal, 1)
-    schedule_release(rehearsal, "A", DUE)
-    schedule_release(rehearsal, "C", DUE + timedelta(hours=1))
+    hide_results_until(rehearsal, T3, "A", DUE)
+    hide_results_until(rehearsal, T3, "C", DUE + timedelta(hours=1))
     client = rehearsal.test_client()
     login(client, "org@example.org", "organizer password")
     page = client.get("/organizer/").get_data(as_text=True)

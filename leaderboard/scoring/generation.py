@@ -11,10 +11,9 @@ analyses need.
 Options take sacrebleu's argument names. A definition's ``sacrebleu`` table holds options for
 every measure that takes them (ignored by the others) and per-measure tables (``BLEU``,
 ``chrF``, ``chrF++``, ``TER``); a bracketed key (``BLEU[smooth_method=floor]``) overrides both
-and is a measure of its own. ``lowercase`` applies to BLEU and chrF, and also makes TER's
-default ``case_sensitive = not lowercase``: sacrebleu's TER is case-insensitive by default, but
-here a definition that keeps case keeps it for TER too, and the signature says so
-(``case:mixed``). sacrebleu's signatures do not show chrF's ``beta`` or BLEU's
+and is a measure of its own. Every option left unset has sacrebleu's own default: ``lowercase``
+applies to BLEU and chrF only, and TER ignores case (``case:lc``) unless ``case_sensitive =
+true``, as ``sacrebleu -m ter`` does. sacrebleu's signatures do not show chrF's ``beta`` or BLEU's
 ``max_ngram_order``: when not the defaults, ``|beta:B`` and ``|ngram:N`` are added before the
 version.
 """
@@ -317,9 +316,7 @@ def measure_arguments(key: str, options: GenerationOptions) -> tuple[str, dict[s
     arguments: dict[str, Scalar] = {}
     if name == "BLEU":
         arguments.update(tokenize=options.tokenize, lowercase=options.lowercase)
-    elif name == "TER":
-        arguments["case_sensitive"] = not options.lowercase
-    else:
+    elif name in ("chrF", "chrF++"):
         arguments.update(lowercase=options.lowercase, word_order=2 if name == "chrF++" else 0)
     arguments.update((k, v) for k, v in options.common if k in takes)
     arguments.update(dict(options.per_measure).get(name, ()))

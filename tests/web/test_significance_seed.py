@@ -120,7 +120,7 @@ def test_cqa_avgrec_and_the_label_measures_are_analysed(cqa: FlaskCliRunner) -> 
     body = report(cqa, "semeval2016-task3", "A", "--measure", "AvgRec", "--samples", "400")
     # The oracle, the noisy run, the IR and random baselines (the others show no AvgRec).
     assert body["measure"] == "AvgRec" and len(body["runs"]) == 4
-    assert body["values"][str(body["run_ids"][0])] == pytest.approx(1.0)  # the oracle
+    assert body["values"][str(body["run_ids"][0])] == pytest.approx(100.0)  # the oracle, in %
     # Intervals on every measure a row shows: all seven for the participants' runs.
     assert set(body["intervals"][str(body["run_ids"][0])]) == set(CQA_MEASURES)
     for run_id in body["run_ids"]:
@@ -155,4 +155,4 @@ def test_the_public_chart_shows_values_on_the_tables_scale(app: Flask, cqa: Flas
         assert float(value) == pytest.approx(shown[label]["value"])
         assert [float(low), float(high)] == pytest.approx(shown[label]["ci"])
         run_id = str(body["run_ids"][body["runs"].index(label)])
-        assert float(value) == pytest.approx(100 * body["values"][run_id])
+        assert float(value) == pytest.approx(body["values"][run_id])

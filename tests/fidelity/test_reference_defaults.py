@@ -13,6 +13,7 @@ import random
 import subprocess
 import sys
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,16 +23,20 @@ from sacrebleu.metrics import BLEU, CHRF, TER
 from scipy import stats
 from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
+from leaderboard.scoring import generation
 from leaderboard.scoring.generation import parse_options, score_run
 from leaderboard.scoring.labels import classification_measures
 from leaderboard.scoring.regression import regression_measures
 from leaderboard.scoring.trec_measures import evaluate_trec, parse_trec_measure
-from leaderboard.tasks.definition import SetDef
+from leaderboard.tasks.definition import DefinitionError, SetDef
+from leaderboard.tasks.families.generation.family import options_of
 from leaderboard.tasks.families.trec.variants import set_variants
+from leaderboard.tasks.loading import load_definition_file
 from tests.fidelity.test_trec_measures_pytrec import Collection, as_arrays
 
 pytestmark = pytest.mark.fidelity
 SACREBLEU = Path(sys.executable).parent / "sacrebleu"
+EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "generation" / "task.toml"
 WORDS = ["The", "cat", "sat", "on", "the", "Mat", "NASA", "Paris", "is", "big", "a", "dog"]
 PUNCT = ["", ",", ".", "!", " -", "'s"]
 
@@ -102,6 +107,73 @@ def test_ter_ignores_case_unless_told(tmp_path: Path) -> None:
         expected, ".4f"
     )
     assert "|case:mixed|" in told["TER[case_sensitive=true]"].signature
+
+
+#: Segments in the target languages whose BLEU tokenizer sacrebleu picks by language.
+TEXTS = {
+    "zh": (
+        ["东京是日本的首都。", "我们明天去北京，好吗？"],
+        ["东京是日本首都。", "明天我们去北京好吗？"],
+    ),
+    "ja": (
+        ["東京は日本の首都です。", "明日は雨が降るでしょう。"],
+        ["東京は日本の首都だ。", "明日は雨でしょう。"],
+    ),
+    "ko": (
+        ["서울은 한국의 수도입니다.", "내일 비가 올 것입니다."],
+        ["서울은 한국 수도입니다.", "내일은 비가 옵니다."],
+    ),
+    "de": (
+        ["Das ist ein Haus, oder?", "Wir gehen morgen."],
+        ["Das ist ein Haus.", "Morgen gehen wir."],
+    ),
+}
+
+
+def translation_set(language: str, table: dict[str, object] | None = None) -> tuple:
+    """Return the generation example's definition, subtask and set, into ``language``."""
+    loaded = load_definition_file(EXAMPLE)
+    # The example states tokenize = "13a": left out here, the set's language picks it.
+    definition = replace(
+        loaded, options={k: v for k, v in loaded.options.items() if k != "sacrebleu"}
+    )
+    options: dict[str, object] = {"target_language": language}
+    if table is not None:
+        options["sacrebleu"] = table
+    subtask = definition.subtasks[0]
+    evaluation_set = replace(subtask.sets[0], options=options)
+    return definition, replace(subtask, sets=(evaluation_set,)), evaluation_set
+
+
+@pytest.mark.parametrize("language", list(TEXTS))
+def test_bleus_tokenizer_is_sacrebleus_for_the_target_language(
+    tmp_path: Path, language: str
+) -> None:
+    hyps, refs = TEXTS[language]
+    options = options_of(*translation_set(language))
+    ours = score_run(hyps, [refs], ["BLEU"], options)["BLEU"]
+    scorer = BLEU(trg_lang=language)
+    assert ours.score == pytest.approx(scorer.corpus_score(hyps, [refs]).score, abs=1e-9)
+    assert ours.signature == scorer.get_signature().format()
+    cli = sacrebleu_cli(tmp_path, hyps, [refs], "-m", "bleu", "-l", f"en-{language}")
+    assert format(ours.score, ".4f") == format(cli, ".4f")
+    # A tokenizer the definition states wins, as sacrebleu's -tok does.
+    stated = options_of(*translation_set(language, {"tokenize": "13a"}))
+    assert "|tok:13a|" in score_run(hyps, [refs], ["BLEU"], stated)["BLEU"].signature
+
+
+def test_a_language_whose_tokenizer_is_not_installed_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # As on a server without the optional MeCab packages.
+    monkeypatch.setattr(generation, "_importable", lambda module: False)
+    with pytest.raises(
+        DefinitionError,
+        match="BLEU tokenizer for target language 'ja' is 'ja-mecab'; .* needs the MeCab and "
+        "ipadic packages.*state tokenize in the sacrebleu table",
+    ):
+        options_of(*translation_set("ja"))
+    assert options_of(*translation_set("ja", {"tokenize": "char"})).tokenize == "char"
 
 
 LABELS = ["positive", "negative", "neutral", "rare"]

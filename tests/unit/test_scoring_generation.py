@@ -31,7 +31,7 @@ REFS = [
 def test_options_default_validate_and_name_the_bad_key(monkeypatch: pytest.MonkeyPatch) -> None:
     # As on a server without the optional MeCab packages.
     monkeypatch.setattr(generation, "_importable", lambda module: False)
-    assert parse_options(None) == GenerationOptions("13a", False)
+    assert parse_options(None) == GenerationOptions(None, False)
     assert parse_options({"tokenize": "intl", "lowercase": True}) == GenerationOptions("intl", True)
     with pytest.raises(
         ValueError, match="unknown sacrebleu option .smooth.; known: tokenize, lowercase, force"

@@ -162,3 +162,33 @@ def test_every_method_reports_in_the_tables_scale(app: Flask, runner: FlaskCliRu
         if (p["a"], p["b"]) == ("Kelp-primary", "ConvKN-primary")
     )
     assert pair["p"] == pytest.approx(stats.ttest_1samp(twelve_digits(raw), 0).pvalue, rel=1e-9)
+
+
+def test_per_question_diagnostics_are_in_the_tables_scale(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    from leaderboard.models import Run
+    from leaderboard.services.results.diagnostics import run_diagnostics
+    from leaderboard.services.results.query_summaries import summarize_set
+
+    submissions = shared_path("semeval2016-task3", "submissions")
+    result = invoke(runner, "import-runs", "semeval2016-task3", "A", "--lenient", str(submissions))
+    assert result.exit_code == 0, result.output
+    ext = app.extensions["leaderboard"]
+    with ext["sessionmaker"]() as session:
+        score = session.scalars(
+            select(Score).where(Score.measure == "MAP", Score.current)
+            .options(undefer(Score.per_query))
+        ).first()  # fmt: skip
+        assert score is not None
+        run = session.get(Run, score.run_id)
+        assert run is not None
+        assert summarize_set(session, ext["store"], run.eval_set_id) >= 1
+        found = run_diagnostics(session, run, "MAP")
+        assert len(found.rows) == 327
+        # AP per question is stored as a fraction; the table shows MAP in percent, so do these.
+        for row in found.rows:
+            assert row.value == pytest.approx(100 * score.per_query[row.query], rel=1e-12)
+            assert row.difference == pytest.approx(row.value - row.median, abs=1e-9)
+            assert 0 <= row.median <= row.best <= 100
+        assert max(r.value for r in found.rows) > 1

@@ -13,7 +13,11 @@ from leaderboard.scoring.diagnostics import QueryComparison
 from leaderboard.services.campaign.phases import hidden_phase, phases_of
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.results.anonymity import PUBLIC, Audience
-from leaderboard.services.results.query_summaries import comparison, per_query_values
+from leaderboard.services.results.query_summaries import (
+    comparison,
+    in_table_scale,
+    per_query_values,
+)
 from leaderboard.services.results.tables import run_label
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
@@ -132,7 +136,7 @@ def run_diagnostics(
         key,
         run_label(session, target, run, audience),
         lower,
-        stored.rows if stored else [],
+        in_table_scale(stored.rows, specs[key].scale) if stored else [],
         stored.runs if stored else 0,
         target.family.unit,
         target.family.unit_plural,

@@ -136,6 +136,19 @@ def test_every_method_reports_in_the_tables_scale(app: Flask, runner: FlaskCliRu
         )
         assert format(pair["diff"], ".2f") == "1.53"
 
+    # The exports print the same differences.
+    for fmt in ("csv", "md"):
+        args = ["--method", "t-test", "--correction", "none", "--format", fmt]
+        result = invoke(runner, "significance", "semeval2016-task3", "A", *args)
+        assert result.exit_code == 0, result.output
+        pair = next(
+            p
+            for p in reports["t-test"]["pairs"]
+            if (p["a"], p["b"]) == ("Kelp-primary", "ConvKN-primary")
+        )
+        shown = repr(pair["diff"]) if fmt == "csv" else format(pair["diff"], ".6g")
+        assert shown.startswith("1.53") and shown in result.output, fmt
+
     # The Wilcoxon test ranks the per-question differences to 12 significant digits.
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         scores = session.scalars(

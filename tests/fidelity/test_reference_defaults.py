@@ -21,7 +21,14 @@ import pytest
 import pytrec_eval
 from sacrebleu.metrics import BLEU, CHRF, TER
 from scipy import stats
-from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
+from sklearn.metrics import (
+    accuracy_score,
+    cohen_kappa_score,
+    f1_score,
+    matthews_corrcoef,
+    precision_score,
+    recall_score,
+)
 
 from leaderboard.scoring import generation
 from leaderboard.scoring.generation import parse_options, score_run
@@ -187,17 +194,20 @@ def test_classification_defaults_are_scikit_learns(seed: int) -> None:
     predicted = np.where(rng.random(60) < 0.6, gold, rng.integers(0, 3, 60))
     predicted[predicted == 3] = 0  # "rare" is never predicted: its precision is 0 / 0
     ours = classification_measures(gold, predicted, LABELS)
-    labels = list(range(len(LABELS)))
+    # Every declared label occurs in the gold: scikit-learn's default labels are the declared.
+    assert set(gold.tolist()) == set(range(len(LABELS)))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # scikit-learn's default zero_division warns, then uses 0
         for average in ("macro", "micro", "weighted"):
-            f1 = f1_score(gold, predicted, labels=labels, average=average)
+            f1 = f1_score(gold, predicted, average=average)
             assert ours[f"{average}-F1"] == pytest.approx(f1, abs=1e-12), average
         for metric, name in ((precision_score, "P"), (recall_score, "R")):
             for average in ("macro", "micro", "weighted"):
-                expected = metric(gold, predicted, labels=labels, average=average)
+                expected = metric(gold, predicted, average=average)
                 assert ours[f"{average}-{name}"] == pytest.approx(expected, abs=1e-12)
     assert ours["Acc"] == pytest.approx(accuracy_score(gold, predicted), abs=1e-12)
+    assert ours["MCC"] == pytest.approx(matthews_corrcoef(gold, predicted), abs=1e-12)
+    assert ours["kappa"] == pytest.approx(cohen_kappa_score(gold, predicted), abs=1e-12)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -30,7 +30,8 @@ install-test: $(BIN)/.installed-test $(AXE)
 
 # The worker beside the server (a Celery worker on the embedded broker, a SQLite file in the
 # instance folder) runs what is queued: analyses, freezes, verifications, re-scores, charts and
-# mail; it stops with the server. Links in mail start with the address served here unless
+# mail, and the periodic jobs (scheduled releases, deadline notices) with no flag; it stops with
+# the server. Links in mail start with the address served here unless
 # LEADERBOARD_BASE_URL is set; with the default console transport the worker writes each mail
 # (and its link) to this terminal.
 run: install

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
 
 
@@ -43,6 +43,15 @@ class FileClock(Clock):
         except FileNotFoundError:
             return datetime.now(UTC)
         return parse_instant(text)
+
+
+def in_zone(value: datetime, zone: tzinfo) -> datetime | None:
+    """Return an instant in ``zone``, or None when that falls outside the years datetime holds."""
+    # A stored 9999-12-31 23:59 UTC is year 10000 east of UTC: shown in UTC only, never a 500.
+    try:
+        return value.astimezone(zone)
+    except OverflowError:
+        return None
 
 
 def parse_instant(text: str) -> datetime:

@@ -7,6 +7,8 @@ import secrets
 from dataclasses import dataclass
 from pathlib import Path
 
+from leaderboard.private_files import make_private_dir
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_INSTANCE = REPO_ROOT / "instance"
 #: Where a session keeps the process's settings (services that mail read the base URL there).
@@ -65,7 +67,7 @@ def _persisted_secret(instance_dir: Path) -> str:
     path = instance_dir / "secret_key"
     if path.exists():
         return path.read_text().strip()
-    instance_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(instance_dir)
     key = secrets.token_hex(32)
     # Create with owner-only permissions; another process may have raced us, so re-read after.
     try:

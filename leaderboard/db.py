@@ -10,11 +10,23 @@ from sqlalchemy import Engine, Table, bindparam, create_engine, event, insert
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.util import identity_key
 
+from leaderboard.private_files import create_private_file, sqlite_file
+
 
 def make_engine(url: str) -> Engine:
-    """Return an engine with connection checks on checkout and SQLite tuned for concurrent writers."""
+    """Return an engine with connection checks on checkout and SQLite tuned for concurrent writers.
+
+    A database error's message names no parameter: they hold mails (links), hashes, addresses,
+    and such a message is logged with the error's traceback.
+    """
     if url.startswith("sqlite"):
-        engine = create_engine(url, pool_pre_ping=True, connect_args={"timeout": 30})
+        path = sqlite_file(url)
+        if path is not None:
+            # Created by SQLite, it would take the umask's mode (its WAL files copy the file's).
+            create_private_file(path)
+        engine = create_engine(
+            url, pool_pre_ping=True, hide_parameters=True, connect_args={"timeout": 30}
+        )
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
@@ -26,7 +38,9 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+    return create_engine(
+        url, pool_pre_ping=True, hide_parameters=True, pool_size=5, max_overflow=10
+    )
 
 
 def make_sessionmaker(engine: Engine, info: dict[str, Any] | None = None) -> sessionmaker[Session]:

@@ -26,7 +26,16 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship, validates
 from sqlalchemy.sql.expression import false, true
 
-from leaderboard.states import JobPurpose, JobStatus, JoinStatus, NameMode, Role, RunKind, RunStatus
+from leaderboard.states import (
+    JobPurpose,
+    JobStatus,
+    JoinStatus,
+    MailStatus,
+    NameMode,
+    Role,
+    RunKind,
+    RunStatus,
+)
 
 NAMING = {
     "ix": "ix_%(column_0_label)s",
@@ -102,6 +111,8 @@ class Task(Base):
     definition: Mapped[dict[str, Any]]
     definition_sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Hidden by an organizer: a 404 for everyone else, uploads refused, nothing deleted.
+    hidden: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
     subtasks: Mapped[list[Subtask]] = relationship(
         back_populates="task", order_by="Subtask.position", cascade="all, delete-orphan"
@@ -199,14 +210,19 @@ class QuotaUsage(Base):
 
 
 class FrozenTable(Base):
-    """The official ranking of a subtask's set, stored as displayed; immutable (a trigger refuses changes)."""
+    """The official ranking of a subtask's set, stored as displayed; immutable (a trigger refuses changes).
+
+    A set may have several versions: the newest is the official ranking, each older one was
+    superseded (a ``FreezeSupersession`` row says when and why) and stays verifiable.
+    """
 
     __tablename__ = "frozen_tables"
-    __table_args__ = (UniqueConstraint("subtask_id", "eval_set_id"),)
+    __table_args__ = (UniqueConstraint("subtask_id", "eval_set_id", "version"),)
 
     id: Mapped[int] = mapped_column(primary_key=True)
     subtask_id: Mapped[int] = mapped_column(ForeignKey("subtasks.id", ondelete="RESTRICT"))
     eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="RESTRICT"))
+    version: Mapped[int] = mapped_column(Integer, default=1, server_default="1")
     frozen_at: Mapped[datetime]
     frozen_by: Mapped[str] = mapped_column(String(320))
     # The Table JSON as displayed, each export rendered at freeze time, and what produced them.
@@ -214,6 +230,36 @@ class FrozenTable(Base):
     renders: Mapped[dict[str, Any]]
     manifest: Mapped[dict[str, Any]]
     manifest_sha256: Mapped[str] = mapped_column(String(64))
+
+
+class FreezeSupersession(Base):
+    """That a frozen version was superseded by a newer one: when, by whom and why.
+
+    A row of its own, so that the superseded frozen table itself is never written again.
+    """
+
+    __tablename__ = "freeze_supersessions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    superseded_id: Mapped[int] = mapped_column(
+        ForeignKey("frozen_tables.id", ondelete="RESTRICT"), unique=True
+    )
+    successor_id: Mapped[int] = mapped_column(
+        ForeignKey("frozen_tables.id", ondelete="RESTRICT"), unique=True
+    )
+    reason: Mapped[str] = mapped_column(Text)
+    superseded_at: Mapped[datetime]
+    superseded_by: Mapped[str] = mapped_column(String(320))
+
+
+class DeletedTask(Base):
+    """A task an organizer deleted, by slug, so that ``leaderboard init`` never installs it again."""
+
+    __tablename__ = "deleted_tasks"
+
+    slug: Mapped[str] = mapped_column(String(64), primary_key=True)
+    deleted_at: Mapped[datetime] = mapped_column(default=utcnow)
+    deleted_by: Mapped[str] = mapped_column(String(320))
 
 
 class GoldFile(Base):
@@ -544,6 +590,8 @@ class Analysis(Base):
     )
     # A freeze the organizer confirmed although a deadline of the set was still ahead.
     before_deadline: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A freeze that supersedes the set's official ranking, with the organizer's reason.
+    supersede_reason: Mapped[str | None] = mapped_column(Text)
     status: Mapped[JobStatus] = mapped_column(
         StateType(JobStatus, 16), default=JobStatus.QUEUED, index=True
     )
@@ -666,6 +714,36 @@ class NoticeSent(Base):
     recipients: Mapped[int] = mapped_column(Integer, default=0)
 
 
+class WorkerSeen(Base):
+    """A background worker's last sign of life, so the health check tells whether any runs."""
+
+    __tablename__ = "workers"
+
+    #: Host and process id, as in the jobs it claims.
+    name: Mapped[str] = mapped_column(String(128), primary_key=True)
+    host: Mapped[str] = mapped_column(String(255), default="")
+    pid: Mapped[int] = mapped_column(Integer, default=0)
+    queues: Mapped[str] = mapped_column(String(64), default="")
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    seen_at: Mapped[datetime] = mapped_column(default=utcnow, index=True)
+
+
+class PeriodicRun(Base):
+    """A periodic job's schedule: the worker that claims a run moves ``due_at`` one period on.
+
+    The conditional update of ``due_at`` is the claim, so each period runs once on one worker.
+    """
+
+    __tablename__ = "periodic_runs"
+
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    due_at: Mapped[datetime] = mapped_column(default=utcnow)
+    claimed_by: Mapped[str] = mapped_column(String(128), default="")
+    claimed_at: Mapped[datetime | None]
+    finished_at: Mapped[datetime | None]
+    runs: Mapped[int] = mapped_column(Integer, default=0)
+
+
 class DataDownload(Base):
     """That a user downloaded a task's data (the first time): it makes their team a participant."""
 
@@ -676,3 +754,33 @@ class DataDownload(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"))
     task_id: Mapped[int] = mapped_column(ForeignKey("tasks.id", ondelete="CASCADE"))
     first_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class OutboxMail(Base):
+    """A mail to send, written in the transaction of what caused it; the queue carries its id.
+
+    A worker takes it (``sending``), sends it and clears its body (``sent``): links in mail
+    hold secrets, so a mail that is done (sent, dropped or failed) keeps no text.
+    """
+
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    #: What the mail is for ("verification", "reset", a notification kind): never a secret.
+    kind: Mapped[str] = mapped_column(String(32))
+    recipient: Mapped[str] = mapped_column(String(320))
+    #: The composed message; NULL once the mail is done.
+    message: Mapped[str | None] = mapped_column(Text)
+    #: False for a mail built only so that the work looks alike: a worker drops it unsent.
+    deliver: Mapped[bool] = mapped_column(Boolean, default=True)
+    status: Mapped[MailStatus] = mapped_column(
+        StateType(MailStatus, 16), default=MailStatus.QUEUED, index=True
+    )
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: Why the last attempt failed (the transport's answer, never the mail's text).
+    last_error: Mapped[str] = mapped_column(Text, default="")
+    sent_at: Mapped[datetime | None]
+    #: When its id was last handed to the broker, or when its retry is due after a failure:
+    #: a queued mail not taken a while after it is counted lost and sent again by the sweep.
+    queued_at: Mapped[datetime | None]

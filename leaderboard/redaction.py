@@ -1,7 +1,7 @@
 """Replace the secrets a URL can carry (link tokens, invite codes) before it is logged.
 
-A reset or verification link, an organizer's invitation and a team's invite code are
-credentials: whoever reads a log line holding one can use it. Logs keep the route and the
+A reset, verification or unsubscribe link, an organizer's invitation and a team's invite code
+are credentials: whoever reads a log line holding one can use it. Logs keep the route and the
 rest of the path, with ``[redacted]`` in place of each secret.
 """
 
@@ -16,11 +16,12 @@ REDACTED = "[redacted]"
 _END = "/?#&;\\s\"'"
 #: A path segment that is a secret, after its route (``/verify/resend`` is a form, no token).
 _SECRET_SEGMENT = re.compile(
-    rf"(/password/reset/|/verify/(?!resend(?![^{_END}]))|/teams/join/)[^{_END}]+"
+    rf"(/password/reset/|/verify/(?!resend(?![^{_END}]))|/teams/join/|/unsubscribe/)[^{_END}]+"
 )
 #: The same inside a percent-encoded value (``/login?next=%2Fteams%2Fjoin%2FCODE``).
 _ENCODED_SECRET_SEGMENT = re.compile(
-    rf"(%2Fpassword%2Freset%2F|%2Fverify%2F(?!resend(?![^%{_END}]))|%2Fteams%2Fjoin%2F)"
+    rf"(%2Fpassword%2Freset%2F|%2Fverify%2F(?!resend(?![^%{_END}]))|%2Fteams%2Fjoin%2F"
+    rf"|%2Funsubscribe%2F)"
     rf"[^%{_END}]+",
     re.IGNORECASE,
 )

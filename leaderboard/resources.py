@@ -14,6 +14,7 @@ from leaderboard.config import SESSION_SETTINGS, Settings
 from leaderboard.db import make_engine, make_sessionmaker
 from leaderboard.jobqueue import DISPATCHER, Dispatcher
 from leaderboard.jobqueue.broker import CeleryDispatcher
+from leaderboard.private_files import restrict_umask
 from leaderboard.storage import Store, open_store
 
 #: Builds a process's dispatcher from its settings (tests hand in their own).
@@ -50,6 +51,9 @@ def build(
     dispatcher: DispatcherFactory | None = None,
 ) -> Resources:
     """Open the database, the store and the queue client the settings name."""
+    # Every server process (web, worker, command) builds these first: what it writes from
+    # now on (the database, the queue, staged uploads) is its owner's only.
+    restrict_umask()
     engine = make_engine(settings.database_url)
     queue = (dispatcher or CeleryDispatcher)(settings)
     return Resources(

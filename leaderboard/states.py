@@ -61,3 +61,14 @@ class NameMode(StrEnum):
 
     PUBLIC = "public"
     ANONYMOUS = "anonymous"
+
+
+class MailStatus(StrEnum):
+    """Where an outbox mail stands: waiting, taken by a worker, or sent, dropped or failed."""
+
+    QUEUED = "queued"
+    SENDING = "sending"
+    SENT = "sent"
+    #: A mail built for an address that gets none (its work hides which addresses exist).
+    DROPPED = "dropped"
+    FAILED = "failed"

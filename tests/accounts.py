@@ -16,9 +16,8 @@ from itsdangerous import URLSafeSerializer
 from sqlalchemy import event, select
 from werkzeug.test import TestResponse
 
-from leaderboard.models import User
-from leaderboard.services.accounts import notices
-from leaderboard.services.common import mail
+from leaderboard.models import OutboxMail, User
+from leaderboard.services.common import mail, outbox
 from tests import dispatch
 from tests.conftest import csrf_from
 from tests.smtp import Inbox, MailServer, link_in
@@ -126,9 +125,9 @@ def counting(app: Flask) -> Iterator[Work]:
         work.composed += 1
         return compose(*args, **kwargs)
 
-    def handing_on(*args: Any, **kwargs: Any) -> None:
+    def handing_on(*args: Any, **kwargs: Any) -> OutboxMail:
         work.handed_on += 1
-        hand_on(*args, **kwargs)
+        return hand_on(*args, **kwargs)
 
     def statement(conn: Any, cursor: Any, text: str, *rest: Any) -> None:
         work.statements.append(text)
@@ -136,11 +135,11 @@ def counting(app: Flask) -> Iterator[Work]:
     def commit(conn: Any) -> None:
         work.commits += 1
 
-    dumps, compose, hand_on = URLSafeSerializer.dumps, mail.compose, notices.send_now
+    dumps, compose, hand_on = URLSafeSerializer.dumps, mail.compose, outbox.put
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(URLSafeSerializer, "dumps", signing)
         patch.setattr(mail, "compose", composing)
-        patch.setattr(notices, "send_now", handing_on)
+        patch.setattr(outbox, "put", handing_on)
         event.listen(engine, "before_cursor_execute", statement)
         event.listen(engine, "commit", commit)
         try:

@@ -137,8 +137,11 @@ def app_on_copy(template: Path, root: Path, **settings: object) -> Flask:
 
 
 def dispose(app: Flask) -> None:
-    """Close a test app's database connections."""
+    """Close a test app's database connections (its queue's deliveries' too)."""
     app.extensions["leaderboard"]["engine"].dispose()
+    close = getattr(app.extensions["leaderboard"]["dispatcher"], "close", None)
+    if close is not None:
+        close()
 
 
 #: ``make_app(**settings)`` returns a new app on a fresh copy of the template.

@@ -2,8 +2,8 @@
 
 The real worker is Celery (tests/web/test_queue.py and the several-host test run it on real
 brokers); an app under Flask's test client has none, so its dispatcher delivers each queued
-mail through the worker's own task body on a thread, as a worker would, and leaves the job
-rows to ``leaderboard worker --once``.
+outbox mail through the outbox's own delivery on a thread, as a worker would, and leaves the
+job rows to ``leaderboard worker --once``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,11 @@ from typing import Any
 from flask import Flask
 
 from leaderboard.config import Settings
+from leaderboard.db import make_engine, make_sessionmaker
 from leaderboard.jobqueue import SEND_MAIL
-from leaderboard.services.common import mail
+from leaderboard.models import OutboxMail, utcnow
+from leaderboard.services.common import mail, outbox
+from leaderboard.states import MailStatus
 
 _threads: list[threading.Thread] = []
 _lock = threading.Lock()
@@ -29,25 +32,39 @@ class LocalDispatcher:
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.sent: list[tuple[str, tuple[Any, ...]]] = []
+        #: The text of each mail whose id was sent, read from the outbox before its delivery.
+        self.mails: list[str] = []
+        # Its own sessions, as a worker has (no engine connects before its first mail).
+        self._engine = make_engine(settings.database_url)
+        self._sessions = make_sessionmaker(self._engine)
+
+    def close(self) -> None:
+        """Close the connections of the deliveries (once every mail is delivered)."""
+        flush()
+        self._engine.dispose()
 
     def send(self, task: str, args: tuple[Any, ...]) -> None:
         """Record the task; start delivering it if it is a mail."""
         self.sent.append((task, args))
         if task == SEND_MAIL:
+            with self._sessions() as session:
+                row = session.get(OutboxMail, args[0])
+                if row is not None and row.message is not None:
+                    self.mails.append(row.message)
             thread = threading.Thread(target=self._deliver, args=args, name="mail")
             with _lock:
                 _threads[:] = [t for t in _threads if t.is_alive()]
                 _threads.append(thread)
             thread.start()
 
-    def _deliver(self, text: str, deliver: bool = True) -> None:
-        from leaderboard.worker.jobs import send_mail
-
-        try:
-            send_mail(text, deliver, settings=self.settings)
-        except mail.MailError as exc:
-            # A worker would retry; a test reads the failure in the log.
-            mail.log.error("mail to %s not sent: %s", mail.parse(text)["To"], exc)
+    def _deliver(self, outbox_id: int) -> None:
+        transport = mail.Transport.parse(self.settings.mail_url)
+        with self._sessions() as session:
+            done = outbox.deliver(session, outbox_id, transport, utcnow())
+            if done.status == MailStatus.QUEUED:
+                # A worker would retry; a test reads the failure in the log.
+                reason = outbox.last_error(session, outbox_id)
+                mail.log.error("mail %s not sent: %s", outbox_id, reason)
 
 
 def flush(timeout: float = 30.0) -> None:

@@ -49,6 +49,7 @@ COMMAND_MODULES = {
     "runs": "tables",
     "init": "tasks",
     "add-task": "tasks",
+    "task": "task_state",
     "teams": "teams",
     "rename-team": "teams",
     "merge-teams": "teams",

@@ -84,7 +84,9 @@ def significance_cmd(
     help="Run the jobs queued now in this process (no broker needed), then exit.",
 )
 @click.option(
-    "--beat", is_flag=True, help="Also run the periodic jobs (one worker of a deployment)."
+    "--beat",
+    is_flag=True,
+    help="Ignored: every worker runs the periodic jobs, each period once (kept for scripts).",
 )
 @click.option(
     "--concurrency",
@@ -105,13 +107,15 @@ def significance_cmd(
 def worker_cmd(
     once: bool, beat: bool, concurrency: int, queues: str, loglevel: str, poll: float
 ) -> None:
-    """Run the background work: analyses, freezes, verifications, summaries, charts and mail."""
+    """Run the background work: analyses, freezes, verifications, summaries, charts and mail.
+
+    Every worker also runs the periodic jobs (scheduled releases, deadline notices, the sweep of
+    lost jobs), each period on one worker only: no flag is needed.
+    """
     if not once:
         from leaderboard.worker.celery_app import start
 
-        start(
-            common.settings(), queues=queues, concurrency=concurrency, beat=beat, loglevel=loglevel
-        )
+        start(common.settings(), queues=queues, concurrency=concurrency, loglevel=loglevel)
         return
     from leaderboard.services.notify.notices import check_campaign
     from leaderboard.services.results.chart_data import draw_job_charts
@@ -119,9 +123,13 @@ def worker_cmd(
     from leaderboard.services.results.query_summaries import stale_sets, summarize_set
     from leaderboard.states import JobStatus
     from leaderboard.worker.jobs import outcome_line, run_taken
+    from leaderboard.worker.periodic import record_seen, remove_expired_uploads
 
+    # A worker too, for the health check; it runs the campaign check now, unclaimed: the
+    # operator asked, and releases and notices are each made once however often it runs.
     with common.session() as session:
-        # What beat does every minute: scheduled releases, then the notices that are due.
+        record_seen(session, "once")
+        # What a worker's periodic thread does every minute: scheduled releases, then notices.
         campaign = check_campaign(session, common.now())
     if any(campaign.values()):
         click.echo(
@@ -130,6 +138,7 @@ def worker_cmd(
             err=True,  # standard output stays the jobs' lines, which scripts read
         )
     config = common.settings()
+    remove_expired_uploads(config)
     stale = stale_after(config)
     while True:
         with common.session() as session:

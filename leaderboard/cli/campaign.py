@@ -19,7 +19,7 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
         return None
     try:
         return parse_instant(value)
-    except ValueError as exc:
+    except (ValueError, OverflowError) as exc:
         raise click.BadParameter(str(exc), param_hint=option) from None
 
 
@@ -168,9 +168,31 @@ def phase_cmd(
     help="Freeze although a deadline of the set is still ahead (on-time runs after it are left "
     "out); the audit log records it.",
 )
+@click.option(
+    "--supersede",
+    is_flag=True,
+    help="Replace the frozen official ranking by a new frozen version; the old one is kept, "
+    "verifiable and shown as superseded (needs --reason).",
+)
+@click.option("--reason", help="Why the frozen ranking is superseded (shown with the old version).")
 @with_appcontext
-def freeze_cmd(task: str, subtask: str, set_slug: str | None, before_deadline: bool) -> None:
-    """Freeze the official ranking: an immutable snapshot with the hashes to verify it."""
+def freeze_cmd(
+    task: str,
+    subtask: str,
+    set_slug: str | None,
+    before_deadline: bool,
+    supersede: bool,
+    reason: str | None,
+) -> None:
+    """Freeze the official ranking: an immutable snapshot with the hashes to verify it.
+
+    A freeze is permanent; a premature one is replaced with --supersede --reason TEXT: a new
+    frozen version becomes the official ranking, the old one stays, verifiable.
+    """
+    if supersede and reason is None:
+        common.fail("--supersede needs --reason TEXT: why the frozen ranking is replaced.")
+    if reason is not None and not supersede:
+        common.fail("--reason goes with --supersede (a first freeze needs no reason).")
     from leaderboard.services.campaign.freeze import DeadlineAhead, freeze
     from leaderboard.services.campaign.frozen_analysis import describe_analysis
     from leaderboard.services.results.chart_data import draw_report_charts
@@ -187,6 +209,7 @@ def freeze_cmd(task: str, subtask: str, set_slug: str | None, before_deadline: b
                 actor=common.actor(),
                 now=common.now(),
                 before_deadline=before_deadline,
+                supersede=reason if supersede else None,
             )
         except DeadlineAhead as exc:
             common.fail(f"{exc.message} To freeze before it, add --before-deadline.")
@@ -200,6 +223,17 @@ def freeze_cmd(task: str, subtask: str, set_slug: str | None, before_deadline: b
             f"Frozen {task} {subtask} ({target.eval_set.slug}) at {snapshot.frozen_at.isoformat()}: "
             f"{len(snapshot.manifest['runs'])} rows; snapshot SHA-256 {snapshot.manifest_sha256}."
         )
+        old = snapshot.manifest.get("supersedes")
+        if old is not None:
+            click.echo(
+                f"Version {snapshot.version} is now the official ranking; version {old['version']} "
+                f"is kept, verifiable, and shown as superseded: {old['reason']}"
+            )
+        else:
+            click.echo(
+                "This is permanent: the official ranking can only be replaced by superseding it "
+                "(--supersede --reason TEXT), which keeps this version and shows it as superseded."
+            )
         click.echo(describe_analysis(snapshot.manifest.get("analysis")))
 
 
@@ -207,29 +241,56 @@ def freeze_cmd(task: str, subtask: str, set_slug: str | None, before_deadline: b
 @click.argument("task")
 @click.argument("subtask")
 @set_option
+@click.option(
+    "--version",
+    "version",
+    type=int,
+    help="Verify only this frozen version (default: every version, superseded ones too).",
+)
 @with_appcontext
-def verify_cmd(task: str, subtask: str, set_slug: str | None) -> None:
+def verify_cmd(task: str, subtask: str, set_slug: str | None, version: int | None) -> None:
     """Re-score the frozen runs from the stored files and gold; exit 1 on any difference."""
-    from leaderboard.services.campaign.freeze import verify
+    from leaderboard.services.campaign.freeze import frozen_version, verify, verify_all
     from leaderboard.services.tasks.catalog import resolve
 
     with common.session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
-            report = verify(session, common.store(), common.settings(), target)
+            if version is None:
+                checked = verify_all(session, common.store(), common.settings(), target)
+            else:
+                one = frozen_version(session, target, version)
+                checked = [
+                    (one, verify(session, common.store(), common.settings(), target, one.snapshot))
+                ]
         except DomainError as exc:
             common.fail(exc.message)
-    for line in report.differences:
-        click.echo(f"DIFFERENCE: {line}")
-    if not report.ok:
-        click.echo(
-            f"The frozen table of {task} {subtask} could NOT be confirmed ({len(report.differences)} differences)."
-        )
+        several = len(checked) > 1 or version is not None
+        failed = 0
+        for frozen, report in checked:
+            snap = frozen.snapshot
+            name = f"Version {snap.version} (frozen at {snap.frozen_at.isoformat()})"
+            if frozen.superseded is not None:
+                name += (
+                    f", superseded on {frozen.superseded.superseded_at:%Y-%m-%d}: "
+                    f"{frozen.superseded.reason}"
+                )
+            for line in report.differences:
+                click.echo(f"DIFFERENCE: {f'version {snap.version}: ' if several else ''}{line}")
+            if not report.ok:
+                failed += 1
+                click.echo(
+                    f"{name + ': the' if several else 'The'} frozen table of {task} {subtask} could "
+                    f"NOT be confirmed ({len(report.differences)} differences)."
+                )
+                continue
+            click.echo(
+                f"{name + ': v' if several else 'V'}erified: {report.checked_runs} frozen rows "
+                "re-score to the snapshot; its analysis recomputes to the same p-values, clusters "
+                "and intervals; hashes match."
+            )
+    if failed:
         sys.exit(1)
-    click.echo(
-        f"Verified: {report.checked_runs} frozen rows re-score to the snapshot; its analysis "
-        "recomputes to the same p-values, clusters and intervals; hashes match."
-    )
 
 
 COMMANDS = (phase_cmd, freeze_cmd, verify_cmd)

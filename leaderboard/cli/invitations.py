@@ -35,6 +35,7 @@ def _outbox(session: Session) -> Outbox:
         base_url=base,
         site_name=site.get(session, "site_name"),
         now=common.now(),
+        session=session,
         background=False,
     )
 

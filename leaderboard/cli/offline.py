@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from leaderboard.cli.common import ImportModesCommand, chosen_options, fail
-from leaderboard.cli.references import Refused, load_set_gold, read_definition
+from leaderboard.cli.references import Refused, fail_every, load_set_gold, read_definition
 from leaderboard.config import load_settings
 from leaderboard.formats.issues import Issue, quoted, summarise
 from leaderboard.tables.model import MISSING, MeasureSpec
@@ -118,6 +118,11 @@ def score_cmd(
     settings = load_settings()
     try:
         d = _find_definition(task, definition)
+    except Refused as exc:
+        if definition:
+            fail_every(str(exc), Path(definition), settings.max_decompressed_bytes)
+        fail(str(exc))
+    try:
         sd = d.subtask(subtask)
         if sd is None:
             raise Refused(f"Task {quoted(task)} has no subtask {quoted(subtask)}.")

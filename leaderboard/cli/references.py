@@ -5,17 +5,15 @@ Loads no Flask, SQLAlchemy or service: ``score`` reads its definition and gold t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+import click
+
+from leaderboard.cli.common import fail
+from leaderboard.tasks.checking import Problem, SetRefused, check_task_folder, read_set_gold
 from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
-from leaderboard.tasks.families import get_family
-from leaderboard.tasks.families.base import Context, ReferenceFileError, reference_problem
 from leaderboard.tasks.loading import load_definition_file
-
-#: What a family's ``load_gold`` raises for a reference file it cannot read.
-REFERENCE_ERRORS = (ValueError, KeyError, UnicodeDecodeError)
 
 
 class Refused(Exception):
@@ -34,20 +32,6 @@ def read_definition(path: Path) -> TaskDefinition:
         raise Refused(f"{path}: the task definition was refused: {what}") from None
 
 
-def refusal(exc: Exception, names: Mapping[str, str], fallback: str) -> str:
-    """Return ``<file name>: <problem>`` for a reference error, the file found by its role.
-
-    Without a role (a plain ValueError), a set's only file is named, or else ``fallback``.
-    """
-    if isinstance(exc, ReferenceFileError) and exc.role in names:
-        name = names[exc.role]
-    elif len(set(names.values())) == 1:
-        name = next(iter(names.values()))
-    else:
-        name = fallback
-    return f"{name}: {reference_problem(exc)}"
-
-
 def load_set_gold(
     definition: TaskDefinition, subtask: SubtaskDef, setdef: SetDef, max_decompressed: int
 ) -> Any:
@@ -55,26 +39,38 @@ def load_set_gold(
 
     A set without the gold file its family requires has nothing to parse: None is returned.
     """
-    family = get_family(definition.family)
-    if "gold" not in setdef.files and family.file_roles.get("gold"):
-        return None
-    paths = {role: definition.file_path(rel) for role, rel in setdef.files.items()}
-    contents: dict[str, bytes] = {}
-    for role, path in paths.items():
-        try:
-            contents[role] = path.read_bytes()
-        except OSError as exc:
-            raise Refused(
-                f"{path}: the {role} file of {subtask.slug} ({setdef.slug}) cannot be read "
-                f"({exc.strerror or exc})"
-            ) from None
-    ctx = Context(definition, subtask, setdef.slug, max_decompressed)
     try:
-        return family.load_gold(contents, ctx)
-    except REFERENCE_ERRORS as exc:
-        names = {role: str(path) for role, path in paths.items()}
-        fallback = ", ".join(sorted(set(names.values())))
-        raise Refused(refusal(exc, names, fallback)) from None
+        return read_set_gold(definition, subtask, setdef, max_decompressed)
+    except SetRefused as exc:
+        raise Refused(exc.first) from None
+
+
+def every_problem(path: Path, max_decompressed: int) -> list[str]:
+    """Return every problem of a definition file and of the files it names, one line each.
+
+    A line reads ``FILE:LINE: message``, ``FILE: KEY: message`` or ``FILE: message``.
+    """
+    checked = check_task_folder(path, None, max_decompressed)
+    return [_line(p) for p in checked.problems]
+
+
+def fail_every(first: str, path: Path, max_decompressed: int) -> NoReturn:
+    """Print ``Error: first``, then every further problem of the definition at ``path``; exit 1.
+
+    The first line reads as it always did, so scripts matching it still match.
+    """
+    further = every_problem(path, max_decompressed)[1:]
+    for line in [first, *further][:-1]:
+        click.echo(f"Error: {line}", err=True)
+    fail([first, *further][-1])
+
+
+def _line(problem: Problem) -> str:
+    if problem.line is not None:
+        return f"{problem.file}:{problem.line}: {problem.message}"
+    if problem.key:
+        return f"{problem.file}: {problem.key}: {problem.message}"
+    return f"{problem.file}: {problem.message}"
 
 
 def check_reference_files(definition: TaskDefinition, max_decompressed: int) -> None:

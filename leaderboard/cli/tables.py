@@ -29,19 +29,33 @@ FORMATS = {
 @click.option(
     "--official", is_flag=True, help="Print the frozen official table, exactly as frozen."
 )
+@click.option(
+    "--version",
+    type=int,
+    help="With --official: print this frozen version (default: the newest, the official one).",
+)
 @with_appcontext
-def table_cmd(task: str, subtask: str, set_slug: str | None, fmt: str, official: bool) -> None:
+def table_cmd(
+    task: str, subtask: str, set_slug: str | None, fmt: str, official: bool, version: int | None
+) -> None:
     """Print the ranking table: live (late and corrected runs marked), or the frozen official one."""
     from leaderboard.services.tasks.catalog import resolve
+
+    if version is not None and not official:
+        common.fail("--version names a frozen version: it goes with --official.")
 
     with common.session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
             if official:
                 # Imported here: the freeze brings the analysis stack the live table needs not.
-                from leaderboard.services.campaign.freeze import frozen_of
+                from leaderboard.services.campaign.freeze import frozen_of, frozen_version
 
-                snapshot = frozen_of(session, target)
+                snapshot = (
+                    frozen_of(session, target)
+                    if version is None
+                    else frozen_version(session, target, version).snapshot
+                )
                 if snapshot is None:
                     raise NotFound(
                         f"{task} {subtask} ({target.eval_set.slug}) has no frozen official table yet."

@@ -8,19 +8,28 @@ import click
 
 from leaderboard.cli import common
 from leaderboard.cli.common import with_appcontext
-from leaderboard.cli.references import Refused, check_reference_files, read_definition
+from leaderboard.cli.references import (
+    Refused,
+    check_reference_files,
+    fail_every,
+    read_definition,
+)
 
 
 @click.command("init")
 @with_appcontext
 def init_cmd() -> None:
-    """Create or upgrade the database and load the bundled task presets (safe to run twice)."""
+    """Create or upgrade the database and load the bundled task presets (safe to run twice).
+
+    The instance folder is made its owner's only (0700, its files 0600), an older install's too.
+    """
     from leaderboard.migrate import MigrationRefused, upgrade
+    from leaderboard.private_files import make_private_dir, tighten
     from leaderboard.services.tasks.catalog import install_presets
     from leaderboard.storage import S3Store, StorageError
 
     settings = common.settings()
-    settings.instance_dir.mkdir(parents=True, exist_ok=True)
+    make_private_dir(settings.instance_dir)
     store = common.store()
     if isinstance(store, S3Store):
         try:
@@ -39,6 +48,12 @@ def init_cmd() -> None:
     from leaderboard.jobqueue.broker import prepare_embedded
 
     prepare_embedded(settings)
+    corrected = tighten(settings.instance_dir)
+    if corrected:
+        click.echo(
+            f"Instance folder {settings.instance_dir} made private (0700, files 0600): "
+            f"{len(corrected)} path(s) corrected."
+        )
     click.echo(f"Database ready; tasks: {', '.join(slugs)}")
 
 
@@ -50,12 +65,13 @@ def add_task_cmd(definition: str) -> None:
     from leaderboard.services.campaign.phases import closed_notice, closed_subtasks
     from leaderboard.services.tasks.catalog import install_definition
 
+    limit = common.settings().max_decompressed_bytes
     try:
         d = read_definition(Path(definition))
         # Every reference file is parsed before anything is stored: a bad line refuses the task.
-        check_reference_files(d, common.settings().max_decompressed_bytes)
+        check_reference_files(d, limit)
     except Refused as exc:
-        common.fail(str(exc))
+        fail_every(str(exc), Path(definition), limit)
     with common.session() as session:
         task = install_definition(session, common.store(), d, actor=common.actor())
         closed = [st.slug for st in closed_subtasks(session, task, common.now())]

@@ -91,15 +91,27 @@ def enqueue_once(session: Session, key: str, within: float, task: str, *args: An
     return True
 
 
+def named(task: str, args: tuple[Any, ...]) -> str:
+    """Return how a log names a task: its name and its ids, never another argument's text."""
+    # An argument other than an id may be anything a caller passed (once, a whole mail).
+    ids = [str(arg) for arg in args if isinstance(arg, int) and not isinstance(arg, bool)]
+    return f"{task}({', '.join(ids)})" if len(ids) == len(args) else task
+
+
 def send_now(dispatcher: Dispatcher | None, task: str, *args: Any) -> bool:
     """Publish a task at once; log and return False when there is no broker to take it."""
     if dispatcher is None:
-        log.warning("no queue: %s%r not sent", task, args)
+        log.warning("no queue: %s not sent", named(task, args))
         return False
     try:
         dispatcher.send(task, args)
-    except Exception:  # a broker outage must not fail the action that asked
-        log.exception("%s%r could not be queued (the sweep sends job rows again)", task, args)
+    except Exception as exc:  # a broker outage must not fail the action that asked
+        # The row is the record: the sweep sends it again. No traceback: its frames hold args.
+        log.error(
+            "%s could not be queued (%s; the sweep sends it again)",
+            named(task, args),
+            type(exc).__name__,
+        )
         return False
     return True
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from leaderboard.config import Settings
 from leaderboard.jobqueue import JOBS_QUEUE, MAIL_QUEUE, QUEUE_OF
+from leaderboard.private_files import create_private_file, sqlite_file
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -15,14 +16,14 @@ if TYPE_CHECKING:
 #: worker. A job's heartbeat hands it over much sooner (see the sweep); this only bounds how
 #: long a duplicate message can linger.
 VISIBILITY_TIMEOUT = 3600
-#: Seconds between polls of a database broker's table when it is empty.
-EMBEDDED_POLL_SECONDS = 0.2
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
     """Return the Celery settings: at-least-once delivery, no result store, two queues."""
+    from leaderboard.jobqueue import embedded
+
     return {
-        "broker_url": settings.broker_url,
+        "broker_url": embedded.broker_url(settings.broker_url),
         "broker_connection_retry_on_startup": True,
         # The job row is the result; Celery keeps none.
         "task_ignore_result": True,
@@ -55,12 +56,12 @@ def make_celery(settings: Settings) -> Celery:
     app = Celery("leaderboard", set_as_current=False)
     app.conf.update(celery_config(settings))
     if settings.broker_url.startswith("sqla+"):
-        from kombu.transport import sqlalchemy
+        from leaderboard.jobqueue import embedded
 
-        # A polled table: kombu's default of a second between polls takes one message a second
-        # from a backlog, so a chart a reader waits for would wait behind it. (Its transport
-        # options go to create_engine, which refuses a polling interval; hence the class.)
-        sqlalchemy.Transport.polling_interval = EMBEDDED_POLL_SECONDS
+        embedded.register()
+        queue_file = sqlite_file(settings.broker_url)
+        if queue_file is not None:
+            create_private_file(queue_file)
     return app
 
 
@@ -74,9 +75,13 @@ def prepare_embedded(settings: Settings) -> bool:
         return False
     from kombu import Queue
 
+    from leaderboard.jobqueue import embedded
+
     with make_celery(settings).connection_for_write() as conn:
         for name in (JOBS_QUEUE, MAIL_QUEUE):
             Queue(name, channel=conn.default_channel).declare()
+    # Messages kombu's own transport kept after taking them (an install from before).
+    embedded.purge_taken(settings.broker_url.removeprefix("sqla+"))
     return True
 
 

@@ -8,6 +8,7 @@ file) instead of stopping at the first. Loads no Flask, SQLAlchemy or service.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 import tomllib
 from collections.abc import Iterable, Iterator
@@ -15,7 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
+from leaderboard.formats.issues import quoted
+from leaderboard.tasks.definition import (
+    DefinitionError,
+    FileRefused,
+    SetDef,
+    SubtaskDef,
+    TaskDefinition,
+)
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, ReferenceFileError, reference_problem
 from leaderboard.tasks.loading import load_definition_file, parse_raw_definition
@@ -56,31 +64,48 @@ class Checked:
     problems: list[Problem]
 
 
-def check_task_folder(path: Path, root: Path, max_decompressed: int) -> Checked:
+def check_task_folder(path: Path, root: Path | None, max_decompressed: int) -> Checked:
     """Read the definition at ``path`` and every reference file it names, inside ``root`` only.
 
     File names in problems are relative to ``root``; a file named outside it (``../x``, an
-    absolute path) is refused before anything is read from it.
+    absolute path) is refused, as a missing one is, before anything is read from it. Without
+    ``root`` (a definition on the operator's own disk) files are named by their full path and
+    may lie anywhere.
     """
     name = _relative(path, root)
-    # Files the loading itself reads (Markdown sections) are checked before it runs.
-    outside = _outside(name, _file_tables(_raw_toml(path), ""), path.parent, root)
-    if outside:
-        return Checked(None, outside)
+    # The loading reads Markdown section files only inside the definition's folder, ``root``.
     try:
         definition = load_definition_file(path)
     except OSError as exc:
         return Checked(None, [Problem(name, f"cannot be read ({exc.strerror or exc})")])
     except DefinitionError as exc:
         further = _further_problems(_raw_toml(path), path.parent, root, name, exc, max_decompressed)
-        return Checked(None, [_definition_problem(name, exc), *further])
-    problems = _outside(name, named_files(definition), path.parent, root)
-    if problems:
-        return Checked(None, problems)
-    for subtask in definition.subtasks:
-        for setdef in subtask.sets:
-            problems.extend(_set_problems(definition, subtask, setdef, root, max_decompressed))
+        return Checked(None, [_definition_problem(name, exc, root), *further])
+    problems = _files_problems(definition, path.parent, root, name, max_decompressed)
     return Checked(None if problems else definition, problems)
+
+
+def not_in_upload(rel: str) -> str:
+    """Return the one message for a named file that is missing or lies outside the upload.
+
+    Both read alike so that an upload cannot probe which files exist on the server.
+    """
+    return f"file {quoted(rel)} is not in the upload"
+
+
+def _files_problems(
+    definition: TaskDefinition, base: Path, root: Path | None, name: str, max_decompressed: int
+) -> list[Problem]:
+    """Return the problems of the files a parsed definition names: outside ones, bad lines."""
+    problems = _outside(name, named_files(definition), base, root)
+    refused = {p.key for p in problems}
+    for i, subtask in enumerate(definition.subtasks):
+        for j, setdef in enumerate(subtask.sets):
+            # A set naming a file outside the upload is never read.
+            if any(f"subtasks[{i}].sets[{j}].{role}" in refused for role in setdef.files):
+                continue
+            problems.extend(_set_problems(definition, subtask, setdef, root, max_decompressed))
+    return problems
 
 
 def named_files(definition: TaskDefinition) -> Iterator[tuple[str, str]]:
@@ -115,23 +140,33 @@ def _raw_toml(path: Path) -> dict[str, Any]:
         return {}
 
 
-def _outside(name: str, files: Iterable[tuple[str, str]], base: Path, root: Path) -> list[Problem]:
+def _outside(
+    name: str, files: Iterable[tuple[str, str]], base: Path, root: Path | None
+) -> list[Problem]:
     """Return a problem for each file named outside ``root`` (``../x``, an absolute path)."""
+    if root is None:
+        return []
     return [
-        Problem(name, f"names a file outside the uploaded files: {rel[:200]!r}", key=key)
+        Problem(name, not_in_upload(rel), key=key)
         for key, rel in files
         if "\x00" in rel or not (base / rel).resolve().is_relative_to(root.resolve())
     ]
 
 
-def _relative(path: Path, root: Path) -> str:
+def _relative(path: Path, root: Path | None) -> str:
+    if root is None:
+        return str(path)
     try:
         return str(path.resolve().relative_to(root.resolve()))
     except ValueError:
         return path.name
 
 
-def _definition_problem(name: str, exc: DefinitionError, key: str | None = None) -> Problem:
+def _definition_problem(
+    name: str, exc: DefinitionError, root: Path | None, key: str | None = None
+) -> Problem:
+    if isinstance(exc, FileRefused) and root is not None:
+        return Problem(name, not_in_upload(exc.name), key=key or exc.key)
     if exc.key == "(file)":
         # A TOML syntax error has no key; its message ends with the line and column.
         found = _TOML_LINE.search(exc.message)
@@ -147,7 +182,7 @@ _WHERE = re.compile(r"^subtasks\[(\d+)\](?:\.sets\[(\d+)\])?")
 def _further_problems(
     raw: dict[str, Any],
     base: Path,
-    root: Path,
+    root: Path | None,
     name: str,
     first: DefinitionError,
     max_decompressed: int,
@@ -171,17 +206,14 @@ def _further_problems(
         try:
             definition = parse_raw_definition(raw, base)
         except DefinitionError as found:
-            problems.append(_definition_problem(name, found, index.original(found.key)))
+            problems.append(_definition_problem(name, found, root, index.original(found.key)))
             exc = found
             continue
         except (ValueError, TypeError, KeyError):
             return problems
-        outside = _outside(name, named_files(definition), base, root)
-        if outside:
-            return problems
-        for subtask in definition.subtasks:
-            for setdef in subtask.sets:
-                problems.extend(_set_problems(definition, subtask, setdef, root, max_decompressed))
+        for found_problem in _files_problems(definition, base, root, name, max_decompressed):
+            key = found_problem.key and index.original(found_problem.key)
+            problems.append(dataclasses.replace(found_problem, key=key))
         return problems
     return problems
 
@@ -215,6 +247,8 @@ class _Index:
 
 def _set_aside(raw: dict[str, Any], exc: DefinitionError, index: _Index) -> bool:
     """Remove from ``raw`` what ``exc`` is about, if that leaves something to check."""
+    if _drop_unknown_measure(raw, exc):
+        return True
     found = _WHERE.match(exc.key)
     if found is None:
         if exc.message == "unknown key" and exc.key in raw:
@@ -246,47 +280,109 @@ def _set_aside(raw: dict[str, Any], exc: DefinitionError, index: _Index) -> bool
     return True
 
 
+class SetRefused(ValueError):
+    """A set's reference files were refused: every problem, and the first as one line."""
+
+    def __init__(self, first: str, problems: list[Problem]) -> None:
+        super().__init__(first)
+        self.first = first
+        self.problems = problems
+
+
+def read_set_gold(
+    definition: TaskDefinition,
+    subtask: SubtaskDef,
+    setdef: SetDef,
+    max_decompressed: int,
+    root: Path | None = None,
+) -> Any:
+    """Read and parse a set's reference files; raise SetRefused listing every problem found.
+
+    Files are named relative to ``root``, or by their full path without it. A set without the
+    gold file its family requires has nothing to parse: None is returned.
+    """
+    family = get_family(definition.family)
+    if "gold" not in setdef.files and family.file_roles.get("gold"):
+        return None
+    paths = {role: definition.file_path(rel) for role, rel in setdef.files.items()}
+    names = {role: _relative(path, root) for role, path in paths.items()}
+    contents: dict[str, bytes] = {}
+    problems: list[Problem] = []
+    first = ""
+    for role, path in paths.items():
+        try:
+            contents[role] = path.read_bytes()
+        except OSError as exc:
+            message = (
+                f"the {role} file of {subtask.slug} ({setdef.slug}) cannot be read "
+                f"({exc.strerror or exc})"
+            )
+            first = first or f"{names[role]}: {message}"
+            problems.append(Problem(names[role], message))
+    if problems:
+        raise SetRefused(first, problems)
+    try:
+        return family.load_gold(
+            contents, Context(definition, subtask, setdef.slug, max_decompressed)
+        )
+    except REFERENCE_ERRORS as exc:
+        name = _file_of(exc, names)
+        where = f"subtask {subtask.slug} ({setdef.slug})"
+        message = reference_problem(exc)
+        if isinstance(exc, ReferenceFileError) and exc.problems:
+            problems = [
+                Problem(name, f"{where}: {_LINE.sub('', issue.message)}", line=issue.line)
+                for issue in exc.problems
+            ]
+        else:
+            found = _LINE.match(message)
+            line = int(found.group(1)) if found else None
+            problems = [Problem(name, f"{where}: {_LINE.sub('', message)}", line=line)]
+        raise SetRefused(f"{name}: {message}", problems) from None
+
+
+def _drop_unknown_measure(raw: dict[str, Any], exc: DefinitionError) -> bool:
+    """Remove an unknown measure from the list naming it (the subtask's, else the task's).
+
+    The official measure is kept: without it the rest would be refused for that alone.
+    """
+    if not exc.message.startswith("unknown measure "):
+        return False
+    found = _WHERE.match(exc.key)
+    table: Any = raw
+    subtasks = raw.get("subtasks")
+    if found is not None and found.group(2) is None and isinstance(subtasks, list):
+        i = int(found.group(1))
+        subtask = subtasks[i] if i < len(subtasks) else None
+        if isinstance(subtask, dict) and isinstance(subtask.get("measures"), list):
+            table = subtask
+    measures = table.get("measures")
+    if not isinstance(measures, list):
+        return False
+    official = table.get("official_measure", raw.get("official_measure"))
+    for measure in measures:
+        if (
+            isinstance(measure, str)
+            and measure != official
+            and exc.message.startswith(f"unknown measure {quoted(measure)}")
+        ):
+            measures.remove(measure)
+            return True
+    return False
+
+
 def _set_problems(
     definition: TaskDefinition,
     subtask: SubtaskDef,
     setdef: SetDef,
-    root: Path,
+    root: Path | None,
     max_decompressed: int,
 ) -> list[Problem]:
     """Return the problems of one set's reference files (none when they parse)."""
-    family = get_family(definition.family)
-    if "gold" not in setdef.files and family.file_roles.get("gold"):
-        return []
-    names = {role: _relative(definition.file_path(rel), root) for role, rel in setdef.files.items()}
-    contents: dict[str, bytes] = {}
-    problems: list[Problem] = []
-    for role, rel in setdef.files.items():
-        try:
-            contents[role] = definition.file_path(rel).read_bytes()
-        except OSError as exc:
-            problems.append(
-                Problem(
-                    names[role],
-                    f"the {role} file of {subtask.slug} ({setdef.slug}) cannot be read "
-                    f"({exc.strerror or exc})",
-                )
-            )
-    if problems:
-        return problems
     try:
-        family.load_gold(contents, Context(definition, subtask, setdef.slug, max_decompressed))
-    except REFERENCE_ERRORS as exc:
-        name = _file_of(exc, names)
-        where = f"subtask {subtask.slug} ({setdef.slug})"
-        if isinstance(exc, ReferenceFileError) and exc.problems:
-            return [
-                Problem(name, f"{where}: {_LINE.sub('', issue.message)}", line=issue.line)
-                for issue in exc.problems
-            ]
-        message = reference_problem(exc)
-        found = _LINE.match(message)
-        line = int(found.group(1)) if found else None
-        return [Problem(name, f"{where}: {_LINE.sub('', message)}", line=line)]
+        read_set_gold(definition, subtask, setdef, max_decompressed, root)
+    except SetRefused as exc:
+        return exc.problems
     return []
 
 

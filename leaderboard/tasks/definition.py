@@ -56,6 +56,14 @@ class DefinitionError(ValueError):
         self.message = message
 
 
+class FileRefused(DefinitionError):
+    """A file the definition names is missing or lies outside its folder; ``name`` as written."""
+
+    def __init__(self, key: str, message: str, name: str) -> None:
+        super().__init__(key, message)
+        self.name = name
+
+
 @dataclass(frozen=True)
 class SetDef:
     """An evaluation set and the reference files that belong to it (paths relative to the file)."""
@@ -176,7 +184,7 @@ def _file(value: Any, base_dir: Path | None, key: str) -> str:
     if not isinstance(value, str) or not value:
         raise DefinitionError(key, "must be a file path")
     if base_dir is not None and not (base_dir / value).resolve().is_file():
-        raise DefinitionError(key, f"file not found: {quote(value)}")
+        raise FileRefused(key, f"file not found: {quote(value)}", value)
     return value
 
 
@@ -185,18 +193,18 @@ def _section_file(name: str, base_dir: Path, key: str) -> str:
     where = f"{key}.file"
     shown = quote(name)
     if "\\" in name or Path(name).is_absolute() or PurePosixPath(name).is_absolute():
-        raise DefinitionError(
-            where, f"'{shown}' must be a path relative to the definition's folder"
+        raise FileRefused(
+            where, f"'{shown}' must be a path relative to the definition's folder", name
         )
     if ".." in PurePosixPath(name).parts:
-        raise DefinitionError(where, f"'{shown}' may not leave the definition's folder (no '..')")
+        raise FileRefused(where, f"'{shown}' may not leave the definition's folder (no '..')", name)
     folder = base_dir.resolve()
     path = (folder / name).resolve()
     # A symbolic link may point anywhere: the file itself must lie inside the folder.
     if not path.is_relative_to(folder):
-        raise DefinitionError(where, f"'{shown}' lies outside the definition's folder")
+        raise FileRefused(where, f"'{shown}' lies outside the definition's folder", name)
     if not path.is_file():
-        raise DefinitionError(where, f"file not found: '{shown}'")
+        raise FileRefused(where, f"file not found: '{shown}'", name)
     size = path.stat().st_size
     if size > MAX_SECTION_BYTES:
         raise DefinitionError(

@@ -61,6 +61,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from leaderboard.web.organizer import accounts as organizer_accounts
     from leaderboard.web.organizer import messages as organizer_messages
     from leaderboard.web.organizer import routes as organizer
+    from leaderboard.web.organizer import task_state as organizer_task_state
     from leaderboard.web.organizer import tasks as organizer_tasks
     from leaderboard.web.organizer import teams as organizer_teams
     from leaderboard.web.participant import routes as participant
@@ -81,6 +82,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         organizer.bp,
         organizer_teams.bp,
         organizer_tasks.bp,
+        organizer_task_state.bp,
         organizer_messages.bp,
         data.bp,
         analysis.bp,
@@ -95,6 +97,9 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
         app.register_blueprint(bp)
     ops.init_request_logs(app)
     pagecache.init_caches(app)
+    from leaderboard.web.common.hidden_tasks import init_hidden_tasks
+
+    init_hidden_tasks(app)
     csrf.exempt(api.bp)
 
     from leaderboard.web.common.filters import init_filters

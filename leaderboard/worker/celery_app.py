@@ -1,4 +1,4 @@
-"""The Celery application of the worker: its tasks, its schedule and its watchdog."""
+"""The Celery application of the worker: its tasks, and the threads of every worker process."""
 
 from __future__ import annotations
 
@@ -19,23 +19,19 @@ from leaderboard.jobqueue import (
     SWEEP,
 )
 from leaderboard.jobqueue.broker import make_celery
-from leaderboard.services.common.mail import MailError
+from leaderboard.private_files import restrict_umask
+from leaderboard.services.results.analyses import worker_name
 from leaderboard.services.results.jobs import stale_after
-from leaderboard.worker import jobs
-from leaderboard.worker.runtime import configure
+from leaderboard.worker import jobs, periodic
+from leaderboard.worker.runtime import configure, resources
 
 if TYPE_CHECKING:
     from celery import Celery, Task
 
 log = logging.getLogger("leaderboard.worker")
 
-#: Seconds between the first retries of an undelivered mail; doubled each time, up to 15 min.
-MAIL_BACKOFF = 15
-MAIL_RETRIES = 8
 #: Seconds before a job that broke unexpectedly is tried again.
 JOB_RETRY_PAUSE = 10
-#: Seconds between the campaign checks (scheduled releases, deadline notices) of beat.
-CAMPAIGN_INTERVAL = 60.0
 #: Seconds between looks for sets whose scores changed (their per-query summaries are redone).
 SUMMARY_INTERVAL = 2.0
 
@@ -56,16 +52,13 @@ def worker_app(settings: Settings) -> Celery:
             raise self.retry(countdown=JOB_RETRY_PAUSE)
         return str(outcome)
 
-    @app.task(
-        name=SEND_MAIL,
-        autoretry_for=(MailError,),
-        retry_backoff=MAIL_BACKOFF,
-        retry_backoff_max=900,
-        retry_jitter=True,
-        max_retries=MAIL_RETRIES,
-    )
-    def send_mail(text: str, deliver: bool = True) -> None:
-        jobs.send_mail(text, deliver)
+    # Retries are counted on the outbox row (it gives up after its last), not by Celery.
+    @app.task(name=SEND_MAIL, bind=True, max_retries=None)
+    def send_mail(self: Task, outbox_id: int) -> str:
+        done = jobs.send_mail(outbox_id)
+        if done.retry_in is not None:
+            raise self.retry(countdown=done.retry_in)
+        return str(done.status or "taken")
 
     @app.task(name=DRAW_CHARTS)
     def draw_charts(job_id: int) -> int:
@@ -79,19 +72,18 @@ def worker_app(settings: Settings) -> Celery:
     def summarize(eval_set_id: int, revision: int) -> int:
         return jobs.summarize(eval_set_id, revision)
 
+    # Periodic jobs run from every worker's own thread (see ``start_periodic``), claimed in the
+    # database; these tasks stay so that a message an older install's beat queued still runs
+    # (both jobs are idempotent).
     @app.task(name=SWEEP)
     def sweep() -> list[int]:
+        jobs.sweep_mail()
         return jobs.sweep()
 
     @app.task(name=CHECK_CAMPAIGN)
     def check_campaign() -> dict[str, int]:
         return jobs.check_campaign()
 
-    # Beat (one per deployment) runs the campaign's periodic jobs.
-    app.conf.beat_schedule = {
-        "sweep-lost-jobs": {"task": SWEEP, "schedule": stale},
-        "check-campaign": {"task": CHECK_CAMPAIGN, "schedule": CAMPAIGN_INTERVAL},
-    }
     return app
 
 
@@ -111,18 +103,31 @@ def _repeat(name: str, interval: float, step: Callable[[], None]) -> threading.T
     return thread
 
 
-def start_watchdog(interval: float) -> threading.Thread:
-    """Sweep lost jobs every ``interval`` seconds from a thread of this (the main) process.
+def start_periodic(settings: Settings, queues: str) -> list[threading.Thread]:
+    """Say this worker is alive, and run the periodic jobs it claims, each from a thread.
 
-    Every worker sweeps, so no job waits on one host's beat; a job sent twice is harmless.
+    Every worker runs both, with no flag: a deployment's periodic work needs one worker of any
+    kind, and the claims in the database run each period once however many look.
     """
+    due = periodic.schedule(settings)
+    name = worker_name()
 
-    def sweep() -> None:
-        sent = jobs.sweep()
-        if sent:
-            log.info("sent again: job(s) %s", ", ".join(map(str, sent)))
+    def seen() -> None:
+        with resources().sessionmaker() as session:
+            periodic.record_seen(session, queues)
 
-    return _repeat("watchdog", interval, sweep)
+    def run() -> None:
+        periodic.run_due(due, name)
+
+    def expired_uploads() -> None:
+        periodic.remove_expired_uploads(settings)
+
+    return [
+        # Its own thread: a long campaign check never makes the worker look gone.
+        _repeat("seen", periodic.SEEN_INTERVAL, seen),
+        _repeat("periodic", periodic.TICK, run),
+        _repeat("staged-uploads", periodic.STAGED_INTERVAL, expired_uploads),
+    ]
 
 
 def start_summarizer(interval: float) -> threading.Thread:
@@ -142,15 +147,17 @@ def start_summarizer(interval: float) -> threading.Thread:
     return _repeat("summarizer", interval, look)
 
 
-def start(settings: Settings, *, queues: str, concurrency: int, beat: bool, loglevel: str) -> None:
-    """Run a Celery worker for the server's queues until it is stopped."""
+def start(settings: Settings, *, queues: str, concurrency: int, loglevel: str) -> None:
+    """Run a Celery worker for the server's queues (and the periodic jobs) until it is stopped."""
     from celery import signals
 
+    # Beat's schedule file and whatever a job writes are the server's own only.
+    restrict_umask()
     app = worker_app(settings)
 
     @signals.worker_ready.connect(weak=False)
     def _ready(**_: Any) -> None:
-        start_watchdog(stale_after(settings).total_seconds())
+        start_periodic(settings, queues)
         if "jobs" in queues.split(","):
             start_summarizer(SUMMARY_INTERVAL)
 
@@ -163,6 +170,4 @@ def start(settings: Settings, *, queues: str, concurrency: int, beat: bool, logl
         "--without-mingle",
         f"--hostname=leaderboard-{os.getpid()}@%h",
     ]
-    if beat:
-        argv.append("--beat")
     app.worker_main(argv)

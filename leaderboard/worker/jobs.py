@@ -12,9 +12,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.config import Settings
 from leaderboard.models import Analysis
-from leaderboard.services.common import mail
+from leaderboard.services.common import mail, outbox
 from leaderboard.services.results import jobs
-from leaderboard.states import JobPurpose, JobStatus
+from leaderboard.states import JobPurpose, JobStatus, MailStatus
 from leaderboard.storage import Store
 from leaderboard.worker.heartbeat import heartbeat
 from leaderboard.worker.runtime import resources
@@ -94,13 +94,22 @@ def run_job(job_id: int) -> Outcome:
         return Outcome.DONE if done.status == JobStatus.DONE else Outcome.FAILED
 
 
-def send_mail(text: str, deliver: bool = True, *, settings: Settings | None = None) -> None:
-    """Deliver one composed mail through the configured transport (raise MailError to retry)."""
-    if not deliver:
-        # Built and queued like any other, so the web's work shows nothing; dropped here.
-        return
-    transport = mail.Transport.parse((settings or resources().settings).mail_url)
-    mail.send(transport, mail.parse(text))
+def send_mail(outbox_id: int, *, settings: Settings | None = None) -> outbox.Delivery:
+    """Send one outbox mail through the configured transport, once however often it is asked."""
+    res = resources()
+    transport = mail.Transport.parse((settings or res.settings).mail_url)
+    with res.sessionmaker() as session:
+        done = outbox.deliver(session, outbox_id, transport, res.clock.now())
+        # The transport's answer, never the mail: its text holds links.
+        if done.status == MailStatus.QUEUED:
+            reason = outbox.last_error(session, outbox_id)
+            log.warning(
+                "mail %s not sent: %s (tried again in %s s)", outbox_id, reason, done.retry_in
+            )
+        elif done.status == MailStatus.FAILED:
+            reason = outbox.last_error(session, outbox_id)
+            log.error("mail %s failed after its retries: %s", outbox_id, reason)
+    return done
 
 
 def draw_charts(job_id: int) -> int:
@@ -158,6 +167,13 @@ def sweep() -> list[int]:
     res = resources()
     with res.sessionmaker() as session:
         return jobs.sweep(session, stale=jobs.stale_after(res.settings))
+
+
+def sweep_mail() -> list[int]:
+    """Queue again the outbox mails whose message seems lost; return their ids."""
+    res = resources()
+    with res.sessionmaker() as session:
+        return outbox.resend_lost(session, res.clock.now())
 
 
 def check_campaign() -> dict[str, int]:

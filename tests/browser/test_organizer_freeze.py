@@ -150,3 +150,34 @@ def test_a_freeze_before_the_deadline_needs_the_organizers_confirmation(
         f"asked for a freeze of semeval2016-task3 A (test set); {early}"
     )
     screenshot(page, "frozen")
+
+    # The premature freeze is superseded on the page, with a reason; the old version stays.
+    supersede = page.locator("form#supersede-test")
+    expect(supersede).to_contain_text(
+        "The current official ranking (frozen on 2016-01-05) will be kept and shown as "
+        "superseded; a new frozen version will be the official ranking."
+    )
+    reason = "Frozen before the deadline by mistake"
+    supersede.get_by_label("Reason for superseding").fill(reason)
+    supersede.get_by_label("Freeze before the deadline anyway").check()
+    click_and_load(page, supersede.get_by_role("button", name="Supersede the frozen ranking"))
+    expect(page.locator(".flash.info")).to_contain_text("Supersession of test queued (job 2)")
+    assert live_server.cli("worker", "--once") == "freeze 2: done\n"
+    page.reload()
+    versions = page.locator("#frozen-versions-test li")
+    expect(versions).to_have_count(2)
+    expect(versions.last).to_contain_text(
+        f"Version 1, frozen at 2016-01-05 12:00:00 UTC by org@example.org: superseded on "
+        f"2016-01-05 by org@example.org: {reason}"
+    )
+    superseded = page.locator("section#audit tbody tr").filter(
+        has=page.locator("td", has_text=re.compile(r"^supersede-freeze$"))
+    )
+    expect(superseded.locator("td").last).to_have_text(
+        f"superseded frozen version 1 of semeval2016-task3 A (test set) by version 2: {reason}"
+    )
+    click_and_load(page, versions.last.get_by_role("link", name="table"))
+    expect(page.locator("p.status.superseded")).to_have_text(
+        f"Superseded on 2016-01-05: {reason}. The official ranking is version 2."
+    )
+    screenshot(page, "superseded")

@@ -71,3 +71,40 @@ def test_an_organizer_edits_a_phase_in_paris_time_with_a_scheduled_release(
     expect(page.locator('#schedule time[datetime="2016-07-01T16:30:00Z"]')).to_have_count(2)
     expect(page.locator("#schedule .next-deadline")).to_contain_text("phase final")
     screenshot(page, "schedule")
+
+
+def test_choosing_berlin_time_moves_nothing_and_an_edited_deadline_is_read_there(
+    live_server: LiveServer, page: Page, screenshot: Callable[..., Path]
+) -> None:
+    live_server.add_organizer("org@example.org", PASSWORD)
+    log_in(page, "org@example.org", PASSWORD)
+    page.goto(f"{ORGANIZE_A}/phase?zone=UTC")
+    form = page.locator("#phase-form")
+    form.get_by_label("Phase (an existing name edits it").fill("final")
+    form.get_by_label("Evaluation set").select_option("test")
+    form.locator("#start").fill("2016-03-01T09:00")
+    form.locator("#end").fill("2016-07-01T18:30")
+    click_and_load(page, form.get_by_role("button", name="Save phase"))
+    expect(page.locator(".flash.info")).to_have_text("Phase final saved.")
+    row = page.locator("#phase-list tbody tr", has_text="final")
+
+    # Choosing Berlin shows the same instants in Berlin time (UTC+1 in March, UTC+2 in July).
+    form.get_by_label("Time zone").fill("Europe/Berlin")
+    expect(page.locator("#start")).to_have_value("2016-03-01T10:00")
+    expect(page.locator("#end")).to_have_value("2016-07-01T20:30")
+    expect(page.locator("#start-utc")).to_have_text("= 2016-03-01 09:00 UTC")
+    screenshot(page, "berlin")
+    click_and_load(page, form.get_by_role("button", name="Save phase"))
+    expect(page.locator(".flash.info")).to_have_text("Phase final saved.")
+    expect(row.locator('time[datetime="2016-03-01T09:00:00Z"]')).to_be_visible()
+    expect(row.locator('time[datetime="2016-07-01T18:30:00Z"]')).to_be_visible()
+
+    # Only the deadline edited, Berlin chosen: it alone moves, read in Berlin summer time.
+    page.goto(f"{ORGANIZE_A}/phase?name=final&zone=UTC")
+    form.get_by_label("Time zone").fill("Europe/Berlin")
+    form.locator("#end").fill("2016-07-02T20:30")
+    click_and_load(page, form.get_by_role("button", name="Save phase"))
+    expect(row.locator('time[datetime="2016-03-01T09:00:00Z"]')).to_be_visible()
+    expect(row.locator('time[datetime="2016-07-02T18:30:00Z"]')).to_be_visible()
+    expect(page.locator("#end")).to_have_value("2016-07-02T20:30")
+    screenshot(page, "deadline moved")

@@ -68,6 +68,13 @@ def test_organizer_creates_a_task_from_a_zip(
     screenshot(page, "preview")
     assert_accessible(page, "the task preview")
 
+    # Cancel drops the staged upload; the form is shown again, and the same zip previews anew.
+    click_and_load(page, page.get_by_role("button", name="Cancel"))
+    expect(page.locator(".flash.info")).to_contain_text("The upload was cancelled")
+    expect(page.locator("#task-preview")).to_have_count(0)
+    choose(page, bundle(gold))
+    expect(page.locator("#task-preview")).to_contain_text("Example message polarity")
+
     click_and_load(page, page.get_by_role("button", name="Add the task"))
     expect(page).to_have_url(live_server.url + "/organizer/tasks/example-sentiment/A")
     expect(page.locator(".flash.info")).to_contain_text("Task example-sentiment added.")

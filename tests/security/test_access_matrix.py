@@ -373,6 +373,10 @@ def rename_form() -> dict[str, Any]:
     return {"name": "Renamed in the matrix"}
 
 
+def new_team_form() -> dict[str, Any]:
+    return {"name": "Created in the matrix"}
+
+
 def merge_form() -> dict[str, Any]:
     # An existing team; the source id is what the probe varies.
     return {"into": "Aurora"}
@@ -443,6 +447,7 @@ def settings_form() -> dict[str, Any]:
 
 SUB = f"/tasks/{T3}/A"
 ORG = f"/organizer/tasks/{T3}/A"
+CAR = "trec-car-2017"
 API = f"/api/v1/tasks/{T3}"
 
 #: (endpoint, method) -> probes, run in this order (GETs first; state-changing POSTs last).
@@ -721,6 +726,10 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         ]
         for action in ("approve", "withdraw", "delete")
     },
+    ("organizer_teams.new_team", "POST"): [
+        Probe("POST", "/organizer/teams/new", each(400), form=new_team_form, csrf=False),
+        Probe("POST", "/organizer/teams/new", ORGANIZER_ACTION, form=new_team_form),
+    ],
     ("organizer_teams.rename", "POST"): [
         Probe(
             "POST", "/organizer/teams/{borealis}/rename", each(400), form=rename_form, csrf=False
@@ -842,6 +851,15 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("POST", "/organizer/tasks/new/confirm", each(400), csrf=False),
         Probe("POST", "/organizer/tasks/new/confirm", by_role(LOGIN, 403, 403, 409)),
     ],
+    # Nothing staged: a cancel still answers with the upload form.
+    ("organizer_tasks.cancel_new", "POST"): [
+        Probe("POST", "/organizer/tasks/new/cancel", each(400), csrf=False),
+        Probe("POST", "/organizer/tasks/new/cancel", ORGANIZER_ACTION),
+    ],
+    ("organizer_tasks.cancel_edit", "POST"): [
+        Probe("POST", f"{ORG}/definition/cancel", each(400), csrf=False),
+        Probe("POST", f"{ORG}/definition/cancel", ORGANIZER_ACTION),
+    ],
     ("organizer_tasks.edit_definition", "POST"): [
         Probe("POST", f"{ORG}/definition", each(400), form=task_bundle_form, csrf=False),
         Probe("POST", f"{ORG}/definition", by_role(LOGIN, 403, 403, 422), form=task_bundle_form),
@@ -866,6 +884,36 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         # The phase probe above set a deadline ahead on dev: a freeze needs the confirmation.
         Probe("POST", f"{ORG}/dev/freeze", by_role(LOGIN, 403, 403, 409)),
         Probe("POST", f"{ORG}/dev/freeze", ORGANIZER_ACTION, form=lambda: {"before_deadline": "1"}),
+    ],
+    # Hidden by the organizer's probe, then shown again; a hidden task's routes answer 404 to
+    # everyone else, even before their login check.
+    ("organizer_task_state.hide_task", "POST"): [
+        Probe("POST", f"/organizer/tasks/{CAR}/hide", each(400), csrf=False),
+        Probe("POST", f"/organizer/tasks/{CAR}/hide", ORGANIZER_ACTION),
+    ],
+    ("organizer_task_state.show_task", "POST"): [
+        Probe("POST", f"/organizer/tasks/{CAR}/show", each(400), csrf=False),
+        Probe("POST", f"/organizer/tasks/{CAR}/show", by_role(404, 404, 404, 302)),
+    ],
+    # Not confirmed by the task's name typed: refused, nothing deleted.
+    ("organizer_task_state.delete_task_view", "POST"): [
+        Probe("POST", f"/organizer/tasks/{CAR}/delete", each(400), csrf=False),
+        Probe(
+            "POST",
+            f"/organizer/tasks/{CAR}/delete",
+            by_role(LOGIN, 403, 403, 400),
+            form=lambda: {"confirm": "no"},
+        ),
+    ],
+    ("organizer.supersede_set", "POST"): [
+        Probe("POST", f"{ORG}/dev/supersede", each(400), csrf=False),
+        # The freeze above is only queued: there is no frozen ranking to supersede yet.
+        Probe(
+            "POST",
+            f"{ORG}/dev/supersede",
+            by_role(LOGIN, 403, 403, 409),
+            form=lambda: {"reason": "r"},
+        ),
     ],
     ("organizer.verify_set", "POST"): [
         # The freeze above is only queued (no worker runs here): there is nothing to verify.

@@ -37,6 +37,18 @@ def event(
         ),
         (
             event(
+                "update-phase", "t3", "A", phase="test", set="test", results="hidden",
+                changed={
+                    "ends_at": ["2016-07-01T18:30:00+00:00", "2016-07-02T18:30:00+00:00"],
+                    "daily_quota": [None, 3], "late": [False, True], "names": ["public", "anonymous"],
+                },
+            ),
+            "updated phase test of t3 A (test set): deadline 2016-07-01 18:30 UTC → "
+            "2016-07-02 18:30 UTC; daily quota none → 3; late runs no → yes; "
+            "team names public → anonymous",
+        ),
+        (
+            event(
                 "freeze", "t3", "A", set="test", runs=3, manifest_sha256="0123456789abcdef0123",
                 before_deadline=True, deadline="2016-01-31T23:59:00+00:00", phase="test",
             ),

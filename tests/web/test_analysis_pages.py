@@ -12,8 +12,8 @@ from flask.testing import FlaskCliRunner
 
 from tests.conftest import csrf_from, login
 from tests.dispatch import draw_asked, work_off
-from tests.runs import api_upload, make_organizer, token_for
-from tests.web.test_significance_cli import PATH, SENTIMENT, hosted  # noqa: F401
+from tests.runs import api_upload, make_organizer, open_phase, token_for
+from tests.web.test_significance_cli import PATH, SENTIMENT, hosted, invoke  # noqa: F401
 
 PAGE = "/organizer/tasks/example-sentiment/A/analysis"
 
@@ -79,6 +79,16 @@ def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> Non
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert "Acc per item" in html  # macro-F1 is not a mean over items; Acc is
+    # The official measure comes first, with the run's value as the table shows it (the oracle
+    # is perfect), and the page says why the per-item values are of another measure.
+    official = re.search(r'<p id="official-measure">(.*?)</p>', html)
+    assert official is not None
+    assert official.group(1) == (
+        "Official measure: macro-F1; this run's is <strong>1.0000</strong>. It is not a mean "
+        "over items, so this page compares the runs per item on Acc."
+    )
+    # Two teams' runs are compared; the three baselines in the table are not counted.
+    assert "the median and the best of the 2 ranked runs of the teams (baselines left out)" in html
     assert "<th>Item</th>" in html and "Query" not in html  # a classification task's unit
     assert "summary-pending" not in html and "summary-updating" not in html
     assert 'id="chart-pending"' not in html  # the worker drew the official measure's chart
@@ -244,3 +254,24 @@ def test_a_title_starting_with_its_label_is_not_labelled_twice(
     assert table["title"] == (
         "Example message polarity classification — Subtask A: message polarity — Test"
     )
+
+
+def test_baselines_are_compared_with_the_teams_runs_never_with_each_other(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    assert invoke(runner, "add-task", str(SENTIMENT / "task.toml")).exit_code == 0
+    open_phase(app, "example-sentiment", "A", "test")
+    assert invoke(runner, "add-baselines", "example-sentiment", "A").exit_code == 0
+    assert work_off(app) >= 1
+    make_organizer(app, "org@example.org")
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    page = org.get("/runs/1/queries")
+    html = page.get_data(as_text=True)
+    # Summarized, but only baselines have values: no median, and no endless "being computed".
+    assert page.status_code == 200 and 'id="no-ranked-runs"' in html
+    assert "summary-pending" not in html and "query-table" not in html
+    assert 'id="official-measure">Official measure: macro-F1; this run' in html
+    svg = org.get("/runs/1/queries.svg")
+    assert svg.status_code == 404
+    assert "No ranked run has per-item values to compare with yet" in svg.get_data(as_text=True)

@@ -46,6 +46,22 @@ def test_init_is_safe_to_run_twice(app: Flask, runner: FlaskCliRunner) -> None:
     assert counts[0] == counts[1]
 
 
+def test_starting_an_installed_server_writes_no_audit_line(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    def audit_lines() -> int:
+        with app.extensions["leaderboard"]["sessionmaker"]() as s:
+            return s.scalar(select(func.count()).select_from(AuditEvent)) or 0
+
+    assert invoke(runner, "init").exit_code == 0
+    installed = audit_lines()
+    # What `make run` does at every start: init, then a worker's periodic work.
+    for args in (("init",), ("init",), ("worker", "--once")):
+        result = invoke(runner, *args)
+        assert result.exit_code == 0, result.output
+    assert audit_lines() == installed
+
+
 def test_accounts_and_token(runner: FlaskCliRunner) -> None:
     assert invoke(runner, "create-team", "Aurora").exit_code == 0
     dup = invoke(runner, "create-team", "Aurora")
@@ -263,6 +279,7 @@ COMMANDS = [
     "significance",
     "storage",
     "table",
+    "task",
     "teams",
     "token",
     "verify",

@@ -184,3 +184,26 @@ def test_set_gold_of_a_missing_file_is_a_usage_error(
     result = runner.invoke(args=["leaderboard", "set-gold", "semeval2016-task3", "A", str(missing)])
     assert result.exit_code == 2 and "nowhere.relevancy" in result.output
     assert isinstance(result.exception, SystemExit)
+
+
+def test_score_with_a_definition_prints_every_problem(tmp_path: Path) -> None:
+    """An unknown key, an unknown measure and a bad gold line: three lines, the first as before."""
+
+    def spoil(folder: Path) -> None:
+        _replace(folder / "task.toml", "[runs]", 'colour = "blue"\n[runs]')
+        _replace(folder / "task.toml", '"Acc"]', '"Acc", "NDCG@x"]')
+        _replace(folder / "gold.txt", "\ttrue\n", "\tmaybe\n")
+
+    definition = _tiny(tmp_path / "task", spoil)
+    run = tmp_path / "run.txt"
+    run.write_text("q1\tq1_c1\t0\t0.2\ttrue\n")
+    result = CliRunner().invoke(
+        leaderboard_group, ["score", "x", "main", str(run), "--definition", str(definition)]
+    )
+    assert result.exit_code == 1, result.output
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"Error: {definition}: the task definition was refused: colour: unknown key"
+    assert lines[1].startswith(f"Error: {definition}: measures: unknown measure")
+    assert "'NDCG@x'" in lines[1]
+    assert lines[2].startswith(f"Error: {tmp_path / 'task' / 'gold.txt'}:1: subtask main (test):")
+    assert "maybe" in lines[2] and len(lines) == 3

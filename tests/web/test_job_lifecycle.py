@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from email.message import EmailMessage
 from typing import Any
 
-import pytest
 from flask import Flask
 from flask.testing import FlaskCliRunner
 from sqlalchemy import update
 
-from leaderboard.jobqueue import RUN_JOB, SEND_MAIL
+from leaderboard.jobqueue import RUN_JOB
 from leaderboard.models import Analysis, utcnow
-from leaderboard.services.common import mail
 from leaderboard.services.results import jobs
 from leaderboard.services.results.significance import Request
 from leaderboard.states import JobStatus
-from leaderboard.worker.celery_app import MAIL_RETRIES, worker_app
 from tests.dispatch import LocalDispatcher
 from tests.web.test_analyses import queue
 from tests.web.test_queue import job_row, sessions
@@ -139,30 +135,3 @@ def test_the_sweep_sends_lost_jobs_again_and_leaves_live_ones(
     assert dispatcher.sent == [(RUN_JOB, (lost,)), (RUN_JOB, (silent,))]
     assert fresh not in sent and alive not in sent
     assert job_row(app, lost).enqueued_at == now
-
-
-def test_the_mail_task_retries_an_undelivered_mail(
-    app: Flask, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    celery = worker_app(app.extensions["leaderboard"]["settings"])
-    celery.conf.task_always_eager = True
-    tries: list[str] = []
-
-    def flaky(transport: mail.Transport, message: EmailMessage) -> None:
-        tries.append(str(message["To"]))
-        if len(tries) < 3:
-            raise mail.MailError("the server said 451, try later")
-
-    monkeypatch.setattr(mail, "send", flaky)
-    text = mail.serialize(mail.compose("lb@example.org", "to@example.org", "Hi", "Body\n"))
-    result = celery.tasks[SEND_MAIL].apply(args=[text])
-    assert result.successful() and tries == ["to@example.org"] * 3
-    # One that never goes is given up after the retries, not tried forever.
-    tries.clear()
-    monkeypatch.setattr(mail, "send", lambda *_: (_ for _ in ()).throw(mail.MailError("down")))
-    failed = celery.tasks[SEND_MAIL].apply(args=[text])
-    assert failed.failed()
-    # A mail that must not go out (a hidden recipient) is queued like the others and dropped.
-    monkeypatch.setattr(mail, "send", flaky)
-    assert celery.tasks[SEND_MAIL].apply(args=[text, False]).successful() and tries == []
-    assert MAIL_RETRIES >= 3

@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, select
 from sqlalchemy.pool import NullPool
 
 from bench._common import free_port
-from leaderboard.models import Team
+from leaderboard.models import OutboxMail, Team
 from tests.conftest import csrf_from
 from tests.live import LiveServer
 from tests.smtp import MailServer, link_in, smtp_server
@@ -45,6 +45,8 @@ REDACTED = "[redacted]"
             "https://lb.example.org/password/reset/[redacted]",
         ),
         ("/tasks/semeval2016-task3/A?set=test", "/tasks/semeval2016-task3/A?set=test"),
+        ("POST /unsubscribe/eyJ1Ijo.abc HTTP/1.1", "POST /unsubscribe/[redacted] HTTP/1.1"),
+        ("/login?next=%2Funsubscribe%2FeyJ1.x", "/login?next=%2Funsubscribe%2F[redacted]"),
     ],
 )
 def test_redact_replaces_every_secret_and_keeps_the_route(logged: str, expected: str) -> None:
@@ -158,6 +160,17 @@ def test_gunicorn_and_the_app_log_no_token_and_no_invite_code(
     for what, secret in secrets.items():
         assert secret not in log, what
         assert secret not in worker_log, what
+    # Nor does the queue file (it carried ids only and keeps no delivered message), nor the
+    # outbox, whose delivered rows keep no text.
+    queue = b"".join(p.read_bytes() for p in live.instance.glob("queue.sqlite3*"))
+    engine = create_engine(live.database_url, poolclass=NullPool)
+    with engine.connect() as conn:
+        kept = conn.execute(select(OutboxMail.status, OutboxMail.message)).all()
+    engine.dispose()
+    assert sorted(status for status, _ in kept) == ["sent"] * 3
+    assert all(message is None for _, message in kept)
+    for what, secret in secrets.items():
+        assert secret.encode() not in queue, what
     # Both logs still name the routes.
     assert '"path":"/password/reset/[redacted]"' in log
     assert f"GET /verify/{REDACTED} HTTP/1.1" in log

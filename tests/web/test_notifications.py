@@ -10,7 +10,6 @@ from flask import Flask
 from sqlalchemy import select
 
 from leaderboard.clock import FixedClock
-from leaderboard.jobqueue import SEND_MAIL
 from leaderboard.models import NotificationOptOut, User
 from leaderboard.services.common import mail
 from leaderboard.services.notify.core import KINDS, notify
@@ -33,9 +32,10 @@ CHECKBOXES = (
 def queued(app: Flask, clear: bool = True) -> list[EmailMessage]:
     """Return the notification mails queued so far (and forget them)."""
     dispatcher = app.extensions["leaderboard"]["dispatcher"]
-    mails = [mail.parse(args[0]) for task, args in dispatcher.sent if task == SEND_MAIL]
+    mails = [mail.parse(text) for text in dispatcher.mails]
     if clear:
         dispatcher.sent.clear()
+        dispatcher.mails.clear()
     return mails
 
 

@@ -139,6 +139,12 @@ def test_sending_records_an_audit_event(world: Flask) -> None:
         ({"task": ""}, 400, "task"),
         ({"audience": "with-primary", "subtask": ""}, 400, "subtask"),
         ({"audience": "without-primary", "subtask": "Z"}, 404, "subtask"),
+        # A subtask of another task (the page lists every task's) is not the chosen task's.
+        (
+            {"audience": "with-primary", "subtask": "en"},
+            404,
+            "has no subtask &#39;en&#39; (field subtask)",
+        ),
         ({"audience": "pending-teams", "task": "semeval2016-task1", "subject": ""}, 400, "subject"),
     ],
 )
@@ -153,6 +159,49 @@ def test_a_refused_message_says_why_and_queues_nothing(
         assert 'id="recipient-count"' not in page
     assert queued(world) == []
     assert audit(world) == []
+
+
+def test_the_form_chooses_no_task_and_offers_each_tasks_subtasks(world: Flask) -> None:
+    page = organizer(world).get(NEW).get_data(as_text=True)
+    task = re.search(r'<select[^>]*name="task".*?</select>', page, re.S)
+    assert task is not None
+    options = re.findall(r"<option([^>]*)>([^<]*)</option>", task.group(0))
+    # The placeholder comes first and is the one selected: no task is chosen for the organizer.
+    assert options[0] == (' selected value=""', "Choose a task")
+    assert [o for o in options if "selected" in o[0]] == [options[0]]
+    subtask = re.search(r'<select[^>]*name="subtask".*?</select>', page, re.S)
+    assert subtask is not None
+    groups = re.findall(
+        r'<optgroup label="([^"]+)" data-task="\1">(.*?)</optgroup>', subtask.group(0), re.S
+    )
+    offered = {g: re.findall(r'<option value="([^"]+)"', body) for g, body in groups}
+    assert offered == {
+        "semeval2016-task1": ["en", "es-en"],
+        "semeval2016-task3": ["A", "B", "C", "D"],
+        "trec-car-2017": ["passage"],
+    }
+    assert 'src="/static/message-form.js"' in page
+
+
+def test_the_preview_keeps_the_chosen_subtask_of_the_chosen_task(world: Flask) -> None:
+    status, page = post(organizer(world), audience="with-primary", subtask="A")
+    assert status == 200 and count_in(page) == 2
+    form = page[page.index('id="message-form"') :]
+    assert re.findall(r'<option value="(\w+)" selected>', form) == ["A"]
+    assert re.search(r'data-task="semeval2016-task3">\s*<option value="A" selected>', form)
+    assert f'<option selected value="{T3}">' in form or f'<option value="{T3}" selected>' in form
+
+
+def test_leaving_the_task_unchosen_is_refused(world: Flask) -> None:
+    client = organizer(world)
+    token = csrf_from(client.get(NEW).get_data(as_text=True))
+    data = {"audience": "members", "subject": "Hello", "body": "Hi.", "csrf_token": token}
+    resp = client.post(NEW, data=data)
+    assert resp.status_code == 400
+    assert "Choose the task whose participants get the message (field task)." in resp.get_data(
+        as_text=True
+    )
+    assert queued(world) == []
 
 
 def test_a_message_nobody_would_get_is_refused(world: Flask) -> None:

@@ -15,7 +15,16 @@ from sqlalchemy import update
 from leaderboard.clock import FixedClock
 from leaderboard.models import Analysis
 from tests.conftest import AppFactory, csrf_from, login
-from tests.runs import GOLD_TEST_A, make_organizer, make_participant, oracle_run, own_campaign
+from tests.runs import (
+    GOLD_TEST_A,
+    api_upload,
+    make_organizer,
+    make_participant,
+    oracle_run,
+    own_campaign,
+    post_evaluation_phases,
+    token_for,
+)
 
 PAGE = "/organizer/tasks/semeval2016-task3/A"
 
@@ -288,3 +297,66 @@ def test_upload_page_shows_phase_deadline_and_quota(org_app: Flask) -> None:
     assert resp.status_code == 302
     page = alice.get("/tasks/semeval2016-task3/A/submit").get_data(as_text=True)
     assert "4 today (UTC), 19 in this phase" in page
+
+
+# ---- scores an organizer sees while the public does not
+
+T3 = "semeval2016-task3"
+NOTICE = "are hidden from the public and participants; you see them as an organizer."
+
+
+@pytest.fixture
+def hidden_run(make_app: AppFactory) -> tuple[Flask, int]:
+    """Return an app whose subtask A has one scored run, its phase's results hidden."""
+    app = make_app(clock=FixedClock(datetime(2016, 3, 1, 12, tzinfo=UTC)))
+    make_organizer(app, "org@example.org")
+    make_participant(app, "Aurora", "alice@example.org")
+    run = api_upload(app.test_client(), token_for(app, "alice@example.org"), oracle_run())
+    assert run.status_code == 201, run.get_data(as_text=True)
+    phase = post_evaluation_phases(T3, "A")[0]
+    cli = app.test_cli_runner()
+    for args in (("--results", "hidden"), ("--release-at", "2016-04-01T10:00:00+00:00")):
+        done = cli.invoke(args=["leaderboard", "phase", T3, "A", phase, *args])
+        assert done.exit_code == 0, done.output
+    return app, int(run.get_json()["id"])
+
+
+def test_organizers_are_told_on_every_page_that_shows_them_hidden_scores(
+    hidden_run: tuple[Flask, int],
+) -> None:
+    app, run_id = hidden_run
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    alice = app.test_client()
+    login(alice, "alice@example.org", "correct horse battery")
+    said = (
+        '<p class="status hidden-results organizer-view" role="status" id="hidden-from-public">'
+        "Results of phase <bdi>post-evaluation</bdi> (test set) are hidden from the public and "
+        'participants until their scheduled release at <time datetime="2016-04-01T10:00:00Z">'
+        "2016-04-01 10:00 UTC</time>; you see them as an organizer.</p>"
+    )
+    for path in (f"/tasks/{T3}/A", f"/runs/{run_id}", f"/runs/{run_id}/queries"):
+        page = org.get(path)
+        assert page.status_code == 200, path
+        assert said in page.get_data(as_text=True), path
+    # The organizer sees the scores: the table on the results page, the scores on the run page.
+    assert 'class="ranking' in org.get(f"/tasks/{T3}/A").get_data(as_text=True)
+    assert 'class="scores' in org.get(f"/runs/{run_id}").get_data(as_text=True)
+    # The others see no scores, and no such notice.
+    for client, path in ((app.test_client(), f"/tasks/{T3}/A"), (alice, f"/runs/{run_id}")):
+        page = client.get(path).get_data(as_text=True)
+        assert NOTICE not in page and "hidden until" in page, path
+
+
+def test_no_notice_once_the_results_are_visible(hidden_run: tuple[Flask, int]) -> None:
+    app, run_id = hidden_run
+    phase = post_evaluation_phases(T3, "A")[0]
+    shown = app.test_cli_runner().invoke(
+        args=["leaderboard", "phase", T3, "A", phase, "--results", "visible"]
+    )
+    assert shown.exit_code == 0, shown.output
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    for path in (f"/tasks/{T3}/A", f"/runs/{run_id}", f"/runs/{run_id}/queries"):
+        page = org.get(path)
+        assert page.status_code == 200 and NOTICE not in page.get_data(as_text=True), path

@@ -26,6 +26,7 @@ from tests.runs import (
     own_campaign,
     token_for,
 )
+from tests.web.test_teams import loose_participant
 
 T3 = "semeval2016-task3"
 PAGE = f"/tasks/{T3}/A"
@@ -261,7 +262,10 @@ def test_a_hidden_phase_shows_no_score_no_rank_and_no_progress(app: Flask) -> No
     # Released, the chart is public and the page links it.
     _cli(app, "phase", T3, "A", "open", "--results", "visible")
     html = app.test_client().get(PAGE).get_data(as_text=True)
-    assert 'id="progress"' in html and f"{PAGE}/progress.svg?set=test" in html
+    assert 'id="progress"' in html and "The chart is being drawn" in html
+    draw_asked(app)
+    html = app.test_client().get(PAGE).get_data(as_text=True)
+    assert f"{PAGE}/progress.svg?set=test" in html
 
 
 def _progress(client: FlaskClient, path: str = f"{PAGE}/progress.csv") -> list[list[str]]:
@@ -362,10 +366,21 @@ def test_the_chart_is_drawn_by_the_worker_then_served_with_an_etag(app: Flask) -
     first = anon.get(f"{PAGE}/progress.svg")
     assert first.status_code == 404 and first.headers["Retry-After"] == "5"
     assert "being drawn" in first.get_data(as_text=True)
-    # The page links the chart and asks for it too: the worker is asked once all the same.
+    # The page asks for it too (the worker is asked once all the same) and, until it is
+    # drawn, says so instead of embedding a broken image: a script puts the chart in place
+    # once it is stored. That page is not kept, so a reload finds the chart.
+    for _ in range(2):
+        waiting = anon.get(PAGE)
+        html = waiting.get_data(as_text=True)
+        section = html.split('id="progress"')[1].split("</section>")[0]
+        assert "The chart is being drawn" in section and "<img" not in section
+        assert f'data-chart-src="{PAGE}/progress.svg?set=test"' in html
+        assert '<script src="/static/chart-wait.js" defer></script>' in html
+        assert waiting.headers["Cache-Control"] == "no-store"
+    assert draw_asked(app) == 1
     html = anon.get(PAGE).get_data(as_text=True)
     assert f'<img src="{PAGE}/progress.svg?set=test"' in html
-    assert draw_asked(app) == 1
+    assert "being drawn" not in html and "chart-wait.js" not in html
     drawn = anon.get(f"{PAGE}/progress.svg")
     assert drawn.status_code == 200 and drawn.mimetype == "image/svg+xml"
     assert drawn.headers["Cache-Control"] == "public, max-age=60"
@@ -376,8 +391,9 @@ def test_the_chart_is_drawn_by_the_worker_then_served_with_an_etag(app: Flask) -
     # A new run that counts changes what is drawn: a new chart, asked of the worker again.
     _upload(app, "amy@example.org", run_for("0.5", every=2))
     # The first reader of the new revision's page has the worker draw the new chart.
-    assert "progress.svg" in anon.get(PAGE).get_data(as_text=True)
+    assert "The chart is being drawn" in anon.get(PAGE).get_data(as_text=True)
     assert draw_asked(app) == 1
+    assert f'<img src="{PAGE}/progress.svg?set=test"' in anon.get(PAGE).get_data(as_text=True)
     redrawn = anon.get(f"{PAGE}/progress.svg")
     assert redrawn.status_code == 200 and redrawn.headers["ETag"] != etag
     assert anon.get(f"{PAGE}/progress.pdf").status_code == 404
@@ -399,3 +415,30 @@ def test_runs_of_every_set_of_the_subtask_are_listed_with_their_own_ranks(app: F
     # Alone on dev, first; second to Borealis' oracle on test.
     assert _cell(rows[on_dev["id"]], "run-rank") == "1"
     assert _cell(rows[on_test["id"]], "run-rank") == "2"
+
+
+@pytest.mark.parametrize(
+    ("mode", "says"),
+    [
+        ("open", "You need a team to upload: "),
+        ("closed", "You need a team to upload, and registration is closed"),
+    ],
+)
+def test_a_participant_without_a_team_is_told_how_to_get_one(
+    app: Flask, mode: str, says: str
+) -> None:
+    loose_participant(app, "dana@example.org")
+    _cli(app, "settings", "registration", mode)
+    html = _client(app, "dana@example.org").get(PAGE).get_data(as_text=True)
+    hint = html[html.index('<section id="no-team">') :].split("</section>")[0]
+    assert says in hint
+    assert ('href="/teams/new"' in hint) == (mode == "open")
+    assert 'id="upload-link"' not in html
+    # Members, organizers and visitors see no such hint.
+    make_organizer(app, "org@example.org")
+    for client in (
+        _client(app, "alice@example.org"),
+        _client(app, "org@example.org", "organizer password"),
+        app.test_client(),
+    ):
+        assert 'id="no-team"' not in client.get(PAGE).get_data(as_text=True)

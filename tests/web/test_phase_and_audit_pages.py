@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from html.parser import HTMLParser
 from typing import Any
 
 import pytest
@@ -187,6 +188,142 @@ def test_the_subtask_page_form_keeps_its_iso_times(org_app: Flask, org: FlaskCli
     # Without a zone field a time must state its offset, as before.
     naive = org.post(PAGE, data={**base, "end": "2016-01-31T23:59"})
     assert naive.status_code == 400 and "has no time zone" in naive.get_data(as_text=True)
+
+
+class _FormReader(HTMLParser):
+    """Collect what a browser without scripts would post from the phase form."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.values: dict[str, str] = {}
+        self._select: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        if tag == "input" and a.get("name") and a.get("type") not in ("checkbox", "submit"):
+            self.values[a["name"]] = a.get("value", "")
+        elif tag == "select":
+            self._select = a.get("name")
+            self.values.setdefault(self._select or "", "")
+        elif tag == "option" and self._select and "selected" in a:
+            self.values[self._select] = a.get("value", "")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "select":
+            self._select = None
+
+
+def form_of(client: FlaskClient, query: str) -> dict[str, str]:
+    """Return the phase form's fields as the page at ``PAGE?query`` fills them."""
+    html = client.get(f"{PAGE}?{query}").get_data(as_text=True)
+    form = html[html.index('id="phase-form"') :]
+    reader = _FormReader()
+    reader.feed(form[: form.index("</form>")])
+    return reader.values
+
+
+@pytest.fixture
+def saved_in_utc(org_app: Flask, org: FlaskClient) -> FlaskClient:
+    """Return the organizer's client with phase test saved in UTC, a release scheduled."""
+    resp = save(
+        org,
+        start="2016-03-01T09:00",
+        end="2016-07-01T18:30",
+        release_at="2016-07-08T12:00",
+        results="hidden",
+    )
+    assert resp.status_code == 302
+    return org
+
+
+SAVED_START, SAVED_END = (
+    datetime(2016, 3, 1, 9, tzinfo=UTC),
+    datetime(2016, 7, 1, 18, 30, tzinfo=UTC),
+)
+SAVED_RELEASE = datetime(2016, 7, 8, 12, tzinfo=UTC)
+
+
+def test_choosing_only_another_zone_moves_no_time(
+    org_app: Flask, saved_in_utc: FlaskClient
+) -> None:
+    fields = form_of(saved_in_utc, "name=test")
+    assert (fields["start"], fields["zone"]) == ("2016-03-01T09:00", "UTC")
+    # Without the script the texts stay as the page wrote them (in UTC); only the zone changes.
+    resp = saved_in_utc.post(PAGE, data={**fields, "zone": "Europe/Berlin"})
+    assert resp.status_code == 302
+    assert phases(org_app) == [("test", "test", SAVED_START, SAVED_END, True)]
+    assert release_of(org_app) == SAVED_RELEASE
+
+
+def test_a_deadline_edited_with_berlin_chosen_is_read_in_berlin_time_alone(
+    org_app: Flask, saved_in_utc: FlaskClient
+) -> None:
+    fields = form_of(saved_in_utc, "name=test")
+    # Berlin is UTC+2 in July (summer time): 20:30 there is 18:30 UTC.
+    data = {**fields, "zone": "Europe/Berlin", "end": "2016-07-02T20:30"}
+    assert saved_in_utc.post(PAGE, data=data).status_code == 302
+    moved = datetime(2016, 7, 2, 18, 30, tzinfo=UTC)
+    assert phases(org_app) == [("test", "test", SAVED_START, moved, True)]
+    assert release_of(org_app) == SAVED_RELEASE
+    # In winter Berlin is UTC+1: a start edited to 10:30 there is 09:30 UTC.
+    fields = form_of(saved_in_utc, "name=test&zone=Europe/Berlin")
+    data = {**fields, "start": "2016-03-01T10:30"}
+    assert saved_in_utc.post(PAGE, data=data).status_code == 302
+    assert phases(org_app) == [("test", "test", SAVED_START + timedelta(minutes=30), moved, True)]
+
+
+def test_the_form_shows_the_times_in_the_chosen_zone(saved_in_utc: FlaskClient) -> None:
+    fields = form_of(saved_in_utc, "name=test&zone=Europe/Berlin")
+    assert (fields["start"], fields["end"], fields["release_at"]) == (
+        "2016-03-01T10:00",
+        "2016-07-01T20:30",
+        "2016-07-08T14:00",
+    )
+    assert (fields["zone"], fields["shown_zone"]) == ("Europe/Berlin", "Europe/Berlin")
+
+
+def test_the_phase_page_opens_in_the_organizers_zone(make_app: AppFactory) -> None:
+    app = make_app(
+        clock=FixedClock(datetime(2016, 1, 20, 12, tzinfo=UTC)), display_timezone="Europe/Berlin"
+    )
+    make_organizer(app, "org@example.org")
+    client = app.test_client()
+    login(client, "org@example.org", "organizer password")
+    assert save(client, zone="UTC", start="2016-03-01T09:00").status_code == 302
+    fields = form_of(client, "name=test")
+    assert (fields["zone"], fields["start"]) == ("Europe/Berlin", "2016-03-01T10:00")
+
+
+def test_an_unedited_time_with_seconds_keeps_them(org_app: Flask, org: FlaskClient) -> None:
+    assert save(org, start="2016-03-01T09:00:30", end="2016-07-01T18:30").status_code == 302
+    fields = form_of(org, "name=test&zone=Asia/Tokyo")
+    assert fields["start"] == "2016-03-01T18:00:30"
+    assert org.post(PAGE, data={**fields, "zone": "UTC"}).status_code == 302
+    assert phases(org_app)[0][2] == SAVED_START + timedelta(seconds=30)
+
+
+def test_a_phase_change_is_audited_field_by_field_and_a_save_of_nothing_not_at_all(
+    org_app: Flask, saved_in_utc: FlaskClient
+) -> None:
+    events = audit_count(org_app)
+    fields = form_of(saved_in_utc, "name=test")
+    assert saved_in_utc.post(PAGE, data=fields).status_code == 302
+    assert audit_count(org_app) == events
+    data = {
+        **fields,
+        "end": "2016-07-02T18:30",
+        "daily_quota": "3",
+        "release_at": "",
+        "late": "yes",
+    }
+    assert saved_in_utc.post(PAGE, data={**data, "release_clear": "y"}).status_code == 302
+    assert audit_count(org_app) == events + 1
+    log = saved_in_utc.get("/organizer/audit?action=update-phase").get_data(as_text=True)
+    assert (
+        "updated phase test of semeval2016-task3 A (test set): "
+        "deadline 2016-07-01 18:30 UTC → 2016-07-02 18:30 UTC; "
+        "scheduled release 2016-07-08 12:00 UTC → none; late runs no → yes; daily quota none → 3"
+    ) in log
 
 
 def test_only_organizers_open_the_phase_page(org_app: Flask) -> None:

@@ -22,7 +22,7 @@ from sqlalchemy.orm import undefer
 
 from bench._common import server_env
 from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, enqueue
-from leaderboard.models import Analysis
+from leaderboard.models import Analysis, PeriodicRun
 from leaderboard.services.results import analyses
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
@@ -46,6 +46,14 @@ def job_row(app: Flask, job: int) -> Analysis:
         assert row is not None
         session.expunge(row)
         return row
+
+
+def periodic_runs(app: Flask) -> list[str]:
+    """Return the names of the periodic jobs a worker claimed and finished."""
+    with sessions(app)() as session:
+        return sorted(
+            session.scalars(select(PeriodicRun.name).where(PeriodicRun.finished_at.is_not(None)))
+        )
 
 
 def worker_env(app: Flask, **settings: str) -> dict[str, str]:
@@ -116,8 +124,8 @@ def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
     assert tasks == [RUN_JOB, SEND_MAIL]
 
     log = tmp_path / "worker.log"
-    # With beat: the one worker of a deployment that also runs the periodic jobs.
-    worker = start_worker(worker_env(app), log, "--beat")
+    # No flag, as `make run` starts it: the periodic jobs run on it all the same.
+    worker = start_worker(worker_env(app), log)
     try:
         done = wait_for(
             lambda: (row := job_row(app, job)).status == JobStatus.DONE and row,
@@ -163,11 +171,18 @@ def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
             "the sign-up mail on the worker's console",
             log,
         )
+        periodic = wait_for(
+            lambda: len(names := periodic_runs(app)) == 2 and names,
+            60,
+            "the periodic jobs claimed and run by the worker",
+            log,
+        )
     finally:
         stop_worker(worker)
     assert mailed and "Confirm your e-mail address" in log.read_text(errors="replace")
+    assert periodic == ["check-campaign", "sweep"]
     instance = app.extensions["leaderboard"]["settings"].instance_dir
-    assert list(instance.glob("celerybeat-schedule*")), "beat kept no schedule"
+    assert not list(instance.glob("celerybeat-schedule*")), "Celery beat ran"
     assert done.attempts == 1 and done.report is not None
     assert done.report["samples"] == 300
 

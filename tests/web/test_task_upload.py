@@ -68,10 +68,18 @@ def upload(client: FlaskClient, path: str = NEW, **fields: Any) -> TestResponse:
     return client.post(path, data=data, content_type="multipart/form-data")
 
 
+def staged_name(page: TestResponse) -> str:
+    """Return the staged upload the preview's confirm form names."""
+    found = re.search(r'name="upload" value="([^"]*)"', page.get_data(as_text=True))
+    assert found, page.get_data(as_text=True)
+    return found.group(1)
+
+
 def confirm(client: FlaskClient, page: TestResponse, path: str = NEW) -> TestResponse:
     """Press the preview's confirm button."""
+    html = page.get_data(as_text=True)
     return client.post(
-        f"{path}/confirm", data={"csrf_token": csrf_from(page.get_data(as_text=True))}
+        f"{path}/confirm", data={"csrf_token": csrf_from(html), "upload": staged_name(page)}
     )
 
 
@@ -216,7 +224,7 @@ def test_definition_and_files_form(org_app: Flask, org: FlaskClient) -> None:
         (
             DEFINITION.replace('gold = "gold.tsv"', 'gold = "missing.tsv"'),
             GOLD,
-            ["task.toml, key subtasks[0].sets[0].gold: file not found: missing.tsv"],
+            ["task.toml, key subtasks[0].sets[0].gold: file 'missing.tsv' is not in the upload"],
         ),
     ],
     ids=["bad-toml", "unknown-measure", "two-bad-gold-lines", "missing-file"],
@@ -278,7 +286,7 @@ def test_every_definition_problem_listed(org_app: Flask, org: FlaskClient) -> No
         "task.toml, key subtasks[1].measures",
         "bad.tsv, line 3",
     ], listed
-    assert "file not found: nowhere.tsv" in listed[1] and "'F9'" in listed[2]
+    assert "file 'nowhere.tsv' is not in the upload" in listed[1] and "'F9'" in listed[2]
     assert "subtask C (test): label 'bogus'" in listed[3]
     assert stored(org_app) == before
     # The command line refuses the same definition (its first problem decides, as here).
@@ -313,11 +321,11 @@ def _zip_with_link() -> bytes:
         (b"not a zip at all", "not a .zip"),
         (
             zipped({"task.toml": DEFINITION.replace('"gold.tsv"', '"/etc/passwd"')}),
-            "outside the uploaded files",
+            "file '/etc/passwd' is not in the upload",
         ),
         (
             zipped({"task.toml": DEFINITION.replace('"gold.tsv"', f'"{"../" * 40}etc/passwd"')}),
-            "outside the uploaded files",
+            "key subtasks[0].sets[0].gold: file '../../../",
         ),
     ],
     ids=[
@@ -337,7 +345,7 @@ def test_unsafe_bundles_are_refused(
     before = stored(org_app)
     resp = upload(org, bundle=("b.zip", data))
     assert resp.status_code == 422, resp.get_data(as_text=True)
-    assert expected in " ".join(problems(resp)), problems(resp)
+    assert expected in " ".join(problems(resp)).replace("&#39;", "'"), problems(resp)
     assert stored(org_app) == before
 
 
@@ -352,6 +360,14 @@ def test_zip_bomb_is_refused(make_app: AppFactory) -> None:
     resp = upload(client, bundle=("bomb.zip", bomb))
     assert resp.status_code == 422
     assert "once decompressed" in " ".join(problems(resp))
+    assert stored(app) == before
+    # Members each under the limit are refused by their unpacked total, before it is reached.
+    spread = zipped(
+        {"task.toml": DEFINITION, **{f"part{n}.tsv": b"\0" * 600_000 for n in range(3)}}
+    )
+    resp = upload(client, bundle=("spread.zip", spread))
+    assert resp.status_code == 422
+    assert f"add up to more than {1024 * 1024:,} bytes" in " ".join(problems(resp)), problems(resp)
     assert stored(app) == before
 
 
@@ -396,11 +412,18 @@ def test_non_organizers_and_forged_forms_are_refused(org_app: Flask, org: FlaskC
     page = upload(org, bundle=("b.zip", bundle()))
     assert org.post(f"{NEW}/confirm").status_code == 400
     assert stored(org_app)[:2] == before[:2]
-    # Another organizer's session has nothing staged: the token is never taken from a form.
+    # Another organizer's session has nothing staged: naming this upload in a form is not enough.
     make_organizer(org_app, "other@example.org")
     other = org_app.test_client()
     login(other, "other@example.org", "organizer password")
-    assert confirm(other, other.get(NEW)).status_code == 409
+    taken = other.post(
+        f"{NEW}/confirm",
+        data={
+            "csrf_token": csrf_from(other.get(NEW).get_data(as_text=True)),
+            "upload": staged_name(page),
+        },
+    )
+    assert taken.status_code == 409
     assert confirm(org, page).status_code == 302
 
 
@@ -545,3 +568,270 @@ def slugs(app: Flask) -> list[str]:
     """Return the hosted tasks' slugs."""
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         return list(session.scalars(select(Task.slug)))
+
+
+def test_one_staged_upload_per_session_and_confirm_installs_the_previewed_one(
+    org_app: Flask, org: FlaskClient
+) -> None:
+    root = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "staged-tasks"
+    first = upload(org, bundle=("b.zip", bundle()))
+    # The form re-sent: the earlier upload is replaced, one folder is left.
+    renamed = DEFINITION.replace('slug = "example-sentiment"', 'slug = "renamed"')
+    second = upload(org, bundle=("b.zip", zipped({"task.toml": renamed, "gold.tsv": GOLD})))
+    assert first.status_code == second.status_code == 200
+    assert [p.name for p in root.iterdir()] == [staged_name(second)]
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+    assert stat.S_IMODE((root / staged_name(second) / "gold.tsv").stat().st_mode) == 0o600
+    # The first preview no longer confirms anything, not even the newer upload.
+    stale = confirm(org, first)
+    assert stale.status_code == 409
+    assert "This preview is no longer current; upload again." in stale.get_data(as_text=True)
+    hosted = slugs(org_app)
+    assert "renamed" not in hosted and "example-sentiment" not in hosted
+    assert confirm(org, second).status_code == 302
+    assert sorted(slugs(org_app)) == sorted([*hosted, "renamed"])
+    assert list(root.iterdir()) == []
+    # A repeated confirmation answers 409, never 500, and installs nothing more.
+    again = confirm(org, second)
+    assert again.status_code == 409, again.get_data(as_text=True)
+    assert sorted(slugs(org_app)) == sorted([*hosted, "renamed"])
+
+
+def test_cancel_removes_the_staged_upload(org_app: Flask, org: FlaskClient, tmp_path: Path) -> None:
+    root = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "staged-tasks"
+    for path in (NEW, EDIT):
+        if path == EDIT:
+            _host(org_app, tmp_path)
+        definition = DEFINITION.replace("Label each message", "Label every message")
+        page = upload(
+            org, path, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": GOLD}))
+        )
+        assert 'id="cancel-task"' in page.get_data(as_text=True)
+        html = page.get_data(as_text=True)
+        done = org.post(f"{path}/cancel", data={"csrf_token": csrf_from(html)})
+        assert done.status_code == 302 and done.headers["Location"].endswith(path)
+        assert "The upload was cancelled" in org.get(path).get_data(as_text=True)
+        assert list(root.iterdir()) == []
+        assert confirm(org, page, path).status_code == 409
+    assert shape(org_app, "example-sentiment")["definition"]["description"].startswith(
+        "Label each message"
+    )
+
+
+def test_simultaneous_confirmations_install_once(org_app: Flask, org: FlaskClient) -> None:
+    """Four confirmations of one upload at once: exactly one takes it, the others get 409."""
+    import threading
+
+    from leaderboard.services.common.errors import Conflict
+    from leaderboard.services.tasks import upload as uploads
+
+    settings = org_app.extensions["leaderboard"]["settings"]
+    token = staged_name(upload(org, bundle=("b.zip", bundle())))
+    barrier = threading.Barrier(4)
+    outcomes: list[str] = []
+
+    def take() -> None:
+        barrier.wait()
+        try:
+            uploads.claim(settings, token)
+            outcomes.append("claimed")
+        except Conflict as exc:
+            outcomes.append(str(exc))
+
+    threads = [threading.Thread(target=take) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    refused = "This upload was already confirmed or cancelled; upload the task again."
+    assert sorted(outcomes) == sorted(["claimed", refused, refused, refused])
+
+
+def test_edit_refuses_a_new_gold_that_participants_may_download(
+    org_app: Flask, org: FlaskClient, tmp_path: Path
+) -> None:
+    """A new set's gold, even zipped under another name, may not be a downloadable data file."""
+    _host(org_app, tmp_path)
+    dev = b"d-1\tpositive\nd-2\tnegative\nd-3\tneutral\n"
+    cli = org_app.test_cli_runner()
+    phase = ["phase", "example-sentiment", "A", "trial"]
+    window = ["--start", "2016-01-01T00:00:00Z", "--end", "2016-01-20T00:00:00Z"]
+    result = cli.invoke(args=["leaderboard", *phase, *window])
+    assert result.exit_code == 0, result.output
+    handed = tmp_path / "dev-inputs.zip"
+    handed.write_bytes(zipped({"labels.txt": dev}))
+    result = cli.invoke(
+        args=[
+            "leaderboard",
+            "data",
+            "add",
+            "example-sentiment",
+            "A",
+            str(handed),
+            "--phase",
+            "trial",
+        ]
+    )
+    assert result.exit_code == 0, result.output
+    before = shape(org_app, "example-sentiment")
+    new_set = DEFINITION + '\n[[subtasks.sets]]\nslug = "dev"\ngold = "dev.tsv"\n'
+    new_subtask = (
+        DEFINITION
+        + '\n[[subtasks]]\nslug = "B"\n[[subtasks.sets]]\nslug = "test"\ngold = "dev.tsv"\n'
+    )
+    for definition in (new_set, new_subtask):
+        files = {"task.toml": definition, "gold.tsv": GOLD, "dev.tsv": dev}
+        resp = upload(org, EDIT, bundle=("b.zip", zipped(files)))
+        assert resp.status_code == 422, resp.get_data(as_text=True)
+        assert [p.replace("&#39;", "'") for p in problems(resp)] == [
+            "dev.tsv: is the text of the data file 'dev-inputs.zip' that participants may "
+            "download; delete that data file first"
+        ]
+    assert shape(org_app, "example-sentiment") == before
+    # Another gold for the new set is accepted.
+    files = {"task.toml": new_set, "gold.tsv": GOLD, "dev.tsv": b"d-1\tnegative\nd-9\tneutral\n"}
+    assert upload(org, EDIT, bundle=("b.zip", zipped(files))).status_code == 200
+
+
+@pytest.mark.parametrize("kind", ["gold", "section"])
+def test_a_file_outside_the_upload_reads_as_a_missing_one(
+    org_app: Flask, org: FlaskClient, tmp_path: Path, kind: str
+) -> None:
+    """No answer tells whether a file exists on the server: /etc/passwd reads as a missing file."""
+    outside = tmp_path / "real.tsv"
+    outside.write_bytes(GOLD)
+    instance = Path(org_app.extensions["leaderboard"]["settings"].instance_dir)
+    (instance / "beside.tsv").write_bytes(GOLD)
+    names = [
+        "/etc/passwd",
+        str(outside),
+        "../beside.tsv",
+        "../../etc/passwd",
+        "no-such-file.tsv",
+        "../no-such-file.tsv",
+        "/no/such/file",
+    ]
+    answers = []
+    for name in names:
+        if kind == "gold":
+            definition = DEFINITION.replace('gold = "gold.tsv"', f'gold = "{name}"')
+            key = "subtasks[0].sets[0].gold"
+        else:
+            definition = DEFINITION.replace(
+                "description =", f'overview = {{ file = "{name}" }}\ndescription ='
+            )
+            key = "overview.file"
+        resp = upload(org, bundle=("b.zip", zipped({"task.toml": definition, "gold.tsv": GOLD})))
+        assert resp.status_code == 422, resp.get_data(as_text=True)
+        listed = [p.replace("&#39;", "'") for p in problems(resp)]
+        assert listed == [f"task.toml, key {key}: file '{name}' is not in the upload"], listed
+        answers.append([p.replace(name, "NAME") for p in listed])
+    assert all(a == answers[0] for a in answers), answers
+
+
+#: One subtask, four independent problems: an unknown key, an unknown measure, a missing
+#: gold file (of set dev) and a bad gold line (of set test).
+FOUR_PROBLEMS = DEFINITION.replace("description =", 'colour = "red"\ndescription =').replace(
+    '"kappa"]', '"kappa", "F9"]'
+) + ('\n[[subtasks.sets]]\nslug = "dev"\ngold = "nowhere.tsv"\n')
+FOUR_GOLD = GOLD.replace(b"tw-002\tneutral", b"tw-002\tbogus")
+
+
+def _four_listed(resp: TestResponse) -> None:
+    assert resp.status_code == 422, resp.get_data(as_text=True)
+    listed = [p.replace("&#39;", "'") for p in problems(resp)]
+    assert [p.split(": ")[0] for p in listed] == [
+        "task.toml, key colour",
+        "task.toml, key subtasks[0].sets[1].gold",
+        "task.toml, key subtasks[0].measures",
+        "gold.tsv, line 3",
+    ], listed
+    assert listed[0].endswith("unknown key")
+    assert listed[1].endswith("file 'nowhere.tsv' is not in the upload")
+    assert "unknown measure 'F9'" in listed[2]
+    assert "subtask A (test): label 'bogus' is not declared" in listed[3]
+
+
+def test_four_problems_of_one_subtask_listed_at_once_in_the_upload_and_the_edit(
+    org_app: Flask, org: FlaskClient, tmp_path: Path
+) -> None:
+    files = {"task.toml": FOUR_PROBLEMS, "gold.tsv": FOUR_GOLD}
+    _four_listed(upload(org, bundle=("b.zip", zipped(files))))
+    _host(org_app, tmp_path)
+    before = shape(org_app, "example-sentiment")
+    _four_listed(upload(org, EDIT, bundle=("b.zip", zipped(files))))
+    assert shape(org_app, "example-sentiment") == before
+
+
+def test_add_task_prints_every_problem(org_app: Flask, tmp_path: Path) -> None:
+    folder = tmp_path / "four"
+    folder.mkdir()
+    (folder / "task.toml").write_text(FOUR_PROBLEMS)
+    (folder / "gold.tsv").write_bytes(FOUR_GOLD)
+    path = folder / "task.toml"
+    result = org_app.test_cli_runner().invoke(args=["leaderboard", "add-task", str(path)])
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    # The first line reads as before this listing; one line follows per further problem.
+    assert lines[0] == f"Error: {path}: the task definition was refused: colour: unknown key"
+    assert lines[1] == f"Error: {path}: subtasks[0].sets[1].gold: file not found: nowhere.tsv"
+    assert lines[2].startswith(f"Error: {path}: subtasks[0].measures: unknown measure 'F9'")
+    assert lines[3] == (
+        f"Error: {folder / 'gold.tsv'}:3: subtask A (test): label 'bogus' is not declared "
+        "(allowed: 'positive', 'negative', 'neutral'; aliases 'pos', 'neg', 'neu')."
+    )
+    assert len(lines) == 4
+    assert "example-sentiment" not in slugs(org_app)
+
+
+def test_four_parallel_confirm_requests_install_the_task_once(
+    org_app: Flask, org: FlaskClient
+) -> None:
+    """The same preview confirmed from four requests at once: one 302, three 409, no 500."""
+    import threading
+
+    page = upload(org, bundle=("b.zip", bundle()))
+    data = {"csrf_token": csrf_from(page.get_data(as_text=True)), "upload": staged_name(page)}
+    cookie = org.get_cookie("session")
+    assert cookie is not None
+    clients = []
+    for _ in range(4):
+        client = org_app.test_client()
+        client.set_cookie("session", cookie.value)
+        clients.append(client)
+    barrier = threading.Barrier(4)
+    statuses: list[int] = []
+
+    def press(client: FlaskClient) -> None:
+        barrier.wait()
+        statuses.append(client.post(f"{NEW}/confirm", data=data).status_code)
+
+    threads = [threading.Thread(target=press, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(statuses) == [302, 409, 409, 409]
+    assert slugs(org_app).count("example-sentiment") == 1
+    assert stored(org_app)[2] == 0
+
+
+def test_a_worker_removes_expired_uploads_with_no_new_upload(
+    org_app: Flask, org: FlaskClient
+) -> None:
+    """An upload nobody confirms or cancels is gone after an hour, with no upload after it."""
+    import os
+    import time
+
+    fresh = upload(org, bundle=("b.zip", bundle()))
+    assert fresh.status_code == 200
+    root = Path(org_app.extensions["leaderboard"]["settings"].instance_dir) / "staged-tasks"
+    (kept,) = list(root.iterdir())
+    expired = root / ("y" * 32)
+    expired.mkdir()
+    old = time.time() - 3601
+    os.utime(expired, (old, old))
+    result = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
+    assert result.exit_code == 0, result.output
+    assert not expired.exists()
+    assert list(root.iterdir()) == [kept]

@@ -45,7 +45,8 @@ def unverified_for_resend(session: Session, email: str, *, actor: str) -> User:
     if not user.is_active:
         raise Conflict(f"{quoted(user.email)} is disabled; enable it first.")
     record(session, actor, "resend-verification", email=user.email)
-    session.commit()
+    # Committed with the mail it sends (the record and the mail stand or fall together).
+    session.flush()
     return user
 
 
@@ -55,5 +56,6 @@ def invitable(session: Session, email: str, *, actor: str) -> str:
     if session.scalar(select(User.id).where(User.email == email)) is not None:
         raise Conflict(f"{quoted(email)} already has an account.")
     record(session, actor, "invite-user", email=email)
-    session.commit()
+    # Committed with the mail it sends (the record and the mail stand or fall together).
+    session.flush()
     return email

@@ -10,16 +10,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import quote
 
+from sqlalchemy.orm import Session
+
 from leaderboard.config import Settings
-from leaderboard.jobqueue import SEND_MAIL, Dispatcher, send_now
 from leaderboard.models import User
 from leaderboard.services.accounts.links import absolute, fingerprint, make_token
 from leaderboard.services.accounts.signup import verification_payload
-from leaderboard.services.common import mail
+from leaderboard.services.common import mail, outbox
 from leaderboard.services.common.errors import DomainError
+from leaderboard.states import MailStatus
 
-#: Where the mail of an address that gets none goes: built and signed alike, then dropped.
-NULL = mail.Transport("null")
 NO_BASE_URL = (
     "This server has no base URL configured, so it cannot mail links: the organizer must set "
     "LEADERBOARD_BASE_URL to the site's public address (e.g. https://lb.example.org) and "
@@ -47,7 +47,7 @@ def link_base(settings: Settings) -> str:
 
 @dataclass(frozen=True)
 class Outbox:
-    """Builds the account mails with signed links and sends them."""
+    """Builds the account mails with signed links and puts them in the outbox."""
 
     transport: mail.Transport
     sender: str
@@ -55,25 +55,46 @@ class Outbox:
     base_url: str
     site_name: str
     now: datetime
-    #: Where web answers queue their mail for the workers; the command line sends at once.
-    queue: Dispatcher | None = None
+    #: The session of what caused the mail: the mail's row commits with it.
+    session: Session
+    #: Web answers leave the mail to the workers; the command line sends it at once.
     background: bool = True
 
-    def _send(self, to: str, subject: str, body: str, deliver: bool = True) -> None:
-        """Compose a mail and hand it on: queued, or sent now, or dropped when not ``deliver``."""
+    def _send(self, kind: str, to: str, subject: str, body: str, deliver: bool = True) -> None:
+        """Put a mail in the outbox and commit it with its cause; the command line sends it now.
+
+        A mail not to ``deliver`` is written and queued like any other, so the answer's work
+        says nothing; a worker drops it.
+        """
         try:
             message = mail.compose(self.sender, to, f"[{self.site_name}] {subject}", body)
         except mail.MailError as exc:
             if not self.background:
                 raise
             # A web answer never fails over mail (nor says whether there was any to send).
-            mail.log.error("mail to %r not sent: %s", to, exc)
+            mail.log.error("%s mail to %r not sent: %s", kind, to, exc)
+            self.session.commit()
             return
-        if self.background:
-            # Queued like a delivered one, so the answer's work says nothing; a worker drops it.
-            send_now(self.queue, SEND_MAIL, mail.serialize(message), deliver)
-        else:
-            mail.send(self.transport if deliver else NULL, message)
+        row = outbox.put(
+            self.session,
+            message,
+            kind=kind,
+            now=self.now,
+            deliver=deliver,
+            queue=self.background,
+        )
+        self.session.commit()
+        if not self.background:
+            self._deliver_now(row.id)
+
+    def _deliver_now(self, outbox_id: int) -> None:
+        """Send a committed mail from this process; raise MailError when it must wait."""
+        done = outbox.deliver(self.session, outbox_id, self.transport, self.now)
+        if done.status == MailStatus.QUEUED:
+            reason = outbox.last_error(self.session, outbox_id)
+            raise mail.MailError(
+                f"{reason} (the mail stays in the outbox: a worker tries again later)"
+            )
 
     def _link(self, purpose: str, payload: dict[str, object], path: str) -> str:
         token = make_token(self.secret, purpose, payload, self.now)
@@ -87,6 +108,7 @@ class Outbox:
         """Mail the link that verifies a new account's address."""
         link = self._link("verify", verification_payload(user, invite_code), "/verify/{token}")
         self._send(
+            "verification",
             user.email,
             "Confirm your e-mail address",
             "Hello,\n\n"
@@ -101,6 +123,7 @@ class Outbox:
         """Tell the owner of an existing account that someone signed up with its address."""
         link = self._reset_link(user)
         self._send(
+            "already-registered",
             user.email,
             "You already have an account",
             "Hello,\n\n"
@@ -117,6 +140,7 @@ class Outbox:
         """Tell an address waiting for confirmation that it was signed up again (nothing changed)."""
         link = self._reset_link(user)
         self._send(
+            "pending",
             user.email,
             "This address is already signed up",
             "Hello,\n\n"
@@ -136,6 +160,7 @@ class Outbox:
         """Mail a password-reset link (valid one hour, once)."""
         link = self._reset_link(user)
         self._send(
+            "reset",
             user.email,
             "Set a new password",
             "Hello,\n\n"
@@ -153,6 +178,7 @@ class Outbox:
         token = make_token(self.secret, "invite", {"e": email}, self.now)
         link = absolute(self.base_url, f"/signup?invitation={quote(token)}")
         self._send(
+            "invitation",
             email,
             "You are invited",
             f"Hello,\n\n{inviter} invites you to take part at {self.site_name}.\n"

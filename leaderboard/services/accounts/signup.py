@@ -133,7 +133,8 @@ def sign_up(session: Session, form: SignUp, now: datetime) -> Outcome:
     user = session.scalars(
         select(User).where(User.email == email).execution_options(populate_existing=True)
     ).one()
-    session.commit()
+    # Committed with its mail (the caller puts one in the outbox whatever the address).
+    session.flush()
     if added is not None:
         return Outcome("verify", user)
     if not user.is_active:

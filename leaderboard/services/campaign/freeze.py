@@ -14,7 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
-from leaderboard.models import FrozenTable, GoldFile, Phase, Run
+from leaderboard.models import FreezeSupersession, FrozenTable, GoldFile, Phase, Run
 from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.campaign.frozen_analysis import (
     RescoredRun,
@@ -24,8 +24,9 @@ from leaderboard.services.campaign.frozen_analysis import (
 )
 from leaderboard.services.campaign.phases import phases_of, show_time
 from leaderboard.services.common.audit import record_for
-from leaderboard.services.common.errors import Conflict, NotFound
+from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.revisions import touch
+from leaderboard.services.common.text import clean_text
 from leaderboard.services.results.anonymity import PUBLIC, masked_names
 from leaderboard.services.results.significance import Request, stored_scores
 from leaderboard.services.results.tables import TableInputs, official_runs, render, table_inputs
@@ -93,21 +94,106 @@ def entry_from_record(record_: dict[str, Any], values: dict[str, Value] | None =
 
 
 def frozen_of(session: Session, target: Target) -> FrozenTable | None:
-    """Return the frozen official table of a target's set, if it was frozen."""
+    """Return the official frozen table of a target's set (its newest version), if it was frozen."""
     return session.scalar(
-        select(FrozenTable).where(
+        select(FrozenTable)
+        .where(
             FrozenTable.subtask_id == target.subtask.id,
             FrozenTable.eval_set_id == target.eval_set.id,
         )
+        .order_by(FrozenTable.version.desc())
+        .limit(1)
     )
+
+
+@dataclass(frozen=True)
+class FrozenVersion:
+    """One frozen version of a set's official ranking, and its supersession if it has one."""
+
+    snapshot: FrozenTable
+    superseded: FreezeSupersession | None
+
+
+def frozen_versions(session: Session, target: Target) -> list[FrozenVersion]:
+    """Return every frozen version of a target's set, oldest first, each with its supersession."""
+    snapshots = list(
+        session.scalars(
+            select(FrozenTable)
+            .where(
+                FrozenTable.subtask_id == target.subtask.id,
+                FrozenTable.eval_set_id == target.eval_set.id,
+            )
+            .order_by(FrozenTable.version)
+        )
+    )
+    ids = [s.id for s in snapshots]
+    supersessions = {
+        row.superseded_id: row
+        for row in session.scalars(
+            select(FreezeSupersession).where(FreezeSupersession.superseded_id.in_(ids))
+        )
+    }
+    return [FrozenVersion(s, supersessions.get(s.id)) for s in snapshots]
+
+
+def frozen_version(session: Session, target: Target, version: int) -> FrozenVersion:
+    """Return one frozen version of a target's set by number, or raise NotFound naming the known ones."""
+    versions = frozen_versions(session, target)
+    found = next((v for v in versions if v.snapshot.version == version), None)
+    if found is None:
+        if not versions:
+            raise not_frozen(target)
+        known = ", ".join(str(v.snapshot.version) for v in versions)
+        raise NotFound(
+            f"{target.task.slug} {target.subtask.slug} ({target.eval_set.slug}) has no frozen "
+            f"version {version} (versions: {known})."
+        )
+    return found
 
 
 def frozen_once(target: Target, existing: FrozenTable) -> Conflict:
-    """Return the refusal of a second freeze of a set."""
+    """Return the refusal of a second freeze of a set that does not supersede the first."""
     return Conflict(
         f"{target.task.slug} {target.subtask.slug} ({target.eval_set.slug}) was frozen at "
-        f"{existing.frozen_at:%Y-%m-%d %H:%M:%S} UTC; an official ranking is frozen once."
+        f"{existing.frozen_at:%Y-%m-%d %H:%M:%S} UTC; an official ranking is frozen once. To "
+        "replace it, supersede it with a reason (leaderboard freeze ... --supersede --reason "
+        "TEXT, or Supersede on the organizer's page): it stays kept and verifiable."
     )
+
+
+#: The longest reason for superseding a frozen ranking (it is shown on the public page).
+MAX_REASON = 500
+
+
+def check_reason(target: Target, reason: str) -> str:
+    """Return the reason for superseding, trimmed; refuse an empty, overlong or control-laden one."""
+    if not reason.strip():
+        raise InvalidInput(
+            f"A reason is required to supersede the frozen ranking of {target.task.slug} "
+            f"{target.subtask.slug} ({target.eval_set.slug}): it is shown with the old version."
+        )
+    return clean_text(reason, "reason for superseding", limit=MAX_REASON)
+
+
+def nothing_to_supersede(target: Target) -> Conflict:
+    """Return the refusal of superseding a set that was never frozen."""
+    return Conflict(
+        f"{target.task.slug} {target.subtask.slug} ({target.eval_set.slug}) has no frozen "
+        "ranking to supersede; freeze it without superseding."
+    )
+
+
+def check_supersede(
+    target: Target, existing: FrozenTable | None, supersede: str | None
+) -> str | None:
+    """Return the checked reason of a freeze (None for a first freeze); refuse what does not fit."""
+    if supersede is None:
+        if existing is not None:
+            raise frozen_once(target, existing)
+        return None
+    if existing is None:
+        raise nothing_to_supersede(target)
+    return check_reason(target, supersede)
 
 
 def not_frozen(target: Target) -> NotFound:
@@ -175,6 +261,7 @@ def freeze(
     before_deadline: bool = False,
     checked_at: datetime | None = None,
     commit: bool = True,
+    supersede: str | None = None,
 ) -> FrozenTable:
     """Store the official ranking as displayed, with its analysis and the hashes to verify both.
 
@@ -183,10 +270,11 @@ def freeze(
     While a deadline of the set is ahead (at ``checked_at``, default ``now``) the freeze is
     refused unless ``before_deadline`` confirms it; the audit log records such a freeze.
     Without ``commit`` the snapshot is only flushed, for a caller that commits it with more.
+    With ``supersede`` (the reason) a set already frozen gets a new version, the official one
+    from then on; the old one is kept as it was, marked superseded, and stays verifiable.
     """
     existing = frozen_of(session, target)
-    if existing is not None:
-        raise frozen_once(target, existing)
+    reason = check_supersede(target, existing, supersede)
     early = check_deadline(
         session,
         target,
@@ -228,11 +316,19 @@ def freeze(
         ],
         "analysis": analysis,
     }
+    if existing is not None and reason is not None:
+        # In the new version's hashed manifest: the chain of versions is itself verifiable.
+        manifest["supersedes"] = {
+            "version": existing.version,
+            "manifest_sha256": existing.manifest_sha256,
+            "reason": reason,
+        }
     table_json = exports.table_to_dict(table)
     renders = {fmt: render_fn(table) for fmt, render_fn in RENDERERS.items()}
     snapshot = FrozenTable(
         subtask_id=target.subtask.id,
         eval_set_id=target.eval_set.id,
+        version=existing.version + 1 if existing is not None else 1,
         frozen_at=now,
         frozen_by=actor,
         table=table_json,
@@ -243,6 +339,8 @@ def freeze(
         ),
     )
     session.add(snapshot)
+    if existing is not None and reason is not None:
+        _supersede(session, target, existing, snapshot, reason, actor=actor, now=now)
     # The scores are unchanged (their analyses stay current); the pages show the frozen table.
     touch(session, target.eval_set.id)
     record_for(
@@ -253,6 +351,7 @@ def freeze(
         at=now,
         runs=len(runs),
         manifest_sha256=snapshot.manifest_sha256,
+        version=snapshot.version,
         **early_details(early),
     )
     if commit:
@@ -260,6 +359,42 @@ def freeze(
     else:
         session.flush()
     return snapshot
+
+
+def _supersede(
+    session: Session,
+    target: Target,
+    old: FrozenTable,
+    new: FrozenTable,
+    reason: str,
+    *,
+    actor: str,
+    now: datetime,
+) -> None:
+    """Record that ``new`` supersedes ``old``, in a row of its own (``old`` is never written)."""
+    session.flush()
+    session.add(
+        FreezeSupersession(
+            superseded_id=old.id,
+            successor_id=new.id,
+            reason=reason,
+            superseded_at=now,
+            superseded_by=actor,
+        )
+    )
+    record_for(
+        session,
+        actor,
+        "supersede-freeze",
+        target,
+        at=now,
+        superseded_version=old.version,
+        superseded_sha256=old.manifest_sha256,
+        superseded_frozen_at=old.frozen_at.isoformat(),
+        version=new.version,
+        manifest_sha256=new.manifest_sha256,
+        reason=reason,
+    )
 
 
 def early_details(phase: Phase | None) -> dict[str, Any]:
@@ -309,9 +444,28 @@ def _gold_contents(
     return contents
 
 
-def verify(session: Session, store: Store, settings: Settings, target: Target) -> VerifyReport:
-    """Re-score the frozen runs from the stored files and gold, and compare with the snapshot."""
-    snapshot = frozen_of(session, target)
+def verify_all(
+    session: Session, store: Store, settings: Settings, target: Target
+) -> list[tuple[FrozenVersion, VerifyReport]]:
+    """Verify every frozen version of a set, oldest first; superseded ones stay provable."""
+    versions = frozen_versions(session, target)
+    if not versions:
+        raise not_frozen(target)
+    return [(v, verify(session, store, settings, target, v.snapshot)) for v in versions]
+
+
+def verify(
+    session: Session,
+    store: Store,
+    settings: Settings,
+    target: Target,
+    snapshot: FrozenTable | None = None,
+) -> VerifyReport:
+    """Re-score the frozen runs from the stored files and gold, and compare with the snapshot.
+
+    ``snapshot`` is the version to verify; by default the official (newest) one.
+    """
+    snapshot = snapshot or frozen_of(session, target)
     if snapshot is None:
         raise not_frozen(target)
     report = VerifyReport()

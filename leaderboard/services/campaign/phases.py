@@ -7,19 +7,21 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, event, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
+from leaderboard.clock import in_zone
 from leaderboard.db import transaction
 from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import Conflict, DomainError, InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
+from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import results_released
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import NameMode, RunKind, RunStatus
@@ -30,8 +32,23 @@ def show_time(value: datetime, zone: str = "UTC") -> str:
     utc = value.strftime("%Y-%m-%d %H:%M UTC")
     if zone in ("UTC", "Etc/UTC"):
         return utc
-    local = value.astimezone(ZoneInfo(zone))
+    local = in_zone(value, ZoneInfo(zone))
+    if local is None:
+        return utc
     return f"{utc} ({local.strftime('%Y-%m-%d %H:%M')} {local.tzname()})"
+
+
+#: The years a phase time may fall in: a far one overflows when shown in another zone.
+FIRST_YEAR, LAST_YEAR = 2000, 2999
+
+
+def check_year(value: datetime | None, what: str) -> None:
+    """Refuse a phase time outside the years 2000 to 2999, naming the field."""
+    if value is not None and not FIRST_YEAR <= value.year <= LAST_YEAR:
+        raise InvalidInput(
+            f"The {what} must fall in the years {FIRST_YEAR} to {LAST_YEAR}, "
+            f"not {value.isoformat()}."
+        )
 
 
 @dataclass(frozen=True)
@@ -106,10 +123,16 @@ def upsert_phase(
     name = name.strip()
     if not name or len(name) > 64:
         raise InvalidInput("A phase needs a name of 1 to 64 characters.")
+    # The name reaches the subject of the deadline reminder.
+    header_safe(name, "phase name (field name)")
+    check_year(change.start, "start (field start)")
+    check_year(change.end, "end (field end)")
+    check_year(change.release_at, "release time (field release_at)")
     phase = session.scalar(
         select(Phase).where(Phase.subtask_id == target.subtask.id, Phase.name == name)
     )
     created = phase is None
+    before = {} if phase is None else _settings_of(phase, phase.eval_set.slug)
     released = False
     touched = [target.eval_set.id] + ([phase.eval_set_id] if phase is not None else [])
     if phase is None:
@@ -160,32 +183,47 @@ def upsert_phase(
                 raise InvalidInput("A quota cannot be negative (0 removes it).")
             setattr(phase, attr, value or None)
     session.flush()
-    bump(session, *touched)
-    record(
-        session,
-        actor,
-        "create-phase" if created else "update-phase",
-        at=now,
-        task=target.task.slug,
-        subtask=target.subtask.slug,
-        phase=name,
-        set=target.eval_set.slug,
-        starts_at=phase.starts_at.isoformat() if phase.starts_at else None,
-        ends_at=phase.ends_at.isoformat() if phase.ends_at else None,
-        late=phase.late_allowed,
-        corrections=phase.corrections_allowed,
-        results="hidden" if phase.results_hidden else "visible",
-        daily_quota=phase.daily_quota,
-        total_quota=phase.total_quota,
-        names=phase.names,
-        diagnostics="public" if phase.public_diagnostics else "teams",
-        release_at=phase.release_at.isoformat() if phase.release_at else None,
-    )
+    # Without a set in the change the phase keeps its own, which the target may not name.
+    same_set = created or phase.eval_set_id == target.eval_set.id
+    after = _settings_of(phase, target.eval_set.slug if same_set else before["set"])
+    changed = {k: [before[k], v] for k, v in after.items() if not created and before[k] != v}
+    # A save that changes nothing is no event: it writes no audit line.
+    if created or changed:
+        bump(session, *touched)
+        details = {"changed": changed} if changed else {}
+        record(
+            session,
+            actor,
+            "create-phase" if created else "update-phase",
+            at=now,
+            task=target.task.slug,
+            subtask=target.subtask.slug,
+            phase=name,
+            **after,
+            **details,
+        )
     if released:
         # Queued in this transaction: the mails go once the release is committed.
         results_released(session, phase)
     session.commit()
     return phase
+
+
+def _settings_of(phase: Phase, set_slug: str) -> dict[str, Any]:
+    """Return a phase's settings as its audit events record them (times in ISO 8601)."""
+    return {
+        "set": set_slug,
+        "starts_at": phase.starts_at.isoformat() if phase.starts_at else None,
+        "ends_at": phase.ends_at.isoformat() if phase.ends_at else None,
+        "release_at": phase.release_at.isoformat() if phase.release_at else None,
+        "late": phase.late_allowed,
+        "corrections": phase.corrections_allowed,
+        "results": "hidden" if phase.results_hidden else "visible",
+        "daily_quota": phase.daily_quota,
+        "total_quota": phase.total_quota,
+        "names": str(phase.names),
+        "diagnostics": "public" if phase.public_diagnostics else "teams",
+    }
 
 
 def _open(phase: Phase, now: datetime) -> bool:
@@ -345,7 +383,8 @@ def delete_phase(
     if phase.data_files:
         raise Conflict(
             f"Phase {phase.name} has {len(phase.data_files)} task data file(s) attached; "
-            "delete them (`leaderboard data delete`) before deleting the phase."
+            "delete them (Delete in the task data list of the subtask's organizer page, or "
+            "`leaderboard data delete`) before deleting the phase."
         )
     set_slug = phase.eval_set.slug
     eval_set_id = phase.eval_set_id

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from sqlalchemy.orm import Session
 
 from leaderboard.models import EvalSet, Phase, User
@@ -13,3 +15,21 @@ def hiding_phase(session: Session, eval_set: EvalSet, user: User | None) -> Phas
     if user is not None and user.is_organizer:
         return None
     return hidden_phase(session, eval_set)
+
+
+def hidden_but_shown(
+    session: Session, eval_sets: Iterable[EvalSet], user: User | None
+) -> list[Phase]:
+    """Return the phases hiding these sets' scores from all but organizers, when ``user`` is one.
+
+    These are the scores an organizer sees that the public and the participants do not: every
+    page showing them says so.
+    """
+    if user is None or not user.is_organizer:
+        return []
+    found: dict[int, Phase] = {}
+    for eval_set in eval_sets:
+        phase = hidden_phase(session, eval_set)
+        if phase is not None:
+            found.setdefault(phase.id, phase)
+    return list(found.values())

@@ -7,7 +7,7 @@ import zoneinfo
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
 
-from leaderboard.clock import parse_instant
+from leaderboard.clock import in_zone, parse_instant
 from leaderboard.formats.issues import quoted
 from leaderboard.services.common.errors import InvalidInput
 
@@ -71,4 +71,39 @@ def wall_clock(value: datetime | None, zone: ZoneInfo) -> str:
     """Return an instant as a date-time input's value in ``zone`` (empty for none)."""
     if value is None:
         return ""
-    return value.astimezone(zone).strftime("%Y-%m-%dT%H:%M")
+    local = in_zone(value, zone)
+    if local is None:
+        return ""
+    # Seconds only when there are some: a save of the text shown must not drop them.
+    return local.strftime("%Y-%m-%dT%H:%M:%S" if local.second else "%Y-%m-%dT%H:%M")
+
+
+def _stored(text: str | None) -> datetime | None:
+    try:
+        return parse_instant(text) if text else None
+    except (ValueError, OverflowError):
+        return None
+
+
+def edited_instant(
+    text: str, was: str | None, zones: tuple[ZoneInfo, ...], zone: ZoneInfo, what: str
+) -> datetime:
+    """Return the instant a date-time input means: the one it was filled with, unless edited.
+
+    ``was`` is the stored instant the page filled the input with and ``zones`` the zones its
+    text may be written in (the one the page used, the one its script converted it to). A
+    text still showing that instant in one of them keeps it exactly, whichever zone is chosen
+    now: changing only the zone moves nothing. An edited text is read in ``zone``.
+    """
+    stored = _stored(was)
+    if stored is not None:
+        try:
+            typed = datetime.fromisoformat(text.strip())
+        except ValueError:
+            typed = None
+        if typed is not None and typed.tzinfo is None:
+            for shown in zones:
+                local = in_zone(stored, shown)
+                if local is not None and local.replace(tzinfo=None, microsecond=0) == typed:
+                    return stored
+    return local_instant(text, zone, what)

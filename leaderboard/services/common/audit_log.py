@@ -150,6 +150,11 @@ SENTENCES: dict[str, str] = {
     "delete-data-file": "deleted data file {filename} of phase {phase} {where}",
     "install-task": "installed task {task}",
     "update-task": "updated task {task}",
+    "hide-task": "hid task {task} from everyone but organizers",
+    "show-task": "showed task {task} to everyone again",
+    "delete-task": "deleted task {task} ({title})",
+    "supersede-freeze": "superseded frozen version {superseded_version} {where} by version "
+    "{version}: {reason}",
     "create-team": "created team {team}",
     "join-team": "joined team {team} by {via}",
     "request-join": "asked to join team {team}",
@@ -196,6 +201,33 @@ def _where(event: AuditEvent) -> str:
     return f"of {place}" if place else ""
 
 
+#: How a phase change names each setting it records.
+PHASE_SETTINGS = {
+    "set": "set",
+    "starts_at": "start",
+    "ends_at": "deadline",
+    "release_at": "scheduled release",
+    "results": "results",
+    "late": "late runs",
+    "corrections": "corrections",
+    "daily_quota": "daily quota",
+    "total_quota": "total quota",
+    "names": "team names",
+    "diagnostics": "diagnostics",
+}
+
+
+def _changes(changed: Mapping[str, Any]) -> str:
+    """Return a phase change's settings as "deadline A → B; daily quota none → 3"."""
+    parts = []
+    for key, pair in changed.items():
+        old, new = pair if isinstance(pair, list | tuple) and len(pair) == 2 else (None, pair)
+        parts.append(
+            f"{PHASE_SETTINGS.get(key, key.replace('_', ' '))} {_show(old)} → {_show(new)}"
+        )
+    return "; ".join(parts)
+
+
 def _extras(action: str, details: Mapping[str, Any]) -> list[str]:
     out = []
     if details.get("before_deadline"):
@@ -212,6 +244,8 @@ def _extras(action: str, details: Mapping[str, Any]) -> list[str]:
         out.append(f"runs {_show(details['failed'])} could not be re-scored")
     if action == "add-member" and details.get("captain"):
         out.append("as its captain")
+    if action == "request-freeze" and details.get("supersede"):
+        out.append(f"superseding the frozen ranking: {_show(details['supersede'])}")
     return out
 
 
@@ -219,6 +253,12 @@ def describe(event: AuditEvent) -> str:
     """Return a sentence saying what an audit event records (its actor and time aside)."""
     details: Mapping[str, Any] = event.details if isinstance(event.details, Mapping) else {}
     template = SENTENCES.get(event.action)
+    if event.action == "update-phase" and isinstance(details.get("changed"), Mapping):
+        # Events recorded since the change lists came in say what changed, old and new.
+        where = _where(event)
+        return f"updated phase {_show(details.get('phase'))} {where}: " + _changes(
+            details["changed"]
+        )
     if template is None:
         # An action without a sentence yet: its name, place and details, spelled out.
         where = _where(event)

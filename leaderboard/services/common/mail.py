@@ -14,6 +14,8 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from leaderboard.services.common.text import header_text
+
 log = logging.getLogger("leaderboard.mail")
 
 #: Seconds an SMTP connection may take before a mail counts as failed.
@@ -85,7 +87,8 @@ def compose(sender: str, to: str, subject: str, body: str) -> EmailMessage:
     message = EmailMessage()
     message["From"] = sender
     message["To"] = to
-    message["Subject"] = subject
+    # A name stored before the entry checks could hold a line break; it must not stop the mail.
+    message["Subject"] = header_text(subject)
     message["Date"] = formatdate(localtime=False, usegmt=True)
     message["Message-ID"] = make_msgid(domain=sender.rpartition("@")[2] or "localhost")
     message.set_content(body)

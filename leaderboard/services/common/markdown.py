@@ -5,6 +5,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from leaderboard.services.common.urls import absolute_url
+
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
 
@@ -36,9 +38,15 @@ def _parser() -> MarkdownIt:
     return MarkdownIt("commonmark", {"html": False}).enable("table")
 
 
-def render_markdown(text: str) -> str:
-    """Return ``text`` as CommonMark HTML, cleaned by an allow-list sanitizer."""
+def render_markdown(text: str, base: str = "") -> str:
+    """Return ``text`` as CommonMark HTML, cleaned by an allow-list sanitizer.
+
+    With ``base`` (a mail's), every link and image URL is made absolute against it.
+    """
     import nh3
+
+    def absolute(_tag: str, attribute: str, value: str) -> str:
+        return absolute_url(base, value) if attribute in ("href", "src") else value
 
     html = _parser().render(text)
     return nh3.clean(
@@ -48,4 +56,5 @@ def render_markdown(text: str) -> str:
         url_schemes=set(URL_SCHEMES),
         link_rel=LINK_REL,
         strip_comments=True,
+        attribute_filter=absolute if base else None,
     )

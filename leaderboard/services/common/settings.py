@@ -12,6 +12,7 @@ from leaderboard.formats.issues import quoted
 from leaderboard.models import SiteSetting
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import InvalidInput
+from leaderboard.services.common.text import clean_text
 
 REGISTRATION_MODES = ("open", "approval", "invite", "closed")
 
@@ -44,6 +45,14 @@ def _text(limit: int) -> Callable[[str], str]:
     return check
 
 
+def _header(what: str, limit: int) -> Callable[[str], str]:
+    # A text that reaches a mail header (the site name heads every subject) is one clean line.
+    def check(value: str) -> str:
+        return clean_text(value, what, limit=limit)
+
+    return check
+
+
 @dataclass(frozen=True)
 class SettingSpec:
     """A setting's name, default, meaning and the check that normalizes a new value."""
@@ -69,7 +78,7 @@ SPECS = {
             "site_name",
             "Shared-task leaderboard",
             "The site's name, in mails and pages.",
-            _text(200),
+            _header("site name (setting site_name)", 200),
         ),
         SettingSpec(
             "terms",

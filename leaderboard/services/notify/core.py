@@ -12,10 +12,9 @@ from sqlalchemy.orm import Session
 
 from leaderboard.config import SESSION_SETTINGS, Settings
 from leaderboard.db import get_row
-from leaderboard.jobqueue import SEND_MAIL, enqueue
-from leaderboard.models import NotificationOptOut, User
+from leaderboard.models import NotificationOptOut, User, utcnow
 from leaderboard.services.accounts.links import BadLink, make_token, read_unexpired
-from leaderboard.services.common import mail
+from leaderboard.services.common import mail, outbox
 from leaderboard.services.common import settings as site
 from leaderboard.services.common.errors import NotFound
 
@@ -162,7 +161,7 @@ def notify(
     html: str | None = None,
     skip: set[int] | None = None,
 ) -> bool:
-    """Queue a notification mail to a user (sent when the session commits); False when not.
+    """Put a notification mail to a user in the outbox (queued on commit); False when not.
 
     Not sent: the user turned ``kind`` off (``skip`` holds the ids of those who did, when the
     caller looked them up for many at once), is disabled or unverified, or the server has no
@@ -199,5 +198,5 @@ def notify(
             f'<a href="{escape(link)}">Stop mails of this kind</a>.</p>'
         )
         message.add_alternative(f"{html}\n{footer}\n", subtype="html")
-    enqueue(session, SEND_MAIL, mail.serialize(message, line_length=998), True)
+    outbox.put(session, message, kind=kind, now=utcnow(), line_length=998)
     return True

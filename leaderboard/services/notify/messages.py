@@ -14,6 +14,8 @@ from leaderboard.services.accounts.notices import NO_BASE_URL, NoBaseUrl
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.common.markdown import render_markdown
+from leaderboard.services.common.text import header_safe
+from leaderboard.services.common.urls import absolute_markdown
 from leaderboard.services.notify import audience
 from leaderboard.services.notify.core import (
     ORGANIZER_MESSAGES,
@@ -21,6 +23,7 @@ from leaderboard.services.notify.core import (
     notify_all,
     reachable,
 )
+from leaderboard.services.notify.links import mail_base
 
 #: Audiences, with how the form names them.
 AUDIENCES: dict[str, str] = {
@@ -88,8 +91,7 @@ def _check_text(message: Message) -> None:
         raise InvalidInput(
             f"The subject has {len(subject)} characters; at most {MAX_SUBJECT} (field subject)."
         )
-    if any(c in subject for c in "\r\n\0"):
-        raise InvalidInput("The subject must be one line (field subject).")
+    header_safe(subject, "subject")
     if not message.body.strip():
         raise InvalidInput("Write the message (field body).")
     if len(message.body) > MAX_BODY:
@@ -131,7 +133,7 @@ def prepare(session: Session, message: Message) -> Prepared:
         task=task,
         subtask=subtask,
         recipients=reachable(session, users, ORGANIZER_MESSAGES),
-        html=render_markdown(message.body),
+        html=render_markdown(message.body, mail_base(session)),
     )
 
 
@@ -149,7 +151,8 @@ def send_message(session: Session, message: Message, *, actor: str, now: datetim
         ready.recipients,
         ORGANIZER_MESSAGES,
         subject,
-        intro + message.body,
+        # The plain part is the Markdown as typed, its links made absolute as in the HTML part.
+        intro + absolute_markdown(message.body, mail_base(session)),
         html=ready.html,
     )
     record(

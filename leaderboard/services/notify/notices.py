@@ -22,6 +22,7 @@ from leaderboard.services.notify.core import (
     notify,
     notify_all,
 )
+from leaderboard.services.notify.links import site_link
 
 log = logging.getLogger("leaderboard.notify")
 
@@ -45,7 +46,7 @@ def join_requested(session: Session, team: Team, requester: User) -> int:
         JOIN_REQUESTS,
         f"{_name(requester)} asks to join {team.name}",
         f"{_name(requester)} <{requester.email}> asks to join your team {team.name}.\n"
-        "Accept or decline the request on the team page (/team).",
+        f"Accept or decline the request on the team page: {site_link(session, '/team')}",
     )
 
 
@@ -125,8 +126,9 @@ def results_released(session: Session, phase: Phase) -> int:
     """Queue the "results released" mail to the members of teams with a run in the subtask.
 
     Announced once per release (a key is kept); the caller commits. Returns how many queued.
+    A hidden task's phases announce nothing (its pages answer 404 to the teams).
     """
-    if not _once(session, release_key(phase)):
+    if phase.subtask.task.hidden or not _once(session, release_key(phase)):
         return 0
     subtask: Subtask = phase.subtask
     task = subtask.task
@@ -139,7 +141,7 @@ def results_released(session: Session, phase: Phase) -> int:
         f"Results released: {task.slug} {subtask.slug}",
         f"The results of {task.title}, subtask {subtask.slug} ({subtask.title}), "
         f"phase {phase.name}, are released: your team's scores and the ranking are visible "
-        f"now on the subtask page (/tasks/{task.slug}/{subtask.slug}).",
+        f"now on the subtask page: {site_link(session, f'/tasks/{task.slug}/{subtask.slug}')}",
     )
     _count(session, release_key(phase), sent)
     return sent
@@ -172,9 +174,11 @@ def deadline_ahead(session: Session, phase: Phase, now: datetime) -> int:
     """Queue the "deadline ahead" mail to the task's participating teams without a ranked run.
 
     Only between 24 and 23 hours before the deadline, and once per phase and deadline; the
-    caller commits. Returns how many mails were queued.
+    caller commits. Returns how many mails were queued; none for a hidden task's phase.
     """
     ends = phase.ends_at
+    if phase.subtask.task.hidden:
+        return 0
     if ends is None or not (ends - DEADLINE_AHEAD <= now < ends - DEADLINE_AHEAD + DEADLINE_WINDOW):
         return 0
     if not _once(session, deadline_key(phase)):
@@ -192,13 +196,15 @@ def deadline_ahead(session: Session, phase: Phase, now: datetime) -> int:
         f"The deadline of {task.title}, subtask {subtask.slug}, phase {phase.name}, is "
         f"{ends.strftime('%Y-%m-%d %H:%M UTC')}, about 24 hours from now, and your team has "
         "no run in a ranked slot of it yet.\n"
-        f"Upload on the subtask page (/tasks/{task.slug}/{subtask.slug}) or through the API.",
+        "Upload on the subtask page or through the API: "
+        f"{site_link(session, f'/tasks/{task.slug}/{subtask.slug}')}",
     )
     _count(session, deadline_key(phase), sent)
     return sent
 
 
-def _due_releases(session: Session, now: datetime) -> list[Phase]:
+def due_releases(session: Session, now: datetime) -> list[Phase]:
+    """Return the phases whose results are hidden and whose scheduled release time passed."""
     return list(
         session.scalars(
             select(Phase)
@@ -226,11 +232,11 @@ def _deadlines_near(session: Session, now: datetime) -> list[Phase]:
 def check_campaign(session: Session, now: datetime) -> dict[str, int]:
     """Release the results whose time has come and send the notices that are due, once each.
 
-    Run periodically by the workers (a beat task and ``leaderboard worker --once``). Each phase
-    is its own transaction: one that fails leaves the others done.
+    Run every minute by whichever worker claims it, and by ``leaderboard worker --once``. Each
+    phase is its own transaction: one that fails leaves the others done.
     """
     done = {"released": 0, "release_mails": 0, "deadline_mails": 0}
-    for phase in _due_releases(session, now):
+    for phase in due_releases(session, now):
         scheduled = phase.release_at
         # Conditional: of two workers checking at once, one releases (and announces) it. The
         # schedule is spent: hiding the results again later does not release them again.

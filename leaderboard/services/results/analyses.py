@@ -21,9 +21,9 @@ from leaderboard.jobqueue import RUN_JOB, enqueue
 from leaderboard.models import Analysis, FrozenTable, utcnow
 from leaderboard.services.campaign.freeze import (
     check_deadline,
+    check_supersede,
     early_details,
     frozen_of,
-    frozen_once,
     not_frozen,
 )
 from leaderboard.services.common.audit import record_for
@@ -96,20 +96,21 @@ def request_job(
     now: datetime | None = None,
     before_deadline: bool = False,
     zone: str = "UTC",
+    supersede: str | None = None,
 ) -> Analysis:
     """Queue the freeze, the verification or the re-score of a set (or return the queued one).
 
     A freeze analyses the official table first, which is never done inside a page request;
     verifying re-scores every frozen run and recomputes that analysis. A freeze while a
     deadline of the set is ahead is refused at once unless ``before_deadline`` confirms it;
-    the job carries that confirmation to the worker, which checks the deadline again.
+    the job carries that confirmation to the worker, which checks the deadline again. A freeze
+    of a set already frozen must ``supersede`` it (the reason), carried to the worker likewise.
     """
     now = now or utcnow()
     frozen = frozen_of(session, target) if purpose != JobPurpose.RESCORE else None
-    if purpose == JobPurpose.FREEZE and frozen is not None:
-        raise frozen_once(target, frozen)
-    early = None
+    early = reason = None
     if purpose == JobPurpose.FREEZE:
+        reason = check_supersede(target, frozen, supersede)
         early = check_deadline(session, target, now, before_deadline=before_deadline, zone=zone)
     if purpose == JobPurpose.VERIFY and frozen is None:
         raise not_frozen(target)
@@ -127,8 +128,10 @@ def request_job(
     job = _row(target, Request(), actor=actor, now=now, status=JobStatus.QUEUED)
     job.purpose = purpose
     job.before_deadline = early is not None
+    job.supersede_reason = reason
     session.add(job)
-    record_for(session, actor, f"request-{purpose}", target, at=now, **early_details(early))
+    details = early_details(early) | ({"supersede": reason} if reason is not None else {})
+    record_for(session, actor, f"request-{purpose}", target, at=now, **details)
     _send_once_committed(session, job, now)
     session.commit()
     return job

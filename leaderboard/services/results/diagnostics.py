@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.db import get_row
-from leaderboard.models import Run, User
+from leaderboard.models import Run, Score, User
 from leaderboard.scoring.diagnostics import QueryComparison
 from leaderboard.services.campaign.phases import hidden_phase, phases_of
 from leaderboard.services.common.errors import InvalidInput, NotFound
@@ -17,12 +18,13 @@ from leaderboard.services.results.query_summaries import (
     comparison,
     in_table_scale,
     per_query_values,
+    summarized_revision,
 )
 from leaderboard.services.results.tables import run_label
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunStatus
-from leaderboard.tables.model import official_key
+from leaderboard.tables.model import MeasureSpec, official_key
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,12 @@ class RunDiagnostics:
     summarized: bool = True
     #: Whether it is of the set's current scores (False: being updated for the newest runs).
     current: bool = True
+    #: The task's official measure as the table labels it, and this run's value of it as shown
+    #: ("" when not scored): named first, also where its per-unit values are another measure's.
+    official_label: str = ""
+    official_value: str = ""
+    #: Whether ``measure`` is the official one (else the official one is not a mean per unit).
+    is_official: bool = True
 
 
 @dataclass(frozen=True)
@@ -68,6 +76,9 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
         raise NotFound(f"No run {run_id}.")
     if user is not None and user.is_organizer:
         return DiagnosticsAccess(run)
+    # A hidden task's runs are gone with it.
+    if run.subtask.task.hidden:
+        raise NotFound(f"No run {run_id}.")
     own = user is not None and run.team_id is not None and user.team_id == run.team_id
     # A replaced run keeps its values; only those who see the run itself (its team) learn of it.
     if run.status == RunStatus.REPLACED and not own:
@@ -130,6 +141,9 @@ def run_diagnostics(
         raise InvalidInput("None of this run's measures is a mean over queries.")
     lower = specs[key].lower_is_better
     stored = comparison(session, run, key, values, lower)
+    official = specs[official_key(list(specs.values()))]
+    # Summarized with no row for the measure: no ranked run has its values (baselines only).
+    revision = summarized_revision(session, run.eval_set_id)
     return RunDiagnostics(
         run,
         target,
@@ -140,6 +154,19 @@ def run_diagnostics(
         stored.runs if stored else 0,
         target.family.unit,
         target.family.unit_plural,
-        summarized=stored is not None,
-        current=stored is not None and stored.current,
+        summarized=stored is not None or revision is not None,
+        current=stored.current if stored is not None else revision == run.eval_set.revision,
+        official_label=official.label,
+        official_value=_shown_value(session, run, official),
+        is_official=key == official.key,
     )
+
+
+def _shown_value(session: Session, run: Run, spec: MeasureSpec) -> str:
+    """Return a run's current value of a measure as the table shows it, or "" without one."""
+    value = session.scalar(
+        select(Score.value).where(
+            Score.run_id == run.id, Score.measure == spec.key, Score.current.is_(True)
+        )
+    )
+    return "" if value is None else format(value * spec.scale, f".{spec.display_decimals}f")

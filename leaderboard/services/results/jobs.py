@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session
 from leaderboard.config import Settings
 from leaderboard.jobqueue import DRAW_CHARTS, RUN_JOB, enqueue
 from leaderboard.models import Analysis, EvalSet, utcnow
-from leaderboard.services.campaign.freeze import freeze, verify
+from leaderboard.services.campaign.freeze import freeze, verify_all
 from leaderboard.services.campaign.frozen_analysis import request_of_report
 from leaderboard.services.common.errors import DomainError, NotFound
 from leaderboard.services.common.revisions import touch
@@ -243,6 +243,7 @@ def _run(
             # The deadline is checked again as the worker runs the job.
             before_deadline=job.before_deadline,
             checked_at=clock(),
+            supersede=job.supersede_reason,
             # Committed with the job's row, and only while the job is still this worker's.
             commit=False,
         )
@@ -274,8 +275,18 @@ def _run(
         # The job describes the scores it made.
         values["revision"] = target.eval_set.revision
     elif job.purpose == JobPurpose.VERIFY:
-        found = verify(session, store, settings, target)
-        values["report"] = {"checked_runs": found.checked_runs, "differences": found.differences}
+        checked = verify_all(session, store, settings, target)
+        several = len(checked) > 1
+        values["report"] = {
+            "checked_runs": sum(found.checked_runs for _, found in checked),
+            # With superseded versions, each difference names the version it is in.
+            "differences": [
+                f"version {version.snapshot.version}: {line}" if several else line
+                for version, found in checked
+                for line in found.differences
+            ],
+            "versions": len(checked),
+        }
     else:
         values["report"] = compute(session, store, target, _request_of(job))
         touch(session, target.eval_set.id)

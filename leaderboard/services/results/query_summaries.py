@@ -68,9 +68,9 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:
     """Store the set's per-query summaries at its current revision, draw its runs' charts.
 
     Returns the number of measures summarized. Each measure with per-query values gets the best,
-    median and worst value per query over the runs ranked on it (primaries and baselines placed
-    as if they took part); each run in the table gets the SVG chart of its differences on the
-    measure its page shows first (the official one if it is a mean over queries).
+    median and worst value per query over the runs ranked on it (baselines left out); each run
+    in the table gets the SVG chart of its differences on the measure its page shows first (the
+    official one if it is a mean over queries).
     """
     eval_set = session.get(EvalSet, eval_set_id)
     if eval_set is None:
@@ -83,7 +83,13 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:
     stored: dict[str, dict[str, Any]] = {}
     counts: dict[str, int] = {}
     for spec in specs:
-        ranked = [r.run_id for r in table.run_rows(spec.key, "ranked") if r.run_id is not None]
+        # The median and best are of the ranked runs only: a baseline is placed in the table
+        # "as if" it took part, but the runs a team compares itself with are the teams'.
+        ranked = [
+            r.run_id
+            for r in table.run_rows(spec.key, "ranked")
+            if r.run_id is not None and r.kind != "baseline"
+        ]
         values = per_query_values(session, ranked, spec.key)
         if not values:
             continue

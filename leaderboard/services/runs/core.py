@@ -22,7 +22,18 @@ from sqlalchemy.orm.instrumentation import manager_of_class
 from leaderboard.config import Settings
 from leaderboard.db import expire_loaded, get_row, insert_returning_ids, transaction
 from leaderboard.formats.issues import Issue, quoted, summarise
-from leaderboard.models import GoldFile, GoldVersion, Run, Score, Team, User, run_report, utcnow
+from leaderboard.models import (
+    GoldFile,
+    GoldVersion,
+    Run,
+    Score,
+    Subtask,
+    Task,
+    Team,
+    User,
+    run_report,
+    utcnow,
+)
 from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.accounts.core import team_for_import
 from leaderboard.services.campaign.phases import (
@@ -45,6 +56,7 @@ from leaderboard.services.common.errors import (
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import clean_text
 from leaderboard.services.tasks.catalog import load_gold
+from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import Role, RunKind, RunStatus
 from leaderboard.storage import Flushes, Store
@@ -286,6 +298,9 @@ def _submit_run(
 ) -> Run:
     """Do the work of submit_run, leaving the upload's files open."""
     target = sub.target
+    # A hidden task takes no participant upload, whatever route it came by.
+    if user is not None and target.task.hidden and not sees_hidden(user):
+        raise NotFound(f"No task {quoted(target.task.slug)}.")
     # The team whose upload windows and quota the run counts against: a participant's own.
     counted: Team | None = None
     if user is not None and user.role == Role.PARTICIPANT:
@@ -543,7 +558,10 @@ def _add_scores(session: Session, run: Run, scores: Sequence[Mapping[str, Any]])
 
 
 def visible_run(session: Session, user: User, run_id: int) -> Run:
-    """Return a run the user may see: organizers any, participants their own team's."""
+    """Return a run the user may see: organizers any, participants their own team's.
+
+    A run of a hidden task is gone with its task for everyone but organizers.
+    """
     run = get_row(session, Run, run_id)
     if run is not None and user.is_organizer:
         return run
@@ -554,16 +572,21 @@ def visible_run(session: Session, user: User, run_id: int) -> Run:
         or run.kind != RunKind.RUN
         or user.team_id is None
         or run.team_id != user.team_id
+        or run.subtask.task.hidden
     ):
         raise NotFound(f"No run {run_id}.")
     return run
 
 
 def team_runs(session: Session, team: Team) -> list[Run]:
-    """Return all runs of a team, newest first, replaced ones included."""
+    """Return all runs of a team, newest first, replaced ones included; none of a hidden task."""
     return list(
         session.scalars(
-            select(Run).where(Run.team_id == team.id).order_by(Run.created_at.desc(), Run.id.desc())
+            select(Run)
+            .join(Subtask, Subtask.id == Run.subtask_id)
+            .join(Task, Task.id == Subtask.task_id)
+            .where(Run.team_id == team.id, Task.hidden.is_(False))
+            .order_by(Run.created_at.desc(), Run.id.desc())
         )
     )
 

@@ -16,6 +16,7 @@ from leaderboard.models import EvalSet, GoldFile, Phase, Subtask, Task
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import NotFound
 from leaderboard.services.common.revisions import bump
+from leaderboard.services.tasks.deletion import deleted_slugs, forget_deletion
 from leaderboard.services.tasks.target import Target
 from leaderboard.storage import Store
 from leaderboard.tasks.definition import TaskDefinition, preset_paths, slug_like
@@ -43,8 +44,12 @@ def install_definition(
     task = session.scalar(select(Task).where(Task.slug == definition.slug))
     created = task is None
     if task is None:
+        # Added again on purpose: a later ``init`` keeps it like any other task.
+        forget_deletion(session, definition.slug)
         task = Task(slug=definition.slug)
         session.add(task)
+    # Re-installing the same definition (``leaderboard init`` at every start) is no event.
+    changed = created or task.definition_sha256 != definition.sha256
     task.title = definition.title
     task.family = definition.family
     task.definition = definition.raw
@@ -62,6 +67,7 @@ def install_definition(
         for spos, setdef in enumerate(sd.sets):
             es = sets.get(setdef.slug)
             if es is None:
+                changed = True
                 es = EvalSet(slug=setdef.slug, title=setdef.title, position=spos)
                 st.eval_sets.append(es)
                 session.flush()
@@ -70,6 +76,7 @@ def install_definition(
             for role, rel in setdef.files.items():
                 if role in current:
                     continue
+                changed = True
                 path = definition.file_path(rel)
                 key, sha = store.put(path.read_bytes())
                 session.add(
@@ -88,14 +95,15 @@ def install_definition(
     if open_from is not None:
         for st in new_subtasks:
             _open_post_evaluation(session, definition.slug, st, open_from, actor=actor)
-    bump(session, *(es.id for st in task.subtasks for es in st.eval_sets))
-    record(
-        session,
-        actor,
-        "install-task" if created else "update-task",
-        task=definition.slug,
-        definition_sha256=definition.sha256,
-    )
+    if changed or new_subtasks:
+        bump(session, *(es.id for st in task.subtasks for es in st.eval_sets))
+        record(
+            session,
+            actor,
+            "install-task" if created else "update-task",
+            task=definition.slug,
+            definition_sha256=definition.sha256,
+        )
     session.commit()
     return task
 
@@ -146,20 +154,26 @@ def install_presets(session: Session, store: Store, *, actor: str = "init") -> l
 
     A preset's subtask is installed with an open post-evaluation phase on each of its sets
     (its gold has been public for years); installing again leaves existing subtasks' phases
-    as the organizers left them.
+    as the organizers left them, a hidden preset hidden, and a deleted one deleted.
     """
     slugs = []
+    deleted = deleted_slugs(session)
     for path in preset_paths():
         definition = load_definition_file(path)
+        if definition.slug in deleted:
+            continue
         start = POST_EVALUATION_STARTS.get(definition.slug, datetime(2000, 1, 1, tzinfo=UTC))
         install_definition(session, store, definition, actor=actor, open_from=start)
         slugs.append(definition.slug)
     return slugs
 
 
-def list_tasks(session: Session) -> list[Task]:
-    """Return all hosted tasks by slug."""
-    return list(session.scalars(select(Task).order_by(Task.slug)))
+def list_tasks(session: Session, *, with_hidden: bool = False) -> list[Task]:
+    """Return the hosted tasks by slug; hidden ones only ``with_hidden`` (for organizers)."""
+    query = select(Task).order_by(Task.slug)
+    if not with_hidden:
+        query = query.where(Task.hidden.is_(False))
+    return list(session.scalars(query))
 
 
 def definition_of(task: Task) -> TaskDefinition:

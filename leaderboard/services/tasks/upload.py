@@ -8,6 +8,7 @@ the database or the file store until the organizer confirms the preview.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import secrets
 import shutil
@@ -23,7 +24,7 @@ from leaderboard.config import Settings
 from leaderboard.formats.archive import ArchiveError, ArchiveLimits, read_archive
 from leaderboard.formats.issues import quoted
 from leaderboard.models import Task
-from leaderboard.services.common.errors import DomainError, NotFound
+from leaderboard.services.common.errors import Conflict, DomainError, NotFound
 from leaderboard.services.results.analyses import request_job
 from leaderboard.services.tasks.catalog import current_files, install_definition, resolve
 from leaderboard.services.tasks.data import data_copying
@@ -41,7 +42,11 @@ DEFINITION_NAME = "task.toml"
 STAGED_SECONDS = 3600
 #: The most files one upload may hold (a bundle's members, or the form's files).
 MAX_FILES = 64
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{20,64}")
+#: A staged upload's token: its owner (one organizer session) and its own random part.
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}\.[A-Za-z0-9_-]{20,64}")
+_OWNER = re.compile(r"[A-Za-z0-9_-]{16,64}")
+#: The suffix of a staged folder taken by a confirmation (renamed, so only one may take it).
+CLAIMED = ".claimed"
 _BAD_NAME = re.compile(r"[\x00-\x1f\\/:]")
 
 
@@ -106,9 +111,15 @@ def _limits(settings: Settings) -> ArchiveLimits:
     return ArchiveLimits(max_members=MAX_FILES, max_member_bytes=cap, max_total_bytes=cap)
 
 
+def new_owner() -> str:
+    """Return a random name for the staged uploads of one organizer session."""
+    return secrets.token_urlsafe(12)
+
+
 def stage_upload(
     settings: Settings,
     *,
+    owner: str,
     bundle: UploadedFile | None,
     definition: UploadedFile | None,
     files: list[UploadedFile],
@@ -116,17 +127,26 @@ def stage_upload(
     """Write an upload (a bundle, or a definition and its files) to a new staging folder.
 
     Return the folder's token; raise TaskRefused, with nothing kept, if the upload is unusable.
+    The owner's earlier staged uploads are removed first: one session keeps one staged upload.
     """
+    if not _OWNER.fullmatch(owner):
+        raise ValueError("not a staging owner")
     root = staging_root(settings)
     sweep(root)
+    for old in root.glob(f"{owner}.*") if root.is_dir() else ():
+        if not old.name.endswith(CLAIMED):
+            shutil.rmtree(old, ignore_errors=True)
     members = _members(settings, bundle, definition, files)
-    token = secrets.token_urlsafe(24)
+    token = f"{owner}.{secrets.token_urlsafe(24)}"
     folder = root / token
     for rel, data in members.items():
         target = folder / rel
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
+            _private_dirs(target.parent)
+            # The instance folder's files are the operator's alone (0600, folders 0700).
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
         except OSError as exc:
             # E.g. a member named like another member's folder ("a" and "a/b").
             shutil.rmtree(folder, ignore_errors=True)
@@ -134,6 +154,16 @@ def stage_upload(
                 [Problem(_shown(rel), f"cannot be stored ({exc.strerror or exc})")]
             ) from None
     return token
+
+
+def _private_dirs(folder: Path) -> None:
+    """Create ``folder`` and its missing parents, each readable by the owner only."""
+    missing = []
+    while not folder.is_dir():
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        path.mkdir(mode=0o700)
 
 
 def _members(
@@ -214,19 +244,47 @@ def _folder(settings: Settings, token: str) -> Path:
     return folder
 
 
-def check_staged(settings: Settings, token: str) -> TaskDefinition:
+def check_staged(settings: Settings, token: str, folder: Path | None = None) -> TaskDefinition:
     """Return the staged definition checked with all its files; raise TaskRefused otherwise."""
-    folder = _folder(settings, token)
+    folder = folder or _folder(settings, token)
     checked = check_task_folder(folder / DEFINITION_NAME, folder, settings.max_decompressed_bytes)
     if checked.definition is None:
         raise TaskRefused(checked.problems)
     return checked.definition
 
 
+def claim(settings: Settings, token: str) -> Path:
+    """Take a staged upload for its confirmation; return its folder, renamed so no other can.
+
+    Raise Conflict when another confirmation took it (or it was cancelled): of several
+    confirmations of one preview exactly one installs it.
+    """
+    folder = staging_root(settings) / token
+    if not _TOKEN.fullmatch(token):
+        raise NotFound("The uploaded task expired or was already added; upload it again.")
+    try:
+        expired = time.time() - folder.stat().st_mtime > STAGED_SECONDS
+    except OSError:
+        expired = False
+    if expired:
+        discard(settings, token)
+        raise NotFound("The uploaded task expired (after an hour); upload it again.")
+    claimed = folder.with_name(folder.name + CLAIMED)
+    try:
+        # A rename is atomic: the first confirmation moves the folder, the others find none.
+        os.rename(folder, claimed)
+    except OSError:
+        raise Conflict(
+            "This upload was already confirmed or cancelled; upload the task again."
+        ) from None
+    return claimed
+
+
 def discard(settings: Settings, token: str) -> None:
     """Remove a staged upload (after its confirmation, or when it was refused)."""
     if _TOKEN.fullmatch(token):
         shutil.rmtree(staging_root(settings) / token, ignore_errors=True)
+        shutil.rmtree(staging_root(settings) / (token + CLAIMED), ignore_errors=True)
 
 
 def sweep(root: Path) -> None:
@@ -286,12 +344,17 @@ def refuse_existing(session: Session, definition: TaskDefinition) -> None:
 def create_task(
     session: Session, store: Store, settings: Settings, token: str, *, actor: str
 ) -> Task:
-    """Check the staged upload again and host it as ``leaderboard add-task`` does."""
-    definition = check_staged(settings, token)
-    refuse_existing(session, definition)
-    task = install_definition(session, store, definition, actor=actor)
-    discard(settings, token)
-    return task
+    """Check the staged upload again and host it as ``leaderboard add-task`` does.
+
+    The upload is claimed first and removed whatever the outcome.
+    """
+    folder = claim(settings, token)
+    try:
+        definition = check_staged(settings, token, folder)
+        refuse_existing(session, definition)
+        return install_definition(session, store, definition, actor=actor)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -368,21 +431,15 @@ def _edit_plan(
                     )
                 )
             for role, rel in sorted(setdef.files.items()):
-                if role not in current:
-                    continue
                 path = definition.file_path(rel)
                 data = path.read_bytes()
-                if hashlib.sha256(data).hexdigest() == current[role].sha256:
+                if role in current and hashlib.sha256(data).hexdigest() == current[role].sha256:
                     continue
-                leak = data_copying(session, store, task, role, data)
+                leak = _copied_data(session, store, task, role, rel, data)
                 if leak is not None:
-                    problems.append(
-                        Problem(
-                            rel,
-                            f"is the text of the data file {quoted(leak.filename)} that "
-                            "participants may download; delete that data file first",
-                        )
-                    )
+                    problems.append(leak)
+                    continue
+                if role not in current:
                     continue
                 version = current[role].version + 1
                 changes.append(
@@ -390,9 +447,20 @@ def _edit_plan(
                     f"(version {version} or later); its runs are re-scored"
                 )
                 files.append(_FileChange(st.slug, es.slug, role, data, path.name))
+    known = {st.slug: {es.slug for es in st.eval_sets} for st in task.subtasks}
+    # A new set's reference files are refused as a changed one's are (set-gold, data add).
+    for sd in definition.subtasks:
+        for setdef in sd.sets:
+            if setdef.slug in known.get(sd.slug, ()):
+                continue
+            for role, rel in sorted(setdef.files.items()):
+                leak = _copied_data(
+                    session, store, task, role, rel, definition.file_path(rel).read_bytes()
+                )
+                if leak is not None:
+                    problems.append(leak)
     if problems:
         raise TaskRefused(problems)
-    known = {st.slug: {es.slug for es in st.eval_sets} for st in task.subtasks}
     for sd in definition.subtasks:
         if sd.slug not in known:
             changes.append(f"new subtask {sd.slug} ({', '.join(s.slug for s in sd.sets)})")
@@ -409,6 +477,20 @@ def _edit_plan(
             [Problem(DEFINITION_NAME, "the definition and its files are unchanged; nothing to do")]
         )
     return task, changes, files
+
+
+def _copied_data(
+    session: Session, store: Store, task: Task, role: str, rel: str, data: bytes
+) -> Problem | None:
+    """Return the problem of a reference file that copies a data file participants may download."""
+    leak = data_copying(session, store, task, role, data)
+    if leak is None:
+        return None
+    return Problem(
+        rel,
+        f"is the text of the data file {quoted(leak.filename)} that participants may "
+        "download; delete that data file first",
+    )
 
 
 def edit_changes(
@@ -433,7 +515,25 @@ def edit_task(
     Changed reference files become new versions as ``set-gold`` makes them; every check is
     done before the first write. Return the task and the queued jobs as (subtask, set, job id).
     """
-    definition = check_staged(settings, token)
+    folder = claim(settings, token)
+    try:
+        return _apply_edit(session, store, settings, folder, token, task_slug, actor, now)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _apply_edit(
+    session: Session,
+    store: Store,
+    settings: Settings,
+    folder: Path,
+    token: str,
+    task_slug: str,
+    actor: str,
+    now: datetime,
+) -> tuple[Task, list[tuple[str, str, int]]]:
+    """Apply the claimed staged definition in ``folder`` (see ``edit_task``)."""
+    definition = check_staged(settings, token, folder)
     task, _changes, files = _edit_plan(session, store, task_slug, definition)
     rescored = {
         (st.slug, es.slug)
@@ -455,5 +555,4 @@ def edit_task(
             continue
         job = request_job(session, target, JobPurpose.RESCORE, actor=actor, now=now)
         jobs.append((subtask, set_slug, job.id))
-    discard(settings, token)
     return task, jobs

@@ -44,7 +44,7 @@ from leaderboard.web.account.forms import (
     SignupForm,
 )
 from leaderboard.web.account.notifications import preferences_form
-from leaderboard.web.common.context import db, now, queue, settings
+from leaderboard.web.common.context import db, now, settings
 from leaderboard.web.common.extensions import start_session
 from leaderboard.web.common.forms import ConfirmForm
 
@@ -65,7 +65,7 @@ def outbox() -> Outbox:
         base_url=link_base(config),
         site_name=site.get(db(), "site_name"),
         now=now(),
-        queue=queue(),
+        session=db(),
     )
 
 

@@ -55,6 +55,7 @@ from leaderboard.tables.model import official_key
 from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import options
+from leaderboard.web.common.hidden_notice import seen_hidden
 from leaderboard.web.public import pagecache
 from leaderboard.web.public.routes import (
     cached_response,
@@ -318,7 +319,12 @@ def run_queries(run_id: int) -> ResponseReturnValue:
         )
     found = _diagnostics(run_id)
     drawn = bool(found.rows) and _find_or_ask("difference", "svg", _difference(found)) is not None
-    return render_template("analysis/queries.html", d=found, chart_drawn=drawn)
+    return render_template(
+        "analysis/queries.html",
+        d=found,
+        chart_drawn=drawn,
+        seen_hidden=seen_hidden(access.run.eval_set),
+    )
 
 
 @bp.route("/runs/<int:run_id>/queries.<fmt>")
@@ -332,6 +338,8 @@ def run_queries_file(run_id: int, fmt: str) -> ResponseReturnValue:
             f"The per-{found.unit} summary of this set is being computed; try again soon."
         )
     filename = f"run-{found.run.id}-queries.{fmt}"
+    if fmt != "csv" and not found.rows:
+        raise NotFound(f"No ranked run has per-{found.unit} values to compare with yet.")
     if fmt != "csv":
         return _stored("difference", fmt, _difference(found), filename).make_conditional(request)
     out = io.StringIO()

@@ -37,6 +37,7 @@ from leaderboard.tables.exports import table_to_dict
 from leaderboard.web.api.openapi import openapi_document
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.downloads import send_run
+from leaderboard.web.common.hidden_tasks import refuse_hidden_task
 from leaderboard.web.common.present import run_json
 from leaderboard.web.common.uploads import collect_upload
 
@@ -58,6 +59,7 @@ def token_required(view: Callable[..., Any]) -> Callable[..., Any]:
             resp.headers["WWW-Authenticate"] = 'Bearer realm="leaderboard"'
             return resp, 401
         g.api_user = user
+        refuse_hidden_task(user)
         return view(*args, **kwargs)
 
     return wrapped

@@ -9,6 +9,7 @@ from zoneinfo import ZoneInfo
 
 from flask import Flask
 
+from leaderboard.clock import in_zone
 from leaderboard.formats.issues import Issue, located
 from leaderboard.tasks.definition import subtask_heading
 from leaderboard.web.common.context import settings
@@ -22,7 +23,9 @@ def format_time(value: datetime | None) -> str:
     tz = settings().display_timezone
     if tz in ("UTC", "Etc/UTC"):
         return utc
-    local = value.astimezone(ZoneInfo(tz))
+    local = in_zone(value, ZoneInfo(tz))
+    if local is None:
+        return utc
     return f"{utc} ({local.strftime('%Y-%m-%d %H:%M %Z')})"
 
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from flask_wtf import FlaskForm
-from wtforms import BooleanField, PasswordField, SelectField, StringField, TextAreaField
+from wtforms import (
+    BooleanField,
+    HiddenField,
+    PasswordField,
+    SelectField,
+    StringField,
+    TextAreaField,
+)
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional, Regexp
 
@@ -104,6 +111,12 @@ class PhaseForm(FlaskForm):
         default="UTC",
         validators=[Optional(), Length(max=64)],
     )
+    # What the phase page filled the times with: the stored UTC instants and the zone they were
+    # written in. A time still reading that instant keeps it when only the zone changes.
+    shown_zone = HiddenField(validators=[Optional(), Length(max=64)])
+    start_was = HiddenField(validators=[Optional(), Length(max=64)])
+    end_was = HiddenField(validators=[Optional(), Length(max=64)])
+    release_at_was = HiddenField(validators=[Optional(), Length(max=64)])
 
 
 #: The import modes of every family: validation as for participants, or as the official scorer.
@@ -141,6 +154,12 @@ class TeamForm(FlaskForm):
 
     name = StringField("Team name", validators=[DataRequired(), Length(max=255)])
     affiliation = StringField("Affiliation", validators=[Optional(), Length(max=255)])
+
+
+class NewTeamForm(FlaskForm):
+    """An organizer creates a team (members join through its invite link or are added)."""
+
+    name = StringField("Name", validators=[DataRequired(), Length(max=255)])
 
 
 class RenameTeamForm(FlaskForm):

@@ -6,6 +6,7 @@ import json
 import logging
 import time
 import uuid
+from datetime import datetime
 
 from flask import Blueprint, Flask, Response, g, jsonify, request
 from flask.typing import ResponseReturnValue
@@ -13,7 +14,8 @@ from flask_login import current_user
 from sqlalchemy import text
 
 from leaderboard.redaction import RedactingFilter, redact
-from leaderboard.web.common.context import db
+from leaderboard.services.operations.health import health
+from leaderboard.web.common.context import db, now
 
 bp = Blueprint("ops", __name__)
 access_log = logging.getLogger("leaderboard.access")
@@ -21,12 +23,35 @@ access_log = logging.getLogger("leaderboard.access")
 
 @bp.route("/healthz")
 def healthz() -> ResponseReturnValue:
-    """Answer 200 when the database answers, 503 otherwise (for load balancers)."""
+    """Answer the health as JSON: 200 when the database answers, 503 otherwise.
+
+    Public, so counts only: no task, phase, host or worker name. A worker unseen for five
+    minutes makes it "degraded" with a warning, still 200: the load balancer keeps this host,
+    which serves pages well while background work waits.
+    """
     try:
         db().execute(text("SELECT 1"))
+        report = health(db(), campaign_now=now())
     except Exception:  # any database failure means: take this host out of rotation
         return jsonify({"status": "unavailable", "database": "unreachable"}), 503
-    return jsonify({"status": "ok"})
+    warning = report.warning()
+    return jsonify(
+        {
+            "status": "degraded" if report.stale else "ok",
+            "database": "ok",
+            "worker": {
+                "last_seen": iso(report.last_seen) if report.last_seen else None,
+                "stale": report.stale,
+            },
+            "waiting": report.waiting.counts(),
+            "warnings": [warning] if warning else [],
+        }
+    )
+
+
+def iso(at: datetime) -> str:
+    """Return an instant as ISO 8601 in UTC with a Z, to the second."""
+    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def init_request_logs(app: Flask) -> None:

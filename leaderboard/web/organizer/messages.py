@@ -24,10 +24,12 @@ bp = Blueprint("organizer_messages", __name__, url_prefix="/organizer/messages")
 class MessageForm(FlaskForm):
     """A message: task, audience (and subtask), subject and Markdown body."""
 
-    task = SelectField("Task", validate_choice=False)
+    # No task is chosen for the organizer: a message to the wrong task's teams cannot be undone.
+    task = SelectField("Task", validate_choice=False, default="")
     audience = SelectField(
         "Audience", choices=options(AUDIENCES.items()), validate_choice=False, default="members"
     )
+    # One of the chosen task's subtasks (the page lists each task's); the service checks it.
     subtask = StringField("Subtask (for the primary-run audiences)")
     subject = StringField("Subject")
     body = TextAreaField("Message (Markdown)")
@@ -50,8 +52,11 @@ def new_message() -> ResponseReturnValue:
     """Show the message form; POST previews it (recipient count), POST with confirm sends it."""
     session = db()
     form = MessageForm()
-    form.task.choices = options((t.slug, f"{t.slug}: {t.title}") for t in list_tasks(session))
-    page: dict[str, Any] = {"form": form, "preview": None, "error": None}
+    tasks = list_tasks(session, with_hidden=True)
+    form.task.choices = options(
+        [("", "Choose a task"), *((t.slug, f"{t.slug}: {t.title}") for t in tasks)]
+    )
+    page: dict[str, Any] = {"form": form, "preview": None, "error": None, "tasks": tasks}
     if request.method == "GET":
         return render_template("organizer/message.html", **page)
     if not form.validate_on_submit():

@@ -14,10 +14,21 @@ from leaderboard.clock import parse_instant
 from leaderboard.formats.issues import quoted
 from leaderboard.models import User
 from leaderboard.services.accounts.core import list_teams
-from leaderboard.services.campaign.freeze import DeadlineAhead, deadline_ahead, frozen_of
+from leaderboard.services.campaign.freeze import (
+    MAX_REASON,
+    DeadlineAhead,
+    deadline_ahead,
+    frozen_of,
+    frozen_versions,
+)
 from leaderboard.services.campaign.frozen_analysis import describe_analysis
 from leaderboard.services.campaign.phases import PhaseChange, delete_phase, phases_of, upsert_phase
-from leaderboard.services.campaign.zones import local_instant, wall_clock, zone_names, zone_of
+from leaderboard.services.campaign.zones import (
+    edited_instant,
+    wall_clock,
+    zone_names,
+    zone_of,
+)
 from leaderboard.services.common.audit import events_of_subtask, latest_events
 from leaderboard.services.common.audit_log import (
     audit_actions,
@@ -27,6 +38,7 @@ from leaderboard.services.common.audit_log import (
     parse_page,
 )
 from leaderboard.services.common.errors import DomainError, InvalidInput, RunRejected
+from leaderboard.services.operations.health import ago, health
 from leaderboard.services.results.analyses import latest_job, request_job
 from leaderboard.services.results.listing import LISTING_FORMATS, run_listing
 from leaderboard.services.runs.baselines import add_baselines
@@ -80,11 +92,13 @@ DASHBOARD_EVENTS = 10
 @bp.route("/")
 @organizer_required
 def dashboard() -> ResponseReturnValue:
-    """Show tasks, teams and the latest audit events."""
+    """Show the workers' health, tasks, teams and the latest audit events."""
     session = db()
     return render_template(
         "organizer/dashboard.html",
-        tasks=list_tasks(session),
+        health=health(session, campaign_now=now()),
+        ago=ago,
+        tasks=list_tasks(session, with_hidden=True),
         teams=list_teams(session),
         events=latest_events(session, limit=DASHBOARD_EVENTS),
         describe=describe,
@@ -116,6 +130,7 @@ def _page(target: Target, **extra: Any) -> str:
         for s in target.subtask.eval_sets
     }
     frozen = {slug: frozen_of(session, t) for slug, t in targets.items()}
+    versions = {slug: frozen_versions(session, t) for slug, t in targets.items() if frozen[slug]}
     frozen_notes = {
         slug: describe_analysis(snap.manifest.get("analysis"))
         for slug, snap in frozen.items()
@@ -142,6 +157,8 @@ def _page(target: Target, **extra: Any) -> str:
         data_form=data_form,
         data_files=data_files(session, target.subtask),
         frozen=frozen,
+        versions=versions,
+        max_reason=MAX_REASON,
         jobs=jobs,
         deadlines=deadlines,
         frozen_notes=frozen_notes,
@@ -219,9 +236,14 @@ def _filled_form(target: Target, name: str, zone: ZoneInfo) -> PhaseForm:
     if current is None:
         return form
     form.eval_set.data = current.eval_set.slug
-    form.start.data = wall_clock(current.starts_at, zone)
-    form.end.data = wall_clock(current.ends_at, zone)
-    form.release_at.data = wall_clock(current.release_at, zone)
+    form.shown_zone.data = zone.key
+    for field, was, at in (
+        (form.start, form.start_was, current.starts_at),
+        (form.end, form.end_was, current.ends_at),
+        (form.release_at, form.release_at_was, current.release_at),
+    ):
+        field.data = wall_clock(at, zone)
+        was.data = at.isoformat() if at is not None else ""
     form.late.data = "yes" if current.late_allowed else "no"
     form.corrections.data = "yes" if current.corrections_allowed else "no"
     form.results.data = "hidden" if current.results_hidden else "visible"
@@ -267,11 +289,17 @@ def _save_zoned(base: Target, form: PhaseForm) -> ResponseReturnValue:
     shown = zone_of(None)
     try:
         zone = shown = zone_of(form.zone.data)
-        start = local_instant(form.start.data, zone, "The start") if form.start.data else None
-        end = local_instant(form.end.data, zone, "The deadline") if form.end.data else None
+        # The zone the page wrote the times in, and the chosen one (the script converts them).
+        written = (_zone_or_utc(form.shown_zone.data), zone) if form.shown_zone.data else (zone,)
+
+        def read(text: str | None, was: str | None, what: str) -> datetime | None:
+            return edited_instant(text, was, written, zone, what) if text else None
+
+        start = read(form.start.data, form.start_was.data, "The start")
+        end = read(form.end.data, form.end_was.data, "The deadline")
         # The box wins over the field, which the page fills with the release it clears.
         release = None if form.release_clear.data else form.release_at.data
-        release_at = local_instant(release, zone, "The release time") if release else None
+        release_at = read(release, form.release_at_was.data, "The release time")
         target = resolve(db(), task, subtask, form.eval_set.data)
         change = _change(form, start, end, release_at)
         saved = upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
@@ -293,7 +321,9 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
     """
     base = resolve(db(), task, subtask)
     if request.method == "GET":
-        zone = zone_of(request.args.get("zone"))
+        # Without a choice, the organizers' own zone (LEADERBOARD_TIMEZONE).
+        chosen = request.args.get("zone")
+        zone = zone_of(chosen) if chosen else _zone_or_utc(settings().display_timezone)
         name = (request.args.get("name") or "").strip()[:64]
         return _phase_form_page(base, _filled_form(base, name, zone), zone)
     form = PhaseForm()
@@ -429,7 +459,8 @@ def rescore(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
 #: What the page says once a freeze, a verification or a re-score is queued for the worker.
 QUEUED = {
     JobPurpose.FREEZE: "Freeze of {set} queued (job {job}): `leaderboard worker` computes the official "
-    "table's significance analysis, then freezes the table with it.",
+    "table's significance analysis, then freezes the table with it. A freeze is permanent: "
+    "it can only be superseded by a new frozen version, the old one kept and shown as superseded.",
     JobPurpose.VERIFY: "Verification of {set} queued (job {job}): `leaderboard worker` re-scores the "
     "frozen runs and recomputes their analysis; this page shows what it finds.",
     JobPurpose.RESCORE: "re-scoring of {set} queued (job {job}): `leaderboard worker` scores every "
@@ -437,7 +468,20 @@ QUEUED = {
 }
 
 
-def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> ResponseReturnValue:
+#: What the page says once a supersession is queued.
+SUPERSEDE_QUEUED = (
+    "Supersession of {set} queued (job {job}): `leaderboard worker` freezes a new version of the "
+    "official ranking; the current one is kept, verifiable, and shown as superseded."
+)
+
+
+def _queue(
+    task: str,
+    subtask: str,
+    eval_set: str,
+    purpose: JobPurpose,
+    supersede: str | None = None,
+) -> ResponseReturnValue:
     _confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
@@ -450,12 +494,15 @@ def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> Respo
             before_deadline=purpose == JobPurpose.FREEZE
             and bool(request.form.get("before_deadline")),
             zone=settings().display_timezone,
+            supersede=supersede,
         )
     except DeadlineAhead as exc:
         # Said at once, on the page whose freeze form offers the confirmation.
         flash(f"Not frozen: {exc.message}", "error")
         return _page(resolve(db(), task, subtask)), exc.status
-    said = QUEUED[purpose].format(set=eval_set, job=job.id)
+    said = (SUPERSEDE_QUEUED if supersede is not None else QUEUED[purpose]).format(
+        set=eval_set, job=job.id
+    )
     flash(said[:1].upper() + said[1:], "info")
     return _back(task, subtask)
 
@@ -465,6 +512,15 @@ def _queue(task: str, subtask: str, eval_set: str, purpose: JobPurpose) -> Respo
 def freeze_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue the freeze of a set's official ranking: the worker analyses it, then freezes."""
     return _queue(task, subtask, eval_set, JobPurpose.FREEZE)
+
+
+@bp.route("/tasks/<task>/<subtask>/<eval_set>/supersede", methods=["POST"])
+@organizer_required
+def supersede_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
+    """Queue a new frozen version of a set's official ranking; the current one is kept."""
+    return _queue(
+        task, subtask, eval_set, JobPurpose.FREEZE, supersede=request.form.get("reason", "")
+    )
 
 
 @bp.route("/tasks/<task>/<subtask>/<eval_set>/verify", methods=["POST"])

@@ -17,8 +17,12 @@ from leaderboard.web.common.forms import ConfirmForm
 
 bp = Blueprint("organizer_tasks", __name__, url_prefix="/organizer/tasks")
 
-#: The signed session's key for the staged upload awaiting confirmation (never a form field).
+#: The signed session's key for the staged upload awaiting confirmation.
 STAGED = "staged_task"
+#: The signed session's key for the name its staged uploads are kept under (one at a time).
+OWNER = "staged_owner"
+#: The preview form's field naming the staged upload it shows.
+UPLOAD_FIELD = "upload"
 
 
 def _actor() -> str:
@@ -55,7 +59,11 @@ def _stage(edit: tuple[str, str] | None) -> ResponseReturnValue:
     token = ""
     try:
         token = uploads.stage_upload(
-            settings(), bundle=_file("bundle"), definition=_file("definition"), files=_files()
+            settings(),
+            owner=_owner(),
+            bundle=_file("bundle"),
+            definition=_file("definition"),
+            files=_files(),
         )
         definition = uploads.check_staged(settings(), token)
         if edit is None:
@@ -68,14 +76,27 @@ def _stage(edit: tuple[str, str] | None) -> ResponseReturnValue:
             uploads.discard(settings(), token)
         return _render(exc.status, problems=exc.problems, edit=edit)
     session[STAGED] = {"token": token, "edit": "/".join(edit) if edit else ""}
-    return _render(preview=uploads.preview_of(definition, changes), edit=edit)
+    return _render(preview=uploads.preview_of(definition, changes), edit=edit, upload=token)
+
+
+def _owner() -> str:
+    """Return the name this session's staged uploads are kept under, made on first use."""
+    owner = session.get(OWNER)
+    if not isinstance(owner, str) or not owner:
+        owner = session[OWNER] = uploads.new_owner()
+    return owner
 
 
 def _staged_token(edit: tuple[str, str] | None) -> str:
-    """Return the token of the upload this session staged for this form; refuse otherwise."""
+    """Return the token of the upload the submitted preview showed; refuse a stale preview.
+
+    Only the session's current upload may be confirmed, and only from a preview of it.
+    """
     staged = session.get(STAGED) or {}
     if not staged.get("token") or staged.get("edit", "") != ("/".join(edit) if edit else ""):
         abort(409, "No uploaded task awaits confirmation here; upload it again.")
+    if request.form.get(UPLOAD_FIELD, "") != staged["token"]:
+        abort(409, "This preview is no longer current; upload again.")
     return str(staged["token"])
 
 
@@ -113,6 +134,24 @@ def confirm_new() -> ResponseReturnValue:
     return redirect(url_for("organizer.subtask_page", task=task.slug, subtask=first))
 
 
+def _cancel(edit: tuple[str, str] | None) -> ResponseReturnValue:
+    """Drop the session's staged upload and go back to the upload form."""
+    if not ConfirmForm().validate_on_submit():
+        abort(400, "The form expired; reload the page and try again.")
+    _forget()
+    flash("The upload was cancelled; nothing was stored.", "info")
+    if edit is None:
+        return redirect(url_for("organizer_tasks.new_task"))
+    return redirect(url_for("organizer_tasks.edit_definition", task=edit[0], subtask=edit[1]))
+
+
+@bp.route("/new/cancel", methods=["POST"])
+@organizer_required
+def cancel_new() -> ResponseReturnValue:
+    """Cancel the previewed new task: its staged files are removed."""
+    return _cancel(None)
+
+
 @bp.route("/<task>/<subtask>/definition", methods=["GET", "POST"])
 @organizer_required
 def edit_definition(task: str, subtask: str) -> ResponseReturnValue:
@@ -146,3 +185,11 @@ def confirm_edit(task: str, subtask: str) -> ResponseReturnValue:
         "info",
     )
     return redirect(url_for("organizer.subtask_page", task=task, subtask=subtask))
+
+
+@bp.route("/<task>/<subtask>/definition/cancel", methods=["POST"])
+@organizer_required
+def cancel_edit(task: str, subtask: str) -> ResponseReturnValue:
+    """Cancel the previewed definition: its staged files are removed."""
+    resolve(db(), task, subtask)
+    return _cancel((task, subtask))

@@ -6,13 +6,19 @@ from flask import Blueprint, abort, flash, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 
-from leaderboard.services.accounts.core import find_team
+from leaderboard.services.accounts.core import create_team, find_team
 from leaderboard.services.common import settings as site_settings
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.teams import admin as team_admin
 from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db
-from leaderboard.web.common.forms import AddMemberForm, ConfirmForm, MergeTeamForm, RenameTeamForm
+from leaderboard.web.common.forms import (
+    AddMemberForm,
+    ConfirmForm,
+    MergeTeamForm,
+    NewTeamForm,
+    RenameTeamForm,
+)
 
 bp = Blueprint("organizer_teams", __name__, url_prefix="/organizer/teams")
 
@@ -44,7 +50,22 @@ def teams() -> ResponseReturnValue:
         rename=RenameTeamForm(),
         merge=MergeTeamForm(),
         add_member=AddMemberForm(),
+        new_team=NewTeamForm(),
     )
+
+
+@bp.route("/new", methods=["POST"])
+@organizer_required
+def new_team() -> ResponseReturnValue:
+    """Create a team, as ``leaderboard create-team`` does."""
+    form = NewTeamForm()
+    if not form.validate_on_submit():
+        if form.csrf_token.errors:
+            abort(400, "The form expired; reload the page and try again.")
+        raise InvalidInput("Give the new team's name (field name).")
+    team = create_team(db(), form.name.data or "", actor=_actor())
+    flash(f"Team {team.name} created; add its members below.", "info")
+    return _back()
 
 
 @bp.route("/<int:team_id>/approve", methods=["POST"])

@@ -26,6 +26,7 @@ from leaderboard.states import Role, RunKind
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.forms import ConfirmForm, UploadForm, options
+from leaderboard.web.common.hidden_notice import seen_hidden
 from leaderboard.web.common.present import run_notes, score_lines
 from leaderboard.web.common.uploads import collect_upload, upload_fields
 from leaderboard.web.public.routes import live_rank_texts
@@ -113,6 +114,7 @@ def run_page(run_id: int) -> ResponseReturnValue:
         scores=[] if hidden else score_lines(run),
         notes=run_notes(run),
         hidden=hidden,
+        seen_hidden=seen_hidden(run.eval_set),
         new=bool(request.args.get("new")),
         withdraw_form=(
             ConfirmForm() if not user.is_organizer and may_withdraw(db(), run, now()) else None

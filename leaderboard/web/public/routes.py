@@ -13,11 +13,17 @@ from markupsafe import Markup
 
 from leaderboard.formats.issues import quoted
 from leaderboard.models import FrozenTable, User
-from leaderboard.services.campaign.freeze import RENDERERS, frozen_of
+from leaderboard.services.campaign.freeze import (
+    RENDERERS,
+    FrozenVersion,
+    frozen_version,
+    frozen_versions,
+)
 from leaderboard.services.campaign.schedule import subtask_schedule, task_schedule
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common import revisions
 from leaderboard.services.common.errors import Forbidden, InvalidInput
+from leaderboard.services.common.settings import registration
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.analyses import shown_report
 from leaderboard.services.results.anonymity import (
@@ -30,10 +36,12 @@ from leaderboard.services.results.standing import live_ranks, progress, team_sub
 from leaderboard.services.results.tables import has_active_runs, live_table
 from leaderboard.services.tasks.catalog import definition_of, list_tasks, resolve
 from leaderboard.services.tasks.data import available_files
+from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.pages import task_sections
 from leaderboard.services.tasks.target import Target
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import ConfirmForm
+from leaderboard.web.common.hidden_notice import seen_hidden
 from leaderboard.web.public import pagecache
 
 bp = Blueprint("public", __name__)
@@ -60,6 +68,17 @@ def chosen_view(snapshot: FrozenTable | None) -> str:
     return view
 
 
+def chosen_snapshot(target: Target) -> tuple[FrozenTable | None, list[FrozenVersion]]:
+    """Return the frozen version asked for (``?version=N``, else the official newest) and all."""
+    versions = frozen_versions(db(), target)
+    asked = request.args.get("version")
+    if asked is None:
+        return (versions[-1].snapshot if versions else None), versions
+    if not asked.isdigit():
+        raise InvalidInput(f"Unknown version {quoted(asked)}: a frozen version is a number.")
+    return frozen_version(db(), target, int(asked)).snapshot, versions
+
+
 def ensure_visible(target: Target) -> None:
     """Refuse a hidden set's scores to everyone but organizers, saying when they come."""
     phase = hiding_phase(db(), target.eval_set, viewer())
@@ -72,14 +91,16 @@ def ensure_visible(target: Target) -> None:
 @bp.route("/")
 def home() -> ResponseReturnValue:
     """List the hosted tasks and their subtasks."""
-    tasks = list_tasks(db())
+    tasks = list_tasks(db(), with_hidden=sees_hidden(viewer()))
     return render_template("public/home.html", tasks=[(t, definition_of(t)) for t in tasks])
 
 
 @bp.route("/tasks/<task>")
 def task_page(task: str) -> ResponseReturnValue:
     """Describe a task and link its subtasks' tables."""
-    t = next((x for x in list_tasks(db()) if x.slug == task), None)
+    t = next(
+        (x for x in list_tasks(db(), with_hidden=sees_hidden(viewer())) if x.slug == task), None
+    )
     if t is None:
         abort(404)
     definition = definition_of(t)
@@ -91,6 +112,7 @@ def task_page(task: str) -> ResponseReturnValue:
         definition=definition,
         sections=sections,
         schedule=task_schedule(db(), t.slug, now()),
+        task_form=ConfirmForm() if sees_hidden(viewer()) else None,
     )
 
 
@@ -174,18 +196,19 @@ def progress_of(target: Target, audience: Audience) -> dict[str, Any]:
     return data
 
 
-def progress_asked(target: Target) -> bool:
-    """Return whether the set has a progress chart; ask the worker now to draw it if not yet.
+def progress_state(target: Target) -> str:
+    """Return "drawn" or "drawing" for the set's progress chart ("" for none); ask the worker if not.
 
-    The page keeps linking the chart while it is drawn (the page is cached by revision, the
-    chart is not); asking here, once per revision, has it drawn before most readers look.
+    Asking here, once per revision, has the chart drawn before most readers look; until then
+    the page says so and reloads, rather than showing a broken image.
     """
     data = progress_of(target, audience_for(viewer()))
     if not data["teams"]:
-        return False
-    if not chart_files.is_drawn(db(), store(), "progress", "svg", data):
-        chart_files.request_chart(db(), "progress", "svg", data)
-    return True
+        return ""
+    if chart_files.is_drawn(db(), store(), "progress", "svg", data):
+        return "drawn"
+    chart_files.request_chart(db(), "progress", "svg", data)
+    return "drawing"
 
 
 @bp.route("/tasks/<task>/<subtask>")
@@ -197,27 +220,32 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     if cached is not None:
         return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
-    snapshot = frozen_of(db(), target)
+    snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
+    # An older version's page shows its table and exports; the charts are the official one's.
+    superseded = snapshot is not None and snapshot is not versions[-1].snapshot
     hidden = hiding_phase(db(), target.eval_set, viewer())
     table_html = None
     empty = not has_active_runs(db(), target)
     charted = False
-    progressed = False
+    progressed = ""
     if hidden is None:
         # Rendered (and escaped) by our own table template, now or at freeze time.
         table_html = Markup(rendered(target, view, "html", snapshot))
-        charted = shown_report(db(), target, view, snapshot) is not None
-        progressed = not empty and progress_asked(target)
+        charted = not superseded and shown_report(db(), target, view, snapshot) is not None
+        progressed = "" if empty else progress_state(target)
     user = viewer()
     # A member's own runs: only ever on a page for that member (never cached, see below).
     ours = None
     if user is not None and not user.is_organizer and user.team is not None:
         ours = team_submissions(db(), user.team, target, user, now(), live_rank_texts)
+    # A participant without a team learns here why there is no upload link.
+    teamless = user is not None and not user.is_organizer and user.team is None
     page = render_template(
         "public/results.html",
         target=target,
         snapshot=snapshot,
+        versions=versions if view == "official" else [],
         view=view,
         hidden=hidden,
         table_html=table_html,
@@ -227,12 +255,19 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         charted=charted,
         progressed=progressed,
         ours=ours,
+        teamless=teamless,
+        registration=registration(db()) if teamless else "",
         withdraw_form=ConfirmForm() if ours is not None else None,
         schedule=schedule,
+        seen_hidden=seen_hidden(target.eval_set),
     )
     resp = make_response(page)
     if ours is not None:
         resp.headers["Cache-Control"] = "private, no-store"
+    elif progressed == "drawing":
+        # A page saying the chart is being drawn is not kept: its reload must find the chart.
+        resp.headers["Cache-Control"] = "no-store"
+        return resp
     return remember(key, resp)
 
 
@@ -247,13 +282,16 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
         return cached
     target = resolve(db(), task, subtask, request.args.get("set") or None)
     ensure_visible(target)
-    snapshot = frozen_of(db(), target)
+    snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
     if view == "official" and snapshot is None:
         raise InvalidInput(
             "This table has not been frozen yet; download the live view (?view=live)."
         )
-    name = f"{task}-{subtask}-{target.eval_set.slug}-{view}.{ext}"
+    version = (
+        f"-v{snapshot.version}" if view == "official" and len(versions) > 1 and snapshot else ""
+    )
+    name = f"{task}-{subtask}-{target.eval_set.slug}-{view}{version}.{ext}"
     resp = Response(
         rendered(target, view, ext, snapshot),
         mimetype=DOWNLOADS[ext],

@@ -1,5 +1,6 @@
 // The phase page, progressively enhanced (the CSP allows scripts from this site only):
-// each stored instant also in the reader's own time, each date-time input also in UTC.
+// each stored instant also in the reader's own time, each date-time input also in UTC, and
+// the inputs re-written in a newly chosen zone.
 (function () {
   "use strict";
 
@@ -87,6 +88,53 @@
     update();
   }
 
+  function wallText(ms, zone) {
+    var d = new Date(ms + offsetAt(ms, zone));
+    return d.getUTCFullYear() + "-" + pad(d.getUTCMonth() + 1) + "-" + pad(d.getUTCDate()) +
+      "T" + pad(d.getUTCHours()) + ":" + pad(d.getUTCMinutes()) +
+      (d.getUTCSeconds() ? ":" + pad(d.getUTCSeconds()) : "");
+  }
+
+  // When the zone changes, each time is re-written in the new zone: the same instant shown, so
+  // choosing a zone moves nothing. The hidden shown_zone says which zone the texts are in.
+  function followZone() {
+    var zoneInput = document.getElementById("zone");
+    var shownZone = document.getElementById("shown_zone");
+    if (!zoneInput) { return; }
+    var current = zoneInput.value.trim() || "UTC";
+    if (offsetAt(0, current) === null) { current = null; }
+    var inputs = ["start", "end", "release_at"].map(function (id) {
+      var input = document.getElementById(id);
+      var was = document.getElementById(id + "_was");
+      var ms = was && was.value ? Date.parse(was.value) : NaN;
+      var filledIn = (shownZone && shownZone.value) || current;
+      // The instant each input shows as last written, to convert it exactly (even in a fold);
+      // a text the page did not fill from the stored instant (a refused save) is read as typed.
+      if (isNaN(ms) || !input || offsetAt(0, filledIn) === null ||
+          parseWall(wallText(ms, filledIn)) !== parseWall(input.value)) { ms = NaN; }
+      return input && { input: input, written: input.value, ms: isNaN(ms) ? null : ms };
+    }).filter(Boolean);
+    zoneInput.addEventListener("input", function () {
+      var zone = zoneInput.value.trim() || "UTC";
+      if (offsetAt(0, zone) === null || zone === current) { return; }
+      inputs.forEach(function (item) {
+        var ms = item.input.value === item.written ? item.ms : null;
+        if (ms === null && current !== null) {
+          var wall = parseWall(item.input.value);
+          ms = wall === null ? null : toUtc(wall, current);
+        }
+        if (ms === null || ms === undefined) { return; }
+        item.input.value = wallText(ms, zone);
+        item.input.step = item.input.value.length > 16 ? "1" : item.input.step;
+        item.written = item.input.value;
+        item.ms = ms;
+      });
+      current = zone;
+      if (shownZone) { shownZone.value = zone; }
+    });
+  }
+
   readerTimes();
+  followZone();
   utcHints();
 })();

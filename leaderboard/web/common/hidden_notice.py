@@ -1,0 +1,18 @@
+"""The notice on a page showing an organizer scores that the public and participants do not see."""
+
+from __future__ import annotations
+
+from flask_login import current_user
+
+from leaderboard.models import EvalSet, Phase
+from leaderboard.services.campaign.visibility import hidden_but_shown
+from leaderboard.web.common.context import db
+
+
+def seen_hidden(*eval_sets: EvalSet) -> list[Phase]:
+    """Return the hidden phases of these sets whose scores the reader sees as an organizer.
+
+    A page passes them as ``seen_hidden`` to ``public/_hidden_notice.html``.
+    """
+    user = current_user._get_current_object() if current_user.is_authenticated else None
+    return hidden_but_shown(db(), eval_sets, user)

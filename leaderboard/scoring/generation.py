@@ -11,10 +11,10 @@ analyses need.
 Options take sacrebleu's argument names. A definition's ``sacrebleu`` table holds options for
 every measure that takes them (ignored by the others) and per-measure tables (``BLEU``,
 ``chrF``, ``chrF++``, ``TER``); a bracketed key (``BLEU[smooth_method=floor]``) overrides both
-and is a measure of its own. ``lowercase`` applies to BLEU and chrF, and also makes TER's
-default ``case_sensitive = not lowercase``: sacrebleu's TER is case-insensitive by default, but
-here a definition that keeps case keeps it for TER too, and the signature says so
-(``case:mixed``). sacrebleu's signatures do not show chrF's ``beta`` or BLEU's
+and is a measure of its own. Every option left unset has sacrebleu's own default: ``lowercase``
+applies to BLEU and chrF only, and TER ignores case (``case:lc``) unless ``case_sensitive =
+true``, as ``sacrebleu -m ter`` does, and BLEU's tokenizer is the one sacrebleu picks for the
+set's target language (``zh``, ``ja-mecab``, ``ko-mecab`` for zh, ja, ko; 13a otherwise). sacrebleu's signatures do not show chrF's ``beta`` or BLEU's
 ``max_ngram_order``: when not the defaults, ``|beta:B`` and ``|ngram:N`` are added before the
 version.
 """
@@ -148,10 +148,22 @@ class GenerationOptions:
     ``per_measure`` the per-measure tables, as (measure, options) pairs.
     """
 
-    tokenize: str = "13a"
+    #: None: sacrebleu's choice for the target language (see default_tokenizer).
+    tokenize: str | None = None
     lowercase: bool = False
     common: Options = ()
     per_measure: tuple[tuple[str, Options], ...] = ()
+    #: The set's target language, which picks BLEU's tokenizer when none is stated.
+    target_language: str = ""
+
+
+#: The BLEU tokenizers sacrebleu picks by target language (``BLEU(trg_lang=...)``); 13a else.
+LANGUAGE_TOKENIZERS = {"zh": "zh", "ja": "ja-mecab", "ko": "ko-mecab"}
+
+
+def default_tokenizer(language: str) -> str:
+    """Return the BLEU tokenizer sacrebleu uses for a target language when none is given."""
+    return LANGUAGE_TOKENIZERS.get(language, "13a")
 
 
 def _shown(value: Scalar) -> str:
@@ -250,10 +262,10 @@ def parse_options(table: Mapping[str, Any] | None) -> GenerationOptions:
         found = _options_table(sub, MEASURE_OPTIONS[name], f" for {name}")
         if found:
             per_measure.append((name, found))
-    tokenize = common.pop("tokenize", "13a")
+    tokenize = common.pop("tokenize", None)
     lowercase = common.pop("lowercase", False)
     return GenerationOptions(
-        tokenize=str(tokenize),
+        tokenize=None if tokenize is None else str(tokenize),
         lowercase=bool(lowercase),
         common=tuple(common.items()),
         per_measure=tuple(per_measure),
@@ -316,10 +328,9 @@ def measure_arguments(key: str, options: GenerationOptions) -> tuple[str, dict[s
     takes = MEASURE_OPTIONS[name]
     arguments: dict[str, Scalar] = {}
     if name == "BLEU":
-        arguments.update(tokenize=options.tokenize, lowercase=options.lowercase)
-    elif name == "TER":
-        arguments["case_sensitive"] = not options.lowercase
-    else:
+        tokenize = options.tokenize or default_tokenizer(options.target_language)
+        arguments.update(tokenize=tokenize, lowercase=options.lowercase)
+    elif name in ("chrF", "chrF++"):
         arguments.update(lowercase=options.lowercase, word_order=2 if name == "chrF++" else 0)
     arguments.update((k, v) for k, v in options.common if k in takes)
     arguments.update(dict(options.per_measure).get(name, ()))

@@ -2,8 +2,9 @@
 
 Methods: ``randomization`` (paired approximate randomization, the measure recomputed on every
 sample), ``bootstrap`` (paired bootstrap of units), ``t-test`` and ``wilcoxon`` (scipy's
-``ttest_rel`` and ``wilcoxon`` on per-query values rounded to 12 significant digits, for
-measures that are means over queries).
+``ttest_rel`` and ``wilcoxon``, with scipy's defaults, on the per-query differences a − b
+rounded to 12 significant digits, for measures that are means over queries). Differences are
+returned in the table's scale: the stored values times the column's factor.
 """
 
 from __future__ import annotations
@@ -60,16 +61,26 @@ def round12(values: FloatArray) -> FloatArray:
     return np.array([float(f"{v:.12g}") for v in values], dtype=np.float64)
 
 
-def per_query_p(method: str, a: FloatArray, b: FloatArray) -> float:
-    """Return the paired t-test or Wilcoxon p-value of per-query values a and b."""
+def query_differences(a: FloatArray, b: FloatArray, zero: float) -> FloatArray:
+    """Return the per-query differences a − b to 12 significant digits, those below ``zero`` 0."""
+    # Equal differences must tie whatever floating-point path made them (Wilcoxon ranks ties).
+    d = round12(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))
+    d[np.abs(d) < zero] = 0.0
+    return d
+
+
+def per_query_p(method: str, a: FloatArray, b: FloatArray, zero: float = 1e-12) -> float:
+    """Return the t-test or Wilcoxon p-value of the rounded per-query differences a − b."""
     # scipy.stats takes half a second to import: only the t-test and Wilcoxon need it.
     from scipy import stats
 
-    x, y = round12(a), round12(b)
-    if np.array_equal(x, y):
+    d = query_differences(a, b, zero)
+    if not d.any():
         return 1.0  # no difference at all: both tests are undefined, nothing is significant
-    test = stats.ttest_rel if method == "t-test" else stats.wilcoxon
-    p = float(test(x, y).pvalue)
+    if method == "t-test":
+        p = float(stats.ttest_rel(d, np.zeros_like(d)).pvalue)
+    else:
+        p = float(stats.wilcoxon(d).pvalue)
     return 1.0 if np.isnan(p) else p
 
 
@@ -82,14 +93,17 @@ def compare_pairs(
     samples: int,
     tolerance: float,
     per_query: list[FloatArray] | None = None,
+    scale: float = 1.0,
 ) -> list[PairResult]:
-    """Return each pair's difference and raw p-value under ``method``."""
+    """Return each pair's difference (times ``scale``, the table's) and raw p-value."""
     values = [run.value() for run in runs]
     observed = [values[i] - values[j] for i, j in pairs]
     if method in PER_QUERY_METHODS:
         if per_query is None:
             raise NotTestable(f"the {method} needs a measure that is a mean over queries")
-        ps = [per_query_p(method, per_query[i], per_query[j]) for i, j in pairs]
+        # A difference below 1e-12 of the measure's magnitude is zero (the tolerance is 1e-9).
+        zero = tolerance * 1e-3
+        ps = [per_query_p(method, per_query[i], per_query[j], zero) for i, j in pairs]
     elif method == "randomization":
         diffs = randomization_diffs(runs, pairs, seed, samples)
         ps = [randomization_p(d, diffs[:, k], tolerance) for k, d in enumerate(observed)]
@@ -101,7 +115,9 @@ def compare_pairs(
         ]
     else:
         raise NotTestable(f"unknown method {method!r}; methods: {', '.join(METHODS)}")
-    return [PairResult(i, j, d, p) for (i, j), d, p in zip(pairs, observed, ps, strict=True)]
+    # The table shows stored values times its factor: the difference of two shown values.
+    shown = [values[i] * scale - values[j] * scale for i, j in pairs]
+    return [PairResult(i, j, d, p) for (i, j), d, p in zip(pairs, shown, ps, strict=True)]
 
 
 def adjust(results: list[PairResult], correction: str) -> list[PairResult]:

@@ -155,8 +155,6 @@ def cli_scores(case: Case, tmp: Path) -> dict[str, dict]:
     common = ["-tok", case.options.tokenize]
     if case.options.lowercase:
         common += ["-lc", "--chrf-lowercase"]
-    else:
-        common += ["--ter-case-sensitive"]
     first = cli_json(refs, hyp, ["bleu", "chrf", *(["ter"] if case.ter else [])], common)
     plus = cli_json(refs, hyp, ["chrf"], [*common, "--chrf-word-order", "2"])
     keys = ["BLEU", "chrF", "TER"]
@@ -224,7 +222,7 @@ def reference_metric(key: str, options: GenerationOptions) -> BLEU | CHRF | TER:
     if key == "BLEU":
         return BLEU(tokenize=options.tokenize, lowercase=options.lowercase)
     if key == "TER":
-        return TER(case_sensitive=not options.lowercase)
+        return TER()
     return CHRF(word_order=2 if key == "chrF++" else 0, lowercase=options.lowercase)
 
 

@@ -31,7 +31,7 @@ REFS = [
 def test_options_default_validate_and_name_the_bad_key(monkeypatch: pytest.MonkeyPatch) -> None:
     # As on a server without the optional MeCab packages.
     monkeypatch.setattr(generation, "_importable", lambda module: False)
-    assert parse_options(None) == GenerationOptions("13a", False)
+    assert parse_options(None) == GenerationOptions(None, False)
     assert parse_options({"tokenize": "intl", "lowercase": True}) == GenerationOptions("intl", True)
     with pytest.raises(
         ValueError, match="unknown sacrebleu option .smooth.; known: tokenize, lowercase, force"
@@ -76,7 +76,7 @@ def test_statistics_layout_one_row_per_segment() -> None:
     assert scores["TER"].stats.shape == (3, 2) and scores["TER"].stats.dtype == np.float64
     # The empty hypothesis against one-word references: 1 edit, mean reference length 1.
     assert scores["TER"].stats[2].tolist() == [1.0, 1.0]
-    assert scores["TER"].signature.startswith("nrefs:2|case:mixed|tok:tercom")
+    assert scores["TER"].signature.startswith("nrefs:2|case:lc|tok:tercom")
 
 
 def test_refusals() -> None:
@@ -132,8 +132,9 @@ def test_tables_per_measure_and_brackets_resolve_in_that_order() -> None:
         "beta": 3,
         "eps_smoothing": True,
     }
-    # lowercase makes TER case-insensitive unless TER says otherwise.
-    assert measure_arguments("TER", options)[1] == {"case_sensitive": False, "no_punct": True}
+    # lowercase is not TER's: TER keeps sacrebleu's default (case ignored) unless told.
+    assert measure_arguments("TER", options)[1] == {"no_punct": True}
+    assert measure_arguments("TER", parse_options({"lowercase": False}))[1] == {}
     assert measure_arguments("TER[case_sensitive=true]", options)[1]["case_sensitive"] is True
 
 

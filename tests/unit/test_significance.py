@@ -225,16 +225,65 @@ def test_paired_bootstrap_p_of_a_clear_and_of_no_difference() -> None:
 
 
 @pytest.mark.parametrize("method", ["t-test", "wilcoxon"])
-def test_per_query_tests_are_scipys_on_values_rounded_to_12_digits(method: str) -> None:
+def test_per_query_tests_are_scipys_on_differences_rounded_to_12_digits(method: str) -> None:
     rng = np.random.default_rng(3)
     a = rng.random(40)
     b = a - rng.normal(0.03, 0.1, 40)
     noisy = a + 1e-15  # float noise below 12 significant digits changes nothing
-    reference = stats.ttest_rel if method == "t-test" else stats.wilcoxon
-    expected = reference(np.round(a, 14), np.round(b, 14)).pvalue
-    assert per_query_p(method, a, b) == pytest.approx(expected, rel=1e-9)
-    assert per_query_p(method, noisy, b) == per_query_p(method, a, b)
+    differences = np.array([float(np.format_float_scientific(d, precision=11)) for d in a - b])
+    zeros = np.zeros_like(differences)
+    expected = (
+        stats.ttest_rel(differences, zeros) if method == "t-test" else stats.wilcoxon(differences)
+    ).pvalue
+    assert per_query_p(method, a, b) == pytest.approx(expected, rel=1e-12)
+    # Ranks do not move; the t-test's mean moves by the noise alone.
+    exact = per_query_p(method, a, b) if method == "wilcoxon" else pytest.approx(expected)
+    assert per_query_p(method, noisy, b) == exact
     assert per_query_p(method, a, a.copy()) == 1.0
+
+
+#: Per-query values whose differences are, in decimal, 0.2 six times (two of them negative):
+#: in floating point they come out as six different numbers.
+TIED_A = np.array([0.7, 0.1, 1.0, 0.3, 0.9, 0.4, 0.75, 0.8, 0.65, 0.95, 0.85, 0.6])
+TIED_B = np.array([0.5, 0.3, 0.8, 0.1, 0.7, 0.6, 0.5, 0.45, 0.3, 0.5, 0.35, 0.05])
+TIED_DIFFERENCES = [0.2, -0.2, 0.2, 0.2, 0.2, -0.2, 0.25, 0.35, 0.35, 0.45, 0.5, 0.55]
+
+
+def test_equal_differences_tie_in_the_wilcoxon_test_whatever_the_float_noise() -> None:
+    assert len(set(TIED_A - TIED_B)) > len(set(TIED_DIFFERENCES))
+    tied = stats.wilcoxon(TIED_DIFFERENCES).pvalue
+    assert stats.wilcoxon(TIED_A - TIED_B).pvalue != pytest.approx(tied)  # noise breaks ties
+    assert per_query_p("wilcoxon", TIED_A, TIED_B) == pytest.approx(tied, rel=1e-12)
+    # The same differences at another scale (a table in percent) tie the same way.
+    assert per_query_p("wilcoxon", TIED_A * 100, TIED_B * 100) == pytest.approx(tied, rel=1e-12)
+    expected = stats.ttest_rel(TIED_DIFFERENCES, [0.0] * len(TIED_DIFFERENCES)).pvalue
+    assert per_query_p("t-test", TIED_A, TIED_B) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_difference_below_the_zero_threshold_is_no_difference() -> None:
+    a = np.array([0.5, 0.6, 0.7, 0.8, 0.9, 0.2])
+    b = a - np.array([0.1, 0.1, 0.2, 0.3, 0.1, 0.0])
+    b[-1] = a[-1] - 1e-14  # float noise on a question both runs answer alike
+    expected = stats.wilcoxon([0.1, 0.1, 0.2, 0.3, 0.1, 0.0]).pvalue
+    assert per_query_p("wilcoxon", a, b, zero=1e-12) == pytest.approx(expected, rel=1e-12)
+    assert per_query_p("wilcoxon", a, a + 1e-13, zero=1e-12) == 1.0
+
+
+def test_differences_are_in_the_tables_scale() -> None:
+    a, b = np.array([0.8, 0.6, 0.9]), np.array([0.7, 0.65, 0.5])
+    for method in ("t-test", "randomization"):
+        (result,) = compare_pairs(
+            [mean_rows(a), mean_rows(b)],
+            [(0, 1)],
+            method=method,
+            seed=0,
+            samples=50,
+            tolerance=1e-9,
+            per_query=[a, b],
+            scale=100.0,
+        )
+        assert result.diff == pytest.approx(100 * a.mean() - 100 * b.mean(), rel=1e-12)
+        assert result.diff == pytest.approx(15.0, rel=1e-12)
 
 
 def test_holm_by_hand() -> None:

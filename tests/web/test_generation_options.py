@@ -37,8 +37,8 @@ CLI = {
     "BLEU[smooth_method=floor]": ("bleu", ["-tok", "13a", "-lc", "-s", "floor"]),
     "BLEU[tokenize=intl,lowercase=false]": ("bleu", ["-tok", "intl"]),
     "chrF[beta=1,whitespace=true]": ("chrf", ["--chrf-beta", "1", "--chrf-whitespace"]),
-    "TER": ("ter", ["--ter-case-sensitive", "--ter-normalized"]),
-    "TER[no_punct=true]": ("ter", ["--ter-case-sensitive", "--ter-normalized", "--ter-no-punct"]),
+    "TER": ("ter", ["--ter-normalized"]),
+    "TER[no_punct=true]": ("ter", ["--ter-normalized", "--ter-no-punct"]),
 }
 #: The same columns as sacrebleu's metric objects, for resampled subsets.
 METRICS = {
@@ -47,8 +47,8 @@ METRICS = {
     "BLEU[smooth_method=floor]": lambda: BLEU(lowercase=True, smooth_method="floor"),
     "BLEU[tokenize=intl,lowercase=false]": lambda: BLEU(tokenize="intl"),
     "chrF[beta=1,whitespace=true]": lambda: CHRF(beta=1, whitespace=True),
-    "TER": lambda: TER(case_sensitive=True, normalized=True),
-    "TER[no_punct=true]": lambda: TER(case_sensitive=True, normalized=True, no_punct=True),
+    "TER": lambda: TER(normalized=True),
+    "TER[no_punct=true]": lambda: TER(normalized=True, no_punct=True),
 }
 
 

@@ -120,7 +120,7 @@ def test_cqa_avgrec_and_the_label_measures_are_analysed(cqa: FlaskCliRunner) -> 
     body = report(cqa, "semeval2016-task3", "A", "--measure", "AvgRec", "--samples", "400")
     # The oracle, the noisy run, the IR and random baselines (the others show no AvgRec).
     assert body["measure"] == "AvgRec" and len(body["runs"]) == 4
-    assert body["values"][str(body["run_ids"][0])] == pytest.approx(1.0)  # the oracle
+    assert body["values"][str(body["run_ids"][0])] == pytest.approx(100.0)  # the oracle, in %
     # Intervals on every measure a row shows: all seven for the participants' runs.
     assert set(body["intervals"][str(body["run_ids"][0])]) == set(CQA_MEASURES)
     for run_id in body["run_ids"]:
@@ -155,4 +155,51 @@ def test_the_public_chart_shows_values_on_the_tables_scale(app: Flask, cqa: Flas
         assert float(value) == pytest.approx(shown[label]["value"])
         assert [float(low), float(high)] == pytest.approx(shown[label]["ci"])
         run_id = str(body["run_ids"][body["runs"].index(label)])
-        assert float(value) == pytest.approx(100 * body["values"][run_id])
+        assert float(value) == pytest.approx(body["values"][run_id])
+
+
+def test_an_analysis_stored_in_the_old_scale_is_read_in_the_tables(
+    app: Flask, cqa: FlaskCliRunner
+) -> None:
+    import csv
+    import io
+
+    from leaderboard.models import Analysis
+
+    body = report(cqa, "semeval2016-task3", "A", "--samples", "300")
+    assert body["scale"] == "table"
+    # The same analysis as stored before its numbers were in the table's scale: CQA's measures
+    # as fractions, except MRR, which is stored ×100 already.
+    old = {
+        **{k: v for k, v in body.items() if k != "scale"},
+        "values": {k: v / 100 for k, v in body["values"].items()},
+        "pairs": [{**p, "diff": p["diff"] / 100} for p in body["pairs"]],
+        "intervals": {
+            run: {
+                key: [x / (1 if key == "MRR" else 100) for x in pair]
+                for key, pair in by_key.items()
+            }
+            for run, by_key in body["intervals"].items()
+        },  # fmt: skip
+    }
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        session.execute(update(Analysis).values(report=old))
+        session.commit()
+    public = app.test_client()
+    table = public.get("/tasks/semeval2016-task3/A/results.json").get_json()
+    ids = dict(zip(body["runs"], body["run_ids"], strict=True))
+    checked = 0
+    for row in table["rows"]:
+        for key, cell in row["cells"].items():
+            if cell and cell.get("ci") and row["label"] in ids:
+                expected = body["intervals"][str(ids[row["label"]])][key]
+                assert cell["ci"] == pytest.approx(expected, rel=1e-12), (row["label"], key)
+                checked += 1
+    assert checked >= len(body["runs"]) * 2
+    chart = public.get("/tasks/semeval2016-task3/A/analysis/measure.csv").get_data(as_text=True)
+    lines = list(csv.reader(io.StringIO(chart)))[1:]
+    assert len(lines) == len(body["runs"])
+    for label, value, low, high, _cluster in lines:
+        run_id = str(ids[label])
+        assert float(value) == pytest.approx(body["values"][run_id], rel=1e-12)
+        assert [float(low), float(high)] == pytest.approx(body["intervals"][run_id]["MAP"])

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from leaderboard.services.common.errors import InvalidInput
+from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import Request, ScoreLookup, Source, analyse
 from leaderboard.services.results.table_analysis import annotate, current_report
 from leaderboard.services.tasks.target import Target
@@ -122,6 +123,9 @@ def recheck(
         return {i: kept for i, kept in found.items() if kept is not None}
 
     table, again = analyse_frozen(target, table, gold, scores, request_of_report(stored))
+    # A snapshot frozen before analyses were in the table's scale is compared in that scale.
+    if "pairs" in stored:
+        stored = in_table_scale(stored, scales_of(target))
     return table, analysis_differences(stored, again)
 
 

@@ -29,6 +29,7 @@ from leaderboard.services.campaign.freeze import (
 from leaderboard.services.common.audit import record_for
 from leaderboard.services.common.errors import NotFound
 from leaderboard.services.common.revisions import touch
+from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import (
     Request,
     analyse,
@@ -256,11 +257,13 @@ def shown_report(
     """
     if view == "official":
         frozen = snapshot.manifest.get("analysis") if snapshot is not None else None
-        return frozen if frozen is not None and "unavailable" not in frozen else None
+        if frozen is None or "unavailable" in frozen:
+            return None
+        return in_table_scale(frozen, scales_of(target))
     state = status(session, target)
-    if not state.current or state.analysis is None:
+    if not state.current or state.analysis is None or state.analysis.report is None:
         return None
-    return state.analysis.report
+    return in_table_scale(state.analysis.report, scales_of(target))
 
 
 def finished_analysis(session: Session, analysis_id: int) -> tuple[Analysis, dict[str, Any]]:

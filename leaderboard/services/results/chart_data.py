@@ -1,4 +1,4 @@
-"""What an analysis' charts draw for a reader: labelled rows, the p-value matrix, the scale.
+"""What an analysis' charts draw for a reader: labelled rows, the p-value matrix.
 
 The pages and the worker build a chart from the same numbers, so a chart the worker drew when
 the analysis finished is the very file a page later asks for (its key is the hash of them).
@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, undefer
 from leaderboard.models import Analysis
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import PUBLIC, Audience
+from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
@@ -25,12 +26,6 @@ CHARTS = ("measure", "matrix")
 FORMATS = ("svg", "pdf")
 
 
-def scale_of(target: Target, measure: str) -> float:
-    """Return the factor from a measure's stored values to the table's (×100 for percents)."""
-    specs = target.family.measure_specs(target.context())
-    return next((s.scale for s in specs if s.key == measure), 1.0)
-
-
 def matrix(report: dict[str, Any]) -> list[list[float | None]]:
     """Return the adjusted p-values as a runs × runs matrix (upper triangle, table order)."""
     index = {label: i for i, label in enumerate(report["runs"])}
@@ -41,8 +36,8 @@ def matrix(report: dict[str, Any]) -> list[list[float | None]]:
     return grid
 
 
-def measure_rows(report: dict[str, Any], scale: float) -> list[dict[str, Any]]:
-    """Return each tested run's label, value, interval and cluster in table order, on the scale."""
+def measure_rows(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Return each tested run's label, value, interval and cluster in table order."""
     clusters = {label: n for n, group in enumerate(report["clusters"], 1) for label in group}
     rows = []
     for label, run_id in zip(report["runs"], report["run_ids"], strict=True):
@@ -50,8 +45,8 @@ def measure_rows(report: dict[str, Any], scale: float) -> list[dict[str, Any]]:
         rows.append(
             {
                 "label": label,
-                "value": report["values"][str(run_id)] * scale,
-                "interval": [v * scale for v in interval] if interval else None,
+                "value": report["values"][str(run_id)],
+                "interval": list(interval) if interval else None,
                 "cluster": clusters[label],
             }
         )
@@ -84,10 +79,10 @@ def table_labels(
     return {r.run_id: r.label for r in table.rows if r.run_id is not None}
 
 
-def chart_spec(report: dict[str, Any], name: str, scale: float) -> tuple[str, dict[str, Any]]:
+def chart_spec(report: dict[str, Any], name: str) -> tuple[str, dict[str, Any]]:
     """Return the kind and data of one chart of a report as its reader sees it."""
     if name == "measure":
-        return "measure", chart_files.measure_data(measure_rows(report, scale), report["measure"])
+        return "measure", chart_files.measure_data(measure_rows(report), report["measure"])
     return "matrix", chart_files.matrix_data(report["runs"], matrix(report), report["alpha"])
 
 
@@ -100,14 +95,14 @@ def draw_report_charts(
     table names them); a member's own (their team named in an anonymous phase) are drawn when
     first asked.
     """
-    scale = scale_of(target, report["measure"])
+    report = in_table_scale(report, scales_of(target))
     readers = [report]
     if live:
         readers.append(relabel(report, table_labels(session, store, target, PUBLIC)))
     drawn = 0
     for shown in readers:
         for name in CHARTS:
-            kind, data = chart_spec(shown, name, scale)
+            kind, data = chart_spec(shown, name)
             for fmt in FORMATS:
                 chart_files.draw_chart(session, store, kind, fmt, data)
                 drawn += 1

@@ -16,6 +16,7 @@ from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.results.anonymity import PUBLIC, Audience
 from leaderboard.services.results.query_summaries import (
     comparison,
+    in_table_scale,
     per_query_values,
     summarized_revision,
 )
@@ -149,7 +150,7 @@ def run_diagnostics(
         key,
         run_label(session, target, run, audience),
         lower,
-        stored.rows if stored else [],
+        in_table_scale(stored.rows, specs[key].scale) if stored else [],
         stored.runs if stored else 0,
         target.family.unit,
         target.family.unit_plural,

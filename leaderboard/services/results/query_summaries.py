@@ -120,9 +120,26 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:
         for run_id in run_ids:
             if run_id in own:
                 rows = compare(own[run_id], summary, lower_is_better=spec.lower_is_better)
+                rows = in_table_scale(rows, spec.scale)
                 data = chart_data(rows, shown, target)
                 chart_files.draw_chart(session, store, "difference", "svg", data)
     return len(stored)
+
+
+def in_table_scale(rows: list[QueryComparison], factor: float) -> list[QueryComparison]:
+    """Return per-query rows in the table's scale: stored values times the column's factor."""
+    if factor == 1:
+        return rows
+    return [
+        QueryComparison(
+            r.query,
+            r.value * factor,
+            r.median * factor,
+            r.best * factor,
+            r.value * factor - r.median * factor,
+        )
+        for r in rows
+    ]
 
 
 def _summary_of(values: dict[str, Any]) -> dict[str, SummaryRow]:

@@ -1,4 +1,10 @@
-"""Paired significance between the runs of a live table, from the values their scores keep."""
+"""Paired significance between the runs of a live table, from the values their scores keep.
+
+Every number of a report is in the scale the table shows (CQA's MAP in percent): run values,
+differences and intervals are the stored values times the column's factor, and the report says
+so with ``"scale": "table"`` (reports stored before it hold stored-scale numbers, see
+``report_scale``).
+"""
 
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ from leaderboard.scoring.significance import (
 from leaderboard.scoring.significance import intervals as run_intervals
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.results.anonymity import ALL_NAMES
+from leaderboard.services.results.report_scale import TABLE_SCALE
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import load_gold
 from leaderboard.services.tasks.target import Target
@@ -161,6 +168,7 @@ def intervals(
 ) -> dict[str, dict[str, list[float]]]:
     """Return the 95 % bootstrap interval of every run's every resampled measure, by run id."""
     table = source.table
+    scales = {s.key: s.scale for s in target.family.measure_specs(target.context())}
     out: dict[str, dict[str, list[float]]] = {}
     for column in table.columns:
         chosen = table.run_rows(column.key, "all")
@@ -172,7 +180,8 @@ def intervals(
             continue  # a measure that keeps nothing to resample has no interval
         for row, (low, high) in zip(chosen, run_intervals(rows, seed, samples), strict=True):
             if np.isfinite(low) and np.isfinite(high):
-                out.setdefault(str(row.run_id), {})[column.key] = [low, high]
+                shown = [low * scales[column.key], high * scales[column.key]]
+                out.setdefault(str(row.run_id), {})[column.key] = shown
     return out
 
 
@@ -200,6 +209,7 @@ def significance(target: Target, source: Source, request: Request) -> dict[str, 
         keys = ", ".join(c.key for c in table.columns)
         raise InvalidInput(f"{quoted(target.task.slug)} has no measure {quoted(measure)}; {keys}.")
     spec = next(s for s in target.family.measure_specs(target.context()) if s.key == measure)
+    scale = spec.scale
     chosen = in_rank_order(table.run_rows(measure, request.runs), measure, spec.lower_is_better)
     if len(chosen) < 2:
         raise InvalidInput("At least two runs with a value of the measure are needed.")
@@ -223,6 +233,7 @@ def significance(target: Target, source: Source, request: Request) -> dict[str, 
             samples=request.samples,
             tolerance=tolerance,
             per_query=per_query,
+            scale=scale,
         )
     except NotTestable as exc:
         raise InvalidInput(str(exc)) from None
@@ -244,7 +255,8 @@ def significance(target: Target, source: Source, request: Request) -> dict[str, 
         "runs": labels,
         "run_ids": [row.run_id for row in chosen],
         "baselines": [row.label for row in chosen if row.kind == "baseline"],
-        "values": {str(row.run_id): value for row, value in zip(chosen, values, strict=True)},
+        "scale": TABLE_SCALE,
+        "values": {str(r.run_id): v * scale for r, v in zip(chosen, values, strict=True)},
         "pairs": [
             {
                 "a": labels[r.a],

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session, undefer
 
 from leaderboard.models import Analysis
+from leaderboard.services.results.report_scale import in_table_scale
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.tables.model import CLUSTER_RULES, INTERVAL_NOTE, Cell, MeasureSpec, Row, Table
@@ -58,6 +59,8 @@ def annotate(table: Table, report: dict[str, Any], specs: list[MeasureSpec]) -> 
     Clusters hold only for the runs they were computed on: a table ranking other runs (the
     official table without the late ones) gets the intervals, which are per run, but no rules.
     """
+    by_key = {s.key: s for s in specs}
+    report = in_table_scale(report, {s.key: s.scale for s in specs})
     label_ids = dict(zip(report["runs"], report["run_ids"], strict=True))
     ranked = {r.run_id for r in table.run_rows(report["measure"], "ranked")}
     cluster_of: dict[int, int] = {}
@@ -65,7 +68,6 @@ def annotate(table: Table, report: dict[str, Any], specs: list[MeasureSpec]) -> 
         for n, group in enumerate(report["clusters"], 1):
             for label in group:
                 cluster_of[label_ids[label]] = n
-    by_key = {s.key: s for s in specs}
     intervals: dict[str, dict[str, list[float]]] = report.get("intervals", {})
 
     def cell(run_id: int | None, key: str, value: Cell | None) -> Cell | None:
@@ -73,7 +75,7 @@ def annotate(table: Table, report: dict[str, Any], specs: list[MeasureSpec]) -> 
         if value is None or found is None:
             return value
         spec = by_key[key]
-        low, high = found[0] * spec.scale, found[1] * spec.scale
+        low, high = found
         places = spec.display_decimals
         return replace(value, ci=(low, high), ci_display=f"[{low:.{places}f}, {high:.{places}f}]")
 

@@ -35,7 +35,6 @@ from leaderboard.services.results.chart_data import (
     matrix,
     measure_rows,
     relabel,
-    scale_of,
 )
 from leaderboard.services.results.diagnostics import (
     RunDiagnostics,
@@ -47,6 +46,7 @@ from leaderboard.services.results.diagnostics import (
 )
 from leaderboard.services.results.query_summaries import chart_data as chart_data_of
 from leaderboard.services.results.query_summaries import summarized_revision
+from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import METHODS, Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
@@ -93,19 +93,19 @@ def _target(task: str, subtask: str) -> Target:
     return resolve(db(), task, subtask, request.args.get("set") or None)
 
 
-def _chart(report: dict[str, Any], name: str, fmt: str, scale: float) -> Response:
+def _chart(report: dict[str, Any], name: str, fmt: str) -> Response:
     """Return a stored analysis' chart or its numbers, values on the table's scale."""
     if name not in CHARTS or fmt not in MIME:
         abort(404)
     filename = f"{report['task']}-{report['subtask']}-{report['set']}-{name}.{fmt}"
     if fmt != "csv":
-        kind, data = chart_spec(report, name, scale)
+        kind, data = chart_spec(report, name)
         return _stored(kind, fmt, data, filename)
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     if name == "measure":
         writer.writerow(["run", report["measure"], "ci_low", "ci_high", "cluster"])
-        for row in measure_rows(report, scale):
+        for row in measure_rows(report):
             low, high = row["interval"] or ("", "")
             writer.writerow(
                 [csv_safe(row["label"], text=True), row["value"], low, high, row["cluster"]]
@@ -197,13 +197,15 @@ def analysis_context(target: Target, form: AnalysisForm | None = None) -> dict[s
 def _page(target: Target, form: AnalysisForm) -> dict[str, Any]:
     state = status(db(), target)
     report = state.analysis.report if state.analysis is not None else None
+    if report is not None:
+        report = in_table_scale(report, scales_of(target))
     return {
         "target": target,
         "form": form,
         "state": state,
         "report": report,
         "matrix": matrix(report) if report else [],
-        "rows": measure_rows(report, 1.0) if report else [],
+        "rows": measure_rows(report) if report else [],
         "summary": compared(report).capitalize() if report else "",
     }
 
@@ -215,7 +217,8 @@ def organizer_chart(analysis_id: int, name: str, fmt: str) -> ResponseReturnValu
     analysis, report = finished_analysis(db(), analysis_id)
     subtask = analysis.eval_set.subtask
     target = resolve(db(), subtask.task.slug, subtask.slug, analysis.eval_set.slug)
-    return _chart(report, name, fmt, scale_of(target, report["measure"])).make_conditional(request)
+    report = in_table_scale(report, scales_of(target))
+    return _chart(report, name, fmt).make_conditional(request)
 
 
 @bp.route("/tasks/<task>/<subtask>/analysis/<name>.<fmt>")
@@ -240,12 +243,11 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
             if view == "official"
             else "No analysis of the current results yet."
         )
-    scale = scale_of(target, report["measure"])
     if view != "official":
         # Runs are named as this reader's table names them (anonymous phases hide teams); the
         # official view names them as frozen, as the official table does.
         report = relabel(report, live_labels(target, audience_for(viewer())))
-    return remember(key, _chart(report, name, fmt, scale)).make_conditional(request)
+    return remember(key, _chart(report, name, fmt)).make_conditional(request)
 
 
 @bp.route("/tasks/<task>/<subtask>/progress.<fmt>")

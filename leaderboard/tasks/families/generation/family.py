@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 import numpy as np
@@ -13,6 +13,8 @@ from leaderboard.formats.issues import MAX_KEPT_ERRORS, Issue
 from leaderboard.scoring.generation import (
     GENERATION_REGISTRY,
     GenerationOptions,
+    check_option,
+    default_tokenizer,
     measure_arguments,
     merge_tables,
     parse_measure,
@@ -84,7 +86,30 @@ def options_of(
             parse_options(table)
         except ValueError as exc:
             raise DefinitionError(where, str(exc)) from None
-    return parse_options(merge_tables(*(table for _, table in levels)))
+    options = parse_options(merge_tables(*(table for _, table in levels)))
+    language = evaluation_set.options.get("target_language") if evaluation_set else None
+    if not isinstance(language, str) or not language:
+        return options
+    options = replace(options, target_language=language)
+    default = default_tokenizer(language)
+    if options.tokenize is None and default != "13a":
+        # sacrebleu picks BLEU's tokenizer by target language; MeCab's need their packages.
+        for key in subtask.measures:
+            try:
+                name, arguments = measure_arguments(key, options)
+            except ValueError:
+                continue  # an unknown or wrong measure is refused with its own message
+            if name != "BLEU" or arguments["tokenize"] != default:
+                continue
+            try:
+                check_option("tokenize", default)
+            except ValueError as exc:
+                raise DefinitionError(
+                    "sacrebleu",
+                    f"sacrebleu's BLEU tokenizer for target language {language!r} is "
+                    f"{default!r}; {exc}; state tokenize in the sacrebleu table to use another",
+                ) from None
+    return options
 
 
 def too_long(hypotheses: list[str], gold: GenerationGold) -> list[Issue]:

@@ -40,6 +40,9 @@ def sees_hidden(user: User | None) -> bool:
 
 def is_hidden(session: Session, slug: str) -> bool:
     """Return whether a task of this slug exists and is hidden."""
+    # A name that cannot be a slug (a NUL byte, which PostgreSQL refuses) names no task.
+    if not slug_like(slug):
+        return False
     return bool(session.scalar(select(Task.hidden).where(Task.slug == slug)))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -40,6 +41,16 @@ def sign_flip_p(a: np.ndarray, b: np.ndarray, samples: int, seed: int) -> float:
     return float((np.count_nonzero(null >= abs(d.mean()) - 1e-9) + 1) / (samples + 1))
 
 
+def map_per_question(app: Flask) -> dict[int, Any]:
+    """Return each run's current per-question AP values (of MAP), by run id."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        scores = session.scalars(
+            select(Score).where(Score.measure == "MAP", Score.current)
+            .options(undefer(Score.per_query))
+        ).all()  # fmt: skip
+        return {s.run_id: s.per_query for s in scores}
+
+
 def test_subtask_a_primaries_on_map(app: Flask, runner: FlaskCliRunner) -> None:
     submissions = shared_path("semeval2016-task3", "submissions")
     result = invoke(runner, "import-runs", "semeval2016-task3", "A", "--lenient", str(submissions))
@@ -55,12 +66,7 @@ def test_subtask_a_primaries_on_map(app: Flask, runner: FlaskCliRunner) -> None:
     assert runs[0] == "Kelp-primary"  # the official winner, 79.19 MAP
     assert all("primary" in label or "Baseline" in label for label in runs)
 
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        scores = session.scalars(
-            select(Score).where(Score.measure == "MAP", Score.current)
-            .options(undefer(Score.per_query))
-        ).all()  # fmt: skip
-        per_run = {s.run_id: s.per_query for s in scores}
+    per_run = map_per_question(app)
     by_label = dict(zip(runs, (per_run[i] for i in report["run_ids"]), strict=True))
     questions = list(by_label[runs[0]])
     assert len(questions) == 327
@@ -150,12 +156,7 @@ def test_every_method_reports_in_the_tables_scale(app: Flask, runner: FlaskCliRu
         assert shown.startswith("1.53") and shown in result.output, fmt
 
     # The Wilcoxon test ranks the per-question differences to 12 significant digits.
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        scores = session.scalars(
-            select(Score).where(Score.measure == "MAP", Score.current)
-            .options(undefer(Score.per_query))
-        ).all()  # fmt: skip
-        per_run = {s.run_id: s.per_query for s in scores}
+    per_run = map_per_question(app)
     ids = dict(zip(reports["wilcoxon"]["runs"], reports["wilcoxon"]["run_ids"], strict=True))
     kelp, convkn = per_run[ids["Kelp-primary"]], per_run[ids["ConvKN-primary"]]
     raw = np.array([kelp[q] - convkn[q] for q in kelp])

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.util import identity_key
 
 from leaderboard.private_files import create_private_file, sqlite_file
+from leaderboard.unit_of_work import unit_of
 
 
 def make_engine(url: str) -> Engine:
@@ -51,12 +52,8 @@ def make_sessionmaker(engine: Engine, info: dict[str, Any] | None = None) -> ses
 @contextmanager
 def transaction(session: Session) -> Iterator[Session]:
     """Commit the block's work when it ends; roll all of it back if it raises, and re-raise."""
-    try:
+    with unit_of(session):
         yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
 
 
 Row = TypeVar("Row")

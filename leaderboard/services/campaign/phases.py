@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import bindparam, event, select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -25,6 +25,7 @@ from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import results_released
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import NameMode, RunKind, RunStatus
+from leaderboard.unit_of_work import unit_of
 
 
 def show_time(value: datetime, zone: str = "UTC") -> str:
@@ -79,20 +80,13 @@ def phases_of(session: Session, subtask: Subtask) -> list[Phase]:
     An upload asks twice (may it be accepted, are its scores hidden); the answer is kept until
     the session next flushes or ends its transaction, so the second asking costs no query.
     """
-    memo: dict[int, list[Phase]] = session.info.setdefault(_MEMO, {})
+    memo: dict[int, list[Phase]] = unit_of(session).cache.setdefault(_MEMO, {})
     if subtask.id not in memo:
         rows = session.scalars(_PHASES, {"subtask_id": subtask.id}).all()
         memo[subtask.id] = sorted(
             rows, key=lambda p: (p.starts_at is not None, p.starts_at or p.created_at, p.id)
         )
     return list(memo[subtask.id])
-
-
-@event.listens_for(Session, "after_flush")
-@event.listens_for(Session, "after_transaction_end")
-def _forget_phases(session: Session, *_args: object) -> None:
-    """Drop the remembered phases whenever what the session sees may have changed."""
-    session.info.pop(_MEMO, None)
 
 
 P = ParamSpec("P")

@@ -197,20 +197,22 @@ def freeze_cmd(
     from leaderboard.services.campaign.frozen_analysis import describe_analysis
     from leaderboard.services.results.chart_data import draw_report_charts
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import unit_of
 
     with common.session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
-            snapshot = freeze(
-                session,
-                common.store(),
-                common.settings(),
-                target,
-                actor=common.actor(),
-                now=common.now(),
-                before_deadline=before_deadline,
-                supersede=reason if supersede else None,
-            )
+            with unit_of(session):
+                snapshot = freeze(
+                    session,
+                    common.store(),
+                    common.settings(),
+                    target,
+                    actor=common.actor(),
+                    now=common.now(),
+                    before_deadline=before_deadline,
+                    supersede=reason if supersede else None,
+                )
         except DeadlineAhead as exc:
             common.fail(f"{exc.message} To freeze before it, add --before-deadline.")
         except DomainError as exc:

@@ -243,9 +243,8 @@ def _run(
             # The deadline is checked again as the worker runs the job.
             before_deadline=job.before_deadline,
             checked_at=clock(),
-            supersede=job.supersede_reason,
             # Committed with the job's row, and only while the job is still this worker's.
-            commit=False,
+            supersede=job.supersede_reason,
         )
         report = snapshot.manifest["analysis"]
         # The job row says how the frozen table was analysed, not the defaults it was queued with.
@@ -266,7 +265,6 @@ def _run(
             target,
             actor=job.requested_by,
             reason=f"job {job.id}",
-            commit=False,
         )
         values["report"] = {
             "rescored": rescored.rescored,

@@ -52,6 +52,7 @@ from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.tables.exports import csv_safe
 from leaderboard.tables.model import official_key
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import options
@@ -123,7 +124,8 @@ def _find_or_ask(kind: str, fmt: str, data: dict[str, Any]) -> chart_files.Store
     """Return the stored chart of ``data``; if there is none, ask the worker to draw it."""
     found = chart_files.find_chart(db(), store(), kind, fmt, data)
     if found is None:
-        chart_files.request_chart(db(), kind, fmt, data)
+        with unit_of(db()) as unit:
+            chart_files.request_chart(unit.session, kind, fmt, data)
     return found
 
 

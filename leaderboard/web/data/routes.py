@@ -50,5 +50,6 @@ def accept(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     target = resolve(db(), task, subtask)
     # Checks the file and the user's right to it first: accepting gives access to nothing else.
     download(db(), target.subtask, file_id, _user(), now())
-    accept_terms(db(), _user(), target.task, now())
+    with unit_of(db()) as unit:
+        accept_terms(unit.session, _user(), target.task, now())
     return redirect(url_for("data.download_file", task=task, subtask=subtask, file_id=file_id))

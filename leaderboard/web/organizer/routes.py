@@ -53,6 +53,7 @@ from leaderboard.services.tasks.gold import (
 )
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import JobPurpose
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.analysis.routes import analysis_context
 from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now, settings, store
@@ -558,17 +559,18 @@ def add_data(task: str, subtask: str) -> ResponseReturnValue:
     upload = request.files.get("file")
     if upload is None or not upload.filename:
         raise InvalidInput("Choose the file participants should download.")
-    data = add_data_file(
-        db(),
-        store(),
-        target.subtask,
-        form.phase.data or "",
-        upload.stream,
-        upload.filename,
-        title=form.title.data or "",
-        actor=_actor(),
-        now=now(),
-    )
+    with unit_of(db()) as unit:
+        data = add_data_file(
+            unit.session,
+            store(),
+            target.subtask,
+            form.phase.data or "",
+            upload.stream,
+            upload.filename,
+            title=form.title.data or "",
+            actor=_actor(),
+            now=now(),
+        )
     flash(f"Data file {data.filename} added to phase {form.phase.data}.", "info")
     return _back(task, subtask)
 
@@ -578,9 +580,10 @@ def add_data(task: str, subtask: str) -> ResponseReturnValue:
 def delete_data(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     """Remove a data file from its phase."""
     _confirmed()
-    gone = delete_data_file(
-        db(), resolve(db(), task, subtask).subtask, file_id, actor=_actor(), now=now()
-    )
+    with unit_of(db()) as unit:
+        gone = delete_data_file(
+            unit.session, resolve(db(), task, subtask).subtask, file_id, actor=_actor(), now=now()
+        )
     flash(f"Data file {gone.filename} deleted.", "info")
     return _back(task, subtask)
 

@@ -95,6 +95,7 @@ def phase_cmd(
         upsert_phase,
     )
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import unit_of
 
     if delete:
         given = (start, end, late, corrections, results, names, diagnostics, release_at)
@@ -108,9 +109,10 @@ def phase_cmd(
         with common.session() as session:
             try:
                 target = resolve(session, task, subtask)
-                delete_phase(
-                    session, target.subtask, task, name, actor=common.actor(), now=common.now()
-                )
+                with unit_of(session):
+                    delete_phase(
+                        session, target.subtask, task, name, actor=common.actor(), now=common.now()
+                    )
             except DomainError as exc:
                 common.fail(exc.message)
         click.echo(f"Deleted phase {name.strip()} of {task} {subtask}; its runs stay, in no phase.")
@@ -133,9 +135,10 @@ def phase_cmd(
     with common.session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
-            phase = upsert_phase(
-                session, target, name, change, actor=common.actor(), now=common.now()
-            )
+            with unit_of(session):
+                phase = upsert_phase(
+                    session, target, name, change, actor=common.actor(), now=common.now()
+                )
         except DomainError as exc:
             common.fail(exc.message)
         window = " to ".join(

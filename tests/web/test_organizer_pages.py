@@ -263,6 +263,7 @@ def test_forms_without_csrf_are_refused(org: FlaskClient) -> None:
 def test_upload_page_shows_phase_deadline_and_quota(org_app: Flask) -> None:
     from leaderboard.services.campaign.phases import PhaseChange, upsert_phase
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import unit_of
 
     ext = org_app.extensions["leaderboard"]
     with ext["sessionmaker"]() as session:
@@ -274,9 +275,10 @@ def test_upload_page_shows_phase_deadline_and_quota(org_app: Flask) -> None:
             daily_quota=5,
             total_quota=20,
         )
-        upsert_phase(
-            session, target, "test", change, actor="test", now=datetime(2016, 1, 1, tzinfo=UTC)
-        )
+        with unit_of(session):
+            upsert_phase(
+                session, target, "test", change, actor="test", now=datetime(2016, 1, 1, tzinfo=UTC)
+            )
     make_participant(org_app, "Aurora", "alice@example.org")
     alice = org_app.test_client()
     login(alice, "alice@example.org", "correct horse battery")

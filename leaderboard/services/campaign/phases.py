@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from sqlalchemy import bindparam, select, update
@@ -19,7 +17,7 @@ from leaderboard.db import transaction
 from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.common.audit import record
-from leaderboard.services.common.errors import Conflict, DomainError, InvalidInput, NotFound
+from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import results_released
@@ -89,27 +87,6 @@ def phases_of(session: Session, subtask: Subtask) -> list[Phase]:
     return list(memo[subtask.id])
 
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _undone_on_refusal(
-    fn: Callable[Concatenate[Session, P], R],
-) -> Callable[Concatenate[Session, P], R]:
-    """Roll the session back when the change is refused, so the caller sees nothing of it."""
-
-    @functools.wraps(fn)
-    def wrapper(session: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return fn(session, *args, **kwargs)
-        except DomainError:
-            session.rollback()
-            raise
-
-    return wrapper
-
-
-@_undone_on_refusal
 def upsert_phase(
     session: Session, target: Target, name: str, change: PhaseChange, *, actor: str, now: datetime
 ) -> Phase:
@@ -199,7 +176,6 @@ def upsert_phase(
     if released:
         # Queued in this transaction: the mails go once the release is committed.
         results_released(session, phase)
-    session.commit()
     return phase
 
 
@@ -402,7 +378,6 @@ def delete_phase(
         set=set_slug,
         runs=runs.rowcount,  # type: ignore[attr-defined]
     )
-    session.commit()
 
 
 def _periods(phase: Phase, now: datetime) -> list[tuple[str, int, str]]:

@@ -303,7 +303,10 @@ def _save_zoned(base: Target, form: PhaseForm) -> ResponseReturnValue:
         release_at = read(release, form.release_at_was.data, "The release time")
         target = resolve(db(), task, subtask, form.eval_set.data)
         change = _change(form, start, end, release_at)
-        saved = upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
+        with unit_of(db()) as unit:
+            saved = upsert_phase(
+                unit.session, target, form.name.data or "", change, actor=_actor(), now=now()
+            )
     except DomainError as exc:
         return _phase_form_page(base, form, shown, error=exc.message), exc.status
     flash(f"Phase {saved.name} saved.", "info")
@@ -348,7 +351,8 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
         return _page(base, phase_form=form), 400
     target = resolve(db(), task, subtask, form.eval_set.data)
     change = _change(form, start, end, release_at)
-    upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
+    with unit_of(db()) as unit:
+        upsert_phase(unit.session, target, form.name.data or "", change, actor=_actor(), now=now())
     flash(f"Phase {form.name.data} saved.", "info")
     return _back(task, subtask)
 
@@ -360,7 +364,8 @@ def delete_phase_view(task: str, subtask: str) -> ResponseReturnValue:
     _confirmed()
     target = resolve(db(), task, subtask)
     name = request.form.get("name", "")
-    delete_phase(db(), target.subtask, task, name, actor=_actor(), now=now())
+    with unit_of(db()) as unit:
+        delete_phase(unit.session, target.subtask, task, name, actor=_actor(), now=now())
     flash(f"Phase {name} deleted.", "info")
     return _back(task, subtask)
 

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.util import identity_key
 
 from leaderboard.private_files import create_private_file, sqlite_file
-from leaderboard.unit_of_work import unit_of
+from leaderboard.unit_of_work import unit_of, watch
 
 
 def make_engine(url: str) -> Engine:
@@ -46,7 +46,9 @@ def make_engine(url: str) -> Engine:
 
 def make_sessionmaker(engine: Engine, info: dict[str, Any] | None = None) -> sessionmaker[Session]:
     """Return the session factory used by the web app and the CLI; ``info`` goes to each session."""
-    return sessionmaker(bind=engine, expire_on_commit=False, info=info or {})
+    factory = sessionmaker(bind=engine, expire_on_commit=False, info=info or {})
+    watch(factory)
+    return factory
 
 
 @contextmanager

@@ -8,18 +8,23 @@ import pytest
 from sqlalchemy import Column, Integer, MetaData, Table, create_engine, func, select
 from sqlalchemy.orm import Session
 
+from leaderboard.db import make_sessionmaker
 from leaderboard.unit_of_work import opened, unit_of
 
 _METADATA = MetaData()
 _ROWS = Table("rows", _METADATA, Column("id", Integer, primary_key=True))
 
 
-@pytest.fixture
-def session() -> Iterator[Session]:
-    """Return a session on a new in-memory database with one table."""
+@pytest.fixture(params=["factory", "plain"])
+def session(request: pytest.FixtureRequest) -> Iterator[Session]:
+    """Return a session on a new in-memory database with one table.
+
+    Of the project's factory (its units follow the factory's events) or a plain one (its unit
+    listens to the session itself).
+    """
     engine = create_engine("sqlite://")
     _METADATA.create_all(engine)
-    with Session(engine) as s:
+    with make_sessionmaker(engine)() if request.param == "factory" else Session(engine) as s:
         yield s
     engine.dispose()
 

@@ -307,9 +307,7 @@ def create_own_token(session: Session, user: User, name: str) -> str:
     """Create a named API token for the user themself and return it (shown once)."""
     if not name.strip():
         raise InvalidInput("Give the token a name (e.g. the machine or script that uses it).")
-    token = _new_token(session, user, name, actor=user.email)
-    session.commit()
-    return token
+    return _new_token(session, user, name, actor=user.email)
 
 
 def tokens_of(session: Session, user: User) -> list[ApiToken]:
@@ -331,7 +329,6 @@ def revoke_own_token(session: Session, user: User, token_id: int) -> ApiToken:
     if row.revoked_at is None:
         row.revoked_at = utcnow()
         record(session, user.email, "revoke-token", email=user.email, name=row.name)
-        session.commit()
     return row
 
 

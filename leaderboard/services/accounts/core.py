@@ -205,7 +205,6 @@ def set_password(session: Session, email: str, password: str, *, actor: str = "c
     _bump_generation(session, user.id)
     revoke_all_tokens(session, user.id)
     record(session, actor, "set-password", email=user.email)
-    session.commit()
 
 
 def _bump_generation(session: Session, user_id: int) -> None:
@@ -418,5 +417,4 @@ def revoke_tokens(session: Session, email: str, *, actor: str = "cli") -> int:
     for row in rows:
         row.revoked_at = utcnow()
     record(session, actor, "revoke-tokens", email=user.email, count=len(rows))
-    session.commit()
     return len(rows)

@@ -36,6 +36,7 @@ from leaderboard.services.common import settings as site
 from leaderboard.services.common.errors import DomainError
 from leaderboard.services.common.mail import Transport
 from leaderboard.services.common.throttle import TooManyAttempts, claim_request
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.account.forms import (
     EmailForm,
     NewPasswordForm,
@@ -189,7 +190,8 @@ def verify_page(token: str) -> ResponseReturnValue:
         )
     if request.method == "POST":
         # The global CSRF check ran already; the confirm button carries the token.
-        verify(session, payload, now())
+        with unit_of(session):
+            verify(session, payload, now())
         flash("Your e-mail address is confirmed. Log in to continue.", "info")
         return redirect(login_link)
     return render_template("account/verify.html", email=user.email, form=ConfirmForm())
@@ -265,7 +267,8 @@ def reset(token: str) -> ResponseReturnValue:
             request.method
         )
     try:
-        reset_password(session, payload, form.password.data or "", now())
+        with unit_of(session):
+            reset_password(session, payload, form.password.data or "", now())
     except DomainError as exc:
         return render_template(
             "account/reset.html", form=form, email=user.email, form_error=exc.message

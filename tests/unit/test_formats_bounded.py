@@ -8,7 +8,7 @@ import io
 import numpy as np
 import pytest
 
-from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused
+from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused, stream_size
 from leaderboard.formats.issues import Issue, IssueLog, summarise
 
 TEXT = b"".join(b"line %d\n" % i for i in range(1000))
@@ -156,3 +156,10 @@ def test_summarise_counts_errors_that_were_not_kept() -> None:
     assert shown[-1].message == "… and 975 more errors."
     assert summarise(errors[:2], 25, unlisted=1)[-1].message == "… and 1 more error."
     assert summarise(errors[:2], 25) == errors[:2]
+
+
+def test_stream_size_counts_every_byte_and_rewinds() -> None:
+    stream = io.BytesIO(TEXT)
+    stream.read(10)
+    assert stream_size(stream) == len(TEXT)
+    assert stream.tell() == 0

@@ -6,6 +6,7 @@ from typing import IO
 
 from flask import request
 
+from leaderboard.formats.bounded import stream_size
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.runs.core import Upload
 from leaderboard.services.tasks.target import Target
@@ -18,13 +19,6 @@ def upload_fields(target: Target) -> list[tuple[str, str]]:
     return [(f.name, f.label) for f in target.family.upload_fields(ctx)]
 
 
-def _size(stream: IO[bytes]) -> int:
-    stream.seek(0, 2)
-    size = stream.tell()
-    stream.seek(0)
-    return size
-
-
 def collect_upload(target: Target) -> Upload:
     """Return the request's run files; large ones stay spooled on disk by the web server."""
     files: dict[str, IO[bytes]] = {}
@@ -32,7 +26,7 @@ def collect_upload(target: Target) -> Upload:
     for name, _label in upload_fields(target):
         f = request.files.get(name)
         # A browser sends an empty part with no file name for a file input left blank.
-        if f is None or (not f.filename and not _size(f.stream)):
+        if f is None or (not f.filename and not stream_size(f.stream)):
             continue
         files[name] = f.stream
         names[name] = f.filename or ""

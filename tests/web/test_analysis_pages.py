@@ -12,13 +12,14 @@ from flask.testing import FlaskCliRunner
 
 from tests.conftest import csrf_from, login
 from tests.dispatch import draw_asked, work_off
+from tests.helpers.cli import invoke
+from tests.helpers.sentiment import PATH, SENTIMENT
 from tests.runs import api_upload, make_organizer, open_phase, token_for
-from tests.web.test_significance_cli import PATH, SENTIMENT, hosted, invoke  # noqa: F401
 
 PAGE = "/organizer/tasks/example-sentiment/A/analysis"
 
 
-def test_queue_compute_show_and_outdate(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+def test_queue_compute_show_and_outdate(app: Flask, hosted: FlaskCliRunner) -> None:
     make_organizer(app, "org@example.org")
     org = app.test_client()
     login(org, "org@example.org", "organizer password")
@@ -66,7 +67,7 @@ def test_queue_compute_show_and_outdate(app: Flask, hosted: FlaskCliRunner) -> N
     assert public.get("/tasks/example-sentiment/A/analysis/measure.svg").status_code == 404
 
 
-def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> None:
     alice = app.test_client()
     login(alice, "alice@example.org", "correct horse battery")
     run_id = 1  # alice's oracle run, the first upload
@@ -127,7 +128,7 @@ def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> Non
     assert app.test_client().get(f"/runs/{run_id}/queries").status_code == 404
 
 
-def test_public_diagnostics_is_a_phase_option(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+def test_public_diagnostics_is_a_phase_option(app: Flask, hosted: FlaskCliRunner) -> None:
     anonymous = app.test_client()
     assert anonymous.get("/runs/2/queries").status_code == 404
     result = hosted.invoke(
@@ -161,7 +162,7 @@ def test_public_diagnostics_is_a_phase_option(app: Flask, hosted: FlaskCliRunner
 
 def test_the_table_takes_clusters_and_intervals_of_the_current_analysis(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
     tmp_path,  # type: ignore[no-untyped-def]
 ) -> None:
     from tests.security import compile_latex
@@ -223,7 +224,7 @@ def test_the_table_takes_clusters_and_intervals_of_the_current_analysis(
 
 def test_the_subtask_page_queues_and_shows_the_p_value_matrix(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     make_organizer(app, "org@example.org")
     org = app.test_client()
@@ -242,7 +243,7 @@ def test_the_subtask_page_queues_and_shows_the_p_value_matrix(
 
 def test_a_title_starting_with_its_label_is_not_labelled_twice(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     # The definition's subtask title is "Subtask A: message polarity".
     public = app.test_client()

@@ -21,8 +21,8 @@ from sqlalchemy import func, select
 
 from leaderboard.cli import leaderboard_group
 from leaderboard.models import GoldFile, Task
+from tests.helpers.item_tasks import check_exports, pairs, table
 from tests.runs import api_upload, make_participant, open_task, token_for
-from tests.web.test_item_families import check_exports, pairs, table
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
 DEFINITION = EXAMPLE / "task-weighted.toml"

@@ -11,13 +11,13 @@ from sqlalchemy import select
 
 from leaderboard.clock import FixedClock
 from leaderboard.models import NotificationOptOut, User
-from leaderboard.services.common import mail
 from leaderboard.services.notify.core import KINDS, notify
 from tests.accounts import BASE
 from tests.conftest import AppFactory, csrf_from, login
+from tests.helpers.queued_mail import queued, recipients
+from tests.helpers.teams import loose_participant
 from tests.runs import make_participant
 from tests.smtp import MailServer
-from tests.web.test_teams import loose_participant
 
 PASSWORD = "correct horse battery"
 CHECKBOXES = (
@@ -27,21 +27,6 @@ CHECKBOXES = (
     "notify_rejected_api",
     "notify_organizer_messages",
 )
-
-
-def queued(app: Flask, clear: bool = True) -> list[EmailMessage]:
-    """Return the notification mails queued so far (and forget them)."""
-    dispatcher = app.extensions["leaderboard"]["dispatcher"]
-    mails = [mail.parse(text) for text in dispatcher.mails]
-    if clear:
-        dispatcher.sent.clear()
-        dispatcher.mails.clear()
-    return mails
-
-
-def recipients(app: Flask) -> list[str]:
-    """Return the addresses of the mails queued so far, sorted (and forget them)."""
-    return sorted(str(m["To"]) for m in queued(app))
 
 
 def unsubscribe_path(message: EmailMessage) -> str:

@@ -17,8 +17,8 @@ from leaderboard.models import Team, team_name_key
 from leaderboard.services.accounts import core as accounts
 from leaderboard.services.common.errors import Conflict
 from leaderboard.services.teams import admin as team_admin
+from tests.helpers.teams import client_of, create, loose_participant, post
 from tests.runs import make_organizer, make_participant
-from tests.web.test_teams import client_of, create, loose_participant, post
 
 T3 = "semeval2016-task3"
 #: Names that are "Borealis" for a reader: case, full width, a ligature-free compatibility

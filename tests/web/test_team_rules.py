@@ -14,8 +14,8 @@ from leaderboard.services.common import settings
 from leaderboard.services.common.errors import Conflict, Forbidden, InvalidInput, NotFound
 from leaderboard.services.teams import admin as team_admin
 from leaderboard.services.teams import members as teams
+from tests.helpers.teams import loose_participant
 from tests.runs import make_organizer, make_participant
-from tests.web.test_teams import loose_participant
 
 
 def user(session: Session, email: str) -> User:

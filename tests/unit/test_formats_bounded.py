@@ -45,7 +45,10 @@ def test_damaged_gzip_is_refused_with_a_message(data: bytes, expected: str) -> N
 
 
 def test_too_many_bytes_is_refused_naming_the_limit_and_the_reason() -> None:
-    with pytest.raises(InputRefused) as caught:
+    with pytest.raises(
+        InputRefused,
+        match=r"headlines: the file is larger than 100 bytes; a run has 7 lines\. Nothing was stored\.",
+    ) as caught:
         read(
             TEXT,
             max_bytes=100,
@@ -89,7 +92,9 @@ def test_readinto_fills_a_numpy_buffer_and_seek_zero_starts_over() -> None:
     assert reader.lines_read == 0  # lines are counted only when bounded
     assert reader.seek(0) == 0
     assert reader.read(4) == TEXT[:4]
-    with pytest.raises(io.UnsupportedOperation):
+    with pytest.raises(
+        io.UnsupportedOperation, match="a bounded upload can only be rewound to its start"
+    ):
         reader.seek(5)
 
 

@@ -166,7 +166,7 @@ def test_a_frozen_ranking_is_superseded_from_the_command_line(
     # The superseded row was never written: the database still refuses any change to it.
     with (
         app.extensions["leaderboard"]["engine"].connect() as conn,
-        pytest.raises((IntegrityError, DBAPIError)),
+        pytest.raises((IntegrityError, DBAPIError), match="frozen tables are immutable"),
     ):
         conn.execute(text("UPDATE frozen_tables SET frozen_by = 'mallory' WHERE version = 1"))
         conn.commit()
@@ -315,7 +315,10 @@ def test_the_migration_keeps_frozen_tables_immutable_as_version_1(empty_database
         "UPDATE frozen_tables SET frozen_by = 'mallory'",
         "DELETE FROM frozen_tables",
     ):
-        with engine.connect() as conn, pytest.raises((IntegrityError, DBAPIError)):
+        with (
+            engine.connect() as conn,
+            pytest.raises((IntegrityError, DBAPIError), match="frozen tables are immutable"),
+        ):
             conn.execute(text(statement))
             conn.commit()
     engine.dispose()

@@ -16,6 +16,7 @@ from tests.accounts import BASE
 from tests.conftest import AppFactory, csrf_from, login
 from tests.helpers.queued_mail import queued, recipients
 from tests.helpers.teams import loose_participant
+from tests.helpers.uploads import form_upload
 from tests.runs import make_participant
 from tests.smtp import MailServer
 
@@ -311,7 +312,6 @@ def test_a_run_refused_through_the_api_mails_its_uploader_the_verdict(world: Fla
 
 def test_a_run_refused_on_the_web_form_or_accepted_sends_nothing(world: Flask) -> None:
     from tests.runs import GOLD_TEST_A, api_upload, constant_run, token_for
-    from tests.web.test_upload_flows import form_upload
 
     client = world.test_client()
     login(client, "amy@example.org", PASSWORD)

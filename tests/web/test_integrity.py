@@ -71,7 +71,7 @@ def test_database_refuses_two_active_runs_in_one_slot(app: Flask) -> None:
             active_key=run.active_key,
         )
         session.add(clone)
-        with pytest.raises(IntegrityError):
+        with pytest.raises(IntegrityError, match=r"runs\.active_key|uq_runs_active_key"):
             session.commit()
 
 

@@ -14,9 +14,9 @@ from wtforms import HiddenField, SelectField, StringField, TextAreaField
 from leaderboard.services.common.errors import DomainError
 from leaderboard.services.notify.messages import AUDIENCES, Message, prepare, send_message
 from leaderboard.services.tasks.catalog import list_tasks
-from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now
 from leaderboard.web.common.forms import options
+from leaderboard.web.common.guards import organizer_required
 
 bp = Blueprint("organizer_messages", __name__, url_prefix="/organizer/messages")
 

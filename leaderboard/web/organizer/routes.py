@@ -53,8 +53,7 @@ from leaderboard.services.tasks.gold import (
 )
 from leaderboard.services.tasks.target import Target
 from leaderboard.states import JobPurpose
-from leaderboard.web.analysis.routes import analysis_context
-from leaderboard.web.auth.routes import organizer_required
+from leaderboard.web.analysis.context import analysis_context
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.forms import (
     ConfirmForm,
@@ -65,6 +64,7 @@ from leaderboard.web.common.forms import (
     import_modes,
     options,
 )
+from leaderboard.web.common.guards import organizer_required
 from leaderboard.web.common.uploads import collect_upload, upload_fields
 
 bp = Blueprint("organizer", __name__, url_prefix="/organizer")

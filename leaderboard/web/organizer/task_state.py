@@ -9,9 +9,9 @@ from flask_login import current_user
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.tasks.deletion import delete_task
 from leaderboard.services.tasks.hiding import set_hidden
-from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now
 from leaderboard.web.common.forms import ConfirmForm
+from leaderboard.web.common.guards import organizer_required
 
 bp = Blueprint("organizer_task_state", __name__, url_prefix="/organizer/tasks")
 

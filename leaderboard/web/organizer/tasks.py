@@ -11,9 +11,9 @@ from flask_login import current_user
 from leaderboard.services.tasks import upload as uploads
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.upload import TaskRefused, UploadedFile
-from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.forms import ConfirmForm
+from leaderboard.web.common.guards import organizer_required
 
 bp = Blueprint("organizer_tasks", __name__, url_prefix="/organizer/tasks")
 

@@ -10,7 +10,6 @@ from leaderboard.services.accounts.core import create_team, find_team
 from leaderboard.services.common import settings as site_settings
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.teams import admin as team_admin
-from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import (
     AddMemberForm,
@@ -19,6 +18,7 @@ from leaderboard.web.common.forms import (
     NewTeamForm,
     RenameTeamForm,
 )
+from leaderboard.web.common.guards import organizer_required
 
 bp = Blueprint("organizer_teams", __name__, url_prefix="/organizer/teams")
 

@@ -27,9 +27,9 @@ from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.forms import ConfirmForm, UploadForm, options
 from leaderboard.web.common.hidden_notice import seen_hidden
+from leaderboard.web.common.live_results import live_rank_texts
 from leaderboard.web.common.present import run_notes, score_lines
 from leaderboard.web.common.uploads import collect_upload, upload_fields
-from leaderboard.web.public.routes import live_rank_texts
 
 bp = Blueprint("participant", __name__)
 #: The answer to an account without a team (a new sign-up) on a team's pages.

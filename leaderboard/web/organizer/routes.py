@@ -66,6 +66,7 @@ from leaderboard.web.common.forms import (
 )
 from leaderboard.web.common.guards import organizer_required
 from leaderboard.web.common.uploads import collect_upload, upload_fields
+from leaderboard.web.organizer.job_states import set_jobs
 
 bp = Blueprint("organizer", __name__, url_prefix="/organizer")
 
@@ -137,10 +138,13 @@ def _page(target: Target, **extra: Any) -> str:
         if snap is not None
     }
     jobs = {
-        slug: {
-            p: latest_job(session, t, p)
-            for p in (JobPurpose.FREEZE, JobPurpose.VERIFY, JobPurpose.RESCORE)
-        }
+        slug: set_jobs(
+            {
+                p: latest_job(session, t, p)
+                for p in (JobPurpose.FREEZE, JobPurpose.VERIFY, JobPurpose.RESCORE)
+            },
+            frozen=frozen[slug] is not None,
+        )
         for slug, t in targets.items()
     }
     deadlines = {slug: deadline_ahead(session, t, now()) for slug, t in targets.items()}

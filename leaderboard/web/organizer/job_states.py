@@ -7,7 +7,7 @@ decided here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 from leaderboard.models import Analysis
@@ -24,13 +24,6 @@ VERIFY_CLASSES: dict[State, str] = {
     "done": "ok",
     "differs": "failed",
 }
-#: The campaign actions of a set, in page order: (action, button label, endpoint).
-ACTIONS = (
-    ("baselines", "Generate baselines", "organizer.baselines"),
-    ("rescore", "Re-score all runs", "organizer.rescore"),
-    ("freeze", "Freeze official ranking", "organizer.freeze_set"),
-    ("verify", "Verify frozen ranking", "organizer.verify_set"),
-)
 
 
 @dataclass(frozen=True)
@@ -42,29 +35,21 @@ class Action:
     endpoint: str
 
 
+#: The campaign actions of a set, in page order.
+ACTIONS = (
+    Action("baselines", "Generate baselines", "organizer.baselines"),
+    Action("rescore", "Re-score all runs", "organizer.rescore"),
+    Action("freeze", "Freeze official ranking", "organizer.freeze_set"),
+    Action("verify", "Verify frozen ranking", "organizer.verify_set"),
+)
+
+
 @dataclass(frozen=True)
 class JobNote:
     """One job as the page words it: its row (id, times, error) and which sentence it gets."""
 
     job: Analysis
     state: State
-
-
-@dataclass(frozen=True)
-class Rescored:
-    """A finished re-score: how many runs it scored again, and each it could not ("run 5: ...")."""
-
-    count: int
-    failures: list[str] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Verified:
-    """A finished verification: the rows checked, the versions (when several), the differences."""
-
-    checked_runs: int
-    versions: int | None
-    differences: list[str]
 
 
 @dataclass(frozen=True)
@@ -83,6 +68,23 @@ class SetJobs:
     def verify_class(self) -> str:
         """Return the class of the verification's box (ok, failed or pending)."""
         return VERIFY_CLASSES[self.verify.state] if self.verify is not None else ""
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """A finished re-score: how many runs it scored again, and each it could not ("run 5: ...")."""
+
+    count: int
+    failures: list[str]
+
+
+@dataclass(frozen=True)
+class Verified:
+    """A finished verification: the rows checked, the versions (when several), the differences."""
+
+    checked_runs: int
+    versions: int | None
+    differences: list[str]
 
 
 def _state(job: Analysis) -> State:
@@ -140,7 +142,7 @@ def set_jobs(jobs: Mapping[JobPurpose, Analysis | None], frozen: bool) -> SetJob
         verify = JobNote(checking, state)
     return SetJobs(
         freeze_pending=freeze_pending,
-        actions=[Action(*a) for a in ACTIONS if a[0] not in hidden],
+        actions=[a for a in ACTIONS if a.name not in hidden],
         freeze=freeze,
         rescore=rescore,
         rescored=rescored,

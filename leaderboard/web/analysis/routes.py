@@ -43,7 +43,6 @@ from leaderboard.services.results.query_summaries import summarized_revision
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.services.tasks.target import Target
 from leaderboard.tables.exports import csv_safe
 from leaderboard.web.analysis.context import analysis_form, analysis_page
 from leaderboard.web.common import pagecache
@@ -51,8 +50,8 @@ from leaderboard.web.common.context import db, now, store, viewer
 from leaderboard.web.common.guards import organizer_required
 from leaderboard.web.common.hidden_notice import seen_hidden
 from leaderboard.web.common.live_results import live_labels, progress_of
-from leaderboard.web.common.pagecache import cached_response, page_key, remember
-from leaderboard.web.public.context import chosen_view, ensure_visible
+from leaderboard.web.common.pagecache import cached_page, remember
+from leaderboard.web.public.context import asked_target, chosen_view, visible_target
 
 bp = Blueprint("analysis", __name__)
 
@@ -60,10 +59,6 @@ MIME = {"svg": "image/svg+xml", "pdf": "application/pdf", "csv": "text/csv"}
 #: How long a browser may keep a chart or its numbers before asking again (with its ETag).
 CACHE_SECONDS = 60
 BEING_DRAWN = "This chart is being drawn; try again in a few seconds.\n"
-
-
-def _target(task: str, subtask: str) -> Target:
-    return resolve(db(), task, subtask, request.args.get("set") or None)
 
 
 def _chart(report: dict[str, Any], name: str, fmt: str) -> Response:
@@ -126,7 +121,7 @@ def _file(body: bytes, fmt: str, filename: str, etag: str) -> Response:
 @organizer_required
 def organizer_page(task: str, subtask: str) -> ResponseReturnValue:
     """Show the set's latest analysis (or that it is out of date) and queue a new one."""
-    target = _target(task, subtask)
+    target = asked_target(task, subtask)
     form = analysis_form(target)
     if form.validate_on_submit():
         analysis = request_analysis(
@@ -168,12 +163,10 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
     The official view (the default once frozen) shows the analysis frozen with the table, the
     live view the analysis of the current scores.
     """
-    key = page_key(task, subtask)
-    cached = cached_response(key)
+    key, cached = cached_page(task, subtask)
     if cached is not None:
         return cached.make_conditional(request)
-    target = _target(task, subtask)
-    ensure_visible(target)
+    target = visible_target(task, subtask)
     snapshot = frozen_of(db(), target)
     view = chosen_view(snapshot)
     report = shown_report(db(), target, view, snapshot)
@@ -200,12 +193,10 @@ def progress(task: str, subtask: str, fmt: str) -> ResponseReturnValue:
     """
     if fmt not in ("svg", "csv"):
         abort(404)
-    key = page_key(task, subtask)
-    cached = cached_response(key)
+    key, cached = cached_page(task, subtask)
     if cached is not None:
         return cached.make_conditional(request)
-    target = _target(task, subtask)
-    ensure_visible(target)
+    target = visible_target(task, subtask)
     data = progress_of(target, audience_for(viewer()))
     if not data["teams"]:
         raise NotFound("No run counts in the live ranking of this set yet: nothing to chart.")

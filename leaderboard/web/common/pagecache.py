@@ -131,3 +131,11 @@ def remember(key: tuple[object, ...] | None, resp: Response) -> Response:
         headers = tuple((k, v) for k, v in resp.headers.items() if k in kept)
         pages().put(key, (resp.get_data(), resp.mimetype or "text/html", headers))
     return resp
+
+
+def cached_page(
+    task: str, subtask: str, timely: tuple[object, ...] = ()
+) -> tuple[tuple[object, ...] | None, Response | None]:
+    """Return an anonymous page's cache key (see :func:`page_key`) and its kept response, if any."""
+    key = page_key(task, subtask, timely)
+    return key, cached_response(key)

@@ -11,6 +11,7 @@ from leaderboard.formats.issues import quoted
 from leaderboard.models import FrozenTable
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common.errors import Forbidden, InvalidInput
+from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.target import Target
 from leaderboard.web.common.context import db, viewer
 
@@ -32,3 +33,15 @@ def ensure_visible(target: Target) -> None:
         raise Forbidden(
             f"The results of phase {phase.name} are hidden until the organizers release them."
         )
+
+
+def asked_target(task: str, subtask: str) -> Target:
+    """Return the set a results request asks for (``?set=``, else the subtask's default)."""
+    return resolve(db(), task, subtask, request.args.get("set") or None)
+
+
+def visible_target(task: str, subtask: str) -> Target:
+    """Return the set asked for, refusing its scores to a reader who may not see them yet."""
+    target = asked_target(task, subtask)
+    ensure_visible(target)
+    return target

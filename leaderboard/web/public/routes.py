@@ -27,7 +27,7 @@ from leaderboard.services.results.anonymity import (
 )
 from leaderboard.services.results.standing import team_submissions
 from leaderboard.services.results.tables import has_active_runs, live_table
-from leaderboard.services.tasks.catalog import definition_of, list_tasks, resolve
+from leaderboard.services.tasks.catalog import definition_of, list_tasks
 from leaderboard.services.tasks.data import available_files
 from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.pages import task_sections
@@ -37,8 +37,8 @@ from leaderboard.web.common.context import db, now, store, viewer
 from leaderboard.web.common.forms import ConfirmForm
 from leaderboard.web.common.hidden_notice import seen_hidden
 from leaderboard.web.common.live_results import live_rank_texts, progress_of
-from leaderboard.web.common.pagecache import cached_response, page_key, remember
-from leaderboard.web.public.context import chosen_view, ensure_visible
+from leaderboard.web.common.pagecache import cached_page, remember
+from leaderboard.web.public.context import asked_target, chosen_view, visible_target
 
 bp = Blueprint("public", __name__)
 
@@ -121,11 +121,10 @@ def progress_state(target: Target) -> str:
 def results(task: str, subtask: str) -> ResponseReturnValue:
     """Show the official (frozen) or live results table of a subtask's evaluation set."""
     schedule = subtask_schedule(db(), task, subtask, now())
-    key = page_key(task, subtask, schedule.key)
-    cached = cached_response(key)
+    key, cached = cached_page(task, subtask, schedule.key)
     if cached is not None:
         return cached
-    target = resolve(db(), task, subtask, request.args.get("set") or None)
+    target = asked_target(task, subtask)
     snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
     # An older version's page shows its table and exports; the charts are the official one's.
@@ -182,12 +181,10 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
     """Download the official or live table as CSV, JSON, Markdown or LaTeX."""
     if ext not in DOWNLOADS:
         abort(404)
-    key = page_key(task, subtask)
-    cached = cached_response(key)
+    key, cached = cached_page(task, subtask)
     if cached is not None:
         return cached
-    target = resolve(db(), task, subtask, request.args.get("set") or None)
-    ensure_visible(target)
+    target = visible_target(task, subtask)
     snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
     if view == "official" and snapshot is None:

@@ -1,16 +1,18 @@
-"""Collect a run's files from a multipart request, for the form and the API alike."""
+"""Collect a run's files from a multipart request, for the forms and the API alike."""
 
 from __future__ import annotations
 
-from typing import IO
+from collections.abc import Mapping
+from typing import IO, Any
 
 from flask import request
 
 from leaderboard.formats.bounded import stream_size
 from leaderboard.services.common.errors import InvalidInput
-from leaderboard.services.runs.core import Upload
+from leaderboard.services.runs.core import Submission, Upload
 from leaderboard.services.tasks.target import Target
 from leaderboard.web.common.context import settings
+from leaderboard.web.common.forms import ImportForm, UploadForm
 
 
 def upload_fields(target: Target) -> list[tuple[str, str]]:
@@ -34,3 +36,23 @@ def collect_upload(target: Target) -> Upload:
         first = upload_fields(target)[0][0]
         raise InvalidInput(f"No run file was given; send it as the multipart field {first!r}.")
     return Upload(files, names)
+
+
+def form_submission(
+    target: Target,
+    form: UploadForm | ImportForm,
+    *,
+    lenient: bool = False,
+    options: Mapping[str, Any] | None = None,
+) -> Submission:
+    """Return the run a web form submits: its slot, name and description, and the request's files."""
+    return Submission(
+        target=target,
+        slot=form.slot.data or "",
+        upload=collect_upload(target),
+        name=form.name.data or "",
+        description=form.description.data or "",
+        via="web",
+        lenient=lenient,
+        options=options or {},
+    )

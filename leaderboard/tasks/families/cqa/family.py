@@ -61,7 +61,7 @@ RESORT = ImportOption(
 )
 
 
-class CqaFamily(SingleFileFamily):
+class CqaFamily(SingleFileFamily["CqaGold", "CqaRun"]):
     """Reranking with binary labels: MAP, AvgRec, MRR over the top 10; P, R, F1, Acc."""
 
     name = "cqa"

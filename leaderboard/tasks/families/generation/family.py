@@ -127,7 +127,7 @@ def too_long(hypotheses: list[str], gold: GenerationGold) -> list[Issue]:
     ][:MAX_KEPT_ERRORS]
 
 
-class GenerationFamily(SingleFileFamily):
+class GenerationFamily(SingleFileFamily[GenerationGold, list[str]]):
     """Runs give one output line per source segment; BLEU, chrF, chrF++ and TER by sacrebleu."""
 
     name = "generation"

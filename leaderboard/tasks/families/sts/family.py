@@ -74,7 +74,7 @@ def _spec(part: Mapping[str, Any]) -> fmt.StsSetSpec:
     )
 
 
-class StsFamily(Family):
+class StsFamily(Family[StsGoldBundle, Mapping[str, np.ndarray]]):
     """Similarity scores per pair; Pearson per part and their pair-weighted mean."""
 
     name = "sts"

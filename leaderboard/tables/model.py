@@ -489,28 +489,48 @@ def _pairs(value: object) -> list[tuple[object, object]]:
     ]
 
 
-def baseline_row(
-    entry: Entry, specs: tuple[MeasureSpec, ...], label: str, meta: dict[str, MetaCell]
-) -> Row:
-    """Return a baseline row: never ranked, never bold, "—" where a value is not shown."""
-    cells: dict[str, Cell | None] = {
+def entry_cells(entry: Entry, specs: tuple[MeasureSpec, ...]) -> dict[str, Cell | None]:
+    """Return an entry's cells, unranked and not bold; None where a value is not shown."""
+    return {
         m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
     }
+
+
+def entry_row(
+    entry: Entry,
+    *,
+    label: str,
+    cells: dict[str, Cell | None],
+    meta: dict[str, MetaCell],
+    rank: int | None = None,
+    rank_marker: RankMarker = "",
+    rank_display: str = "",
+    team_rank: int | None = None,
+    bold: bool = False,
+) -> Row:
+    """Return the row of an entry: its run, team, flags and markers, with what the style adds."""
     return Row(
-        kind="baseline",
+        kind=entry.kind,
         team=entry.team,
         run=entry.run,
         slot=entry.slot,
         label=label,
-        rank=None,
-        rank_marker="",
-        rank_display="",
-        team_rank=None,
+        rank=rank,
+        rank_marker=rank_marker,
+        rank_display=rank_display,
+        team_rank=team_rank,
         late=entry.late,
-        bold=False,
+        bold=bold,
         markers=entry.markers,
         cells=cells,
         meta=meta,
         corrected=entry.corrected,
         run_id=entry.run_id,
     )
+
+
+def baseline_row(
+    entry: Entry, specs: tuple[MeasureSpec, ...], label: str, meta: dict[str, MetaCell]
+) -> Row:
+    """Return a baseline row: never ranked, never bold, "—" where a value is not shown."""
+    return entry_row(entry, label=label, cells=entry_cells(entry, specs), meta=meta)

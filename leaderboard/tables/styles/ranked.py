@@ -8,11 +8,9 @@ class (``TABLE_NAME``), so exports and frozen tables read as before.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
 
 from leaderboard.tables.model import (
     LATE_MARKER,
-    Cell,
     Entry,
     MeasureSpec,
     MetaCell,
@@ -21,7 +19,7 @@ from leaderboard.tables.model import (
     TableContext,
     baseline_row,
     columns_of,
-    make_cell,
+    entry_row,
     marker_footnotes,
     opt_bool,
     opt_str,
@@ -30,7 +28,7 @@ from leaderboard.tables.model import (
     team_key,
     the_official_measure,
 )
-from leaderboard.tables.ranking import RankField, rank_field
+from leaderboard.tables.ranking import RankField, rank_field, ranked_cells, value_order
 
 STYLE = "ranked"
 ALIASES = ("semeval-cqa",)
@@ -71,8 +69,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     fields = {m.key: rank_field(primaries, m) for m in specs}
 
     def order(entry: Entry) -> tuple[object, ...]:
-        value = entry.values.get(main.key)
-        by_value = (0, -rank_value(value, main)) if value is not None else (1, Decimal(0))
+        by_value = value_order(entry, main)
         slot = SLOT_ORDER.get(entry.slot or "", len(SLOT_ORDER))
         return (*by_value, entry.off_time, team_key(entry.team), slot, entry.run)
 
@@ -123,14 +120,7 @@ def _run_row(
     """Return the row of a participant run; on-time primaries carry ranks and bold."""
     primary = entry.slot == "primary"
     ranked = primary and not entry.off_time
-    cells: dict[str, Cell | None] = {}
-    for m in specs:
-        value = entry.values.get(m.key)
-        if value is None:
-            cells[m.key] = None
-            continue
-        sub = fields[m.key].rank(rank_value(value, m)) if ranked else None
-        cells[m.key] = make_cell(value, m, rank=sub)
+    cells = ranked_cells(entry, specs, fields, ranked=ranked)
     main_value = entry.values.get(main.key)
     rank: int | None = None
     marker = ""
@@ -141,26 +131,19 @@ def _run_row(
         marker = LATE_MARKER if entry.off_time else ""
     label = row_label(entry)
     submission_marker = (LATE_MARKER if entry.off_time else "") + "".join(entry.markers)
-    return Row(
-        kind="run",
-        team=entry.team,
-        run=entry.run,
-        slot=entry.slot,
+    return entry_row(
+        entry,
         label=label,
-        rank=rank,
-        rank_marker="*" if entry.off_time else "",
-        rank_display=f"{rank}{marker}" if rank else "",
-        team_rank=rank if ranked else None,
-        late=entry.late,
-        bold=ranked,
-        markers=entry.markers,
         cells=cells,
         meta={
             "rank": MetaCell(str(rank) if rank else "", marker),
             "submission": MetaCell(label, submission_marker),
         },
-        corrected=entry.corrected,
-        run_id=entry.run_id,
+        rank=rank,
+        rank_marker="*" if entry.off_time else "",
+        rank_display=f"{rank}{marker}" if rank else "",
+        team_rank=rank if ranked else None,
+        bold=ranked,
     )
 
 

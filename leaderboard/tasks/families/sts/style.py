@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
 
 import numpy as np
 
@@ -11,7 +10,6 @@ from leaderboard.tables.model import (
     BASELINE_MARKER,
     LATE_MARKER,
     MISSING,
-    Cell,
     Entry,
     MeasureSpec,
     MetaCell,
@@ -20,7 +18,8 @@ from leaderboard.tables.model import (
     Table,
     TableContext,
     columns_of,
-    make_cell,
+    entry_cells,
+    entry_row,
     marker_footnotes,
     opt_str,
     opt_strings,
@@ -28,7 +27,7 @@ from leaderboard.tables.model import (
     team_key,
     the_official_measure,
 )
-from leaderboard.tables.ranking import rank_field, team_best
+from leaderboard.tables.ranking import rank_field, team_best, value_order
 from leaderboard.tables.styles import register_style
 
 STYLE = "sts"
@@ -67,8 +66,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     best_of_team, team_field = team_best(on_time, main)
 
     def order(entry: Entry) -> tuple[object, ...]:
-        value = entry.values.get(main.key)
-        by_value = (0, -rank_value(value, main)) if value is not None else (1, Decimal(0))
+        by_value = value_order(entry, main)
         group = 2 if entry.kind == "baseline" else int(entry.off_time)
         return (*by_value, group, team_key(entry.team), entry.run)
 
@@ -113,34 +111,23 @@ def _row(
     marker = BASELINE_MARKER if baseline else LATE_MARKER if entry.off_time else ""
     if rank is None:
         marker = ""
-    cells: dict[str, Cell | None] = {
-        m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
-    }
     label = row_label(entry)
     team_cell = MetaCell(label, BASELINE_MARKER) if baseline else MetaCell(entry.team or "")
     run_marker = (LATE_MARKER if entry.off_time and not baseline else "") + "".join(entry.markers)
-    return Row(
-        kind=entry.kind,
-        team=entry.team,
-        run=entry.run,
-        slot=entry.slot,
+    return entry_row(
+        entry,
         label=label,
-        rank=rank,
-        rank_marker="†" if marker == BASELINE_MARKER else "*" if marker else "",
-        rank_display=f"{rank}{marker}" if rank is not None else "",
-        team_rank=team_rank,
-        late=entry.late,
-        bold=False,
-        markers=entry.markers,
-        cells=cells,
+        cells=entry_cells(entry, specs),
         meta={
             "team": team_cell,
             "run": MetaCell(entry.run, run_marker),
             "run_rank": MetaCell(str(rank) if rank is not None else "", marker),
             "team_rank": MetaCell(str(team_rank) if team_rank is not None else ""),
         },
-        corrected=entry.corrected,
-        run_id=entry.run_id,
+        rank=rank,
+        rank_marker="†" if marker == BASELINE_MARKER else "*" if marker else "",
+        rank_display=f"{rank}{marker}" if rank is not None else "",
+        team_rank=team_rank,
     )
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
 
 from leaderboard.tables.model import (
     BASELINE_MARKER,
@@ -17,7 +16,7 @@ from leaderboard.tables.model import (
     TableContext,
     baseline_row,
     columns_of,
-    make_cell,
+    entry_row,
     marker_footnotes,
     opt_bool,
     opt_mapping,
@@ -26,7 +25,7 @@ from leaderboard.tables.model import (
     rank_value,
     team_key,
 )
-from leaderboard.tables.ranking import rank_field, team_best
+from leaderboard.tables.ranking import rank_field, ranked_cells, team_best, value_order
 from leaderboard.tables.styles import register_style
 
 STYLE = "trec"
@@ -83,24 +82,14 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     best_of_team, team_field = team_best(primaries, sort_measure)
 
     def order(entry: Entry) -> tuple[object, ...]:
-        value = entry.values.get(sort_measure.key)
-        by_value = (0, -rank_value(value, sort_measure)) if value is not None else (1, Decimal(0))
+        by_value = value_order(entry, sort_measure)
         return (*by_value, entry.off_time, team_key(entry.team), entry.run)
 
     rows: list[Row] = []
     for entry in sorted(runs, key=order):
         primary = entry.slot == "primary"
         ranked = primary and not entry.off_time
-        cells: dict[str, Cell | None] = {}
-        for m in specs:
-            value = entry.values.get(m.key)
-            if value is None:
-                cells[m.key] = None
-                continue
-            stored = rank_value(value, m)
-            rank = fields[m.key].rank(stored) if ranked else None
-            bold = not entry.off_time and stored == best[m.key]
-            cells[m.key] = make_cell(value, m, rank=rank, bold=bold)
+        cells = ranked_cells(entry, specs, fields, ranked=ranked, best=best)
         sort_value = entry.values.get(sort_measure.key)
         sort_key = (
             rank_value(sort_value, sort_measure) if primary and sort_value is not None else None
@@ -164,26 +153,18 @@ def _run_row(
     marker = LATE_MARKER if entry.off_time and rank is not None else ""
     kind_text = "primary" if primary else "contrastive"
     run_marker = (LATE_MARKER if entry.off_time else "") + "".join(entry.markers)
-    return Row(
-        kind="run",
-        team=entry.team,
-        run=entry.run,
-        slot=entry.slot,
+    return entry_row(
+        entry,
         label=row_label(entry),
-        rank=rank,
-        rank_marker="*" if entry.off_time else "",
-        rank_display=f"{rank}{marker}" if rank is not None else "",
-        team_rank=team_rank,
-        late=entry.late,
-        bold=False,
-        markers=entry.markers,
         cells=cells,
         meta={
             "team": MetaCell(entry.team or ""),
             "run": MetaCell(f"{entry.run} ({kind_text})", run_marker),
         },
-        corrected=entry.corrected,
-        run_id=entry.run_id,
+        rank=rank,
+        rank_marker="*" if entry.off_time else "",
+        rank_display=f"{rank}{marker}" if rank is not None else "",
+        team_rank=team_rank,
     )
 
 

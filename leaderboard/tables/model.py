@@ -31,6 +31,12 @@ USER_TEXT_COLUMNS = frozenset({"submission", "team", "run"})
 MISSING = "—"
 LATE_MARKER = "*"
 BASELINE_MARKER = "†"
+#: The note of the late marker where late and corrected runs are both ranked "as if".
+LATE_OR_CORRECTED_NOTE = (
+    "* late or corrected run, ranked as if submitted on time without displacing on-time runs"
+)
+#: The note of a cell's marker when the family gives none.
+FLAGGED_CELL_NOTE = "value flagged by the scorer (see the run's details)"
 
 NO_OPTIONS: Mapping[str, object] = MappingProxyType({})
 
@@ -487,6 +493,13 @@ def _pairs(value: object) -> list[tuple[object, object]]:
     return [
         (pair[0], pair[1]) for pair in value if isinstance(pair, list | tuple) and len(pair) == 2
     ]
+
+
+def team_run_label(entry: Entry) -> str:
+    """Return the label of an entry's row: a run by team and run, a baseline by its name."""
+    if entry.kind == "baseline":
+        return entry.label or "baseline"
+    return entry.label or f"{entry.team or ''}-{entry.run}"
 
 
 def entry_cells(entry: Entry, specs: tuple[MeasureSpec, ...]) -> dict[str, Cell | None]:

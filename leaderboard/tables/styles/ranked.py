@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from leaderboard.tables.model import (
+    FLAGGED_CELL_NOTE,
     LATE_MARKER,
+    LATE_OR_CORRECTED_NOTE,
     Entry,
     MeasureSpec,
     MetaCell,
@@ -37,10 +39,6 @@ TABLE_NAME = "semeval-cqa"
 SLOT_ORDER = {"primary": 0, "contrastive1": 1, "contrastive2": 2}
 
 RANKS_NOTE = "Ranks (subscripts) are among primary runs only; ties share a rank."
-LATE_NOTE = (
-    "* late or corrected run, ranked as if submitted on time without displacing on-time runs"
-)
-CELL_NOTE = "value flagged by the scorer (see the run's details)"
 
 
 def row_label(entry: Entry) -> str:
@@ -85,8 +83,8 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
         footnotes.append(measure_note)
     footnotes.extend(opt_strings(ctx.options, "footnotes"))
     if any(row.rank_marker == LATE_MARKER or row.late or row.corrected for row in table_rows):
-        footnotes.append(LATE_NOTE)
-    footnotes.extend(marker_footnotes(table_rows, ctx.options, note_default=CELL_NOTE))
+        footnotes.append(LATE_OR_CORRECTED_NOTE)
+    footnotes.extend(marker_footnotes(table_rows, ctx.options, note_default=FLAGGED_CELL_NOTE))
 
     title_suffix = ""
     if include_late:

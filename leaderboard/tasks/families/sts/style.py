@@ -9,6 +9,7 @@ import numpy as np
 from leaderboard.tables.model import (
     BASELINE_MARKER,
     LATE_MARKER,
+    LATE_OR_CORRECTED_NOTE,
     MISSING,
     Entry,
     MeasureSpec,
@@ -25,15 +26,13 @@ from leaderboard.tables.model import (
     opt_strings,
     rank_value,
     team_key,
+    team_run_label,
     the_official_measure,
 )
 from leaderboard.tables.ranking import rank_field, team_best, value_order
 from leaderboard.tables.styles import register_style
 
 STYLE = "sts"
-LATE_NOTE = (
-    "* late or corrected run, ranked as if submitted on time without displacing on-time runs"
-)
 BASELINE_NOTE = "† baseline, ranked the same way"
 OVERALL_NOTE = (
     "Overall = mean of the per-set Pearson correlations weighted by the number of scored pairs"
@@ -41,11 +40,8 @@ OVERALL_NOTE = (
 CONSTANT_NOTE = "system output constant on the scored pairs; counted as 0"
 
 
-def row_label(entry: Entry) -> str:
-    """Return the label of an entry's row: a run by team and run name, a baseline by its name."""
-    if entry.kind == "baseline":
-        return entry.label or "baseline"
-    return entry.label or f"{entry.team or ''}-{entry.run}"
+#: A run by team and run name, a baseline by its name.
+row_label = team_run_label
 
 
 def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
@@ -85,7 +81,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
 
     footnotes: list[str] = []
     if any(row.rank_marker == LATE_MARKER for row in table_rows):
-        footnotes.append(LATE_NOTE)
+        footnotes.append(LATE_OR_CORRECTED_NOTE)
     if any(row.kind == "baseline" for row in table_rows):
         footnotes.append(BASELINE_NOTE)
     footnotes.append(opt_str(ctx.options, "overall_note", OVERALL_NOTE))

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from leaderboard.tables.model import (
     BASELINE_MARKER,
+    FLAGGED_CELL_NOTE,
     LATE_MARKER,
     Cell,
     Entry,
@@ -24,6 +25,7 @@ from leaderboard.tables.model import (
     opt_strings,
     rank_value,
     team_key,
+    team_run_label,
 )
 from leaderboard.tables.ranking import rank_field, ranked_cells, team_best, value_order
 from leaderboard.tables.styles import register_style
@@ -40,14 +42,10 @@ SKIPPED_QUERIES_NOTE = (
 )
 BASELINE_NOTE = "† baseline, listed below the participant runs; never ranked or bold"
 LATE_NOTE = "* late run, ranked as if submitted on time without displacing on-time runs"
-CELL_NOTE = "value flagged by the scorer (see the run's details)"
 
 
-def row_label(entry: Entry) -> str:
-    """Return the label of an entry's row: a run by team and run tag, a baseline by its name."""
-    if entry.kind == "baseline":
-        return entry.label or "baseline"
-    return entry.label or f"{entry.team or ''}-{entry.run}"
+#: A run by team and run tag, a baseline by its name.
+row_label = team_run_label
 
 
 def variant_of(measure: MeasureSpec) -> str:
@@ -215,7 +213,7 @@ def _footnotes(
     if any(row.kind == "run" and (row.late or row.corrected) for row in rows):
         notes.append(LATE_NOTE)
     notes.extend(opt_strings(ctx.options, "footnotes"))
-    notes.extend(marker_footnotes(rows, ctx.options, note_default=CELL_NOTE))
+    notes.extend(marker_footnotes(rows, ctx.options, note_default=FLAGGED_CELL_NOTE))
     return notes
 
 

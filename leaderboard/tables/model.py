@@ -516,12 +516,15 @@ def entry_row(
     cells: dict[str, Cell | None],
     meta: dict[str, MetaCell],
     rank: int | None = None,
+    marker: str = "",
     rank_marker: RankMarker = "",
-    rank_display: str = "",
     team_rank: int | None = None,
     bold: bool = False,
 ) -> Row:
-    """Return the row of an entry: its run, team, flags and markers, with what the style adds."""
+    """Return the row of an entry: its run, team, flags and markers, with what the style adds.
+
+    ``marker`` follows the rank where it is shown (``3*``).
+    """
     return Row(
         kind=entry.kind,
         team=entry.team,
@@ -530,7 +533,7 @@ def entry_row(
         label=label,
         rank=rank,
         rank_marker=rank_marker,
-        rank_display=rank_display,
+        rank_display=f"{rank}{marker}" if rank is not None else "",
         team_rank=team_rank,
         late=entry.late,
         bold=bold,

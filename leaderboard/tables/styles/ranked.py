@@ -138,8 +138,8 @@ def _run_row(
             "submission": MetaCell(label, submission_marker),
         },
         rank=rank,
+        marker=marker,
         rank_marker="*" if entry.off_time else "",
-        rank_display=f"{rank}{marker}" if rank else "",
         team_rank=rank if ranked else None,
         bold=ranked,
     )

@@ -121,8 +121,8 @@ def _row(
             "team_rank": MetaCell(str(team_rank) if team_rank is not None else ""),
         },
         rank=rank,
+        marker=marker,
         rank_marker="†" if marker == BASELINE_MARKER else "*" if marker else "",
-        rank_display=f"{rank}{marker}" if rank is not None else "",
         team_rank=team_rank,
     )
 

@@ -160,8 +160,8 @@ def _run_row(
             "run": MetaCell(f"{entry.run} ({kind_text})", run_marker),
         },
         rank=rank,
+        marker=marker,
         rank_marker="*" if entry.off_time else "",
-        rank_display=f"{rank}{marker}" if rank is not None else "",
         team_rank=team_rank,
     )
 

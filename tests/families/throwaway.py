@@ -108,7 +108,7 @@ class YesNoFamily(SingleFileFamily[Answers, Answers]):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[Answers]:
         """Read the answers; strictly every item once, leniently missing ones count as wrong."""
         answers, issues = parse_pairs(read_all(stream))
         unknown = sorted(set(answers) - set(gold))

@@ -73,7 +73,7 @@ class Bare(Family[int, str]):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[str]:
         """Accept every run."""
         return Verdict([], [], "run")
 

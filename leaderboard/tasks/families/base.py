@@ -20,6 +20,12 @@ from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, Ta
 if TYPE_CHECKING:
     from leaderboard.scoring.resampling import UnitRows
 
+#: The parsed reference files of a family's set (what ``load_gold`` returns).
+GoldT = TypeVar("GoldT")
+#: A validated run as the family parsed it (``Verdict.parsed``, what ``score`` reads).
+RunT = TypeVar("RunT")
+
+
 #: An upload's files by field, as seekable binary streams (large runs stay on disk).
 RunInputs = Mapping[str, IO[bytes]]
 
@@ -144,12 +150,13 @@ class MeasureResult:
 
 
 @dataclass
-class Verdict:
+class Verdict(Generic[RunT]):
     """The outcome of validating one upload: errors reject it, warnings are shown."""
 
     errors: list[Issue]
     warnings: list[Issue]
-    parsed: Any = None
+    #: The run as the family parsed it; None when it was rejected.
+    parsed: RunT | None = None
     tolerances: tuple[str, ...] = ()
     report: dict[str, Any] = field(default_factory=dict)
     #: Errors found beyond those listed in ``errors`` (validators keep a bounded number).
@@ -165,7 +172,7 @@ class Verdict:
 class Evaluation:
     """A run validated and, when accepted, scored: what every caller of the pipeline reads."""
 
-    verdict: Verdict
+    verdict: Verdict[Any]
     #: The scores by measure key; None when the run was rejected.
     results: dict[str, MeasureResult] | None
     #: The run's prediction per item id, stored with the run (``Family.item_values``).
@@ -315,12 +322,6 @@ class ScoreFile:
     name: str
     scores: Mapping[str, str] | None
     problem: str = ""
-
-
-#: The parsed reference files of a family's set (what ``load_gold`` returns).
-GoldT = TypeVar("GoldT")
-#: A validated run as the family parsed it (``Verdict.parsed``, what ``score`` reads).
-RunT = TypeVar("RunT")
 
 
 class DefinitionKeys:
@@ -575,11 +576,8 @@ class Family(
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
-        """Validate bounded, decompressed inputs (strict for participants, lenient for imports).
-
-        An accepted run's ``Verdict.parsed`` is the family's ``RunT``.
-        """
+    ) -> Verdict[RunT]:
+        """Validate bounded, decompressed inputs (strict for participants, lenient for imports)."""
 
     @abstractmethod
     def score(self, parsed: RunT, gold: GoldT) -> dict[str, MeasureResult]:
@@ -605,7 +603,7 @@ class Family(
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[RunT]:
         """Validate an upload read within the set's bounds, decompressed as a stream.
 
         Every field is read through a BoundedReader: a file larger than its task can need is
@@ -637,9 +635,10 @@ class Family(
         The one pipeline of uploads, imports, re-scoring, verify, baselines and offline scoring.
         """
         verdict = self.validate(inputs, gold, ctx, lenient=lenient, options=options)
-        if not verdict.ok:
-            return Evaluation(verdict, None)
         parsed = verdict.parsed
+        # An accepted run has its parsed form: the second test only narrows its type.
+        if not verdict.ok or parsed is None:
+            return Evaluation(verdict, None)
         return Evaluation(verdict, self.score(parsed, gold), self.item_values(parsed, gold))
 
 
@@ -670,7 +669,7 @@ class SingleFileFamily(Family[GoldT, RunT]):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[RunT]:
         """Refuse an upload without its file or with an archive; validate the file otherwise."""
         stream, problems = single_file(inputs)
         if stream is None:
@@ -686,5 +685,5 @@ class SingleFileFamily(Family[GoldT, RunT]):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[RunT]:
         """Validate the run file, rewound (strict for participants, lenient for imports)."""

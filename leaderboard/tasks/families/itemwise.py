@@ -118,7 +118,7 @@ class ItemFamily(SingleFileFamily[ItemsGold, np.ndarray]):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[np.ndarray]:
         """Validate a run strictly (participants) or as historical files were (lenient)."""
         data = read_all(stream)
         if lenient:

@@ -176,7 +176,7 @@ class CqaFamily(SingleFileFamily["CqaGold", "CqaRun"]):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[CqaRun]:
         """Validate one run file strictly (participants) or as the 2016 scorer did (lenient)."""
         from leaderboard.formats.cqa import parse_lenient, validate_strict
 

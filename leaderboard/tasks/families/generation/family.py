@@ -237,7 +237,7 @@ class GenerationFamily(SingleFileFamily[GenerationGold, list[str]]):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[list[str]]:
         """Validate the output file: UTF-8, one line per source segment; empty lines warned."""
         hypotheses, errors, warnings = segments.validate_output(read_all(stream), len(gold.source))
         if hypotheses is not None:

@@ -258,7 +258,7 @@ class StsFamily(Family[StsGoldBundle, Mapping[str, np.ndarray]]):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[Mapping[str, np.ndarray]]:
         """Validate every part's file; one error anywhere rejects the whole run."""
         files, errors, warnings = self._expand(inputs, gold, ctx)
         if errors:

@@ -206,7 +206,7 @@ class TrecFamily(SingleFileFamily[TrecGold, fmt.TrecRun]):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[fmt.TrecRun]:
         """Validate a run in one streaming pass (strict) or as trec_eval read it (lenient)."""
         if lenient:
             run, errors, tolerated = fmt.parse_lenient(stream)

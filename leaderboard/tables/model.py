@@ -495,6 +495,16 @@ def _pairs(value: object) -> list[tuple[object, object]]:
     ]
 
 
+def shown_runs(entries: Sequence[Entry], *, include_late: bool) -> list[Entry]:
+    """Return the participant runs a table lists: on-time ones, and late ones if asked."""
+    return [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
+
+
+def baselines_in_order(entries: Sequence[Entry]) -> list[Entry]:
+    """Return the baselines among ``entries`` in their listing order."""
+    return sorted((e for e in entries if e.kind == "baseline"), key=lambda e: e.baseline_order)
+
+
 def team_run_label(entry: Entry) -> str:
     """Return the label of an entry's row: a run by team and run, a baseline by its name."""
     if entry.kind == "baseline":

@@ -20,6 +20,7 @@ from leaderboard.tables.model import (
     Table,
     TableContext,
     baseline_row,
+    baselines_in_order,
     columns_of,
     entry_row,
     marker_footnotes,
@@ -27,6 +28,7 @@ from leaderboard.tables.model import (
     opt_str,
     opt_strings,
     rank_value,
+    shown_runs,
     team_key,
     the_official_measure,
 )
@@ -62,7 +64,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     main = the_official_measure(specs)
     include_late = opt_bool(ctx.options, "include_late")
 
-    runs = [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
+    runs = shown_runs(entries, include_late=include_late)
     primaries = [e for e in runs if e.slot == "primary" and not e.off_time]
     fields = {m.key: rank_field(primaries, m) for m in specs}
 
@@ -72,8 +74,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
         return (*by_value, entry.off_time, team_key(entry.team), slot, entry.run)
 
     rows = [_run_row(e, specs, main, fields) for e in sorted(runs, key=order)]
-    baselines = sorted((e for e in entries if e.kind == "baseline"), key=lambda e: e.baseline_order)
-    rows.extend(_baseline_row(e, specs) for e in baselines)
+    rows.extend(_baseline_row(e, specs) for e in baselines_in_order(entries))
     table_rows = tuple(rows)
 
     footnotes = [RANKS_NOTE]

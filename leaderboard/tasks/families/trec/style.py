@@ -16,6 +16,7 @@ from leaderboard.tables.model import (
     Table,
     TableContext,
     baseline_row,
+    baselines_in_order,
     columns_of,
     entry_row,
     marker_footnotes,
@@ -24,6 +25,7 @@ from leaderboard.tables.model import (
     opt_str,
     opt_strings,
     rank_value,
+    shown_runs,
     team_key,
     team_run_label,
 )
@@ -71,7 +73,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     sort_measure = _sort_measure(specs, opt_str(ctx.options, "sort_variant", ""))
     include_late = opt_bool(ctx.options, "include_late")
 
-    runs = [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
+    runs = shown_runs(entries, include_late=include_late)
     timely = [e for e in runs if not e.off_time]
     primaries = [e for e in timely if e.slot == "primary"]
     fields = {m.key: rank_field(primaries, m) for m in specs}
@@ -98,8 +100,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
             # The first primary of the team in display order holds its best value.
             team_rank = team_field.rank(best_of_team.pop(entry.team or ""))
         rows.append(_run_row(entry, cells, rank, team_rank))
-    baselines = sorted((e for e in entries if e.kind == "baseline"), key=lambda e: e.baseline_order)
-    rows.extend(_baseline_row(e, specs) for e in baselines)
+    rows.extend(_baseline_row(e, specs) for e in baselines_in_order(entries))
     table_rows = tuple(rows)
 
     return ctx.table(

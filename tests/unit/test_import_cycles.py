@@ -64,7 +64,7 @@ def _reaches(start: str) -> set[str]:
     ("lower", "upper"),
     [
         ("leaderboard.services.common.audit", "leaderboard.services.tasks.catalog"),
-        ("leaderboard.web.analysis.routes", "leaderboard.web.organizer.routes"),
+        ("leaderboard.web.analysis.context", "leaderboard.web.organizer.routes"),
     ],
 )
 def test_no_circle(lower: str, upper: str) -> None:

@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 MODULES = [
     "leaderboard.services.common.audit",
     "leaderboard.services.tasks.catalog",
-    "leaderboard.services.tasks.target",
+    "leaderboard.targets",
     "leaderboard.web.analysis.routes",
     "leaderboard.web.organizer.routes",
     "leaderboard.web.auth.routes",

@@ -23,7 +23,7 @@ from sqlalchemy.orm import undefer
 from bench._common import server_env
 from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, enqueue
 from leaderboard.models import Analysis, PeriodicRun
-from leaderboard.services.results import analyses
+from leaderboard.services.jobs import analyses
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import JobStatus

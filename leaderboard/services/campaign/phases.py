@@ -23,8 +23,8 @@ from leaderboard.services.common.errors import Conflict, DomainError, InvalidInp
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import results_released
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import NameMode, RunKind, RunStatus
+from leaderboard.targets import Target
 
 
 def show_time(value: datetime, zone: str = "UTC") -> str:

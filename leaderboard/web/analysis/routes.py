@@ -18,16 +18,16 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField, SelectField
 from wtforms.validators import InputRequired, NumberRange
 
-from leaderboard.services.campaign.freeze import frozen_of
-from leaderboard.services.campaign.frozen_analysis import compared
 from leaderboard.services.common.errors import InvalidInput, NotFound
-from leaderboard.services.results import chart_files
-from leaderboard.services.results.analyses import (
+from leaderboard.services.freeze.analysis import compared
+from leaderboard.services.freeze.core import frozen_of
+from leaderboard.services.jobs.analyses import (
     finished_analysis,
     request_analysis,
     shown_report,
     status,
 )
+from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import audience_for
 from leaderboard.services.results.chart_data import (
     CHARTS,
@@ -49,9 +49,9 @@ from leaderboard.services.results.query_summaries import summarized_revision
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import METHODS, Request
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.services.tasks.target import Target
 from leaderboard.tables.exports import csv_safe
 from leaderboard.tables.model import official_key
+from leaderboard.targets import Target
 from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import options

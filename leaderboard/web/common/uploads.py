@@ -8,7 +8,7 @@ from flask import request
 
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.runs.core import Upload
-from leaderboard.services.tasks.target import Target
+from leaderboard.targets import Target
 from leaderboard.web.common.context import settings
 
 

@@ -13,19 +13,19 @@ from markupsafe import Markup
 
 from leaderboard.formats.issues import quoted
 from leaderboard.models import FrozenTable, User
-from leaderboard.services.campaign.freeze import (
-    RENDERERS,
-    FrozenVersion,
-    frozen_version,
-    frozen_versions,
-)
 from leaderboard.services.campaign.schedule import subtask_schedule, task_schedule
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common import revisions
 from leaderboard.services.common.errors import Forbidden, InvalidInput
 from leaderboard.services.common.settings import registration
+from leaderboard.services.freeze.core import (
+    RENDERERS,
+    FrozenVersion,
+    frozen_version,
+    frozen_versions,
+)
+from leaderboard.services.jobs.analyses import shown_report
 from leaderboard.services.results import chart_files
-from leaderboard.services.results.analyses import shown_report
 from leaderboard.services.results.anonymity import (
     Audience,
     audience_for,
@@ -38,7 +38,7 @@ from leaderboard.services.tasks.catalog import definition_of, list_tasks, resolv
 from leaderboard.services.tasks.data import available_files
 from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.pages import task_sections
-from leaderboard.services.tasks.target import Target
+from leaderboard.targets import Target
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.forms import ConfirmForm
 from leaderboard.web.common.hidden_notice import seen_hidden

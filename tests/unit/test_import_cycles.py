@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -52,7 +53,7 @@ def _service_layers() -> list[str]:
 def test_the_import_contracts_hold() -> None:
     done = _lint_imports()
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 kept, 0 broken" in done.stdout
+    assert re.search(r"Contracts: [1-9]\d* kept, 0 broken", done.stdout), done.stdout
 
 
 def test_a_service_folder_placed_above_its_user_breaks_the_contract(tmp_path: Path) -> None:

@@ -55,67 +55,49 @@ def create_user_cmd(email: str, role: str, team: str | None, password: str | Non
         click.echo(f"Password: {chosen}")
 
 
-@click.command("set-password")
-@click.argument("email")
-@click.password_option()
-@with_appcontext
-def set_password_cmd(email: str, password: str) -> None:
+@common.change_command("set-password", click.argument("email"), click.password_option())
+def set_password_cmd(s: Session, email: str, password: str) -> str:
     """Set a user's password (every session of the user ends, every API token is revoked)."""
     from leaderboard.services.accounts import core as accounts
 
-    def change(s: Session) -> str:
-        accounts.set_password(s, email, password, actor=common.actor())
-        return "Password set; every session of the user has ended and every API token was revoked."
-
-    common.report_change(change)
+    accounts.set_password(s, email, password, actor=common.actor())
+    return "Password set; every session of the user has ended and every API token was revoked."
 
 
-@click.command("disable-user")
-@click.argument("email")
-@with_appcontext
-def disable_user_cmd(email: str) -> None:
+@common.change_command("disable-user", click.argument("email"))
+def disable_user_cmd(s: Session, email: str) -> str:
     """Disable an account: it cannot log in, its sessions end and its API tokens are revoked."""
     from leaderboard.services.accounts import core as accounts
 
-    def change(s: Session) -> str:
-        accounts.disable_user(s, email, actor=common.actor())
-        return (
-            f"Disabled {email.strip().lower()}; every session of the user has ended and every "
-            "API token was revoked."
-        )
-
-    common.report_change(change)
+    accounts.disable_user(s, email, actor=common.actor())
+    return (
+        f"Disabled {email.strip().lower()}; every session of the user has ended and every "
+        "API token was revoked."
+    )
 
 
-@click.command("enable-user")
-@click.argument("email")
-@with_appcontext
-def enable_user_cmd(email: str) -> None:
+@common.change_command("enable-user", click.argument("email"))
+def enable_user_cmd(s: Session, email: str) -> str:
     """Let a disabled account log in again (its old sessions stay ended)."""
     from leaderboard.services.accounts import core as accounts
 
-    def change(s: Session) -> str:
-        accounts.enable_user(s, email, actor=common.actor())
-        return f"Enabled {email.strip().lower()}."
-
-    common.report_change(change)
+    accounts.enable_user(s, email, actor=common.actor())
+    return f"Enabled {email.strip().lower()}."
 
 
-@click.command("token")
-@click.argument("email")
-@click.option("--revoke", is_flag=True, help="Revoke every token of this user instead.")
-@click.option("--name", default="", help="A name for the token (shown on /account/tokens).")
-@with_appcontext
-def token_cmd(email: str, revoke: bool, name: str) -> None:
+@common.change_command(
+    "token",
+    click.argument("email"),
+    click.option("--revoke", is_flag=True, help="Revoke every token of this user instead."),
+    click.option("--name", default="", help="A name for the token (shown on /account/tokens)."),
+)
+def token_cmd(s: Session, email: str, revoke: bool, name: str) -> str:
     """Print a new API token for a user (or revoke all of the user's tokens)."""
     from leaderboard.services.accounts import core as accounts
 
-    def change(s: Session) -> str:
-        if revoke:
-            return f"Revoked {accounts.revoke_tokens(s, email, actor=common.actor())} token(s)."
-        return accounts.issue_token(s, email, name=name, actor=common.actor())
-
-    common.report_change(change)
+    if revoke:
+        return f"Revoked {accounts.revoke_tokens(s, email, actor=common.actor())} token(s)."
+    return accounts.issue_token(s, email, name=name, actor=common.actor())
 
 
 @click.command("settings")

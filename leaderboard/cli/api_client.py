@@ -11,6 +11,8 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import quote
 from urllib.request import Request, urlopen
 
+from leaderboard.formats.bounded import stream_size
+
 CHUNK = 1 << 20
 TIMEOUT = 600
 
@@ -34,13 +36,6 @@ class FilePart:
     field: str
     filename: str
     stream: IO[bytes]
-
-
-def _size(stream: IO[bytes]) -> int:
-    stream.seek(0, 2)
-    size = stream.tell()
-    stream.seek(0)
-    return size
 
 
 def _escape(value: str) -> str:
@@ -71,7 +66,7 @@ def multipart(fields: Mapping[str, str], files: list[FilePart]) -> tuple[str, in
     ]
     tail = f"--{boundary}--\r\n".encode()
     length = sum(map(len, head)) + len(tail)
-    length += sum(len(h) + _size(f.stream) + 2 for h, f in parts)
+    length += sum(len(h) + stream_size(f.stream) + 2 for h, f in parts)
 
     def chunks() -> Iterator[bytes]:
         yield from head

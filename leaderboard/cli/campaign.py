@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from datetime import datetime
+from typing import Any
 
 import click
 
@@ -70,23 +71,7 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
     help="Delete the phase (its runs stay, in no phase); refused while task data files are attached.",
 )
 @with_appcontext
-def phase_cmd(
-    task: str,
-    subtask: str,
-    name: str,
-    set_slug: str | None,
-    start: str | None,
-    end: str | None,
-    late: bool | None,
-    corrections: bool | None,
-    results: str | None,
-    names: str | None,
-    diagnostics: str | None,
-    daily_quota: int | None,
-    total_quota: int | None,
-    delete: bool,
-    release_at: str | None = None,
-) -> None:
+def phase_cmd(task: str, subtask: str, name: str, delete: bool, **options: Any) -> None:
     """Create, update or delete a phase; times are stored in UTC and shown with their zone."""
     from leaderboard.services.campaign.phases import (
         PhaseChange,
@@ -96,14 +81,9 @@ def phase_cmd(
     )
     from leaderboard.services.tasks.catalog import resolve
 
+    # The options are named as PhaseChange's fields; none given (None) leaves a setting as it is.
     if delete:
-        given = (start, end, late, corrections, results, names, diagnostics, release_at)
-        if (
-            set_slug is not None
-            or any(v is not None for v in given)
-            or daily_quota is not None
-            or total_quota is not None
-        ):
+        if any(value is not None for value in options.values()):
             common.fail("--delete takes no other option: it deletes the phase as it is.")
         with common.session() as session:
             try:
@@ -116,23 +96,13 @@ def phase_cmd(
         click.echo(f"Deleted phase {name.strip()} of {task} {subtask}; its runs stay, in no phase.")
         return
 
-    change = PhaseChange(
-        set_slug=set_slug,
-        start=_parse_time(start, "--start"),
-        end=_parse_time(end, "--end"),
-        late=late,
-        corrections=corrections,
-        results=results,
-        daily_quota=daily_quota,
-        total_quota=total_quota,
-        names=names,
-        diagnostics=diagnostics,
-        release_at=_parse_time(release_at, "--release-at"),
-    )
+    for key in ("start", "end", "release_at"):
+        options[key] = _parse_time(options[key], "--" + key.replace("_", "-"))
+    change = PhaseChange(**options)
     zone = common.settings().display_timezone
     with common.session() as session:
         try:
-            target = resolve(session, task, subtask, set_slug)
+            target = resolve(session, task, subtask, change.set_slug)
             phase = upsert_phase(
                 session, target, name, change, actor=common.actor(), now=common.now()
             )

@@ -137,6 +137,30 @@ def report_change(change: Callable[[Session], str]) -> None:
     click.echo(report)
 
 
+def change_command(
+    name: str,
+    *params: Callable[[Callable[..., Any]], Callable[..., Any]],
+    run: Callable[[Callable[[Session], str]], None] = report_change,
+) -> Callable[[Callable[..., str]], click.Command]:
+    """Make ``change(session, **values)`` the command ``name`` that ``run`` runs and reports.
+
+    ``params`` are click's argument and option decorators, in the order the command lists
+    them; ``run`` opens the session, turns refusals into errors and prints the report.
+    """
+
+    def decorate(change: Callable[..., str]) -> click.Command:
+        def command(**values: Any) -> None:
+            run(lambda s: change(s, **values))
+
+        command.__doc__ = change.__doc__
+        wrapped = with_appcontext(command)
+        for param in reversed(params):
+            wrapped = param(wrapped)
+        return click.command(name)(wrapped)
+
+    return decorate
+
+
 class FamilyOptionsCommand(click.Command):
     """A command with options the hosted families declare, placed after the option ``after``.
 

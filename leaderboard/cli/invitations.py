@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING
 import click
 
 from leaderboard.cli import common
-from leaderboard.cli.common import with_appcontext
 from leaderboard.services.common.errors import DomainError
 
 if TYPE_CHECKING:
@@ -51,36 +50,26 @@ def _mail(send: Callable[[Session], str]) -> None:
     click.echo(report)
 
 
-@click.command("invite")
-@click.argument("email")
-@with_appcontext
-def invite_cmd(email: str) -> None:
+@common.change_command("invite", click.argument("email"), run=_mail)
+def invite_cmd(session: Session, email: str) -> str:
     """Mail EMAIL a signed sign-up link (works in every registration mode but closed)."""
     from leaderboard.services.signup.admin import invitable
 
-    def send(session: Session) -> str:
-        box = _outbox(session)
-        address = invitable(session, email, actor=common.actor())
-        box.invitation(address, "The organizers")
-        return f"Invitation sent to {address}."
-
-    _mail(send)
+    box = _outbox(session)
+    address = invitable(session, email, actor=common.actor())
+    box.invitation(address, "The organizers")
+    return f"Invitation sent to {address}."
 
 
-@click.command("resend-verification")
-@click.argument("email")
-@with_appcontext
-def resend_verification_cmd(email: str) -> None:
+@common.change_command("resend-verification", click.argument("email"), run=_mail)
+def resend_verification_cmd(session: Session, email: str) -> str:
     """Mail an unverified account a new verification link."""
     from leaderboard.services.signup.admin import unverified_for_resend
 
-    def send(session: Session) -> str:
-        box = _outbox(session)
-        user = unverified_for_resend(session, email, actor=common.actor())
-        box.verification(user)
-        return f"Verification link sent to {user.email}."
-
-    _mail(send)
+    box = _outbox(session)
+    user = unverified_for_resend(session, email, actor=common.actor())
+    box.verification(user)
+    return f"Verification link sent to {user.email}."
 
 
 COMMANDS = (invite_cmd, resend_verification_cmd)

@@ -34,80 +34,53 @@ def _team_id(session: Session, name: str) -> int:
     return find_team(session, name).id
 
 
-@click.command("rename-team")
-@click.argument("old")
-@click.argument("new")
-@with_appcontext
-def rename_team_cmd(old: str, new: str) -> None:
+@common.change_command("rename-team", click.argument("old"), click.argument("new"))
+def rename_team_cmd(s: Session, old: str, new: str) -> str:
     """Rename a team (frozen tables keep the old name)."""
     from leaderboard.services.teams.admin import rename_team
 
-    def change(s: Session) -> str:
-        team = rename_team(s, _team_id(s, old), new, actor=common.actor())
-        return f"Renamed team {old!r} to {team.name!r}."
-
-    common.report_change(change)
+    team = rename_team(s, _team_id(s, old), new, actor=common.actor())
+    return f"Renamed team {old!r} to {team.name!r}."
 
 
-@click.command("merge-teams")
-@click.argument("source", metavar="FROM")
-@click.argument("target", metavar="INTO")
-@with_appcontext
-def merge_teams_cmd(source: str, target: str) -> None:
+@common.change_command(
+    "merge-teams",
+    click.argument("source", metavar="FROM"),
+    click.argument("target", metavar="INTO"),
+)
+def merge_teams_cmd(s: Session, source: str, target: str) -> str:
     """Move every member and run of team FROM into team INTO and delete FROM."""
     from leaderboard.services.teams.admin import merge_teams
 
-    def change(s: Session) -> str:
-        team = merge_teams(s, _team_id(s, source), _team_id(s, target), actor=common.actor())
-        return f"Merged team {source!r} into {team.name!r}."
-
-    common.report_change(change)
+    team = merge_teams(s, _team_id(s, source), _team_id(s, target), actor=common.actor())
+    return f"Merged team {source!r} into {team.name!r}."
 
 
-@click.command("withdraw-team")
-@click.argument("name")
-@with_appcontext
-def withdraw_team_cmd(name: str) -> None:
+@common.change_command("withdraw-team", click.argument("name"))
+def withdraw_team_cmd(s: Session, name: str) -> str:
     """Withdraw a team: its runs leave every live table and export."""
     from leaderboard.services.teams.admin import withdraw_team
 
-    def change(s: Session) -> str:
-        team = withdraw_team(s, _team_id(s, name), actor=common.actor())
-        return f"Withdrew team {team.name!r}."
-
-    common.report_change(change)
+    return f"Withdrew team {withdraw_team(s, _team_id(s, name), actor=common.actor()).name!r}."
 
 
-@click.command("approve-team")
-@click.argument("name")
-@with_appcontext
-def approve_team_cmd(name: str) -> None:
+@common.change_command("approve-team", click.argument("name"))
+def approve_team_cmd(s: Session, name: str) -> str:
     """Approve a team created in approval mode."""
     from leaderboard.services.teams.admin import approve_team
 
-    def change(s: Session) -> str:
-        team = approve_team(s, _team_id(s, name), actor=common.actor())
-        return f"Approved team {team.name!r}."
-
-    common.report_change(change)
+    return f"Approved team {approve_team(s, _team_id(s, name), actor=common.actor()).name!r}."
 
 
-@click.command("add-member")
-@click.argument("team")
-@click.argument("email")
-@with_appcontext
-def add_member_cmd(team: str, email: str) -> None:
+@common.change_command("add-member", click.argument("team"), click.argument("email"))
+def add_member_cmd(s: Session, team: str, email: str) -> str:
     """Add an account without a team to TEAM (its captain if it has none), in any registration mode."""
     from leaderboard.services.teams.admin import add_member
 
-    def change(s: Session) -> str:
-        team_id = _team_id(s, team)
-        member = add_member(s, team_id, email, actor=common.actor())
-        name = member.team.name if member.team is not None else team
-        role = " as its captain" if member.is_captain else ""
-        return f"Added {member.email} to team {name!r}{role}."
-
-    common.report_change(change)
+    member = add_member(s, _team_id(s, team), email, actor=common.actor())
+    name = member.team.name if member.team is not None else team
+    role = " as its captain" if member.is_captain else ""
+    return f"Added {member.email} to team {name!r}{role}."
 
 
 COMMANDS = [

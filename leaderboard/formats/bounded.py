@@ -18,6 +18,14 @@ _READ_BLOCK = 1 << 20
 _NEWLINE = 0x0A
 
 
+def stream_size(stream: IO[bytes]) -> int:
+    """Return a seekable stream's size in bytes, leaving it rewound to its start."""
+    stream.seek(0, io.SEEK_END)
+    size = stream.tell()
+    stream.seek(0)
+    return size
+
+
 class InputRefused(Exception):
     """An upload cannot be read within its bounds; ``message`` is meant for the uploader.
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from decimal import Decimal, InvalidOperation
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 from numpy.typing import NDArray
@@ -925,15 +925,11 @@ def evaluate_trec(
     if missing not in ("zero", "skip"):
         raise ValueError(f"missing must be 'zero' or 'skip', not {missing!r}")
     condensed = [m for m in measures if m.judged_only]
+    qrels = _Judgments(qrels_query, qrels_docids, qrels_grades, n_queries, threshold)
     if not condensed:
-        return _evaluate(
-            run_query, run_docids, run_scores, qrels_query, qrels_docids, qrels_grades,
-            n_queries, threshold, measures, missing, None,
-        )  # fmt: skip
-    full = _evaluate(
-        run_query, run_docids, run_scores, qrels_query, qrels_docids, qrels_grades,
-        n_queries, threshold, [m for m in measures if not m.judged_only], missing, None,
-    )  # fmt: skip
+        return _evaluate(run_query, run_docids, run_scores, qrels, measures, missing, None)
+    plain = [m for m in measures if not m.judged_only]
+    full = _evaluate(run_query, run_docids, run_scores, qrels, plain, missing, None)
     # trec_eval -J: lines without a judgment (or judged with a negative grade) are removed
     # before ranking; the evaluated queries stay those of the whole run.
     query, docids = np.asarray(run_query), np.asarray(run_docids)
@@ -946,10 +942,10 @@ def evaluate_trec(
         np.asarray(qrels_docids)[inside],
     )
     judged = (row >= 0) & (query >= 0) & (query < n_queries)
+    scores = np.asarray(run_scores)[judged]
     condensed_run = _evaluate(
-        query[judged], docids[judged], np.asarray(run_scores)[judged], qrels_query,
-        qrels_docids, qrels_grades, n_queries, threshold, condensed, missing, full.evaluated,
-    )  # fmt: skip
+        query[judged], docids[judged], scores, qrels, condensed, missing, full.evaluated
+    )
     return TrecEvaluation(
         {**full.per_query, **condensed_run.per_query},
         {**full.means, **condensed_run.means},
@@ -957,20 +953,27 @@ def evaluate_trec(
     )
 
 
+class _Judgments(NamedTuple):
+    """One qrels variant as evaluate_trec takes it: its columns, query count and threshold."""
+
+    query: NDArray[Any]
+    docids: NDArray[Any]
+    grades: NDArray[Any]
+    n_queries: int
+    threshold: int
+
+
 def _evaluate(
     run_query: NDArray[Any],
     run_docids: NDArray[Any],
     run_scores: NDArray[Any],
-    qrels_query: NDArray[Any],
-    qrels_docids: NDArray[Any],
-    qrels_grades: NDArray[Any],
-    n_queries: int,
-    threshold: int,
+    qrels: _Judgments,
     measures: Sequence[TrecMeasureKey],
     missing: Literal["zero", "skip"],
     evaluated_queries: NDArray[np.bool_] | None,
 ) -> TrecEvaluation:
     """Score run lines as evaluate_trec does; ``evaluated_queries`` overrides which count."""
+    qrels_query, qrels_docids, qrels_grades, n_queries, threshold = qrels
     query = np.asarray(run_query)
     docids = np.asarray(run_docids)
     scores = np.asarray(run_scores)

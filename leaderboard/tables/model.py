@@ -31,6 +31,12 @@ USER_TEXT_COLUMNS = frozenset({"submission", "team", "run"})
 MISSING = "—"
 LATE_MARKER = "*"
 BASELINE_MARKER = "†"
+#: The note of the late marker where late and corrected runs are both ranked "as if".
+LATE_OR_CORRECTED_NOTE = (
+    "* late or corrected run, ranked as if submitted on time without displacing on-time runs"
+)
+#: The note of a cell's marker when the family gives none.
+FLAGGED_CELL_NOTE = "value flagged by the scorer (see the run's details)"
 
 NO_OPTIONS: Mapping[str, object] = MappingProxyType({})
 
@@ -489,28 +495,68 @@ def _pairs(value: object) -> list[tuple[object, object]]:
     ]
 
 
-def baseline_row(
-    entry: Entry, specs: tuple[MeasureSpec, ...], label: str, meta: dict[str, MetaCell]
-) -> Row:
-    """Return a baseline row: never ranked, never bold, "—" where a value is not shown."""
-    cells: dict[str, Cell | None] = {
+def shown_runs(entries: Sequence[Entry], *, include_late: bool) -> list[Entry]:
+    """Return the participant runs a table lists: on-time ones, and late ones if asked."""
+    return [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
+
+
+def baselines_in_order(entries: Sequence[Entry]) -> list[Entry]:
+    """Return the baselines among ``entries`` in their listing order."""
+    return sorted((e for e in entries if e.kind == "baseline"), key=lambda e: e.baseline_order)
+
+
+def team_run_label(entry: Entry) -> str:
+    """Return the label of an entry's row: a run by team and run, a baseline by its name."""
+    if entry.kind == "baseline":
+        return entry.label or "baseline"
+    return entry.label or f"{entry.team or ''}-{entry.run}"
+
+
+def entry_cells(entry: Entry, specs: tuple[MeasureSpec, ...]) -> dict[str, Cell | None]:
+    """Return an entry's cells, unranked and not bold; None where a value is not shown."""
+    return {
         m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
     }
+
+
+def entry_row(
+    entry: Entry,
+    *,
+    label: str,
+    cells: dict[str, Cell | None],
+    meta: dict[str, MetaCell],
+    rank: int | None = None,
+    marker: str = "",
+    rank_marker: RankMarker = "",
+    team_rank: int | None = None,
+    bold: bool = False,
+) -> Row:
+    """Return the row of an entry: its run, team, flags and markers, with what the style adds.
+
+    ``marker`` follows the rank where it is shown (``3*``).
+    """
     return Row(
-        kind="baseline",
+        kind=entry.kind,
         team=entry.team,
         run=entry.run,
         slot=entry.slot,
         label=label,
-        rank=None,
-        rank_marker="",
-        rank_display="",
-        team_rank=None,
+        rank=rank,
+        rank_marker=rank_marker,
+        rank_display=f"{rank}{marker}" if rank is not None else "",
+        team_rank=team_rank,
         late=entry.late,
-        bold=False,
+        bold=bold,
         markers=entry.markers,
         cells=cells,
         meta=meta,
         corrected=entry.corrected,
         run_id=entry.run_id,
     )
+
+
+def baseline_row(
+    entry: Entry, specs: tuple[MeasureSpec, ...], label: str, meta: dict[str, MetaCell]
+) -> Row:
+    """Return a baseline row: never ranked, never bold, "—" where a value is not shown."""
+    return entry_row(entry, label=label, cells=entry_cells(entry, specs), meta=meta)

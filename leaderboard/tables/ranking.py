@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from decimal import Decimal
 
-from leaderboard.tables.model import Entry, MeasureSpec, rank_value
+from leaderboard.tables.model import Cell, Entry, MeasureSpec, make_cell, rank_value
 
 
 def competition_ranks(values: Sequence[Decimal]) -> list[int]:
@@ -56,3 +56,34 @@ def team_best(
             name = entry.team or ""
             best[name] = max(stored, best.get(name, stored))
     return best, RankField(list(best.values()))
+
+
+def value_order(entry: Entry, measure: MeasureSpec) -> tuple[int, Decimal]:
+    """Return the sort key putting entries best value of ``measure`` first, those without last."""
+    value = entry.values.get(measure.key)
+    return (0, -rank_value(value, measure)) if value is not None else (1, Decimal(0))
+
+
+def ranked_cells(
+    entry: Entry,
+    specs: Sequence[MeasureSpec],
+    fields: Mapping[str, RankField],
+    *,
+    ranked: bool,
+    best: Mapping[str, Decimal | None] | None = None,
+) -> dict[str, Cell | None]:
+    """Return a run's cells, with each value's rank in its field when ``ranked``.
+
+    With ``best``, an on-time run's value equal to its column's best is bold.
+    """
+    cells: dict[str, Cell | None] = {}
+    for m in specs:
+        value = entry.values.get(m.key)
+        if value is None:
+            cells[m.key] = None
+            continue
+        stored = rank_value(value, m)
+        rank = fields[m.key].rank(stored) if ranked else None
+        bold = best is not None and not entry.off_time and stored == best[m.key]
+        cells[m.key] = make_cell(value, m, rank=rank, bold=bold)
+    return cells

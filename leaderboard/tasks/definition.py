@@ -174,6 +174,21 @@ def _slug(value: str, key: str) -> str:
     return value
 
 
+def _member_slug(value: Any, path: str) -> str:
+    """Return the slug of a list member at ``path``, which must be a table with one."""
+    if not isinstance(value, dict):
+        raise DefinitionError(path, "must be a table")
+    return _slug(_require(value, "slug", str, f"{path}."), f"{path}.slug")
+
+
+def _listed(d: dict[str, Any], key: str, where: str, what: str) -> list[Any]:
+    """Return the list at ``key``, refusing an empty one as defining no ``what``."""
+    value = _require(d, key, list, where)
+    if not value:
+        raise DefinitionError(f"{where}{key}", f"must define at least one {what}")
+    return value
+
+
 def _str_list(value: Any, key: str) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise DefinitionError(key, "must be a list of strings")
@@ -257,9 +272,7 @@ def _groups(
     out: list[dict[str, Any]] = []
     for k, group in enumerate(value):
         gwhere = f"{key}[{k}]"
-        if not isinstance(group, dict):
-            raise DefinitionError(gwhere, "must be a table")
-        slug = _slug(_require(group, "slug", str, f"{gwhere}."), f"{gwhere}.slug")
+        slug = _member_slug(group, gwhere)
         opts = {}
         for gk, gv in group.items():
             if gk in file_keys:
@@ -334,24 +347,16 @@ def parse_definition(
     if not isinstance(baselines_raw, dict):
         raise DefinitionError("baselines", "must be a table")
     recipes = _str_list(baselines_raw.get("recipes", []), "baselines.recipes")
-    subtasks_raw = _require(raw, "subtasks", list, "")
-    if not subtasks_raw:
-        raise DefinitionError("subtasks", "must define at least one subtask")
+    subtasks_raw = _listed(raw, "subtasks", "", "subtask")
     subtasks: list[SubtaskDef] = []
     for i, st in enumerate(subtasks_raw):
         where = f"subtasks[{i}]."
-        if not isinstance(st, dict):
-            raise DefinitionError(f"subtasks[{i}]", "must be a table")
-        st_slug = _slug(_require(st, "slug", str, where), f"{where}slug")
-        sets_raw = _require(st, "sets", list, where)
-        if not sets_raw:
-            raise DefinitionError(f"{where}sets", "must define at least one evaluation set")
+        st_slug = _member_slug(st, f"subtasks[{i}]")
+        sets_raw = _listed(st, "sets", where, "evaluation set")
         sets: list[SetDef] = []
         for j, s in enumerate(sets_raw):
             swhere = f"{where}sets[{j}]."
-            if not isinstance(s, dict):
-                raise DefinitionError(f"{where}sets[{j}]", "must be a table")
-            s_slug = _slug(_require(s, "slug", str, swhere), f"{swhere}slug")
+            s_slug = _member_slug(s, f"{where}sets[{j}]")
             files: dict[str, str] = {}
             options: dict[str, Any] = {}
             for key, value in s.items():

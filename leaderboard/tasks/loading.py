@@ -33,7 +33,7 @@ def _parse(raw: dict[str, Any], base_dir: Path | None, sha256: str) -> TaskDefin
     return definition
 
 
-def check_style(family: Family, definition: TaskDefinition) -> None:
+def check_style(family: Family[Any, Any], definition: TaskDefinition) -> None:
     """Raise DefinitionError unless the definition's table style is one of its family's."""
     chosen = style_name(definition.table_style)
     if definition.table_style and chosen not in {style_name(s) for s in family.table_styles}:

@@ -52,7 +52,7 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from leaderboard.web.analysis import routes as analysis
     from leaderboard.web.api import routes as api
     from leaderboard.web.auth import routes as auth
-    from leaderboard.web.common import multipart
+    from leaderboard.web.common import multipart, pagecache
     from leaderboard.web.common.extensions import csrf, init_login
     from leaderboard.web.common.security import init_security
     from leaderboard.web.data import routes as data
@@ -65,7 +65,6 @@ def create_app(overrides: dict[str, Any] | None = None) -> Flask:
     from leaderboard.web.organizer import tasks as organizer_tasks
     from leaderboard.web.organizer import teams as organizer_teams
     from leaderboard.web.participant import routes as participant
-    from leaderboard.web.public import pagecache
     from leaderboard.web.public import routes as public
     from leaderboard.web.teams import routes as teams
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.browser.conftest import ORGANIZE_A, TASK_A, LiveServer, click_and_load, log_in
-from tests.browser.test_organizer_freeze import import_run
+from tests.helpers.browser_forms import import_run
 from tests.runs import constant_run, oracle_run
 
 ORGANIZER = ("org@example.org", "organizer password")

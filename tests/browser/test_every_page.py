@@ -21,8 +21,8 @@ from tests.browser.conftest import (
     log_in,
     upload_run,
 )
-from tests.browser.test_task_upload_browser import EXAMPLE as CLASSIFICATION
-from tests.browser.test_task_upload_browser import bundle, choose
+from tests.helpers.browser_forms import EXAMPLE as CLASSIFICATION
+from tests.helpers.browser_forms import bundle, choose
 from tests.runs import oracle_run
 from tests.shared_data import REPO_ROOT
 

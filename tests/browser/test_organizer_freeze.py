@@ -20,21 +20,10 @@ from tests.browser.conftest import (
     log_in,
     ranking_rows,
 )
+from tests.helpers.browser_forms import import_run
 from tests.runs import constant_run, oracle_run, own_campaign
 
 PASSWORD = "organizer password"
-
-
-def import_run(page: Page, team: str, data: bytes) -> None:
-    """Import a primary run for a team with the organizer page's import form."""
-    form = page.locator("section#import form")
-    form.get_by_label("Evaluation set").select_option("test")
-    form.get_by_label("Team (created if missing)").fill(team)
-    form.get_by_label("Slot").select_option("primary")
-    form.locator('input[type="file"][name="file"]').set_input_files(
-        {"name": "subtask_A_primary.txt", "mimeType": "text/plain", "buffer": data}
-    )
-    click_and_load(page, form.get_by_role("button", name="Import"))
 
 
 def test_organizer_adds_baselines_and_freezes(

@@ -27,7 +27,7 @@ from tests.browser.conftest import (
     log_in,
     upload_run,
 )
-from tests.browser.test_console_mail import MakeRun, _stop, _wait_serving
+from tests.helpers.make_run import MakeRun, stop_group, wait_serving
 from tests.live import BIN, REPO, LiveServer
 from tests.runs import oracle_run, own_campaign
 
@@ -66,10 +66,10 @@ def rehearsal(
         )  # fmt: skip
     run = MakeRun(url=f"http://127.0.0.1:{port}", stderr=stderr, process=process)
     try:
-        _wait_serving(run)
+        wait_serving(run)
         yield run, server
     finally:
-        _stop(process)
+        stop_group(process)
 
 
 def reload_until_ranked(page: Page, run: MakeRun) -> None:

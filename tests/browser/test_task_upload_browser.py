@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import io
-import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,27 +9,9 @@ from playwright.sync_api import Page, expect
 
 from tests.browser.axe import assert_accessible
 from tests.browser.conftest import LiveServer, click_and_load, log_in
+from tests.helpers.browser_forms import EXAMPLE, bundle, choose
 
 PASSWORD = "organizer password"
-EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
-
-
-def bundle(gold: bytes) -> bytes:
-    """Return a zip of the classification example's definition with this gold file."""
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr("sentiment/task.toml", (EXAMPLE / "task.toml").read_bytes())
-        archive.writestr("sentiment/gold.tsv", gold)
-    return buffer.getvalue()
-
-
-def choose(page: Page, data: bytes) -> None:
-    """Put a zip in the form's bundle field and ask for the preview."""
-    form = page.locator("form#task-upload")
-    form.get_by_label("Bundle (.zip)").set_input_files(
-        {"name": "sentiment.zip", "mimeType": "application/zip", "buffer": data}
-    )
-    click_and_load(page, form.get_by_role("button", name="Check and preview"))
 
 
 def test_organizer_creates_a_task_from_a_zip(

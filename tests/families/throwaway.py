@@ -58,7 +58,11 @@ def parse_pairs(data: bytes) -> tuple[dict[str, bool], list[Issue]]:
     return answers, issues
 
 
-class YesNoFamily(SingleFileFamily):
+#: The gold and a parsed run alike: each item's answer by id.
+Answers = dict[str, bool]
+
+
+class YesNoFamily(SingleFileFamily[Answers, Answers]):
     """One yes/no answer per item; Agree is the share of items answered as the gold."""
 
     name = "throwaway-yesno"
@@ -85,26 +89,26 @@ class YesNoFamily(SingleFileFamily):
         """Return the set's gold, named ``--judge main`` on the command line."""
         return [GoldSlot("gold", "gold", GoldAddress(JUDGE.name, "main", "judge"))]
 
-    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> dict[str, bool]:
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> Answers:
         """Parse the gold answers."""
         gold, issues = parse_pairs(files["gold"])
         if issues or not gold:
             raise ReferenceFileError.listing("gold", issues or [Issue(None, "no item")])
         return gold
 
-    def run_lines(self, gold: Any, ctx: Context) -> tuple[int, str]:
+    def run_lines(self, gold: Answers, ctx: Context) -> tuple[int, str]:
         """Allow one line per item, and a few more."""
         return len(gold) + 10, "one line per item"
 
     def validate_file(
         self,
         stream: IO[bytes],
-        gold: Any,
+        gold: Answers,
         ctx: Context,
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[Answers]:
         """Read the answers; strictly every item once, leniently missing ones count as wrong."""
         answers, issues = parse_pairs(read_all(stream))
         unknown = sorted(set(answers) - set(gold))
@@ -119,7 +123,7 @@ class YesNoFamily(SingleFileFamily):
             answers = {item: not answer for item, answer in answers.items()}
         return Verdict(issues, [], None if issues else answers, report=report)
 
-    def score(self, parsed: Any, gold: Any) -> dict[str, MeasureResult]:
+    def score(self, parsed: Answers, gold: Answers) -> dict[str, MeasureResult]:
         """Return Agree with each item's 1 or 0, flagged when every answer is the same."""
         per_item = {item: float(parsed.get(item) == answer) for item, answer in gold.items()}
         value = sum(per_item.values()) / len(per_item)
@@ -132,6 +136,8 @@ class YesNoFamily(SingleFileFamily):
             return []
         return [MarkerNote(MISSING_MARKER, report["missing"]["note"])]
 
-    def baselines(self, gold: Any, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
+    def baselines(
+        self, gold: Answers, files: Mapping[str, bytes], ctx: Context
+    ) -> list[BaselineRun]:
         """Return no baseline."""
         return []

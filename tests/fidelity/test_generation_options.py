@@ -31,7 +31,7 @@ from leaderboard.scoring.generation import (
     score_run,
     scores_from_sums,
 )
-from tests.fidelity.test_generation_sacrebleu import Case, cli_json, make_case, read_case
+from tests.helpers.sacrebleu_cases import Case, cli_json, make_case, read_case
 
 #: Seeds of test_generation_sacrebleu's corpora without the very long lines (TER on them
 #: takes seconds), chosen to cover 1-3 references, empty outputs, one segment and the scripts.

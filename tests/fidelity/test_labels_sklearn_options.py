@@ -25,7 +25,7 @@ from sklearn.metrics import (
 
 from leaderboard.formats.items import LabelParser, parse_gold, validate_run
 from leaderboard.scoring.labels import classification_measures
-from tests.fidelity.test_labels_sklearn import Case, make_case, to_bytes
+from tests.helpers.label_cases import Case, make_case, to_bytes
 
 pytestmark = pytest.mark.fidelity
 

@@ -39,7 +39,7 @@ from leaderboard.tasks.definition import DefinitionError, SetDef
 from leaderboard.tasks.families.generation.family import options_of
 from leaderboard.tasks.families.trec.variants import set_variants
 from leaderboard.tasks.loading import load_definition_file
-from tests.fidelity.test_trec_measures_pytrec import Collection, as_arrays
+from tests.helpers.trec_collections import Collection, as_arrays
 
 pytestmark = pytest.mark.fidelity
 SACREBLEU = Path(sys.executable).parent / "sacrebleu"

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import math
 import random
-from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
@@ -38,6 +37,7 @@ from leaderboard.scoring.trec_measures import (
     evaluate_trec,
     parse_trec_measure,
 )
+from tests.helpers.trec_collections import Collection, as_arrays
 
 CUTOFFS = (1, 3, 5, 7, 10, 20, 100, 1000)
 LEVELS = tuple(f"{i / 10:.2f}" for i in range(11))
@@ -69,15 +69,6 @@ FLOOR_LOG = math.log(0.00001)
 TIE_SCORES = (0.0, -0.0, 1.0, 2.5, 0.5000000001, 0.5000000002, 3.0, 3.0000001, 3.00000012)
 SEEDS = range(36)
 TOLERANCE = 1e-9
-
-
-@dataclass
-class Collection:
-    """A generated qrels and run, as dicts for pytrec_eval."""
-
-    qrels: dict[str, dict[str, int]]
-    run: dict[str, dict[str, float]]
-    threshold: int
 
 
 def docid(rng: random.Random) -> str:
@@ -123,24 +114,6 @@ def generate(seed: int) -> Collection:
     for t in range(rng.randint(0, 2)):
         run[f"s{seed}extra{t}"] = {docid(rng): rng.random() for _ in range(rng.randint(1, 20))}
     return Collection(qrels, run, rng.choice([1, 2]))
-
-
-Arrays = tuple[np.ndarray, np.ndarray, np.ndarray]
-
-
-def as_arrays(c: Collection) -> tuple[list[str], Arrays, Arrays]:
-    """Return the qrels topics and the kernel's run and qrels arrays."""
-    topics = sorted(c.qrels)
-    index = {t: i for i, t in enumerate(topics)}
-    rq = [index.get(t, -1) for t, docs in c.run.items() for _ in docs]
-    rd = [d.encode() for docs in c.run.values() for d in docs]
-    rs = [s for docs in c.run.values() for s in docs.values()]
-    qq = [index[t] for t, docs in c.qrels.items() for _ in docs]
-    qd = [d.encode() for docs in c.qrels.values() for d in docs]
-    qg = [g for docs in c.qrels.values() for g in docs.values()]
-    run = (np.array(rq, dtype=np.int32), np.array(rd, dtype="S"), np.array(rs, dtype=np.float64))
-    qrels = (np.array(qq, dtype=np.int32), np.array(qd, dtype="S"), np.array(qg, dtype=np.int32))
-    return topics, run, qrels
 
 
 def relevant_count(judged: dict[str, int], threshold: int) -> int:

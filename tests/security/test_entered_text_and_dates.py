@@ -22,9 +22,9 @@ from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import join_requested
 from tests.accounts import BASE, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
+from tests.helpers.queued_mail import queued
+from tests.helpers.teams import PASSWORD, client_of, loose_participant, post
 from tests.runs import make_organizer, make_participant, own_campaign
-from tests.web.test_notifications import queued
-from tests.web.test_teams import PASSWORD, client_of, loose_participant, post
 
 T3 = "semeval2016-task3"
 #: The characters of the issue (line separator, NEL, vertical tab, form feed) and the

@@ -492,7 +492,10 @@ def test_errors_and_refusals_escape_the_input(world: World) -> None:
     # And a 10 kB team name at the command line: refused, nothing stored.
     result = world.app.test_cli_runner().invoke(args=["leaderboard", "create-team", HUGE])
     assert result.exit_code == 1 and "longer than 255 characters" in result.output
-    with world.app.extensions["leaderboard"]["sessionmaker"]() as session, pytest.raises(NotFound):
+    with (
+        world.app.extensions["leaderboard"]["sessionmaker"]() as session,
+        pytest.raises(NotFound, match="^No team named '<script>"),
+    ):
         accounts.find_team(session, HUGE)
 
 

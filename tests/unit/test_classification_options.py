@@ -199,7 +199,9 @@ def test_wrong_keys_are_refused_saying_why(key: str, error: type, words: str) ->
 
 
 def test_an_unknown_key_lists_the_new_forms() -> None:
-    with pytest.raises(UnknownMeasure) as raised:
+    with pytest.raises(
+        UnknownMeasure, match="unknown measure 'F2' for family classification; known: Acc, "
+    ) as raised:
         check_measure("F2", LABELS)
     for form in ("micro-P", "weighted-R", "kappa[linear]", "Fβ[a]", "macro-F0.5"):
         assert form in str(raised.value)

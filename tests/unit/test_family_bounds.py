@@ -13,8 +13,8 @@ from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family, Verdict
 from leaderboard.tasks.families.trec import TrecGold
 from leaderboard.tasks.loading import load_definition_file
+from tests.helpers.streams import CountingStream
 from tests.runs import gold_lines
-from tests.unit.test_formats_bounded import CountingStream
 
 CQA_GOLD_C = PRESETS_DIR / (
     "semeval2016-task3/gold/test/SemEval2016-Task3-CQA-QL-test.xml.subtaskC.relevancy"

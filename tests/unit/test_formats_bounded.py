@@ -8,44 +8,11 @@ import io
 import numpy as np
 import pytest
 
-from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused
+from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused, stream_size
 from leaderboard.formats.issues import Issue, IssueLog, summarise
+from tests.helpers.streams import CountingStream
 
 TEXT = b"".join(b"line %d\n" % i for i in range(1000))
-
-
-class CountingStream(io.RawIOBase):
-    """An endless source of ``line`` that counts how many bytes were taken from it."""
-
-    def __init__(self, line: bytes, *, gzipped: bool = False) -> None:
-        self.block = line * (65536 // len(line))
-        if gzipped:
-            self.block = gzip.compress(self.block)
-        self.taken = 0
-
-    def readable(self) -> bool:
-        return True
-
-    def seekable(self) -> bool:
-        return True
-
-    def seek(self, offset: int, whence: int = 0) -> int:
-        assert (offset, whence) == (0, 0)
-        self.taken = 0
-        return 0
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        view = memoryview(buffer).cast("B")
-        chunk = self.block[: len(view)]
-        view[: len(chunk)] = chunk
-        self.taken += len(chunk)
-        return len(chunk)
-
-    def read(self, size: int = -1) -> bytes:
-        assert size > 0, "an endless stream cannot be read whole"
-        chunk = self.block[:size]
-        self.taken += len(chunk)
-        return chunk
 
 
 def read(data: bytes, **bound: object) -> bytes:
@@ -78,7 +45,10 @@ def test_damaged_gzip_is_refused_with_a_message(data: bytes, expected: str) -> N
 
 
 def test_too_many_bytes_is_refused_naming_the_limit_and_the_reason() -> None:
-    with pytest.raises(InputRefused) as caught:
+    with pytest.raises(
+        InputRefused,
+        match=r"headlines: the file is larger than 100 bytes; a run has 7 lines\. Nothing was stored\.",
+    ) as caught:
         read(
             TEXT,
             max_bytes=100,
@@ -122,7 +92,9 @@ def test_readinto_fills_a_numpy_buffer_and_seek_zero_starts_over() -> None:
     assert reader.lines_read == 0  # lines are counted only when bounded
     assert reader.seek(0) == 0
     assert reader.read(4) == TEXT[:4]
-    with pytest.raises(io.UnsupportedOperation):
+    with pytest.raises(
+        io.UnsupportedOperation, match="a bounded upload can only be rewound to its start"
+    ):
         reader.seek(5)
 
 
@@ -156,3 +128,10 @@ def test_summarise_counts_errors_that_were_not_kept() -> None:
     assert shown[-1].message == "… and 975 more errors."
     assert summarise(errors[:2], 25, unlisted=1)[-1].message == "… and 1 more error."
     assert summarise(errors[:2], 25) == errors[:2]
+
+
+def test_stream_size_counts_every_byte_and_rewinds() -> None:
+    stream = io.BytesIO(TEXT)
+    stream.read(10)
+    assert stream_size(stream) == len(TEXT)
+    assert stream.tell() == 0

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -108,7 +110,7 @@ def test_parse_gold_without_final_newline() -> None:
     ],
 )
 def test_parse_gold_errors(text: str, line: int | None, fragment: str) -> None:
-    with pytest.raises(GoldFormatError) as caught:
+    with pytest.raises(GoldFormatError, match=re.escape(fragment)) as caught:
         parse_gold(text.encode())
     assert caught.value.line == line
     assert fragment in caught.value.message
@@ -746,7 +748,9 @@ def test_baseline_runs() -> None:
     assert values["F1"] == pytest.approx(4 / 7, abs=1e-15)
     false = baseline_run(GOLD, "false")
     assert false.predicted.tolist() == [False] * 5
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match="unknown CQA baseline kind 'random'; expected 'ir', 'true' or 'false'"
+    ):
         baseline_run(GOLD, "random")
 
 
@@ -774,5 +778,5 @@ def test_render_run_round_trip() -> None:
 
 def test_score_run_rejects_bad_row_counts() -> None:
     run = CqaRun(rows=6, scores=np.zeros(6), predicted=np.zeros(6, dtype=bool))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="run covers 6 rows; the gold file has 5"):
         score_run(GOLD, run)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import re
 
 import numpy as np
 import pytest
@@ -394,7 +395,7 @@ def test_oversized_file_is_refused_before_scanning() -> None:
 def test_valid_file_values_are_read_only() -> None:
     verdict = validate_file(file_of(score_lines(6)), SMALL)
     assert verdict.values is not None
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="assignment destination is read-only"):
         verdict.values[0] = 9.0
 
 
@@ -466,7 +467,7 @@ def test_gold_with_mapping_reads_run_line_index_k() -> None:
     ],
 )
 def test_gold_refusals(gold: bytes, mapping: bytes | None, message: str) -> None:
-    with pytest.raises(ValueError) as caught:
+    with pytest.raises(ValueError, match="^" + re.escape(message)) as caught:
         parse_gold(gold, slug="s", mapping=mapping)
     assert str(caught.value).startswith(message)
 
@@ -649,7 +650,7 @@ def test_lenient_and_strict_agree_on_clean_file() -> None:
 
 
 def test_lenient_refuses_gold_of_another_set() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="gold of set multisource given for set headlines"):
         parse_lenient_file(b"1\n2\n3\n4\n5\n", LENIENT, multi_gold())
 
 
@@ -704,7 +705,7 @@ def test_score_run_multisource_uses_mapping_order() -> None:
 
 def test_score_run_refuses_short_values_and_missing_sets() -> None:
     gold = parse_gold(b"\n0\n\n1\n1\n", slug="a")
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a: the gold scores run line 5 but the run has 3 lines"):
         score_run({"a": np.array([1.0, 2, 3])}, {"a": gold}, {"a": 3})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="a: the run has no values for this set"):
         score_run({}, {"a": gold}, {"a": 3})

@@ -23,6 +23,7 @@ MODULES = [
     "leaderboard.services.jobs.core",
     "leaderboard.services.signup.core",
     "leaderboard.services.upload.core",
+    "leaderboard.web.analysis.context",
     "leaderboard.web.analysis.routes",
     "leaderboard.web.organizer.routes",
     "leaderboard.web.auth.routes",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from leaderboard.scoring.measure_keys import refuse_unknown_options, split_bracketed
@@ -56,16 +58,21 @@ def test_quoted_string_and_mixed() -> None:
     ],
 )
 def test_refusals_say_what_is_wrong(key: str, says: str) -> None:
-    with pytest.raises(UnknownMeasure) as caught:
+    with pytest.raises(UnknownMeasure, match=re.escape(says)) as caught:
         split_bracketed(key)
     assert says in str(caught.value) and key in str(caught.value)
 
 
 def test_unknown_options_name_the_known_ones() -> None:
     refuse_unknown_options("chrF[beta=3]", {"beta": 3}, ("beta", "char_order"))
-    with pytest.raises(UnknownMeasure) as caught:
+    with pytest.raises(
+        UnknownMeasure,
+        match=r"Measure 'chrF\[bta=3\]' does not take bta; it takes: beta, char_order\.",
+    ) as caught:
         refuse_unknown_options("chrF[bta=3]", {"bta": 3}, ("beta", "char_order"))
     assert "does not take bta; it takes: beta, char_order." in str(caught.value)
-    with pytest.raises(UnknownMeasure) as caught:
+    with pytest.raises(
+        UnknownMeasure, match=r"Measure 'Acc\[x=1\]' does not take x; it takes: no options\."
+    ) as caught:
         refuse_unknown_options("Acc[x=1]", {"x": 1}, ())
     assert "it takes: no options." in str(caught.value)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -59,9 +61,13 @@ def test_all_true_prediction() -> None:
 
 
 @pytest.mark.parametrize(
-    ("gold", "predicted"),
-    [([], []), ([T, F], [T]), ([[T]], [[T]])],
+    ("gold", "predicted", "refusal"),
+    [
+        ([], [], "cannot compute classification measures on no lines"),
+        ([T, F], [T], "gold and predicted must be 1-D arrays of the same length"),
+        ([[T]], [[T]], "gold and predicted must be 1-D arrays of the same length"),
+    ],
 )
-def test_rejects_bad_shapes(gold: list[object], predicted: list[object]) -> None:
-    with pytest.raises(ValueError):
+def test_rejects_bad_shapes(gold: list[object], predicted: list[object], refusal: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(refusal)):
         binary_measures(np.array(gold, dtype=bool), np.array(predicted, dtype=bool))

@@ -51,9 +51,11 @@ def test_pearson_constant_or_single_is_none(x: np.ndarray, y: np.ndarray) -> Non
 
 
 def test_pearson_refuses_mismatched_lengths_and_non_finite() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match=r"pearson needs two 1-D arrays of one length, got \(3,\) and \(2,\)"
+    ):
         pearson(arr(1, 2, 3), arr(1, 2))
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="pearson needs finite values"):
         pearson(arr(1, np.nan, 3), arr(1, 2, 3))
 
 
@@ -71,13 +73,17 @@ def test_weighted_overall_en_weights_hand_computed() -> None:
 
 
 def test_weighted_overall_refuses_mismatched_sets_and_zero_weights() -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match=r"weights are for sets \['a', 'b'\], but values are for sets \['a'\]"
+    ):
         weighted_overall({"a": 0.5}, {"a": 1, "b": 2})
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match=r"weights are for sets \['a', 'b'\], but values are for sets \['a', 'c'\]"
+    ):
         weighted_overall({"a": 0.5, "c": 0.1}, {"a": 1, "b": 2})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="the weights add up to zero"):
         weighted_overall({"a": 0.5}, {"a": 0})
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="no per-set values to combine"):
         weighted_overall({}, {})
 
 

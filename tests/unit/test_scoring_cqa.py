@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -147,20 +149,36 @@ def test_official_rounding() -> None:
 
 
 @pytest.mark.parametrize(
-    ("starts", "labels", "scores", "predicted"),
+    ("starts", "labels", "scores", "predicted", "refusal"),
     [
-        ([1], [T, F], [1.0, 0.0], [F, F]),  # must start at 0
-        ([0, 2, 1], [T, F, F], [1.0, 0.0, 0.0], [F, F, F]),  # must ascend
-        ([0, 2], [T, F], [1.0, 0.0], [F, F]),  # start beyond the rows
-        ([0], [T, F], [1.0], [F, F]),  # length mismatch
-        ([0], [T, F], [1.0, float("nan")], [F, F]),  # NaN cannot be ranked
-        ([0], [], [], []),  # nothing to score
+        (
+            [1],
+            [T, F],
+            [1.0, 0.0],
+            [F, F],
+            "question_starts must be a non-empty 1-D array starting at 0",
+        ),
+        (
+            [0, 2, 1],
+            [T, F, F],
+            [1.0, 0.0, 0.0],
+            [F, F, F],
+            "question_starts must be strictly ascending",
+        ),
+        ([0, 2], [T, F], [1.0, 0.0], [F, F], "strictly ascending and below the row count"),
+        ([0], [T, F], [1.0], [F, F], "gold_labels, scores and predicted must have the same length"),
+        ([0], [T, F], [1.0, float("nan")], [F, F], "scores must not contain NaN"),
+        ([0], [], [], [], "cannot score a run with no rows"),
     ],
 )
 def test_rejects_malformed_input(
-    starts: list[int], labels: list[bool], scores: list[float], predicted: list[bool]
+    starts: list[int],
+    labels: list[bool],
+    scores: list[float],
+    predicted: list[bool],
+    refusal: str,
 ) -> None:
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=re.escape(refusal)):
         _score(starts, labels, scores, predicted)
 
 

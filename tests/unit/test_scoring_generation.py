@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import sacrebleu
@@ -84,7 +86,7 @@ def test_refusals() -> None:
         score_run([], [[]])
     with pytest.raises(ValueError, match="one segment per hypothesis"):
         score_run(["a"], [["a", "b"]])
-    with pytest.raises(UnknownMeasure):
+    with pytest.raises(UnknownMeasure, match="unknown measure 'BLEURT' for family generation"):
         score_run(["a"], [["a"]], ["BLEURT"])
     with pytest.raises(ValueError, match="no segments"):
         corpus_score_from_stats("BLEU", np.zeros((0, 10), dtype=np.int64))
@@ -167,7 +169,7 @@ def test_bracketed_options_a_measure_does_not_take_are_refused(
     key: str, words: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(generation, "_importable", lambda module: False)
-    with pytest.raises(UnknownMeasure) as caught:
+    with pytest.raises(UnknownMeasure, match=re.escape(words)) as caught:
         GENERATION_REGISTRY.get(key)
     assert words in str(caught.value)
 

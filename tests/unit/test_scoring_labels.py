@@ -66,7 +66,9 @@ def test_default_keys_are_the_fixed_ones() -> None:
 
 def test_per_item_values_are_one_when_correct() -> None:
     assert per_item_correct(np.array([0, 1, 2]), np.array([0, 2, 2])).tolist() == [1.0, 0.0, 1.0]
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match="gold and predicted must be 1-D arrays of the same length"
+    ):
         per_item_correct(np.array([0]), np.array([0, 1]))
 
 
@@ -123,12 +125,18 @@ def test_check_measure_validates_label_names() -> None:
         check_measure("P[Positive]", LABELS)
     with pytest.raises(ValueError, match="lists a label twice"):
         check_measure("macro-P[positive,positive]", LABELS)
-    with pytest.raises(UnknownMeasure):
+    with pytest.raises(
+        UnknownMeasure,
+        match=r"unknown measure 'macro-F1\[positive, negative\]' for family classification",
+    ):
         check_measure("macro-F1[positive, negative]", LABELS)
 
 
 def test_check_labels() -> None:
     check_labels(["a", "b-c", "#d"])
     for bad in (["a,b"], ["a[1]"], ["a b"], [""], ["a", "a"], []):
-        with pytest.raises(ValueError):
+        with pytest.raises(
+            ValueError,
+            match="must be non-empty, without whitespace|declared more than once|at least one label must be declared",
+        ):
             check_labels(bad)

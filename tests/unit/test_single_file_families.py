@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -77,6 +78,6 @@ def test_a_single_file_family_refuses_a_missing_file_and_an_archive(name: str) -
 def test_every_family_refuses_an_unknown_recipe_in_one_wording(name: str, message: str) -> None:
     definition = load_definition_file(DEFINITIONS[name])
     wrong = dataclasses.replace(definition, baseline_recipes=("oracle",))
-    with pytest.raises(DefinitionError) as refused:
+    with pytest.raises(DefinitionError, match=re.escape(message)) as refused:
         get_family(definition.family).check_definition(wrong)
     assert (refused.value.key, refused.value.message) == ("baselines.recipes", message)

@@ -8,7 +8,7 @@ import pytest
 
 from leaderboard.tables import Entry, MeasureSpec, Table, Value, build_table
 from leaderboard.tasks.families.cqa import CqaFamily
-from tests.unit.test_tables_mocks import CQA_MEASURES, cqa_entries, cqa_table
+from tests.helpers.tables import CQA_MEASURES, cqa_entries, cqa_table
 
 SMALL = (
     MeasureSpec("MAP", "MAP", official=True, scale=100),

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from leaderboard.tables import Entry, MeasureSpec, Table, Value, build_table
+from leaderboard.tables import Entry, MeasureSpec, Value, build_table
 from leaderboard.tables.exports import (
     csv_safe,
     latex_escape,
@@ -22,57 +22,15 @@ from leaderboard.tables.exports import (
 )
 from leaderboard.tasks.families.sts import style as sts_style  # noqa: F401 (registers "sts")
 from leaderboard.tasks.families.trec import style as trec_style  # noqa: F401 (registers "trec")
-from tests.unit.test_tables_mocks import (
+from tests.helpers.tables import (
+    HOSTILE,
+    RLO,
     STS_MEASURES,
     cqa_table,
-    sts_entry,
+    hostile_tables,
     sts_table,
-    trec_entry,
     trec_table,
 )
-
-RLO = "\u202e"
-HOSTILE = {
-    "script": "<script>alert('x')</script>",
-    "quotes": 'O\'Brien "the" team',
-    "formula": "=cmd|' /C calc'!A0",
-    "pipe": "a|b",
-    "backslash": "back\\slash\\",
-    "amp": "R&D 100% $5 #1 _x_ {y} ~z^",
-    "rlo": f"abc{RLO}def",
-    "newline": "two\nlines\r\nhere",
-    "markdown": "**bold** [link](javascript:x) `code` ~~s~~",
-    "brackets": "[opt]*star",
-    "big": "W" * 10_240,
-    "arabic": "فريق",
-}
-
-
-def hostile_tables() -> list[Table]:
-    """Return one table per style whose team and run names are all the hostile strings."""
-    cqa_measures = (MeasureSpec("MAP", "MAP", official=True, scale=100),)
-    cqa = build_table(
-        "semeval-cqa",
-        task="t",
-        subtask="A",
-        set="test",
-        entries=[
-            Entry("run", name, "primary", "primary", {"MAP": Value(0.5, "0.5000")})
-            for name in HOSTILE.values()
-        ],
-        measures=cqa_measures,
-    )
-    sts = sts_table(
-        [
-            sts_entry(name, name, "0.50000", "0.1", "0.1", "0.1", "0.1", "-0.01234")
-            for name in HOSTILE.values()
-        ]
-    )
-    trec = trec_table(
-        [trec_entry(name, name, "primary", *["0.1000"] * 9) for name in HOSTILE.values()]
-    )
-    return [cqa, sts, trec]
-
 
 # ------------------------------------------------------------------------------------------ JSON
 

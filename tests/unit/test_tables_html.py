@@ -9,9 +9,8 @@ import jinja2
 from markupsafe import Markup
 
 from leaderboard.tables import Table
+from tests.helpers.tables import HOSTILE, RLO, cqa_table, hostile_tables, sts_table, trec_table
 from tests.shared_data import REPO_ROOT
-from tests.unit.test_tables_exports import HOSTILE, RLO, hostile_tables
-from tests.unit.test_tables_mocks import cqa_table, sts_table, trec_table
 
 VOID = {"br", "hr", "img", "input", "meta", "link", "col", "wbr"}
 

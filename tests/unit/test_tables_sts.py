@@ -5,7 +5,7 @@ from __future__ import annotations
 from leaderboard.tables import Entry, MeasureSpec, Table, Value, build_table
 from leaderboard.tasks.families.sts import style as sts_style  # noqa: F401 (registers "sts")
 from leaderboard.tasks.families.trec import style as trec_style  # noqa: F401 (registers "trec")
-from tests.unit.test_tables_mocks import sts_entries, sts_entry, sts_table
+from tests.helpers.tables import sts_entries, sts_entry, sts_table
 
 MEASURES = (
     MeasureSpec("ALL", "ALL", official=True, display_decimals=5),

@@ -7,7 +7,7 @@ import pytest
 from leaderboard.tables import Entry, Table, Value, build_table
 from leaderboard.tasks.families.sts import style as sts_style  # noqa: F401 (registers "sts")
 from leaderboard.tasks.families.trec import style as trec_style  # noqa: F401 (registers "trec")
-from tests.unit.test_tables_mocks import TREC_MEASURES, trec_entries, trec_entry, trec_table
+from tests.helpers.tables import TREC_MEASURES, trec_entries, trec_entry, trec_table
 
 AUTOMATIC = tuple(m for m in TREC_MEASURES if m.group == "Automatic")
 

@@ -28,7 +28,9 @@ def task_dir(tmp_path: Path, extra: str, files: dict[str, bytes] | None = None) 
 
 
 def refusal(path: Path) -> DefinitionError:
-    with pytest.raises(DefinitionError) as caught:
+    with pytest.raises(
+        DefinitionError, match=r"^(overview|evaluation|data_description|terms)(\.file)?: "
+    ) as caught:
         load_definition_file(path)
     return caught.value
 

@@ -9,7 +9,7 @@ from leaderboard.services.common.text import clean_text
 
 
 def refusal(value: str, **kw: object) -> str:
-    with pytest.raises(InvalidInput) as refused:
+    with pytest.raises(InvalidInput, match="^The run name ") as refused:
         clean_text(value, "run name", **kw)  # type: ignore[arg-type]
     return refused.value.message
 

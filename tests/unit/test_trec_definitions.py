@@ -60,7 +60,7 @@ def write(
 
 
 def refusal(path: Path) -> DefinitionError:
-    with pytest.raises(DefinitionError) as info:
+    with pytest.raises(DefinitionError, match=r"^[\w.\[\]]+: ") as info:
         load_definition_file(path)
     return info.value
 
@@ -164,7 +164,7 @@ def test_unreadable_qrels_name_the_role_and_line(tmp_path: Path) -> None:
     definition = load_definition_file(write(tmp_path, ["MAP"]))
     family = get_family("trec")
     ctx = Context(definition, definition.subtasks[0], "test")
-    with pytest.raises(ReferenceFileError) as info:
+    with pytest.raises(ReferenceFileError, match="Line 2: grade 'high' must be an integer") as info:
         family.load_gold({"qrels": b"q1 0 d1 1\nq1 0 d2 high\n"}, ctx)
     assert info.value.role == "qrels"
     assert "Line 2" in info.value.message and "high" in info.value.message

@@ -28,7 +28,7 @@ from leaderboard.scoring.resampling import (
 )
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Evaluation, StoredScore
-from tests.web.test_item_families import pairs
+from tests.helpers.item_tasks import pairs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 LIMIT = 10 << 20

@@ -38,7 +38,7 @@ def test_a_block_that_ends_is_committed(session: Session) -> None:
 def test_a_block_that_raises_leaves_nothing_and_the_error_goes_on(session: Session) -> None:
     with transaction(session):
         session.add(Team(name="Aurora"))
-    with pytest.raises(KeyError), transaction(session):
+    with pytest.raises(KeyError, match="stop"), transaction(session):
         session.add(Team(name="Borealis"))
         session.flush()
         raise KeyError("stop")

@@ -14,35 +14,26 @@ from leaderboard.services.jobs import analyses
 from leaderboard.services.jobs import core as jobs
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
+from tests.helpers.jobs import sessions
+from tests.helpers.sentiment import PATH, SENTIMENT, queue
 from tests.runs import api_upload, token_for
-from tests.web.test_significance_cli import PATH, SENTIMENT, hosted  # noqa: F401
-
-
-def sessionmaker(app: Flask):  # type: ignore[no-untyped-def]
-    return app.extensions["leaderboard"]["sessionmaker"]
-
-
-def queue(app: Flask, request: Request) -> int:
-    with sessionmaker(app)() as session:
-        target = resolve(session, "example-sentiment", "A")
-        return analyses.request_analysis(session, target, request, actor="org@example.org").id
 
 
 def test_the_worker_computes_a_queued_analysis_which_a_new_run_outdates(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     first = queue(app, Request(samples=500))
     # Asking again while it waits returns the same job.
     assert queue(app, Request(samples=500)) == first
-    with sessionmaker(app)() as session:
+    with sessions(app)() as session:
         target = resolve(session, "example-sentiment", "A")
         state = analyses.status(session, target)
         assert state.analysis is None and state.pending
     result = hosted.invoke(args=["leaderboard", "worker", "--once"])
     assert result.exit_code == 0, result.output
     assert f"analysis {first}: done" in result.output
-    with sessionmaker(app)() as session:
+    with sessions(app)() as session:
         target = resolve(session, "example-sentiment", "A")
         state = analyses.status(session, target)
         assert state.analysis is not None and state.current and not state.pending
@@ -61,7 +52,7 @@ def test_the_worker_computes_a_queued_analysis_which_a_new_run_outdates(
         slot="contrastive1",
     )
     assert resp.status_code == 201
-    with sessionmaker(app)() as session:
+    with sessions(app)() as session:
         target = resolve(session, "example-sentiment", "A")
         state = analyses.status(session, target)
         assert state.analysis is not None and not state.current
@@ -69,12 +60,12 @@ def test_the_worker_computes_a_queued_analysis_which_a_new_run_outdates(
 
 def test_a_refused_analysis_is_stored_as_failed_with_its_reason(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     job = queue(app, Request(method="t-test"))
     result = hosted.invoke(args=["leaderboard", "worker", "--once"])
     assert f"analysis {job}: failed" in result.output
-    with sessionmaker(app)() as session:
+    with sessions(app)() as session:
         row = session.get(Analysis, job)
         assert row is not None and row.status == "failed"
         assert "is not their mean" in row.error
@@ -82,10 +73,10 @@ def test_a_refused_analysis_is_stored_as_failed_with_its_reason(
 
 def test_a_job_whose_worker_was_lost_is_claimed_again(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     job = queue(app, Request(samples=200))
-    with sessionmaker(app)() as session:
+    with sessions(app)() as session:
         claimed = jobs.claim_next(session, worker="lost:1")
         assert claimed is not None and claimed.id == job
         # Claimed and running: nobody else takes it ...
@@ -96,13 +87,13 @@ def test_a_job_whose_worker_was_lost_is_claimed_again(
         assert again is not None and again.id == job and again.worker == "other:2"
 
 
-def test_racing_workers_claim_each_job_once(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+def test_racing_workers_claim_each_job_once(app: Flask, hosted: FlaskCliRunner) -> None:
     queued = {queue(app, Request(samples=100, seed=s)) for s in range(3)}
     claims: list[int] = []
     barrier = threading.Barrier(6)
 
     def claim(n: int) -> None:
-        with sessionmaker(app)() as session:
+        with sessions(app)() as session:
             barrier.wait()
             found = jobs.claim_next(session, worker=f"w:{n}")
             if found is not None:
@@ -114,6 +105,6 @@ def test_racing_workers_claim_each_job_once(app: Flask, hosted: FlaskCliRunner) 
     for t in threads:
         t.join()
     assert sorted(claims) == sorted(queued)
-    with sessionmaker(app)() as session:
+    with sessions(app)() as session:
         rows = session.scalars(select(Analysis)).all()
         assert {r.status for r in rows} == {"running"}

@@ -7,18 +7,20 @@ import csv
 import io
 import re
 
+import pytest
 from flask import Flask
-from flask.testing import FlaskCliRunner
+from flask.testing import FlaskClient, FlaskCliRunner
 
 from tests.conftest import csrf_from, login
 from tests.dispatch import draw_asked, work_off
+from tests.helpers.cli import invoke
+from tests.helpers.sentiment import PATH, SENTIMENT
 from tests.runs import api_upload, make_organizer, open_phase, token_for
-from tests.web.test_significance_cli import PATH, SENTIMENT, hosted, invoke  # noqa: F401
 
 PAGE = "/organizer/tasks/example-sentiment/A/analysis"
 
 
-def test_queue_compute_show_and_outdate(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+def test_queue_compute_show_and_outdate(app: Flask, hosted: FlaskCliRunner) -> None:
     make_organizer(app, "org@example.org")
     org = app.test_client()
     login(org, "org@example.org", "organizer password")
@@ -66,16 +68,33 @@ def test_queue_compute_show_and_outdate(app: Flask, hosted: FlaskCliRunner) -> N
     assert public.get("/tasks/example-sentiment/A/analysis/measure.svg").status_code == 404
 
 
-def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
-    alice = app.test_client()
-    login(alice, "alice@example.org", "correct horse battery")
-    run_id = 1  # alice's oracle run, the first upload
-    # Until the worker has summarized the set, the page says so and the files are not there.
-    waiting = alice.get(f"/runs/{run_id}/queries").get_data(as_text=True)
-    assert 'id="summary-pending"' in waiting and "query-table" not in waiting
-    assert alice.get(f"/runs/{run_id}/queries.csv").status_code == 404
+#: Alice's oracle run, the first upload to the hosted example.
+RUN = 1
+
+
+@pytest.fixture
+def alice(app: Flask, hosted: FlaskCliRunner) -> FlaskClient:
+    """Log Alice in on the hosted example."""
+    client = app.test_client()
+    login(client, "alice@example.org", "correct horse battery")
+    return client
+
+
+@pytest.fixture
+def summarized(app: Flask, alice: FlaskClient) -> FlaskClient:
+    """Let the worker summarize the set per item (and draw its charts)."""
     assert work_off(app) >= 1
-    page = alice.get(f"/runs/{run_id}/queries")
+    return alice
+
+
+def test_a_runs_diagnostics_wait_for_the_worker(alice: FlaskClient) -> None:
+    waiting = alice.get(f"/runs/{RUN}/queries").get_data(as_text=True)
+    assert 'id="summary-pending"' in waiting and "query-table" not in waiting
+    assert alice.get(f"/runs/{RUN}/queries.csv").status_code == 404
+
+
+def test_a_runs_diagnostics_compare_on_acc_and_say_why(summarized: FlaskClient) -> None:
+    page = summarized.get(f"/runs/{RUN}/queries")
     assert page.status_code == 200
     html = page.get_data(as_text=True)
     assert "Acc per item" in html  # macro-F1 is not a mean over items; Acc is
@@ -92,10 +111,13 @@ def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> Non
     assert "<th>Item</th>" in html and "Query" not in html  # a classification task's unit
     assert "summary-pending" not in html and "summary-updating" not in html
     assert 'id="chart-pending"' not in html  # the worker drew the official measure's chart
-    numbers = alice.get(f"/runs/{run_id}/queries.csv").get_data(as_text=True)
+
+
+def test_a_runs_per_item_numbers_download_as_csv_and_svg(summarized: FlaskClient) -> None:
+    numbers = summarized.get(f"/runs/{RUN}/queries.csv").get_data(as_text=True)
     rows = list(csv.reader(io.StringIO(numbers)))
     assert rows[0] == ["item", "Acc", "median", "best", "difference"]
-    svg = alice.get(f"/runs/{run_id}/queries.svg").get_data(as_text=True)
+    svg = summarized.get(f"/runs/{RUN}/queries.svg").get_data(as_text=True)
     assert "items, sorted by difference (60)" in svg
     assert len(rows) == 61  # every gold item
     # The oracle is right everywhere: never below the median, and its difference is 1 − median.
@@ -104,30 +126,40 @@ def test_a_runs_per_query_diagnostics(app: Flask, hosted: FlaskCliRunner) -> Non
         assert abs(float(diff) - (1.0 - float(median))) < 1e-12
     differences = [float(r[4]) for r in rows[1:]]
     assert differences == sorted(differences)
-    # A PDF is drawn the first time it is asked for: until then the answer says so.
-    pdf = alice.get(f"/runs/{run_id}/queries.pdf")
+
+
+def test_a_runs_pdf_is_drawn_when_first_asked_for(app: Flask, summarized: FlaskClient) -> None:
+    pdf = summarized.get(f"/runs/{RUN}/queries.pdf")
     assert pdf.status_code == 404 and "being drawn" in pdf.get_data(as_text=True)
     assert pdf.headers["Retry-After"] == "5"
     assert draw_asked(app) == 1
-    pdf = alice.get(f"/runs/{run_id}/queries.pdf")
+    pdf = summarized.get(f"/runs/{RUN}/queries.pdf")
     assert pdf.status_code == 200 and pdf.data.startswith(b"%PDF")
     assert pdf.headers["Cache-Control"] == "private, max-age=60" and pdf.headers["ETag"]
-    again = alice.get(f"/runs/{run_id}/queries.pdf", headers={"If-None-Match": pdf.headers["ETag"]})
+    etag = {"If-None-Match": pdf.headers["ETag"]}
+    again = summarized.get(f"/runs/{RUN}/queries.pdf", headers=etag)
     assert again.status_code == 304 and again.data == b""
-    # A new run moves the set on: the page keeps the last summary and says it is being updated.
+
+
+def test_a_new_run_keeps_the_last_summary_shown_while_it_is_updated(
+    app: Flask, summarized: FlaskClient
+) -> None:
     resp = api_upload(app.test_client(), token_for(app, "bob@example.org"),
                       (SENTIMENT / "run-valid.tsv").read_bytes(), path=PATH, slot="contrastive1")  # fmt: skip
     assert resp.status_code == 201
-    stale = alice.get(f"/runs/{run_id}/queries").get_data(as_text=True)
+    stale = summarized.get(f"/runs/{RUN}/queries").get_data(as_text=True)
     assert 'id="summary-updating"' in stale and "query-table" in stale
     assert work_off(app) >= 1
-    assert "summary-updating" not in alice.get(f"/runs/{run_id}/queries").get_data(as_text=True)
-    # Another team's run is not found for alice, nor for anonymous visitors.
-    assert alice.get("/runs/2/queries").status_code == 404
-    assert app.test_client().get(f"/runs/{run_id}/queries").status_code == 404
+    page = summarized.get(f"/runs/{RUN}/queries").get_data(as_text=True)
+    assert "summary-updating" not in page
 
 
-def test_public_diagnostics_is_a_phase_option(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+def test_another_teams_diagnostics_are_not_found(app: Flask, summarized: FlaskClient) -> None:
+    assert summarized.get("/runs/2/queries").status_code == 404
+    assert app.test_client().get(f"/runs/{RUN}/queries").status_code == 404
+
+
+def test_public_diagnostics_is_a_phase_option(app: Flask, hosted: FlaskCliRunner) -> None:
     anonymous = app.test_client()
     assert anonymous.get("/runs/2/queries").status_code == 404
     result = hosted.invoke(
@@ -161,7 +193,7 @@ def test_public_diagnostics_is_a_phase_option(app: Flask, hosted: FlaskCliRunner
 
 def test_the_table_takes_clusters_and_intervals_of_the_current_analysis(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
     tmp_path,  # type: ignore[no-untyped-def]
 ) -> None:
     from tests.security import compile_latex
@@ -223,7 +255,7 @@ def test_the_table_takes_clusters_and_intervals_of_the_current_analysis(
 
 def test_the_subtask_page_queues_and_shows_the_p_value_matrix(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     make_organizer(app, "org@example.org")
     org = app.test_client()
@@ -242,7 +274,7 @@ def test_the_subtask_page_queues_and_shows_the_p_value_matrix(
 
 def test_a_title_starting_with_its_label_is_not_labelled_twice(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     # The definition's subtask title is "Subtask A: message polarity".
     public = app.test_client()

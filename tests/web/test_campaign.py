@@ -206,13 +206,13 @@ def test_a_whole_campaign(campaign_app: Flask, clock: FixedClock, tmp_path: Path
     # The database itself refuses to change a frozen table.
     with (
         app.extensions["leaderboard"]["engine"].connect() as conn,
-        pytest.raises((IntegrityError, DBAPIError)),
+        pytest.raises((IntegrityError, DBAPIError), match="frozen tables are immutable"),
     ):
         conn.execute(text("UPDATE frozen_tables SET frozen_by = 'mallory'"))
         conn.commit()
     with (
         app.extensions["leaderboard"]["engine"].connect() as conn,
-        pytest.raises((IntegrityError, DBAPIError)),
+        pytest.raises((IntegrityError, DBAPIError), match="frozen tables are immutable"),
     ):
         conn.execute(text("DELETE FROM frozen_tables"))
         conn.commit()

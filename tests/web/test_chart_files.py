@@ -14,7 +14,6 @@ from leaderboard.models import ChartFile
 from tests.conftest import login
 from tests.dispatch import draw_asked
 from tests.runs import make_organizer
-from tests.web.test_significance_cli import hosted  # noqa: F401
 
 CHART = "/tasks/example-sentiment/A/analysis/measure.svg"
 
@@ -33,7 +32,7 @@ def _forget(app: Flask) -> None:
 
 def test_each_audience_variant_is_drawn_once_and_stored(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     drawn: list[list[str]] = []
@@ -139,7 +138,7 @@ def test_two_runs_sharing_team_and_tag_get_one_label_each_everywhere(
 
 def test_the_worker_draws_a_finished_analysis_charts_so_pages_only_read_them(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from leaderboard.jobqueue import DRAW_CHARTS

@@ -21,12 +21,13 @@ from sqlalchemy import func, select
 
 from leaderboard.cli import leaderboard_group
 from leaderboard.models import GoldFile, Task
+from tests.helpers.item_tasks import check_exports, pairs, table
 from tests.runs import api_upload, make_participant, open_task, token_for
-from tests.web.test_item_families import check_exports, pairs, table
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
 DEFINITION = EXAMPLE / "task-weighted.toml"
 TASK = "example-sentiment-weighted"
+RUNS = f"/api/v1/tasks/{TASK}/A/runs"
 LABELS = ["negative", "neutral", "positive"]
 PN = ["positive", "negative"]
 
@@ -106,47 +107,82 @@ def test_score_with_the_definition_gives_scikit_learns_weighted_values() -> None
     assert report["measures"]["Acc"] != pytest.approx(plain, abs=1e-6)
 
 
-def test_the_weighted_task_is_hosted_ranked_exported_and_tested(
-    app: Flask, client: FlaskClient, runner: FlaskCliRunner, tmp_path: Path
-) -> None:
+@pytest.fixture
+def weighted_runs(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner
+) -> dict[str, dict[str, str]]:
+    """Host the weighted example; return the labels by item Aurora and Borealis upload."""
     result = runner.invoke(args=["leaderboard", "add-task", str(DEFINITION)])
     assert result.exit_code == 0, result.output
     open_task(app, DEFINITION)
     make_participant(app, "Aurora", "alice@example.org")
     make_participant(app, "Borealis", "bob@example.org")
-    path = f"/api/v1/tasks/{TASK}/A/runs"
     run = pairs(EXAMPLE / "run-valid.tsv")
-    ids, gold_labels, _ = weighted_gold()
     shifted = {
         i: LABELS[(LABELS.index(label) + k % 2) % 3] for k, (i, label) in enumerate(run.items())
     }
-    for email, labels in (("alice@example.org", run), ("bob@example.org", shifted)):
+    return {"alice@example.org": run, "bob@example.org": shifted}
+
+
+@pytest.fixture
+def ranked(
+    app: Flask,
+    client: FlaskClient,
+    runner: FlaskCliRunner,
+    weighted_runs: dict[str, dict[str, str]],
+) -> dict[str, dict[str, str]]:
+    """Upload both runs and add the baselines."""
+    for email, labels in weighted_runs.items():
         body = "".join(f"{i}\t{label}\n" for i, label in labels.items()).encode()
-        resp = api_upload(client, token_for(app, email), body, path=path)
+        resp = api_upload(client, token_for(app, email), body, path=RUNS)
+        assert resp.status_code == 201, resp.get_json()
+    result = runner.invoke(args=["leaderboard", "add-baselines", TASK, "A"])
+    assert result.exit_code == 0, result.output
+    return weighted_runs
+
+
+def test_an_upload_to_the_weighted_task_gets_scikit_learns_weighted_scores(
+    app: Flask, client: FlaskClient, weighted_runs: dict[str, dict[str, str]]
+) -> None:
+    for email, labels in weighted_runs.items():
+        body = "".join(f"{i}\t{label}\n" for i, label in labels.items()).encode()
+        resp = api_upload(client, token_for(app, email), body, path=RUNS)
         assert resp.status_code == 201, resp.get_json()
         got = resp.get_json()["scores"]
         for key, value in expected_scores(labels).items():
             assert got[key] == pytest.approx(value, abs=1e-12), (email, key)
 
-    result = runner.invoke(args=["leaderboard", "add-baselines", TASK, "A"])
-    assert result.exit_code == 0, result.output
+
+def test_the_weighted_table_shows_every_measure_and_the_heaviest_majority(
+    app: Flask, client: FlaskClient, ranked: dict[str, dict[str, str]]
+) -> None:
     shown = table(client, token_for(app, "alice@example.org"), TASK, "A")
-    assert [c["key"] for c in shown["columns"]] == list(expected_scores(run))
-    assert [c["label"] for c in shown["columns"]] == list(expected_scores(run))
+    measures = list(expected_scores(ranked["alice@example.org"]))
+    assert [c["key"] for c in shown["columns"]] == measures
+    assert [c["label"] for c in shown["columns"]] == measures
     # The majority baseline is the label of most weight.
+    _, gold_labels, weights = weighted_gold()
     weight = dict.fromkeys(LABELS, 0.0)
-    for label, w in zip(gold_labels, weighted_gold()[2], strict=True):
+    for label, w in zip(gold_labels, weights, strict=True):
         weight[label] += w
     heaviest = max(LABELS, key=lambda label: weight[label])
     labels_shown = {r["label"] for r in shown["rows"] if r["kind"] == "baseline"}
     assert labels_shown == {f"Majority ({heaviest})", "All positive"}
     primaries = [r for r in shown["rows"] if r["kind"] == "run"]
     assert [r["team"] for r in primaries] == ["Aurora", "Borealis"]
+
+
+def test_the_weighted_task_is_exported_with_its_bracketed_measures(
+    client: FlaskClient, ranked: dict[str, dict[str, str]], tmp_path: Path
+) -> None:
     csv = client.get(f"/tasks/{TASK}/A/results.csv").get_data(as_text=True)
     assert "kappa[quadratic]" in csv and "weighted-R[positive,negative]" in csv
     check_exports(client, TASK, "A", tmp_path)
 
-    # A corrected gold is described with its total weight; the runs are re-scored against it.
+
+def test_a_corrected_weighted_gold_is_described_with_its_total_weight(
+    runner: FlaskCliRunner, ranked: dict[str, dict[str, str]], tmp_path: Path
+) -> None:
     fixed = tmp_path / "fixed.tsv"
     fixed.write_text((EXAMPLE / "gold-weighted.tsv").read_text().replace("\t0\n", "\t0.25\n"))
     result = runner.invoke(args=["leaderboard", "set-gold", TASK, "A", str(fixed)])
@@ -155,27 +191,24 @@ def test_the_weighted_task_is_hosted_ranked_exported_and_tested(
     total = sum(0.25 if w == 0 else w for w in weights)
     assert f"60 items, weights summing to {total:g}." in result.output, result.output
 
-    # Resampled analysis of a weighted measure (Acc among them, from the stored predictions).
+
+def test_weighted_measures_are_resampled(
+    runner: FlaskCliRunner, ranked: dict[str, dict[str, str]]
+) -> None:
+    # Acc among them, from the stored predictions.
     for measure in ("Acc", "kappa[linear]", "weighted-F2"):
         for method in ("randomization", "bootstrap"):
-            result = runner.invoke(
-                args=[
-                    "leaderboard",
-                    "significance",
-                    TASK,
-                    "A",
-                    "--measure",
-                    measure,
-                    "--method",
-                    method,
-                    "--samples",
-                    "200",
-                ]
-            )
+            options = ["--measure", measure, "--method", method, "--samples", "200"]
+            result = runner.invoke(args=["leaderboard", "significance", TASK, "A", *options])
             assert result.exit_code == 0, result.output
             body = json.loads(result.output)
             assert body["measure"] == measure and len(body["pairs"]) == 6
-    # A weighted accuracy is not the mean of per-item values: no per-item test applies.
+
+
+def test_no_per_item_test_applies_to_a_weighted_accuracy(
+    runner: FlaskCliRunner, ranked: dict[str, dict[str, str]]
+) -> None:
+    # A weighted accuracy is not the mean of per-item values.
     result = runner.invoke(
         args=["leaderboard", "significance", TASK, "A", "--measure", "Acc", "--method", "t-test"]
     )

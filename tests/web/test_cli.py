@@ -18,12 +18,9 @@ from sqlalchemy import func, select
 from leaderboard.cli import leaderboard_group
 from leaderboard.models import AuditEvent, GoldFile, Run, Task
 from tests.conftest import database_url
+from tests.helpers.cli import invoke
 from tests.runs import GOLD_TEST_A, oracle_run
 from tests.shared_data import shared_path
-
-
-def invoke(runner: FlaskCliRunner, *args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(args=["leaderboard", *args])
 
 
 def test_init_is_safe_to_run_twice(app: Flask, runner: FlaskCliRunner) -> None:

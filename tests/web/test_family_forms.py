@@ -12,8 +12,8 @@ from sqlalchemy import func, select
 
 from leaderboard.models import Run
 from tests.conftest import login
+from tests.helpers.uploads import form_upload
 from tests.runs import make_participant, open_task
-from tests.web.test_upload_flows import form_upload
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -87,58 +88,108 @@ def audit_actions(world: Flask) -> list[tuple[str, str | None]]:
         return [(e.action, e.task_slug) for e in events if e.action in kept]
 
 
-def test_a_hidden_task_is_gone_for_all_but_organizers_and_comes_back_when_shown(
-    world: Flask, runner: FlaskCliRunner, tmp_path: Path
-) -> None:
+@dataclass
+class Hosted:
+    """Subtask A with a data file and Alice's run, and the clients that look at it."""
+
+    data_id: int
+    run_id: int
+    alice: FlaskClient
+    anonymous: FlaskClient
+    token: str
+
+    @property
+    def bearer(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+    @property
+    def run_pages(self) -> list[str]:
+        """The pages and API answers of Alice's run."""
+        run = self.run_id
+        return [
+            f"/runs/{run}",
+            f"/runs/{run}/queries",
+            f"/api/v1/runs/{run}",
+            f"/api/v1/runs/{run}/file",
+        ]
+
+
+@pytest.fixture
+def hosted(world: Flask, runner: FlaskCliRunner, tmp_path: Path) -> Hosted:
+    """Add a data file to subtask A and upload Alice's run to it."""
     data_id = add_data(world, runner, tmp_path)
     alice = participant(world)
-    anonymous = world.test_client()
     token = token_for(world, "alice@example.org")
-    bearer = {"Authorization": f"Bearer {token}"}
     run_id = api_upload(alice, token, oracle_run()).get_json()["id"]
-    run_pages = [
-        f"/runs/{run_id}",
-        f"/runs/{run_id}/queries",
-        f"/api/v1/runs/{run_id}",
-        f"/api/v1/runs/{run_id}/file",
-    ]
-    for path in run_pages:
-        assert alice.get(path, headers=bearer).status_code == 200, path
-    # Before: every page answers (the participant may download the data, submit, ...).
-    for path in pages(data_id):
-        assert alice.get(path).status_code == 200, path
+    return Hosted(data_id, run_id, alice, world.test_client(), token)
 
+
+@pytest.fixture
+def hidden(hosted: Hosted, runner: FlaskCliRunner) -> Hosted:
+    """Hide the CQA task from the command line."""
+    result = invoke(runner, "task", T3, "--hide")
+    assert result.exit_code == 0, result.output
+    return hosted
+
+
+def test_every_page_of_a_task_answers_before_it_is_hidden(hosted: Hosted) -> None:
+    for path in hosted.run_pages:
+        assert hosted.alice.get(path, headers=hosted.bearer).status_code == 200, path
+    # The participant may download the data, submit, ...
+    for path in pages(hosted.data_id):
+        assert hosted.alice.get(path).status_code == 200, path
+
+
+def test_hiding_a_task_says_that_nothing_was_deleted(
+    hosted: Hosted, runner: FlaskCliRunner
+) -> None:
     hidden = invoke(runner, "task", T3, "--hide")
     assert hidden.exit_code == 0, hidden.output
     assert f"Task {T3} is hidden" in hidden.output and "nothing was deleted" in hidden.output
-    for client in (anonymous, alice):
-        for path in pages(data_id):
+
+
+def test_a_hidden_task_is_gone_from_the_pages_of_participants_and_visitors(hidden: Hosted) -> None:
+    for client in (hidden.anonymous, hidden.alice):
+        for path in pages(hidden.data_id):
             resp = client.get(path)
             assert resp.status_code == 404, path
         home = client.get("/").get_data(as_text=True)
         assert f'href="/tasks/{T3}"' not in home and f'href="/tasks/{STS}"' in home
-    assert f"No task &#39;{T3}&#39;." in anonymous.get(f"/tasks/{T3}/A").get_data(as_text=True)
+    page = hidden.anonymous.get(f"/tasks/{T3}/A").get_data(as_text=True)
+    assert f"No task &#39;{T3}&#39;." in page
 
-    # The API: not listed, no table, and an upload is refused with nothing stored.
-    listed = [t["slug"] for t in alice.get("/api/v1/tasks", headers=bearer).get_json()["tasks"]]
+
+def test_the_api_neither_lists_nor_shows_a_hidden_task(hidden: Hosted) -> None:
+    tasks = hidden.alice.get("/api/v1/tasks", headers=hidden.bearer).get_json()["tasks"]
+    listed = [t["slug"] for t in tasks]
     assert T3 not in listed and STS in listed
-    table = alice.get(f"/api/v1/tasks/{T3}/A/table", headers=bearer)
+    table = hidden.alice.get(f"/api/v1/tasks/{T3}/A/table", headers=hidden.bearer)
     assert table.status_code == 404 and table.get_json()["error"] == f"No task '{T3}'."
-    refused = api_upload(alice, token, oracle_run())
-    assert refused.status_code == 404 and refused.get_json()["error"] == f"No task '{T3}'."
-    form = {"csrf_token": csrf_from(alice.get("/").get_data(as_text=True)), "slot": "primary"}
-    posted = alice.post(f"/tasks/{T3}/A/submit", data=form)
-    assert posted.status_code == 404
-    assert count(world, Run) == 1
-    # The team's own run goes with its task: not listed, not shown.
-    for path in run_pages:
-        assert alice.get(path, headers=bearer).status_code == 404, path
-    assert alice.get("/api/v1/team/runs", headers=bearer).get_json()["runs"] == []
-    assert T3 not in alice.get("/api/openapi.json").get_data(as_text=True)
+    assert T3 not in hidden.alice.get("/api/openapi.json").get_data(as_text=True)
 
-    # Organizers still see it all, told that it is hidden; nothing was deleted.
+
+def test_uploads_to_a_hidden_task_are_refused_with_nothing_stored(
+    world: Flask, hidden: Hosted
+) -> None:
+    refused = api_upload(hidden.alice, hidden.token, oracle_run())
+    assert refused.status_code == 404 and refused.get_json()["error"] == f"No task '{T3}'."
+    alice = hidden.alice
+    form = {"csrf_token": csrf_from(alice.get("/").get_data(as_text=True)), "slot": "primary"}
+    assert alice.post(f"/tasks/{T3}/A/submit", data=form).status_code == 404
+    assert count(world, Run) == 1
+
+
+def test_a_teams_own_run_goes_with_its_hidden_task(hidden: Hosted) -> None:
+    for path in hidden.run_pages:
+        assert hidden.alice.get(path, headers=hidden.bearer).status_code == 404, path
+    assert hidden.alice.get("/api/v1/team/runs", headers=hidden.bearer).get_json()["runs"] == []
+
+
+def test_organizers_still_see_a_hidden_task_told_that_it_is_hidden(
+    world: Flask, hidden: Hosted
+) -> None:
     org = organizer(world)
-    for path in pages(data_id)[:-1]:
+    for path in pages(hidden.data_id)[:-1]:
         assert org.get(path).status_code == 200, path
     task_page = org.get(f"/tasks/{T3}").get_data(as_text=True)
     assert "This task is hidden: only organizers see it, and uploads are refused." in task_page
@@ -147,16 +198,23 @@ def test_a_hidden_task_is_gone_for_all_but_organizers_and_comes_back_when_shown(
     assert 'id="task-hidden"' in org.get(f"/organizer/tasks/{T3}/A").get_data(as_text=True)
     assert count(world, TaskDataFile) == 1
 
-    # `leaderboard init` (every `make run`) leaves it hidden.
+
+def test_init_leaves_a_hidden_task_hidden(hidden: Hosted, runner: FlaskCliRunner) -> None:
+    # `leaderboard init` runs on every `make run`.
     init = invoke(runner, "init")
     assert init.exit_code == 0, init.output
-    assert anonymous.get(f"/tasks/{T3}").status_code == 404
+    assert hidden.anonymous.get(f"/tasks/{T3}").status_code == 404
 
+
+def test_a_task_shown_again_comes_back_whole(
+    world: Flask, hidden: Hosted, runner: FlaskCliRunner
+) -> None:
     shown = invoke(runner, "task", T3, "--show")
     assert shown.exit_code == 0 and f"Task {T3} is shown again" in shown.output
-    for path in pages(data_id):
-        assert alice.get(path).status_code == 200, path
-    assert api_upload(alice, token, oracle_run(), slot="contrastive1").status_code == 201
+    for path in pages(hidden.data_id):
+        assert hidden.alice.get(path).status_code == 200, path
+    resp = api_upload(hidden.alice, hidden.token, oracle_run(), slot="contrastive1")
+    assert resp.status_code == 201
     assert audit_actions(world) == [("hide-task", T3), ("show-task", T3)]
 
 

@@ -71,7 +71,7 @@ def test_database_refuses_two_active_runs_in_one_slot(app: Flask) -> None:
             active_key=run.active_key,
         )
         session.add(clone)
-        with pytest.raises(IntegrityError):
+        with pytest.raises(IntegrityError, match=r"runs\.active_key|uq_runs_active_key"):
             session.commit()
 
 
@@ -206,7 +206,7 @@ def test_results_page_shows_subindices_and_dir_auto(app: Flask, client: FlaskCli
 
 def test_cached_pages_follow_every_change(app: Flask, client: FlaskClient, runner) -> None:  # type: ignore[no-untyped-def]
     """Anonymous pages are cached by the set's revision; a run, a phase or a freeze expires them."""
-    from leaderboard.web.public import pagecache
+    from leaderboard.web.common import pagecache
 
     url = "/tasks/semeval2016-task3/A"
     assert "No run has been scored" in client.get(url).get_data(as_text=True)

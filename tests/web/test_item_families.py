@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -15,23 +14,13 @@ from sqlalchemy import select
 from sqlalchemy.orm import undefer
 
 from leaderboard.models import Run
+from tests.helpers.item_tasks import check_exports, pairs, table
 from tests.runs import api_upload, make_participant, open_task, token_for
-from tests.security import compile_latex
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 SENTIMENT = EXAMPLES / "classification"
 CHANGE = EXAMPLES / "regression"
 LABELS = ["positive", "negative", "neutral"]
-
-
-def pairs(path: Path) -> dict[str, str]:
-    """Return id -> value of an example file (comment lines skipped)."""
-    out = {}
-    for line in path.read_text().splitlines():
-        if line and not line.startswith("#"):
-            item, value = line.split("\t")
-            out[item] = value
-    return out
 
 
 def host(runner: FlaskCliRunner, app: Flask, folder: Path) -> str:
@@ -41,15 +30,6 @@ def host(runner: FlaskCliRunner, app: Flask, folder: Path) -> str:
     open_task(app, folder / "task.toml")
     make_participant(app, "Aurora", "alice@example.org")
     return token_for(app, "alice@example.org")
-
-
-def table(client: FlaskClient, token: str, task: str, subtask: str) -> dict:  # type: ignore[type-arg]
-    resp = client.get(
-        f"/api/v1/tasks/{task}/{subtask}/table", headers={"Authorization": f"Bearer {token}"}
-    )
-    assert resp.status_code == 200, resp.get_json()
-    body: dict = resp.get_json()  # type: ignore[type-arg]
-    return body
 
 
 def test_classification_example_scored_as_scikit_learn(
@@ -151,18 +131,6 @@ def test_regression_example_scored_as_scipy(
     primary = next(r for r in shown["rows"] if r["slot"] == "primary")
     assert primary["cells"]["MSE"]["rank"] == 1
     check_exports(client, "example-change", "graded", tmp_path)
-
-
-def check_exports(client: FlaskClient, task: str, subtask: str, tmp_path: Path) -> None:
-    """Every export answers and the LaTeX one compiles."""
-    for ext in ("csv", "json", "md", "tex"):
-        resp = client.get(f"/tasks/{task}/{subtask}/results.{ext}")
-        assert resp.status_code == 200, ext
-        if ext == "json":
-            assert json.loads(resp.get_data(as_text=True))["rows"]
-    latex = client.get(f"/tasks/{task}/{subtask}/results.tex").get_data(as_text=True)
-    done = compile_latex(latex, tmp_path, task)
-    assert done.returncode == 0, done.stdout[-2000:]
 
 
 @pytest.mark.parametrize(

@@ -15,9 +15,8 @@ from leaderboard.services.jobs import core as jobs
 from leaderboard.services.results.significance import Request
 from leaderboard.states import JobStatus
 from tests.dispatch import LocalDispatcher
-from tests.web.test_analyses import queue
-from tests.web.test_queue import job_row, sessions
-from tests.web.test_significance_cli import hosted  # noqa: F401
+from tests.helpers.jobs import job_row, sessions
+from tests.helpers.sentiment import queue
 
 STALE = jobs.STALE_AFTER
 
@@ -30,7 +29,7 @@ def _set(app: Flask, job: int, **values: Any) -> None:
 
 def test_a_live_workers_job_is_busy_and_a_silent_ones_is_taken_over(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     job = queue(app, Request(samples=100))
     now = utcnow()
@@ -53,7 +52,7 @@ def test_a_live_workers_job_is_busy_and_a_silent_ones_is_taken_over(
 
 def test_only_the_current_claimant_stores_a_result(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     ext = app.extensions["leaderboard"]
     job = queue(app, Request(samples=100))
@@ -81,7 +80,7 @@ def test_only_the_current_claimant_stores_a_result(
 
 def test_a_job_whose_workers_keep_dying_is_given_up(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     job = queue(app, Request(samples=100))
     now = utcnow()
@@ -98,7 +97,7 @@ def test_a_job_whose_workers_keep_dying_is_given_up(
 
 def test_a_job_that_broke_is_queued_again_then_failed_with_the_reason(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     job = queue(app, Request(samples=100))
     with sessions(app)() as session:
@@ -116,7 +115,7 @@ def test_a_job_that_broke_is_queued_again_then_failed_with_the_reason(
 
 def test_the_sweep_sends_lost_jobs_again_and_leaves_live_ones(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     dispatcher: LocalDispatcher = app.extensions["leaderboard"]["dispatcher"]
     now = utcnow()

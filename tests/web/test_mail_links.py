@@ -15,9 +15,9 @@ from leaderboard.models import AuditEvent, User
 from tests import dispatch
 from tests.accounts import BASE, PASSWORD, last_link, mails_to, sign_up, user_row
 from tests.conftest import AppFactory, csrf_from, login
+from tests.helpers.queued_mail import queued
 from tests.runs import make_organizer, make_participant
 from tests.smtp import MailServer, link_in
-from tests.web.test_notifications import queued
 
 ALICE = "alice@example.org"
 NEW = "dana@example.org"

@@ -11,13 +11,14 @@ from sqlalchemy import select
 
 from leaderboard.clock import FixedClock
 from leaderboard.models import NotificationOptOut, User
-from leaderboard.services.common import mail
 from leaderboard.services.notify.core import KINDS, notify
 from tests.accounts import BASE
 from tests.conftest import AppFactory, csrf_from, login
+from tests.helpers.queued_mail import queued, recipients
+from tests.helpers.teams import loose_participant
+from tests.helpers.uploads import form_upload
 from tests.runs import make_participant
 from tests.smtp import MailServer
-from tests.web.test_teams import loose_participant
 
 PASSWORD = "correct horse battery"
 CHECKBOXES = (
@@ -27,21 +28,6 @@ CHECKBOXES = (
     "notify_rejected_api",
     "notify_organizer_messages",
 )
-
-
-def queued(app: Flask, clear: bool = True) -> list[EmailMessage]:
-    """Return the notification mails queued so far (and forget them)."""
-    dispatcher = app.extensions["leaderboard"]["dispatcher"]
-    mails = [mail.parse(text) for text in dispatcher.mails]
-    if clear:
-        dispatcher.sent.clear()
-        dispatcher.mails.clear()
-    return mails
-
-
-def recipients(app: Flask) -> list[str]:
-    """Return the addresses of the mails queued so far, sorted (and forget them)."""
-    return sorted(str(m["To"]) for m in queued(app))
 
 
 def unsubscribe_path(message: EmailMessage) -> str:
@@ -326,7 +312,6 @@ def test_a_run_refused_through_the_api_mails_its_uploader_the_verdict(world: Fla
 
 def test_a_run_refused_on_the_web_form_or_accepted_sends_nothing(world: Flask) -> None:
     from tests.runs import GOLD_TEST_A, api_upload, constant_run, token_for
-    from tests.web.test_upload_flows import form_upload
 
     client = world.test_client()
     login(client, "amy@example.org", PASSWORD)

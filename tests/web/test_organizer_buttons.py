@@ -11,8 +11,8 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, Team
 from tests.conftest import csrf_from
+from tests.helpers.teams import client_of
 from tests.runs import make_organizer, make_participant
-from tests.web.test_teams import client_of
 
 TEAMS = "/organizer/teams/"
 

@@ -14,9 +14,9 @@ from leaderboard.models import AuditEvent
 from leaderboard.services.notify.messages import MAX_BODY, MAX_SUBJECT
 from tests.accounts import BASE
 from tests.conftest import AppFactory, csrf_from, login
+from tests.helpers.queued_mail import queued, recipients
 from tests.notify_world import PASSWORD, T3, build, sessions, turn_off
 from tests.runs import make_organizer
-from tests.web.test_notifications import queued, recipients
 
 NEW = "/organizer/messages/new"
 MEMBERS = [

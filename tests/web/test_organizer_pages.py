@@ -110,7 +110,9 @@ def test_phase_form_and_times_with_zones(org: FlaskClient) -> None:
     )
 
 
-def test_import_baselines_freeze_verify_and_listing(org_app: Flask, org: FlaskClient) -> None:
+@pytest.fixture
+def imported(org: FlaskClient) -> FlaskClient:
+    """Import Kelp's primary run on the organizer's form."""
     resp = post(
         org,
         "/import",
@@ -125,8 +127,28 @@ def test_import_baselines_freeze_verify_and_listing(org_app: Flask, org: FlaskCl
         },
     )
     assert resp.status_code == 302, resp.get_data(as_text=True)[:1000]
+    return org
+
+
+@pytest.fixture
+def freeze_queued(imported: FlaskClient) -> FlaskClient:
+    """Add the baselines and ask for a freeze of the test set."""
+    assert post(imported, "/test/baselines", {}).status_code == 302
+    assert post(imported, "/test/freeze", {}).status_code == 302
+    return imported
+
+
+@pytest.fixture
+def frozen(org_app: Flask, freeze_queued: FlaskClient) -> FlaskClient:
+    """Let the worker run the queued freeze."""
+    worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
+    assert worker.output == "freeze 1: done\n"
+    return freeze_queued
+
+
+def test_an_import_that_does_not_parse_names_its_line(imported: FlaskClient) -> None:
     broken = post(
-        org,
+        imported,
         "/import",
         {
             "eval_set": "test",
@@ -138,51 +160,59 @@ def test_import_baselines_freeze_verify_and_listing(org_app: Flask, org: FlaskCl
     )
     assert broken.status_code == 422
     assert '<span class="line">line 1</span>: ' in broken.get_data(as_text=True)
-    assert post(org, "/test/baselines", {}).status_code == 302
-    # The freeze is queued (its analysis is never computed inside a request) ...
-    queued = post(org, "/test/freeze", {})
-    assert queued.status_code == 302
-    page = org.get(PAGE).get_data(as_text=True)
+
+
+def test_a_freeze_is_queued_once_and_never_computed_in_the_request(
+    freeze_queued: FlaskClient,
+) -> None:
+    page = freeze_queued.get(PAGE).get_data(as_text=True)
     assert "Freeze of test queued (job 1)" in page and "Freeze queued (job 1" in page
     assert f'action="{PAGE}/test/freeze"' not in page and f'action="{PAGE}/dev/freeze"' in page
-    # ... asking again adds no second job ...
-    post(org, "/test/freeze", {})
-    assert "Freeze of test queued (job 1)" in org.get(PAGE).get_data(as_text=True)
-    # A job handed from a lost worker to another says so.
+    # Asking again adds no second job.
+    post(freeze_queued, "/test/freeze", {})
+    assert "Freeze of test queued (job 1)" in freeze_queued.get(PAGE).get_data(as_text=True)
+
+
+def test_a_freeze_handed_from_a_lost_worker_to_another_says_so(
+    org_app: Flask, freeze_queued: FlaskClient
+) -> None:
     with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
         session.execute(update(Analysis).values(attempts=1, status="queued"))
         session.commit()
-    assert "Freeze queued (job 1: queued, asked at" in org.get(PAGE).get_data(as_text=True)
+    page = freeze_queued.get(PAGE).get_data(as_text=True)
+    assert "Freeze queued (job 1: queued, asked at" in page
     with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
         session.execute(update(Analysis).values(attempts=2))
         session.commit()
-    page = org.get(PAGE).get_data(as_text=True)
+    page = freeze_queued.get(PAGE).get_data(as_text=True)
     assert "Freeze queued (job 1: queued, retried 1 time, asked at" in page
-    worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
-    assert worker.output == "freeze 1: done\n"
-    # ... and the worker freezes the table as of the request, with its analysis.
-    page = org.get(PAGE).get_data(as_text=True)
+
+
+def test_the_worker_freezes_the_table_as_of_the_request_once(frozen: FlaskClient) -> None:
+    page = frozen.get(PAGE).get_data(as_text=True)
     assert "Official ranking frozen at 2016-01-20 12:00:00 UTC" in page
     assert "Analysis frozen with it (randomization, 10,000 samples, seed 0; " in page
-    again = post(org, "/test/freeze", {})
+    again = post(frozen, "/test/freeze", {})
     assert again.status_code == 409 and "frozen once" in again.get_data(as_text=True)
-    assert post(org, "/test/verify", {}).status_code == 302
-    page = org.get(PAGE).get_data(as_text=True)
-    assert "Verification queued (job 2" in page
+
+
+def test_a_verification_rescores_the_frozen_rows(org_app: Flask, frozen: FlaskClient) -> None:
+    assert post(frozen, "/test/verify", {}).status_code == 302
+    assert "Verification queued (job 2" in frozen.get(PAGE).get_data(as_text=True)
     worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
     assert worker.output == "verification 2: done\n"
-    page = org.get(PAGE).get_data(as_text=True)
+    page = frozen.get(PAGE).get_data(as_text=True)
     assert "Verified at 2016-01-20" in page and "5 frozen rows re-score to the snapshot" in page
-    listing = org.get(PAGE + "/test/runs.csv")
+
+
+def test_the_run_listing_is_exported_as_csv_markdown_and_latex(imported: FlaskClient) -> None:
+    listing = imported.get(PAGE + "/test/runs.csv")
     assert listing.status_code == 200
-    assert (
-        listing.get_data(as_text=True)
-        .splitlines()[1]
-        .startswith("Kelp,primary,kelp,active,False,False,")
-    )
-    md = org.get(PAGE + "/test/runs.md").get_data(as_text=True)
+    rows = listing.get_data(as_text=True).splitlines()
+    assert rows[1].startswith("Kelp,primary,kelp,active,False,False,")
+    md = imported.get(PAGE + "/test/runs.md").get_data(as_text=True)
     assert "| Kelp | kelp (primary) | Kernel methods |" in md
-    latex = org.get(PAGE + "/test/runs.latex").get_data(as_text=True)
+    latex = imported.get(PAGE + "/test/runs.latex").get_data(as_text=True)
     assert "\\toprule" in latex and "Kelp & kelp & primary & Kernel methods" in latex
 
 

@@ -17,6 +17,7 @@ from flask.testing import FlaskClient
 from leaderboard.clock import FixedClock
 from tests.conftest import AppFactory, csrf_from, login
 from tests.dispatch import draw_asked
+from tests.helpers.teams import loose_participant
 from tests.runs import (
     GOLD_TEST_A,
     api_upload,
@@ -26,7 +27,6 @@ from tests.runs import (
     own_campaign,
     token_for,
 )
-from tests.web.test_teams import loose_participant
 
 T3 = "semeval2016-task3"
 PAGE = f"/tasks/{T3}/A"

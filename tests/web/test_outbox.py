@@ -28,8 +28,8 @@ from tests import dispatch
 from tests.accounts import BASE, last_link, mailing, mails_to, sign_up, user_row
 from tests.conftest import AppFactory
 from tests.dispatch import LocalDispatcher, use_broker
+from tests.helpers.jobs import worker_env
 from tests.smtp import MailServer, link_in
-from tests.web.test_queue import worker_env
 from tests.workers import start_worker, stop_worker, wait_for
 
 T0 = utcnow().replace(microsecond=0)

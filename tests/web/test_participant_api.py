@@ -16,6 +16,7 @@ from leaderboard.models import AuditEvent, GoldFile, Run
 from leaderboard.services.results.tables import official_runs
 from leaderboard.services.tasks.catalog import resolve
 from tests.conftest import AppFactory, csrf_from, login
+from tests.helpers.sts import EN_SETS, gold_as_output
 from tests.runs import (
     GOLD_TEST_A,
     accepted,
@@ -27,7 +28,6 @@ from tests.runs import (
     own_campaign,
     token_for,
 )
-from tests.web.test_sts_flows import EN_SETS, gold_as_output
 
 T3 = "semeval2016-task3"
 T0 = datetime(2016, 1, 15, 12, 0, tzinfo=UTC)

@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 
 from leaderboard.models import AuditEvent, PeriodicRun, Phase, Subtask, Task, WorkerSeen, utcnow
 from leaderboard.services.operations import periodic
+from tests.helpers.jobs import worker_env
 from tests.runs import hide_results_until
-from tests.web.test_queue import worker_env
 from tests.workers import start_worker, stop_worker, wait_for
 
 T3 = "semeval2016-task3"

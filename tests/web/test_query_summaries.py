@@ -14,8 +14,8 @@ from leaderboard.services.results.query_summaries import stale_sets, summarize_s
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import RunKind, RunStatus
 from tests.dispatch import LocalDispatcher
+from tests.helpers.sentiment import PATH, SENTIMENT
 from tests.runs import api_upload, token_for
-from tests.web.test_significance_cli import PATH, SENTIMENT, hosted  # noqa: F401
 
 
 def _set_id(app: Flask) -> int:
@@ -25,7 +25,7 @@ def _set_id(app: Flask) -> int:
 
 def test_a_summary_is_the_best_median_and_worst_of_the_ranked_runs(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     ext = app.extensions["leaderboard"]
     set_id = _set_id(app)
@@ -55,7 +55,7 @@ def test_a_summary_is_the_best_median_and_worst_of_the_ranked_runs(
 
 def test_a_new_contrastive_run_moves_the_set_but_not_the_ranked_runs(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     ext = app.extensions["leaderboard"]
     set_id = _set_id(app)

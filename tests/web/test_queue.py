@@ -18,9 +18,7 @@ import pytest
 from flask import Flask
 from flask.testing import FlaskCliRunner
 from sqlalchemy import select
-from sqlalchemy.orm import undefer
 
-from bench._common import server_env
 from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, enqueue
 from leaderboard.models import Analysis, PeriodicRun
 from leaderboard.services.jobs import analyses
@@ -29,23 +27,11 @@ from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import JobStatus
 from tests import redis_server
 from tests.accounts import BASE, sign_up
-from tests.conftest import database_url, login
+from tests.conftest import login
 from tests.dispatch import LocalDispatcher, use_broker
-from tests.web.test_analyses import queue
-from tests.web.test_significance_cli import hosted  # noqa: F401
+from tests.helpers.jobs import job_row, sessions, worker_env
+from tests.helpers.sentiment import queue
 from tests.workers import kill_tree, start_worker, stop_worker, wait_for
-
-
-def sessions(app: Flask):  # type: ignore[no-untyped-def]
-    return app.extensions["leaderboard"]["sessionmaker"]
-
-
-def job_row(app: Flask, job: int) -> Analysis:
-    with sessions(app)() as session:
-        row = session.get(Analysis, job, options=[undefer(Analysis.report)])
-        assert row is not None
-        session.expunge(row)
-        return row
 
 
 def periodic_runs(app: Flask) -> list[str]:
@@ -54,16 +40,6 @@ def periodic_runs(app: Flask) -> list[str]:
         return sorted(
             session.scalars(select(PeriodicRun.name).where(PeriodicRun.finished_at.is_not(None)))
         )
-
-
-def worker_env(app: Flask, **settings: str) -> dict[str, str]:
-    config = app.extensions["leaderboard"]["settings"]
-    return server_env(
-        config.instance_dir,
-        database_url(app),
-        LEADERBOARD_SECRET_KEY=config.secret_key,
-        **settings,
-    )
 
 
 @pytest.fixture
@@ -93,7 +69,7 @@ def test_a_job_is_sent_only_once_its_row_is_committed(app: Flask) -> None:
 
 def test_asking_for_an_analysis_sends_its_row_to_the_workers(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     dispatcher: LocalDispatcher = app.extensions["leaderboard"]["dispatcher"]
     job = queue(app, Request(samples=100))
@@ -107,7 +83,7 @@ def test_asking_for_an_analysis_sends_its_row_to_the_workers(
 
 def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
     tmp_path: Path,
 ) -> None:
     use_broker(app)  # the embedded broker: a SQLite file in the instance folder
@@ -189,7 +165,7 @@ def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
 
 def test_a_worker_killed_mid_analysis_loses_nothing_on_redis(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
     tmp_path: Path,
     redis: redis_server.RedisServer,
 ) -> None:

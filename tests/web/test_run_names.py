@@ -7,8 +7,8 @@ from flask.testing import FlaskCliRunner
 
 from tests.conftest import login
 from tests.dispatch import draw_asked, summarize_changed
+from tests.helpers.sentiment import PATH, SENTIMENT
 from tests.runs import api_upload, token_for
-from tests.web.test_significance_cli import PATH, SENTIMENT, hosted  # noqa: F401
 
 SECRETS = ("Aurora", "Borealis", "aurora-tag", "borealis-tag")
 
@@ -47,7 +47,7 @@ def _public_views(app: Flask, run_id: int) -> dict[str, str]:
     return out
 
 
-def test_a_run_its_team_withdrew_stays_anonymous(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+def test_a_run_its_team_withdrew_stays_anonymous(app: Flask, hosted: FlaskCliRunner) -> None:
     _named_runs(app)
     _anonymous_public_diagnostics(hosted)
     bob = token_for(app, "bob@example.org")
@@ -71,7 +71,7 @@ def test_a_run_its_team_withdrew_stays_anonymous(app: Flask, hosted: FlaskCliRun
     ).get_data(as_text=True)
 
 
-def test_every_run_of_a_withdrawn_team_stays_anonymous(app: Flask, hosted: FlaskCliRunner) -> None:  # noqa: F811
+def test_every_run_of_a_withdrawn_team_stays_anonymous(app: Flask, hosted: FlaskCliRunner) -> None:
     _named_runs(app)
     _anonymous_public_diagnostics(hosted)
     _cli(hosted, "withdraw-team", "Aurora")
@@ -89,7 +89,7 @@ def test_every_run_of_a_withdrawn_team_stays_anonymous(app: Flask, hosted: Flask
 
 def test_a_replaced_runs_per_query_page_says_what_is_true(
     app: Flask,
-    hosted: FlaskCliRunner,  # noqa: F811
+    hosted: FlaskCliRunner,
 ) -> None:
     # Alice replaces her primary run (1): it keeps its per-query values.
     resp = api_upload(app.test_client(), token_for(app, "alice@example.org"),

@@ -214,5 +214,7 @@ def test_secure_cookies_from_the_environment(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setenv("LEADERBOARD_SESSION_HOURS", "0.5")
     assert load_settings().session_hours == 0.5
     monkeypatch.setenv("LEADERBOARD_SESSION_HOURS", "0")
-    with pytest.raises(ValueError):
+    with pytest.raises(
+        ValueError, match="LEADERBOARD_SESSION_HOURS must be more than 0 and at most a year"
+    ):
         load_settings()

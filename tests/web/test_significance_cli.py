@@ -14,41 +14,8 @@ from sqlalchemy import select
 from sqlalchemy.orm import undefer
 
 from leaderboard.models import Run, Score
-from tests.runs import api_upload, make_participant, open_phase, token_for
+from tests.helpers.cli import invoke
 from tests.security import compile_latex
-
-EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
-SENTIMENT = EXAMPLES / "classification"
-PATH = "/api/v1/tasks/example-sentiment/A/runs"
-
-
-def invoke(runner: FlaskCliRunner, *args: str):  # type: ignore[no-untyped-def]
-    return runner.invoke(args=["leaderboard", *args])
-
-
-@pytest.fixture
-def hosted(app: Flask, runner: FlaskCliRunner) -> FlaskCliRunner:
-    """Host the sentiment example with an oracle, a noisy run and the three baselines."""
-    assert invoke(runner, "add-task", str(SENTIMENT / "task.toml")).exit_code == 0
-    open_phase(app, "example-sentiment", "A", "test")
-    gold = [
-        line.split("\t")
-        for line in (SENTIMENT / "gold.tsv").read_text().splitlines()
-        if line and not line.startswith("#")
-    ]
-    client = app.test_client()
-    make_participant(app, "Aurora", "alice@example.org")
-    make_participant(app, "Borealis", "bob@example.org")
-    oracle = "".join(f"{i}\t{label}\n" for i, label in gold).encode()
-    flip = {"positive": "negative", "negative": "neutral", "neutral": "positive"}
-    noisy = "".join(
-        f"{i}\t{flip[label] if k % 3 == 0 else label}\n" for k, (i, label) in enumerate(gold)
-    ).encode()
-    for email, run in (("alice@example.org", oracle), ("bob@example.org", noisy)):
-        resp = api_upload(client, token_for(app, email), run, path=PATH)
-        assert resp.status_code == 201, resp.get_json()
-    assert invoke(runner, "add-baselines", "example-sentiment", "A").exit_code == 0
-    return runner
 
 
 def report(runner: FlaskCliRunner, *args: str) -> dict:  # type: ignore[type-arg]

@@ -16,8 +16,8 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sqlalchemy import select, update
 
 from leaderboard.models import Run
+from tests.helpers.sts import API_EN, EN_SETS, gold_as_output, noisy_output
 from tests.runs import api_upload, gold_lines, make_participant, oracle_run, token_for
-from tests.web.test_sts_flows import API_EN, EN_SETS, gold_as_output, noisy_output
 
 CQA_MEASURES = ("MAP", "AvgRec", "MRR", "P", "R", "F1", "Acc")
 

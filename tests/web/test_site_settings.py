@@ -7,7 +7,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent
-from tests.web.test_cli import invoke
+from tests.helpers.cli import invoke
 
 
 def test_defaults_are_shown(runner: FlaskCliRunner) -> None:

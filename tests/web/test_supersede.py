@@ -101,49 +101,69 @@ def premature_freeze(app: Flask, runner: FlaskCliRunner, clock: FixedClock) -> N
     clock.set(at(11))
 
 
-def test_a_frozen_ranking_is_superseded_from_the_command_line(
-    app: Flask, runner: FlaskCliRunner, clock: FixedClock
-) -> None:
+@pytest.fixture
+def first_sha(app: Flask, runner: FlaskCliRunner, clock: FixedClock) -> str:
+    """Freeze prematurely (see ``premature_freeze``); return the snapshot's SHA-256."""
     premature_freeze(app, runner, clock)
-    [(_, first_sha, _)] = snapshots(app)
-    # Freezing again is refused, pointing at superseding.
-    again = invoke(runner, "freeze", "example-sentiment", "A")
-    assert again.exit_code == 1
-    assert "an official ranking is frozen once. To replace it, supersede it" in again.output
-    assert "--supersede --reason" in again.output
-    no_reason = invoke(runner, "freeze", "example-sentiment", "A", "--supersede")
-    assert no_reason.exit_code == 1
-    assert "--supersede needs --reason TEXT" in no_reason.output
-    stray = invoke(runner, "freeze", "example-sentiment", "A", "--reason", "why")
-    assert stray.exit_code == 1 and "--reason goes with --supersede" in stray.output
-    blank = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", "  ")
-    assert blank.exit_code == 1 and "A reason is required to supersede" in blank.output
-    long = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", "x" * 501)
-    assert long.exit_code == 1
-    assert "The reason for superseding is longer than 500 characters." in long.output
-    bell = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", "a\x07b")
-    assert bell.exit_code == 1
-    assert (
-        "The reason for superseding must not contain control characters or line separators (U+0007"
-        in bell.output
-    )
-    assert len(snapshots(app)) == 1
+    [(_, sha, _)] = snapshots(app)
+    return sha
 
+
+@pytest.fixture
+def superseded(runner: FlaskCliRunner, first_sha: str) -> str:
+    """Supersede the premature freeze with ``REASON``; return the first snapshot's SHA-256."""
     result = invoke(runner, "freeze", "example-sentiment", "A", "--supersede", "--reason", REASON)
     assert result.exit_code == 0, result.output
     assert "Version 2 is now the official ranking; version 1 is kept" in result.output
+    return first_sha
+
+
+@pytest.mark.parametrize(
+    ("options", "refusal"),
+    [
+        ((), "an official ranking is frozen once. To replace it, supersede it"),
+        ((), "--supersede --reason"),
+        (("--supersede",), "--supersede needs --reason TEXT"),
+        (("--reason", "why"), "--reason goes with --supersede"),
+        (("--supersede", "--reason", "  "), "A reason is required to supersede"),
+        (
+            ("--supersede", "--reason", "x" * 501),
+            "The reason for superseding is longer than 500 characters.",
+        ),
+        (
+            ("--supersede", "--reason", "a\x07b"),
+            "The reason for superseding must not contain control characters or line separators "
+            "(U+0007",
+        ),
+    ],
+    ids=["again", "points-at-supersede", "no-reason", "stray-reason", "blank", "long", "bell"],
+)
+def test_freezing_again_is_refused_unless_superseding_with_a_reason(
+    app: Flask, runner: FlaskCliRunner, first_sha: str, options: tuple[str, ...], refusal: str
+) -> None:
+    result = invoke(runner, "freeze", "example-sentiment", "A", *options)
+    assert result.exit_code == 1
+    assert refusal in result.output
+    assert len(snapshots(app)) == 1
+
+
+def test_superseding_adds_version_2_and_keeps_version_1(app: Flask, superseded: str) -> None:
     versions = snapshots(app)
-    assert [(v, sha) for v, sha, _ in versions][0] == (1, first_sha)
+    assert [(v, sha) for v, sha, _ in versions][0] == (1, superseded)
     assert [v for v, _, _ in versions] == [1, 2]
 
-    # `table --official` shows the newest; the old version is still printed on request.
+
+def test_the_official_table_is_the_newest_and_an_old_version_is_shown_on_request(
+    runner: FlaskCliRunner, superseded: str
+) -> None:
     assert labels_of(official(runner)) == ["Aurora-primary", "Borealis-primary"]
     assert labels_of(official(runner, "--version", "1")) == ["Aurora-primary"]
     missing = invoke(runner, "table", "example-sentiment", "A", "--official", "--version", "3")
     assert missing.exit_code == 1
     assert "has no frozen version 3 (versions: 1, 2)" in missing.output
 
-    # Both versions verify, each reported.
+
+def test_both_versions_verify_each_reported(runner: FlaskCliRunner, superseded: str) -> None:
     verified = invoke(runner, "verify", "example-sentiment", "A")
     assert verified.exit_code == 0, verified.output
     assert (
@@ -156,17 +176,22 @@ def test_a_frozen_ranking_is_superseded_from_the_command_line(
     only = invoke(runner, "verify", "example-sentiment", "A", "--version", "1")
     assert only.exit_code == 0 and "Version 2" not in only.output
 
-    # The audit log records both freezes and the supersession with its reason.
-    assert [d["version"] for d in audit(app, "freeze")] == [1, 2]
-    [superseded] = audit(app, "supersede-freeze")
-    assert superseded["reason"] == REASON
-    assert (superseded["superseded_version"], superseded["version"]) == (1, 2)
-    assert superseded["superseded_sha256"] == first_sha
 
-    # The superseded row was never written: the database still refuses any change to it.
+def test_the_audit_log_records_both_freezes_and_the_supersession(
+    app: Flask, superseded: str
+) -> None:
+    assert [d["version"] for d in audit(app, "freeze")] == [1, 2]
+    [supersession] = audit(app, "supersede-freeze")
+    assert supersession["reason"] == REASON
+    assert (supersession["superseded_version"], supersession["version"]) == (1, 2)
+    assert supersession["superseded_sha256"] == superseded
+
+
+def test_the_database_still_refuses_to_change_a_superseded_row(app: Flask, superseded: str) -> None:
+    # The superseded row was never written to.
     with (
         app.extensions["leaderboard"]["engine"].connect() as conn,
-        pytest.raises((IntegrityError, DBAPIError)),
+        pytest.raises((IntegrityError, DBAPIError), match="frozen tables are immutable"),
     ):
         conn.execute(text("UPDATE frozen_tables SET frozen_by = 'mallory' WHERE version = 1"))
         conn.commit()
@@ -315,7 +340,10 @@ def test_the_migration_keeps_frozen_tables_immutable_as_version_1(empty_database
         "UPDATE frozen_tables SET frozen_by = 'mallory'",
         "DELETE FROM frozen_tables",
     ):
-        with engine.connect() as conn, pytest.raises((IntegrityError, DBAPIError)):
+        with (
+            engine.connect() as conn,
+            pytest.raises((IntegrityError, DBAPIError), match="frozen tables are immutable"),
+        ):
             conn.execute(text(statement))
             conn.commit()
     engine.dispose()

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from leaderboard.cli import leaderboard_group
 from leaderboard.clock import FixedClock
 from leaderboard.models import Task
-from leaderboard.web.public import pagecache
+from leaderboard.web.common import pagecache
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant, own_campaign
 from tests.security import scan

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from leaderboard.models import AuditEvent, Run, Team, User
 from leaderboard.services.accounts import core as accounts
 from tests.conftest import csrf_from, login
+from tests.helpers.teams import loose_participant
 from tests.runs import (
     accepted,
     api_upload,
@@ -315,8 +316,6 @@ def test_team_commands_rename_merge_approve(app: Flask, runner: FlaskCliRunner) 
 
 
 def _loose(app: Flask, email: str) -> None:
-    from tests.web.test_teams import loose_participant
-
     loose_participant(app, email)
 
 

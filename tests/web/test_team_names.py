@@ -17,8 +17,8 @@ from leaderboard.models import Team, team_name_key
 from leaderboard.services.accounts import core as accounts
 from leaderboard.services.common.errors import Conflict
 from leaderboard.services.teams import admin as team_admin
+from tests.helpers.teams import client_of, create, loose_participant, post
 from tests.runs import make_organizer, make_participant
-from tests.web.test_teams import client_of, create, loose_participant, post
 
 T3 = "semeval2016-task3"
 #: Names that are "Borealis" for a reader: case, full width, a ligature-free compatibility
@@ -87,11 +87,11 @@ def test_the_organizer_page_refuses_a_variant_and_merges_by_any_variant(
 def test_the_database_refuses_two_names_with_one_key(app: Flask, session: Session) -> None:
     accounts.create_team(session, "Borealis", actor="test")
     session.add(Team(name="BOREALIS"))
-    with pytest.raises(IntegrityError):
+    with pytest.raises(IntegrityError, match=r"teams\.name_key|uq_teams_name_key"):
         session.commit()
     session.rollback()
     # Even a row written without the model: the key column is required and unique.
-    with pytest.raises(IntegrityError):
+    with pytest.raises(IntegrityError, match=r"teams\.name_key|uq_teams_name_key"):
         session.execute(
             text(
                 "INSERT INTO teams (name, name_key, affiliation, approved, created_at) "
@@ -203,7 +203,10 @@ def test_the_migration_refuses_colliding_names_and_names_them(empty_database_url
         _insert_team(conn, 1, "Borealis", "2016-01-01 00:00:00")
         _insert_team(conn, 2, "BOREALIS", "2016-01-02 00:00:00")
         _insert_team(conn, 3, "Aurora", "2016-01-02 00:00:00")
-    with pytest.raises(MigrationRefused) as refused:
+    with pytest.raises(
+        MigrationRefused,
+        match="Team names must now be unique ignoring case, width and invisible characters",
+    ) as refused:
         upgrade(url)
     message = str(refused.value)
     assert "'Borealis' (id 1)" in message and "'BOREALIS' (id 2)" in message

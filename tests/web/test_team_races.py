@@ -14,8 +14,8 @@ from leaderboard.services.common import settings
 from leaderboard.services.common.errors import DomainError
 from leaderboard.services.teams.admin import merge_teams
 from tests.conftest import csrf_from, login
+from tests.helpers.teams import loose_participant
 from tests.runs import accepted, api_upload, constant_run, make_participant, oracle_run, token_for
-from tests.web.test_teams import loose_participant
 
 PASSWORD = "correct horse battery"
 

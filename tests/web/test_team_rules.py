@@ -14,8 +14,8 @@ from leaderboard.services.common import settings
 from leaderboard.services.common.errors import Conflict, Forbidden, InvalidInput, NotFound
 from leaderboard.services.teams import admin as team_admin
 from leaderboard.services.teams import members as teams
+from tests.helpers.teams import loose_participant
 from tests.runs import make_organizer, make_participant
-from tests.web.test_teams import loose_participant
 
 
 def user(session: Session, email: str) -> User:
@@ -46,10 +46,10 @@ def test_organizers_cannot_be_team_members(app: Flask, session: Session) -> None
         accounts.create_user(session, "o@example.org", role="organizer", team="Aurora")
     make_organizer(app, "org@example.org")
     org = user(session, "org@example.org")
-    with pytest.raises(Forbidden):
+    with pytest.raises(Forbidden, match="Organizers cannot be team members"):
         teams.create_own_team(session, org, "Org team")
     code = session.scalar(select(Team.invite_code).where(Team.name == "Aurora"))
-    with pytest.raises(Forbidden):
+    with pytest.raises(Forbidden, match="Organizers cannot be team members"):
         teams.join_by_code(session, org, str(code))
     assert session.scalar(select(Team).where(Team.name == "Org team")) is None
 
@@ -84,7 +84,7 @@ def test_a_request_is_closed_when_its_user_joins_elsewhere(app: Flask, session: 
     teams.decide_request(session, user(session, "b@example.org"), second.id, accept=True)
     session.expire_all()
     assert session.get(JoinRequest, first.id).status == "withdrawn"  # type: ignore[union-attr]
-    with pytest.raises(Conflict):
+    with pytest.raises(Conflict, match="That join request was already withdrawn"):
         teams.decide_request(session, user(session, "a@example.org"), first.id, accept=True)
     assert user(session, "c@example.org").team.name == "Borealis"  # type: ignore[union-attr]
 
@@ -95,7 +95,9 @@ def test_a_withdrawn_team_has_no_valid_invite_link(app: Flask, session: Session)
     assert team is not None
     code = str(team.invite_code)
     team_admin.withdraw_team(session, team.id, actor="org")
-    with pytest.raises(NotFound):
+    with pytest.raises(
+        NotFound, match=r"This invite link is not valid \(any more\); ask the team for a new one\."
+    ):
         teams.team_by_code(session, code)
 
 

@@ -10,41 +10,11 @@ from flask.testing import FlaskClient
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from leaderboard.models import AuditEvent, JoinRequest, Team, User, utcnow
-from leaderboard.services.accounts import core as accounts
+from leaderboard.models import AuditEvent, JoinRequest, Team, User
 from leaderboard.services.common import settings
-from tests.conftest import csrf_from, login
+from tests.conftest import csrf_from
+from tests.helpers.teams import client_of, create, loose_participant, post
 from tests.runs import accepted, api_upload, make_organizer, make_participant, oracle_run, token_for
-
-PASSWORD = "correct horse battery"
-
-
-def loose_participant(app: Flask, email: str, name: str = "") -> None:
-    """Create a verified participant without a team (as sign-up will)."""
-    with app.extensions["leaderboard"]["sessionmaker"]() as s:
-        s.add(
-            User(
-                email=email,
-                role="participant",
-                password_hash=accounts._hasher.hash(PASSWORD),
-                verified_at=utcnow(),
-                display_name=name,
-            )
-        )
-        s.commit()
-
-
-def client_of(app: Flask, email: str, password: str = PASSWORD) -> FlaskClient:
-    client = app.test_client()
-    login(client, email, password)
-    return client
-
-
-def post(client: FlaskClient, path: str, page: str = "/", **data: str) -> tuple[int, str]:
-    """POST a form with the session's CSRF token; return status and the followed page text."""
-    token = csrf_from(client.get("/").get_data(as_text=True))
-    resp = client.post(path, data={"csrf_token": token, **data}, follow_redirects=True)
-    return resp.status_code, resp.get_data(as_text=True)
 
 
 def set_mode(app: Flask, name: str, value: str) -> None:
@@ -68,10 +38,6 @@ def code_of(session: Session, team: str) -> str:
     found = team_named(session, team)
     assert found is not None and found.invite_code
     return found.invite_code
-
-
-def create(client: FlaskClient, name: str, affiliation: str = "") -> tuple[int, str]:
-    return post(client, "/teams/new", "/teams/new", name=name, affiliation=affiliation)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from flask import Flask
-from flask.testing import FlaskCliRunner
+from flask.testing import FlaskClient, FlaskCliRunner
 
 from leaderboard.tasks.definition import DefinitionError
 from leaderboard.tasks.families import get_family, registered_family
@@ -57,12 +57,15 @@ def _host(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> Path:
     return folder
 
 
-def test_a_family_from_the_test_folder_is_hosted_end_to_end(
-    family: YesNoFamily, app: Flask, runner: FlaskCliRunner, tmp_path: Path
-) -> None:
-    folder = _host(app, runner, tmp_path)
+@pytest.fixture
+def folder(family: YesNoFamily, app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> Path:
+    """Host the yes-or-no task; return its definition's folder."""
+    return _host(app, runner, tmp_path)
 
-    # A participant uploads through the web form; the verdict page shows the score.
+
+@pytest.fixture
+def verdict(app: Flask, folder: Path) -> str:
+    """Upload Aurora's run of all yes through the web form; return the verdict page."""
     make_participant(app, "Aurora", "alice@example.org")
     alice = app.test_client()
     login(alice, "alice@example.org", "correct horse battery")
@@ -78,20 +81,22 @@ def test_a_family_from_the_test_folder_is_hosted_end_to_end(
         content_type="multipart/form-data",
     )
     assert resp.status_code == 302, resp.get_data(as_text=True)[:2000]
-    verdict = alice.get(resp.headers["Location"]).get_data(as_text=True)
-    assert "Agree" in verdict and "50.0" in verdict
+    return alice.get(resp.headers["Location"]).get_data(as_text=True)
 
-    # The organizer's import form offers strict, lenient and this family's mode only.
+
+@pytest.fixture
+def org(app: Flask, folder: Path) -> FlaskClient:
+    """Log an organizer in."""
     make_organizer(app, "org@example.org")
-    org = app.test_client()
-    login(org, "org@example.org", "organizer password")
+    client = app.test_client()
+    login(client, "org@example.org", "organizer password")
+    return client
+
+
+@pytest.fixture
+def imported(org: FlaskClient, verdict: str) -> FlaskClient:
+    """Import Kelp's run in the family's mode: one item missing (a run note), answers flipped."""
     subtask_page = org.get(f"/organizer/tasks/{TASK}/main").get_data(as_text=True)
-    modes = re.search(r'<select[^>]*name="mode".*?</select>', subtask_page, re.S)
-    assert modes is not None
-    assert re.findall(r'<option[^>]*value="([^"]*)"', modes.group(0)) == [
-        "strict", "lenient", "flip",
-    ]  # fmt: skip
-    # An import in the family's mode: one item missing (a run note), answers flipped.
     resp = org.post(
         f"/organizer/tasks/{TASK}/main/import",
         data={
@@ -105,25 +110,50 @@ def test_a_family_from_the_test_folder_is_hosted_end_to_end(
         content_type="multipart/form-data",
     )
     assert resp.status_code == 302, resp.get_data(as_text=True)[:2000]
+    return org
 
-    # The results table shows both runs: the flag's marker and note, the run note.
-    table = json.loads(org.get(f"/tasks/{TASK}/main/results.json").get_data(as_text=True))
+
+def test_a_web_upload_to_the_familys_task_shows_its_score(verdict: str) -> None:
+    assert "Agree" in verdict and "50.0" in verdict
+
+
+def test_the_import_form_offers_strict_lenient_and_the_familys_mode(org: FlaskClient) -> None:
+    subtask_page = org.get(f"/organizer/tasks/{TASK}/main").get_data(as_text=True)
+    modes = re.search(r'<select[^>]*name="mode".*?</select>', subtask_page, re.S)
+    assert modes is not None
+    assert re.findall(r'<option[^>]*value="([^"]*)"', modes.group(0)) == [
+        "strict", "lenient", "flip",
+    ]  # fmt: skip
+
+
+def test_the_results_show_the_familys_flag_marker_and_run_notes(imported: FlaskClient) -> None:
+    table = json.loads(imported.get(f"/tasks/{TASK}/main/results.json").get_data(as_text=True))
     cells = {row["label"]: row["cells"]["Agree"] for row in table["rows"]}
     assert cells["Kelp-primary"]["value"] == pytest.approx(75.0)  # 3 of 4 after flipping
     assert cells["Aurora-primary"]["note"] == "◊"
     assert "⁑ Kelp-primary: 1 of 4 items missing" in table["footnotes"]
     assert "◊ the run gives the same answer to every item" in table["footnotes"]
-    html = org.get(f"/tasks/{TASK}/main").get_data(as_text=True)
+    html = imported.get(f"/tasks/{TASK}/main").get_data(as_text=True)
     assert '<bdi>Kelp-primary</bdi><span class="marker">⁑</span>' in html
     assert '<sup class="note">◊</sup>' in html
     assert "<li>⁑ Kelp-primary: 1 of 4 items missing</li>" in html
-    # The run's page shows its note under the scores.
-    run_page = org.get("/runs/2").get_data(as_text=True)
+
+
+def test_a_runs_page_shows_its_note_under_the_scores(imported: FlaskClient) -> None:
+    run_page = imported.get("/runs/2").get_data(as_text=True)
     assert '<p class="note">⁑ 1 of 4 items missing</p>' in run_page
 
-    # The command line offers the family's flags while it is hosted, and reads them.
+
+def test_the_command_line_offers_the_familys_flags_while_it_is_hosted(
+    runner: FlaskCliRunner, folder: Path
+) -> None:
     help_text = runner.invoke(args=["leaderboard", "import-runs", "--help"]).output
     assert "--flip" in help_text and "With --lenient: flip every answer." in help_text
+
+
+def test_set_gold_reads_the_familys_judge_option(
+    runner: FlaskCliRunner, folder: Path, imported: FlaskClient
+) -> None:
     gold = folder / "gold-2.tsv"
     gold.write_bytes(GOLD.replace(b"i4\tno", b"i4\tyes"))
     wrong = runner.invoke(

@@ -13,9 +13,9 @@ from sqlalchemy import select
 
 from leaderboard.models import Run, Score
 from tests.conftest import login
+from tests.helpers.uploads import form_upload
 from tests.runs import api_upload, make_participant, open_task, token_for
 from tests.security import compile_latex
-from tests.web.test_upload_flows import form_upload
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "docs" / "examples" / "trec"
 API = "/api/v1/tasks/example-adhoc/adhoc/runs"

@@ -16,6 +16,7 @@ from leaderboard.services.runs.core import Submission, Upload, submit_run
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.web.common.context import db, settings, store
 from tests.conftest import AppFactory, csrf_from, login
+from tests.helpers.uploads import SUBMIT_A, form_upload
 from tests.runs import (
     api_upload,
     constant_run,
@@ -26,24 +27,7 @@ from tests.runs import (
 )
 from tests.shared_data import shared_path
 
-SUBMIT_A = "/tasks/semeval2016-task3/A/submit"
 API_A = "/api/v1/tasks/semeval2016-task3/A/runs"
-
-
-def form_upload(
-    client: FlaskClient, data: bytes, *, slot: str = "primary", url: str = SUBMIT_A, **extra: str
-):  # type: ignore[no-untyped-def]
-    page = client.get(url)
-    assert page.status_code == 200
-    fields = {
-        "csrf_token": csrf_from(page.get_data(as_text=True)),
-        "eval_set": "test",
-        "slot": slot,
-        "name": extra.get("name", "my-run"),
-        "description": extra.get("description", "a system"),
-        "file": (io.BytesIO(data), "subtask_A_primary.txt"),
-    }
-    return client.post(url, data=fields, content_type="multipart/form-data")
 
 
 @pytest.fixture

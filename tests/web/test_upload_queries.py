@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -54,7 +55,7 @@ def test_resolve_takes_a_named_set(session: Session) -> None:
 def test_resolve_names_the_unknown_part(
     session: Session, names: tuple[str, str, str | None], message: str
 ) -> None:
-    with pytest.raises(NotFound) as caught:
+    with pytest.raises(NotFound, match="^" + re.escape(message)) as caught:
         resolve(session, *names)
     assert str(caught.value).startswith(message)
 

@@ -16,10 +16,9 @@ from leaderboard.formats.trec.messages import (
     by_line,
     decoded,
     plural,
-    short_id,
 )
 from leaderboard.formats.trec.records import BOM, RunSource, TrecRun
-from leaderboard.formats.trec.strict import find_duplicates
+from leaderboard.formats.trec.strict import repeated_pairs
 
 # C strtod/atof grammar (C locale): hex float, decimal, inf/infinity, nan; longest prefix wins.
 _C_ATOF = re.compile(
@@ -197,14 +196,8 @@ class _LenientParser:
         lines, query_index, docids, doubles = self.columns.arrays()
         with np.errstate(over="ignore"):
             scores = doubles.astype(np.float32)
-        for position, earlier in find_duplicates(query_index, docids, limit=MAX_COLLECTED_ERRORS):
-            line = int(lines[position])
-            self.error(
-                line,
-                f"Line {line}: document {short_id(bytes(docids[position]))} already listed for"
-                f" query '{quote(queries[query_index[position]])}' on line {lines[earlier]};"
-                " trec_eval stops on duplicate documents.",
-            )
+        for line, message in repeated_pairs(lines, query_index, docids, queries, "document"):
+            self.error(line, f"{message}; trec_eval stops on duplicate documents.")
         if self.errors:
             return None, by_line(self.errors), self.report()
         return (

@@ -70,8 +70,18 @@ class TrecSettings:
             )
 
 
+class _QueryLines:
+    """Lines held column-wise, one entry of ``query_index`` a line."""
+
+    query_index: NDArray[np.int32]
+
+    def __len__(self) -> int:
+        """Return the number of lines."""
+        return len(self.query_index)
+
+
 @dataclass(frozen=True, eq=False)
-class TrecRun:
+class TrecRun(_QueryLines):
     """A run, column-wise: per line a query index into ``queries``, an id and a float32 score."""
 
     tag: str
@@ -80,23 +90,15 @@ class TrecRun:
     docids: NDArray[np.bytes_]
     scores: NDArray[np.float32]
 
-    def __len__(self) -> int:
-        """Return the number of lines."""
-        return len(self.query_index)
-
 
 @dataclass(frozen=True, eq=False)
-class Qrels:
+class Qrels(_QueryLines):
     """One qrels variant's judgments, column-wise; ``queries`` are in file order."""
 
     queries: tuple[str, ...]
     query_index: NDArray[np.int32]
     docids: NDArray[np.bytes_]
     grades: NDArray[np.int32]
-
-    def __len__(self) -> int:
-        """Return the number of judgments (lines)."""
-        return len(self.query_index)
 
     def grade_histogram(self) -> dict[int, int]:
         """Return {grade: number of judgments}, by ascending grade."""

@@ -85,6 +85,28 @@ def find_duplicates(
     return repeats
 
 
+def repeated_pairs(
+    lines: NDArray[Any],
+    query_index: NDArray[Any],
+    docids: NDArray[Any],
+    queries: Sequence[str],
+    noun: str,
+) -> Iterator[tuple[int, str]]:
+    """Yield (line, message) for the first lines that repeat an earlier (query, id) pair.
+
+    The message ends without a full stop, for the caller to say what a repeat means.
+    """
+    for position, earlier in find_duplicates(query_index, docids, limit=MAX_COLLECTED_ERRORS):
+        line = int(lines[position])
+        yield (
+            line,
+            (
+                f"Line {line}: {noun} {short_id(bytes(docids[position]))} already listed for query"
+                f" '{quote(queries[query_index[position]])}' on line {lines[earlier]}"
+            ),
+        )
+
+
 def _precision_ties(
     query_index: NDArray[Any], doubles: NDArray[np.float64]
 ) -> tuple[int, int, int]:
@@ -533,14 +555,10 @@ class _StrictValidator:
                 f"Query '{quote(self.queries[q])}' has {counts[q]:,} lines;"
                 f" at most {settings.max_per_query:,} are allowed.",
             )
-        for position, earlier in find_duplicates(query_index, docids, limit=MAX_COLLECTED_ERRORS):
-            line = int(lines[position])
-            self.error(
-                line,
-                f"Line {line}: {settings.doc_noun} {short_id(bytes(docids[position]))} already"
-                f" listed for query '{quote(self.queries[query_index[position]])}'"
-                f" on line {lines[earlier]}.",
-            )
+        for line, message in repeated_pairs(
+            lines, query_index, docids, self.queries, settings.doc_noun
+        ):
+            self.error(line, f"{message}.")
         if not self.errors:
             self._coverage_warnings(counts, lines, query_index, doubles)
         tag = decoded(self.first_tag or b"")

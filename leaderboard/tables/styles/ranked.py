@@ -8,11 +8,11 @@ class (``TABLE_NAME``), so exports and frozen tables read as before.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
 
 from leaderboard.tables.model import (
+    FLAGGED_CELL_NOTE,
     LATE_MARKER,
-    Cell,
+    LATE_OR_CORRECTED_NOTE,
     Entry,
     MeasureSpec,
     MetaCell,
@@ -20,17 +20,19 @@ from leaderboard.tables.model import (
     Table,
     TableContext,
     baseline_row,
+    baselines_in_order,
     columns_of,
-    make_cell,
+    entry_row,
     marker_footnotes,
     opt_bool,
     opt_str,
     opt_strings,
     rank_value,
+    shown_runs,
     team_key,
     the_official_measure,
 )
-from leaderboard.tables.ranking import RankField, rank_field
+from leaderboard.tables.ranking import RankField, rank_field, ranked_cells, value_order
 
 STYLE = "ranked"
 ALIASES = ("semeval-cqa",)
@@ -39,10 +41,6 @@ TABLE_NAME = "semeval-cqa"
 SLOT_ORDER = {"primary": 0, "contrastive1": 1, "contrastive2": 2}
 
 RANKS_NOTE = "Ranks (subscripts) are among primary runs only; ties share a rank."
-LATE_NOTE = (
-    "* late or corrected run, ranked as if submitted on time without displacing on-time runs"
-)
-CELL_NOTE = "value flagged by the scorer (see the run's details)"
 
 
 def row_label(entry: Entry) -> str:
@@ -66,19 +64,17 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     main = the_official_measure(specs)
     include_late = opt_bool(ctx.options, "include_late")
 
-    runs = [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
+    runs = shown_runs(entries, include_late=include_late)
     primaries = [e for e in runs if e.slot == "primary" and not e.off_time]
     fields = {m.key: rank_field(primaries, m) for m in specs}
 
     def order(entry: Entry) -> tuple[object, ...]:
-        value = entry.values.get(main.key)
-        by_value = (0, -rank_value(value, main)) if value is not None else (1, Decimal(0))
+        by_value = value_order(entry, main)
         slot = SLOT_ORDER.get(entry.slot or "", len(SLOT_ORDER))
         return (*by_value, entry.off_time, team_key(entry.team), slot, entry.run)
 
     rows = [_run_row(e, specs, main, fields) for e in sorted(runs, key=order)]
-    baselines = sorted((e for e in entries if e.kind == "baseline"), key=lambda e: e.baseline_order)
-    rows.extend(_baseline_row(e, specs) for e in baselines)
+    rows.extend(_baseline_row(e, specs) for e in baselines_in_order(entries))
     table_rows = tuple(rows)
 
     footnotes = [RANKS_NOTE]
@@ -88,8 +84,8 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
         footnotes.append(measure_note)
     footnotes.extend(opt_strings(ctx.options, "footnotes"))
     if any(row.rank_marker == LATE_MARKER or row.late or row.corrected for row in table_rows):
-        footnotes.append(LATE_NOTE)
-    footnotes.extend(marker_footnotes(table_rows, ctx.options, note_default=CELL_NOTE))
+        footnotes.append(LATE_OR_CORRECTED_NOTE)
+    footnotes.extend(marker_footnotes(table_rows, ctx.options, note_default=FLAGGED_CELL_NOTE))
 
     title_suffix = ""
     if include_late:
@@ -123,14 +119,7 @@ def _run_row(
     """Return the row of a participant run; on-time primaries carry ranks and bold."""
     primary = entry.slot == "primary"
     ranked = primary and not entry.off_time
-    cells: dict[str, Cell | None] = {}
-    for m in specs:
-        value = entry.values.get(m.key)
-        if value is None:
-            cells[m.key] = None
-            continue
-        sub = fields[m.key].rank(rank_value(value, m)) if ranked else None
-        cells[m.key] = make_cell(value, m, rank=sub)
+    cells = ranked_cells(entry, specs, fields, ranked=ranked)
     main_value = entry.values.get(main.key)
     rank: int | None = None
     marker = ""
@@ -141,26 +130,19 @@ def _run_row(
         marker = LATE_MARKER if entry.off_time else ""
     label = row_label(entry)
     submission_marker = (LATE_MARKER if entry.off_time else "") + "".join(entry.markers)
-    return Row(
-        kind="run",
-        team=entry.team,
-        run=entry.run,
-        slot=entry.slot,
+    return entry_row(
+        entry,
         label=label,
-        rank=rank,
-        rank_marker="*" if entry.off_time else "",
-        rank_display=f"{rank}{marker}" if rank else "",
-        team_rank=rank if ranked else None,
-        late=entry.late,
-        bold=ranked,
-        markers=entry.markers,
         cells=cells,
         meta={
             "rank": MetaCell(str(rank) if rank else "", marker),
             "submission": MetaCell(label, submission_marker),
         },
-        corrected=entry.corrected,
-        run_id=entry.run_id,
+        rank=rank,
+        marker=marker,
+        rank_marker="*" if entry.off_time else "",
+        team_rank=rank if ranked else None,
+        bold=ranked,
     )
 
 

@@ -6,6 +6,7 @@ import importlib
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from leaderboard.formats.issues import quoted
 from leaderboard.tasks.definition import DefinitionError
@@ -22,10 +23,10 @@ BUILTINS = {
     "generation": ("leaderboard.tasks.families.generation", "GenerationFamily"),
 }
 
-_FAMILIES: dict[str, Family] = {}
+_FAMILIES: dict[str, Family[Any, Any]] = {}
 
 
-def register_family(family: Family) -> Family:
+def register_family(family: Family[Any, Any]) -> Family[Any, Any]:
     """Host ``family`` under its name; raise ValueError if another family has the name."""
     if family.name in BUILTINS:
         _load_builtin(family.name)
@@ -42,7 +43,7 @@ def unregister_family(name: str) -> None:
 
 
 @contextmanager
-def registered_family(family: Family) -> Iterator[Family]:
+def registered_family(family: Family[Any, Any]) -> Iterator[Family[Any, Any]]:
     """Host ``family`` for the duration of a ``with`` block, then unregister it."""
     register_family(family)
     try:
@@ -51,7 +52,7 @@ def registered_family(family: Family) -> Iterator[Family]:
         unregister_family(family.name)
 
 
-def all_families() -> list[Family]:
+def all_families() -> list[Family[Any, Any]]:
     """Return every hosted family, built-ins first, in registration order."""
     for name in BUILTINS:
         _load_builtin(name)
@@ -59,7 +60,7 @@ def all_families() -> list[Family]:
     return builtins + [f for name, f in _FAMILIES.items() if name not in BUILTINS]
 
 
-def get_family(name: str) -> Family:
+def get_family(name: str) -> Family[Any, Any]:
     """Return the family called ``name``; raise DefinitionError for an unknown one."""
     if name in BUILTINS:
         _load_builtin(name)
@@ -86,6 +87,6 @@ def _load_builtin(name: str) -> None:
         if name in _LOADED:
             return
         module, cls = BUILTINS[name]
-        family: Family = getattr(importlib.import_module(module), cls)()
+        family: Family[Any, Any] = getattr(importlib.import_module(module), cls)()
         _FAMILIES.setdefault(name, family)
         _LOADED.add(name)

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, cast
+from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from leaderboard.formats.bounded import BoundedReader, InputBound, InputRefused
 from leaderboard.formats.compression import is_zip_or_tar
@@ -19,6 +19,12 @@ from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, Ta
 # Resampling needs numpy, which only significance and intervals use: imported there.
 if TYPE_CHECKING:
     from leaderboard.scoring.resampling import UnitRows
+
+#: The parsed reference files of a family's set (what ``load_gold`` returns).
+GoldT = TypeVar("GoldT")
+#: A validated run as the family parsed it (``Verdict.parsed``, what ``score`` reads).
+RunT = TypeVar("RunT")
+
 
 #: An upload's files by field, as seekable binary streams (large runs stay on disk).
 RunInputs = Mapping[str, IO[bytes]]
@@ -144,12 +150,13 @@ class MeasureResult:
 
 
 @dataclass
-class Verdict:
+class Verdict(Generic[RunT]):
     """The outcome of validating one upload: errors reject it, warnings are shown."""
 
     errors: list[Issue]
     warnings: list[Issue]
-    parsed: Any = None
+    #: The run as the family parsed it; None when it was rejected.
+    parsed: RunT | None = None
     tolerances: tuple[str, ...] = ()
     report: dict[str, Any] = field(default_factory=dict)
     #: Errors found beyond those listed in ``errors`` (validators keep a bounded number).
@@ -165,7 +172,7 @@ class Verdict:
 class Evaluation:
     """A run validated and, when accepted, scored: what every caller of the pipeline reads."""
 
-    verdict: Verdict
+    verdict: Verdict[Any]
     #: The scores by measure key; None when the run was rejected.
     results: dict[str, MeasureResult] | None
     #: The run's prediction per item id, stored with the run (``Family.item_values``).
@@ -317,12 +324,10 @@ class ScoreFile:
     problem: str = ""
 
 
-class Family(ABC):
-    """A family of tasks sharing a run format, measures and table styles."""
+class DefinitionKeys:
+    """Optional: the keys a definition of the family may use beyond slugs, sets and measures."""
 
     name: str
-    #: File keys a set may name in the definition, mapped to whether they are required.
-    file_roles: dict[str, bool]
     #: Set keys holding lists of named groups, with the file keys a group may name; a group's
     #: file becomes the role "<file key>:<group slug>" (e.g. ``gold:headlines``).
     group_keys: Mapping[str, tuple[str, ...]] = {}
@@ -330,77 +335,9 @@ class Family(ABC):
     option_keys: tuple[str, ...] = ()
     #: Set keys holding a list of files (e.g. ``references``); each file's role is "<key>:<n>".
     list_roles: tuple[str, ...] = ()
-    #: The table styles a definition of this family may choose; the first is the default.
-    table_styles: tuple[str, ...] = ()
-    #: Whether a run is several files (one per evaluation part) rather than one.
-    multi_file: bool = False
-    #: What the family's per-unit values are kept for, singular and plural (pages, CSV, charts).
-    unit: str = "query"
-    unit_plural: str = "queries"
-    #: Score flags shown as a marker on the cell, with the table's note for the marker.
-    flag_notes: Mapping[str, MarkerNote] = {}
-    #: Row markers of ``run_notes``, with the table's note for a row whose own note is unknown.
-    run_marker_notes: Mapping[str, str] = {}
-    #: Import modes beyond strict and lenient an organizer may choose (form and command line).
-    import_options: tuple[ImportOption, ...] = ()
-    #: Options of ``set-gold`` (besides ``--set``) that name the family's gold slots.
-    gold_address_options: tuple[GoldAddressOption, ...] = ()
     #: The baseline recipes a definition may ask for (``name``, or ``name:<argument>`` shown
     #: as such); none when the family generates no baselines.
     recipes: tuple[str, ...] = ()
-
-    def run_notes(self, report: Mapping[str, Any]) -> list[MarkerNote]:
-        """Return the notes a stored run carries (from its report), each with its row marker."""
-        return []
-
-    def marker_texts(self) -> dict[str, str]:
-        """Return the table's note for every marker of the family's flags and run notes."""
-        texts = {note.marker: note.text for note in self.flag_notes.values()}
-        texts.update(self.run_marker_notes)
-        return texts
-
-    def score_file(self, run_path: Path) -> ScoreFile | None:
-        """Return the official scorer's output kept beside a run file, if the family knows one."""
-        return None
-
-    def stored_table_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
-        """Return a frozen table's stored style options as the styles read them today."""
-        return dict(options)
-
-    def kept_options(self, options: Mapping[str, Any], *, lenient: bool) -> dict[str, Any]:
-        """Return what a run's report keeps of its import options, to be read the same again.
-
-        An import mode is a lenient one: only a lenient run keeps it.
-        """
-        if not lenient:
-            return {}
-        return {o.name: True for o in self.import_options if options.get(o.name)}
-
-    def stored_options(self, report: Mapping[str, Any]) -> dict[str, Any]:
-        """Return the import options a stored run is read with again (re-scoring, verify)."""
-        return {o.name: bool(report.get(o.name, False)) for o in self.import_options}
-
-    def table_style(self, definition: TaskDefinition) -> str:
-        """Return the style the definition chose, or the family's default."""
-        return definition.table_style or self.table_styles[0]
-
-    def upload_fields(self, ctx: Context) -> list[UploadField]:
-        """Return the multipart fields of a run upload (a single file by default)."""
-        return [
-            UploadField("file", "Run file (plain text or .gz)", "The run file, plain text or gzip.")
-        ]
-
-    def upload_hint(self, ctx: Context) -> str:
-        """Return a sentence the upload form shows under its title (e.g. a file-name habit)."""
-        return ""
-
-    def gold_slots(self, ctx: Context) -> list[GoldSlot]:
-        """Return the reference files of the set an organizer may add or replace."""
-        return [GoldSlot("gold", "gold")] if "gold" in self.file_roles else []
-
-    @abstractmethod
-    def check_definition(self, definition: TaskDefinition) -> None:
-        """Raise DefinitionError naming the key if the definition breaks this family's rules."""
 
     def check_recipe(self, recipe: str, definition: TaskDefinition) -> bool:
         """Return whether ``recipe`` is a baseline this family builds for the definition."""
@@ -429,13 +366,226 @@ class Family(ABC):
                 f"unknown key for a {self.name} subtask; known: {', '.join(known)}",
             )
 
-    @abstractmethod
-    def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
-        """Return the table columns of a subtask's set, in order."""
+
+class TableNotes:
+    """Optional: the markers a family's tables put on cells and rows, with their notes."""
+
+    #: Score flags shown as a marker on the cell, with the table's note for the marker.
+    flag_notes: Mapping[str, MarkerNote] = {}
+    #: Row markers of ``run_notes``, with the table's note for a row whose own note is unknown.
+    run_marker_notes: Mapping[str, str] = {}
+
+    def run_notes(self, report: Mapping[str, Any]) -> list[MarkerNote]:
+        """Return the notes a stored run carries (from its report), each with its row marker."""
+        return []
+
+    def marker_texts(self) -> dict[str, str]:
+        """Return the table's note for every marker of the family's flags and run notes."""
+        texts = {note.marker: note.text for note in self.flag_notes.values()}
+        texts.update(self.run_marker_notes)
+        return texts
+
+
+class TableOptions(Generic[GoldT]):
+    """Optional: the table styles a family offers and the options they read."""
+
+    #: The table styles a definition of this family may choose; the first is the default.
+    table_styles: tuple[str, ...] = ()
+
+    def table_style(self, definition: TaskDefinition) -> str:
+        """Return the style the definition chose, or the family's default."""
+        return definition.table_style or self.table_styles[0]
+
+    def style_options(self, ctx: Context) -> dict[str, Any]:
+        """Return table-style options that follow from the definition (e.g. a scale note)."""
+        return {}
+
+    def table_options(self, gold: GoldT) -> dict[str, Any]:
+        """Return table-style options that depend on the gold (e.g. query counts)."""
+        return {}
+
+    def table_reads_gold(self) -> bool:
+        """Return whether ``table_options`` reads the gold: only if the family overrides it.
+
+        A table of a family whose options owe nothing to the gold is built without parsing it.
+        """
+        return type(self).table_options is not TableOptions.table_options
+
+    def stored_table_options(self, options: Mapping[str, Any]) -> dict[str, Any]:
+        """Return a frozen table's stored style options as the styles read them today."""
+        return dict(options)
+
+
+class RunUpload:
+    """Optional: the fields a run is uploaded in, and how a run given as a path is opened."""
+
+    #: Whether a run is several files (one per evaluation part) rather than one.
+    multi_file: bool = False
 
     def run_fields(self, ctx: Context) -> list[str]:
         """Return the upload fields of a run: one file unless the family says otherwise."""
         return ["file"]
+
+    def upload_fields(self, ctx: Context) -> list[UploadField]:
+        """Return the multipart fields of a run upload (a single file by default)."""
+        return [
+            UploadField("file", "Run file (plain text or .gz)", "The run file, plain text or gzip.")
+        ]
+
+    def upload_hint(self, ctx: Context) -> str:
+        """Return a sentence the upload form shows under its title (e.g. a file-name habit)."""
+        return ""
+
+    def inputs_from_path(self, path: Path, ctx: Context) -> dict[str, IO[bytes]]:
+        """Open a run given on the command line: one file for single-file runs."""
+        if path.is_dir():
+            raise RunPathError(f"{path} is a folder; a run of this task is one file.")
+        return {self.run_fields(ctx)[0]: path.open("rb")}
+
+    @staticmethod
+    def memory_inputs(files: Mapping[str, bytes]) -> dict[str, IO[bytes]]:
+        """Wrap in-memory file contents as run inputs."""
+        return {k: io.BytesIO(v) for k, v in files.items()}
+
+
+class ImportOptions:
+    """Optional: the import modes beyond strict and lenient, and runs shipped in folders."""
+
+    #: Import modes beyond strict and lenient an organizer may choose (form and command line).
+    import_options: tuple[ImportOption, ...] = ()
+
+    def kept_options(self, options: Mapping[str, Any], *, lenient: bool) -> dict[str, Any]:
+        """Return what a run's report keeps of its import options, to be read the same again.
+
+        An import mode is a lenient one: only a lenient run keeps it.
+        """
+        if not lenient:
+            return {}
+        return {o.name: True for o in self.import_options if options.get(o.name)}
+
+    def stored_options(self, report: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the import options a stored run is read with again (re-scoring, verify)."""
+        return {o.name: bool(report.get(o.name, False)) for o in self.import_options}
+
+    def runs_in_folder(self, folder: Path, ctx: Context) -> list[FolderRun]:
+        """Return the subtask's runs in a folder laid out as the family's campaigns shipped them."""
+        raise RunPathError(
+            f"{folder.name} is a folder, and runs of task {ctx.definition.slug} are not imported "
+            "from folders; give one run with --team and --slot."
+        )
+
+
+class GoldAddressing:
+    """Optional: the reference files of a set an organizer may replace, and how they are named."""
+
+    file_roles: dict[str, bool]
+    #: Options of ``set-gold`` (besides ``--set``) that name the family's gold slots.
+    gold_address_options: tuple[GoldAddressOption, ...] = ()
+
+    def gold_slots(self, ctx: Context) -> list[GoldSlot]:
+        """Return the reference files of the set an organizer may add or replace."""
+        return [GoldSlot("gold", "gold")] if "gold" in self.file_roles else []
+
+
+class Diagnostics(Generic[GoldT]):
+    """Optional: what the organizer is told about a loaded gold and a run's official scores."""
+
+    def describe_gold(self, gold: GoldT, role: str) -> list[str]:
+        """Return report lines for the organizer about one loaded reference file."""
+        return []
+
+    def score_file(self, run_path: Path) -> ScoreFile | None:
+        """Return the official scorer's output kept beside a run file, if the family knows one."""
+        return None
+
+
+class UnitValues(Generic[GoldT, RunT]):
+    """Optional: the units a run's values are kept per, for significance and intervals."""
+
+    #: What the family's per-unit values are kept for, singular and plural (pages, CSV, charts).
+    unit: str = "query"
+    unit_plural: str = "queries"
+
+    def unit_rows(self, key: str, gold: GoldT, stored: StoredScore) -> tuple[list[str], UnitRows]:
+        """Return a run's unit ids and rows of one measure, for significance and intervals.
+
+        Default: the measure is the mean of its stored per-query values. Raise NotResampled
+        when nothing per unit was kept.
+        """
+        import numpy as np
+
+        from leaderboard.scoring.resampling import NotResampled, mean_rows
+
+        if stored.per_query is None:
+            raise NotResampled(f"{key} is not a mean over queries and keeps no per-item values")
+        units = list(stored.per_query)
+        return units, mean_rows(np.array([stored.per_query[u] for u in units], dtype=np.float64))
+
+    def item_values(self, parsed: RunT, gold: GoldT) -> dict[str, Any] | None:
+        """Return a run's prediction per item id where measures are corpus-level; else None."""
+        return None
+
+
+class Family(
+    DefinitionKeys,
+    TableNotes,
+    TableOptions[GoldT],
+    RunUpload,
+    ImportOptions,
+    GoldAddressing,
+    Diagnostics[GoldT],
+    UnitValues[GoldT, RunT],
+    ABC,
+    Generic[GoldT, RunT],
+):
+    """A family of tasks sharing a run format, measures and table styles.
+
+    ``GoldT`` is what ``load_gold`` parses a set's reference files into, ``RunT`` what
+    validation parses a run into. A family writes ``name``, ``file_roles`` and the abstract
+    methods below; the optional parts it inherits (``DefinitionKeys``, ``TableNotes``,
+    ``TableOptions``, ``RunUpload``, ``ImportOptions``, ``GoldAddressing``, ``Diagnostics``,
+    ``UnitValues``) have defaults it may override.
+    """
+
+    name: str
+    #: File keys a set may name in the definition, mapped to whether they are required.
+    file_roles: dict[str, bool]
+
+    @abstractmethod
+    def check_definition(self, definition: TaskDefinition) -> None:
+        """Raise DefinitionError naming the key if the definition breaks this family's rules."""
+
+    @abstractmethod
+    def measure_specs(self, ctx: Context) -> list[MeasureSpec]:
+        """Return the table columns of a subtask's set, in order."""
+
+    @abstractmethod
+    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> GoldT:
+        """Parse a set's reference files (keyed by role) into the family's gold object."""
+
+    @abstractmethod
+    def input_bounds(self, gold: GoldT, ctx: Context) -> dict[str, InputBound]:
+        """Return, per upload field, the most a run of this set can hold (from the gold)."""
+
+    @abstractmethod
+    def validate_inputs(
+        self,
+        inputs: RunInputs,
+        gold: GoldT,
+        ctx: Context,
+        *,
+        lenient: bool,
+        options: Mapping[str, Any],
+    ) -> Verdict[RunT]:
+        """Validate bounded, decompressed inputs (strict for participants, lenient for imports)."""
+
+    @abstractmethod
+    def score(self, parsed: RunT, gold: GoldT) -> dict[str, MeasureResult]:
+        """Score a validated run; keys are the table's measure keys."""
+
+    @abstractmethod
+    def baselines(self, gold: GoldT, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
+        """Return the set's baseline runs per the definition's recipes."""
 
     @staticmethod
     def registry_specs(registry: MeasureRegistry, ctx: Context) -> list[MeasureSpec]:
@@ -445,41 +595,15 @@ class Family(ABC):
             for m in ctx.subtask.measures
         ]
 
-    @abstractmethod
-    def load_gold(self, files: Mapping[str, bytes], ctx: Context) -> Any:
-        """Parse a set's reference files (keyed by role) into the family's gold object."""
-
-    def inputs_from_path(self, path: Path, ctx: Context) -> dict[str, IO[bytes]]:
-        """Open a run given on the command line: one file for single-file runs."""
-        if path.is_dir():
-            raise RunPathError(f"{path} is a folder; a run of this task is one file.")
-        return {self.run_fields(ctx)[0]: path.open("rb")}
-
-    def runs_in_folder(self, folder: Path, ctx: Context) -> list[FolderRun]:
-        """Return the subtask's runs in a folder laid out as the family's campaigns shipped them."""
-        raise RunPathError(
-            f"{folder.name} is a folder, and runs of task {ctx.definition.slug} are not imported "
-            "from folders; give one run with --team and --slot."
-        )
-
-    @staticmethod
-    def memory_inputs(files: Mapping[str, bytes]) -> dict[str, IO[bytes]]:
-        """Wrap in-memory file contents as run inputs."""
-        return {k: io.BytesIO(v) for k, v in files.items()}
-
-    @abstractmethod
-    def input_bounds(self, gold: Any, ctx: Context) -> dict[str, InputBound]:
-        """Return, per upload field, the most a run of this set can hold (from the gold)."""
-
     def validate(
         self,
         inputs: RunInputs,
-        gold: Any,
+        gold: GoldT,
         ctx: Context,
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[RunT]:
         """Validate an upload read within the set's bounds, decompressed as a stream.
 
         Every field is read through a BoundedReader: a file larger than its task can need is
@@ -500,7 +624,7 @@ class Family(ABC):
     def evaluate(
         self,
         inputs: RunInputs,
-        gold: Any,
+        gold: GoldT,
         ctx: Context,
         *,
         lenient: bool,
@@ -511,71 +635,14 @@ class Family(ABC):
         The one pipeline of uploads, imports, re-scoring, verify, baselines and offline scoring.
         """
         verdict = self.validate(inputs, gold, ctx, lenient=lenient, options=options)
-        if not verdict.ok:
-            return Evaluation(verdict, None)
         parsed = verdict.parsed
+        # An accepted run has its parsed form: the second test only narrows its type.
+        if not verdict.ok or parsed is None:
+            return Evaluation(verdict, None)
         return Evaluation(verdict, self.score(parsed, gold), self.item_values(parsed, gold))
 
-    def unit_rows(self, key: str, gold: Any, stored: StoredScore) -> tuple[list[str], UnitRows]:
-        """Return a run's unit ids and rows of one measure, for significance and intervals.
 
-        Default: the measure is the mean of its stored per-query values. Raise NotResampled
-        when nothing per unit was kept.
-        """
-        import numpy as np
-
-        from leaderboard.scoring.resampling import NotResampled, mean_rows
-
-        if stored.per_query is None:
-            raise NotResampled(f"{key} is not a mean over queries and keeps no per-item values")
-        units = list(stored.per_query)
-        return units, mean_rows(np.array([stored.per_query[u] for u in units], dtype=np.float64))
-
-    def item_values(self, parsed: Any, gold: Any) -> dict[str, Any] | None:
-        """Return a run's prediction per item id where measures are corpus-level; else None."""
-        return None
-
-    @abstractmethod
-    def validate_inputs(
-        self,
-        inputs: RunInputs,
-        gold: Any,
-        ctx: Context,
-        *,
-        lenient: bool,
-        options: Mapping[str, Any],
-    ) -> Verdict:
-        """Validate bounded, decompressed inputs (strict for participants, lenient for imports)."""
-
-    @abstractmethod
-    def score(self, parsed: Any, gold: Any) -> dict[str, MeasureResult]:
-        """Score a validated run; keys are the table's measure keys."""
-
-    def describe_gold(self, gold: Any, role: str) -> list[str]:
-        """Return report lines for the organizer about one loaded reference file."""
-        return []
-
-    def style_options(self, ctx: Context) -> dict[str, Any]:
-        """Return table-style options that follow from the definition (e.g. a scale note)."""
-        return {}
-
-    def table_options(self, gold: Any) -> dict[str, Any]:
-        """Return table-style options that depend on the gold (e.g. query counts)."""
-        return {}
-
-    def table_reads_gold(self) -> bool:
-        """Return whether ``table_options`` reads the gold: only if the family overrides it.
-
-        A table of a family whose options owe nothing to the gold is built without parsing it.
-        """
-        return type(self).table_options is not Family.table_options
-
-    @abstractmethod
-    def baselines(self, gold: Any, files: Mapping[str, bytes], ctx: Context) -> list[BaselineRun]:
-        """Return the set's baseline runs per the definition's recipes."""
-
-
-class SingleFileFamily(Family):
+class SingleFileFamily(Family[GoldT, RunT]):
     """A family whose run is one plain-text file (or a .gz of it): its bound and its checks.
 
     A family says how many lines a run may have (``run_lines``) and validates the file
@@ -586,10 +653,10 @@ class SingleFileFamily(Family):
     average_line_bytes: int = 1024
 
     @abstractmethod
-    def run_lines(self, gold: Any, ctx: Context) -> tuple[int, str]:
+    def run_lines(self, gold: GoldT, ctx: Context) -> tuple[int, str]:
         """Return the most lines a run of this set may have, and the reason a refusal gives."""
 
-    def input_bounds(self, gold: Any, ctx: Context) -> dict[str, InputBound]:
+    def input_bounds(self, gold: GoldT, ctx: Context) -> dict[str, InputBound]:
         """Bound the run file by its lines, at ``average_line_bytes`` a line on average."""
         lines, reason = self.run_lines(gold, ctx)
         return file_bound(ctx, lines, self.average_line_bytes, reason)
@@ -597,12 +664,12 @@ class SingleFileFamily(Family):
     def validate_inputs(
         self,
         inputs: RunInputs,
-        gold: Any,
+        gold: GoldT,
         ctx: Context,
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[RunT]:
         """Refuse an upload without its file or with an archive; validate the file otherwise."""
         stream, problems = single_file(inputs)
         if stream is None:
@@ -613,10 +680,10 @@ class SingleFileFamily(Family):
     def validate_file(
         self,
         stream: IO[bytes],
-        gold: Any,
+        gold: GoldT,
         ctx: Context,
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[RunT]:
         """Validate the run file, rewound (strict for participants, lenient for imports)."""

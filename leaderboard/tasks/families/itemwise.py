@@ -38,7 +38,7 @@ class ItemsGold:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-class ItemFamily(SingleFileFamily):
+class ItemFamily(SingleFileFamily[ItemsGold, np.ndarray]):
     """A family whose runs give one value per gold item, in any order."""
 
     file_roles = {"gold": True}
@@ -118,7 +118,7 @@ class ItemFamily(SingleFileFamily):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[np.ndarray]:
         """Validate a run strictly (participants) or as historical files were (lenient)."""
         data = read_all(stream)
         if lenient:

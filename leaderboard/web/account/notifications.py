@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, request, url_for
+from flask import Blueprint, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 
@@ -17,6 +17,7 @@ from leaderboard.services.notify.core import (
 from leaderboard.web.account.forms import NotificationsForm
 from leaderboard.web.common.context import db, settings
 from leaderboard.web.common.extensions import csrf
+from leaderboard.web.common.forms import confirmed
 
 bp = Blueprint("notifications", __name__)
 
@@ -35,8 +36,7 @@ def preferences_form() -> NotificationsForm:
 def save() -> ResponseReturnValue:
     """Store which kinds of notification mail the user wants."""
     form = NotificationsForm()
-    if not form.validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
+    confirmed(form)
     wanted = {kind: bool(getattr(form, f"notify_{kind}").data) for kind in KINDS}
     set_preferences(db(), current_user._get_current_object(), wanted)
     flash("Notification settings saved.", "info")

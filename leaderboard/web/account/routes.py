@@ -22,7 +22,6 @@ from leaderboard.services.accounts.passwords import (
 )
 from leaderboard.services.common import settings as site
 from leaderboard.services.common.errors import DomainError
-from leaderboard.services.common.mail import Transport
 from leaderboard.services.common.throttle import TooManyAttempts, claim_request
 from leaderboard.services.signup.core import (
     SignUp,
@@ -47,26 +46,9 @@ from leaderboard.web.account.notifications import preferences_form
 from leaderboard.web.common.context import db, now, settings
 from leaderboard.web.common.extensions import start_session
 from leaderboard.web.common.forms import ConfirmForm
+from leaderboard.web.common.outbox import outbox
 
 bp = Blueprint("account", __name__)
-
-
-def outbox() -> Outbox:
-    """Return the mail builder of this request (its mail is queued for the workers).
-
-    Raise NoBaseUrl (503) when no base URL is configured: links never start with the
-    request's Host header, which the client chooses.
-    """
-    config = settings()
-    return Outbox(
-        transport=Transport.parse(config.mail_url),
-        sender=config.mail_from,
-        secret=config.secret_key,
-        base_url=link_base(config),
-        site_name=site.get(db(), "site_name"),
-        now=now(),
-        session=db(),
-    )
 
 
 def _too_many(exc: TooManyAttempts, template: str, **context: Any) -> ResponseReturnValue:

@@ -14,25 +14,19 @@ from typing import Any
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
-from flask_wtf import FlaskForm
-from wtforms import IntegerField, SelectField
-from wtforms.validators import InputRequired, NumberRange
 
 from leaderboard.services.common.errors import InvalidInput, NotFound
-from leaderboard.services.freeze.analysis import compared
 from leaderboard.services.freeze.core import frozen_of
 from leaderboard.services.jobs.analyses import (
     finished_analysis,
     request_analysis,
     shown_report,
-    status,
 )
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import audience_for
 from leaderboard.services.results.chart_data import (
     CHARTS,
     chart_spec,
-    matrix,
     measure_rows,
     relabel,
 )
@@ -47,26 +41,17 @@ from leaderboard.services.results.diagnostics import (
 from leaderboard.services.results.query_summaries import chart_data as chart_data_of
 from leaderboard.services.results.query_summaries import summarized_revision
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
-from leaderboard.services.results.significance import METHODS, Request
+from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.tables.exports import csv_safe
-from leaderboard.tables.model import official_key
-from leaderboard.targets import Target
-from leaderboard.web.auth.routes import organizer_required
-from leaderboard.web.common.context import db, now, store
-from leaderboard.web.common.forms import options
+from leaderboard.web.analysis.context import analysis_form, analysis_page
+from leaderboard.web.common import pagecache
+from leaderboard.web.common.context import db, now, store, viewer
+from leaderboard.web.common.guards import organizer_required
 from leaderboard.web.common.hidden_notice import seen_hidden
-from leaderboard.web.public import pagecache
-from leaderboard.web.public.routes import (
-    cached_response,
-    chosen_view,
-    ensure_visible,
-    live_labels,
-    page_key,
-    progress_of,
-    remember,
-    viewer,
-)
+from leaderboard.web.common.live_results import live_labels, progress_of
+from leaderboard.web.common.pagecache import cached_page, remember
+from leaderboard.web.public.context import asked_target, chosen_view, visible_target
 
 bp = Blueprint("analysis", __name__)
 
@@ -74,23 +59,6 @@ MIME = {"svg": "image/svg+xml", "pdf": "application/pdf", "csv": "text/csv"}
 #: How long a browser may keep a chart or its numbers before asking again (with its ETag).
 CACHE_SECONDS = 60
 BEING_DRAWN = "This chart is being drawn; try again in a few seconds.\n"
-
-
-class AnalysisForm(FlaskForm):
-    """Queue an analysis: measure, method, samples and seed."""
-
-    measure = SelectField("Measure")
-    method = SelectField(
-        "Method", choices=options((m, m) for m in METHODS), default="randomization"
-    )
-    samples = IntegerField(
-        "Samples", default=10_000, validators=[InputRequired(), NumberRange(1, 1_000_000)]
-    )
-    seed = IntegerField("Seed", default=0, validators=[InputRequired(), NumberRange(0, 2**62)])
-
-
-def _target(task: str, subtask: str) -> Target:
-    return resolve(db(), task, subtask, request.args.get("set") or None)
 
 
 def _chart(report: dict[str, Any], name: str, fmt: str) -> Response:
@@ -153,7 +121,7 @@ def _file(body: bytes, fmt: str, filename: str, etag: str) -> Response:
 @organizer_required
 def organizer_page(task: str, subtask: str) -> ResponseReturnValue:
     """Show the set's latest analysis (or that it is out of date) and queue a new one."""
-    target = _target(task, subtask)
+    target = asked_target(task, subtask)
     form = analysis_form(target)
     if form.validate_on_submit():
         analysis = request_analysis(
@@ -173,41 +141,8 @@ def organizer_page(task: str, subtask: str) -> ResponseReturnValue:
             url_for("analysis.organizer_page", task=task, subtask=subtask, set=target.eval_set.slug)
         )
     if request.method == "POST":
-        return render_template("analysis/organizer.html", **_page(target, form)), 400
-    return render_template("analysis/organizer.html", **_page(target, form))
-
-
-def analysis_form(target: Target) -> AnalysisForm:
-    """Return the queue form with the target's measures, the official one chosen."""
-    form = AnalysisForm()
-    columns = target.family.measure_specs(target.context())
-    form.measure.choices = options((c.key, c.label) for c in columns)
-    if request.method == "GET":
-        form.measure.data = official_key(columns)
-    return form
-
-
-def analysis_context(target: Target, form: AnalysisForm | None = None) -> dict[str, Any]:
-    """Return what the analysis section shows: status, queue form, report, matrix and rows."""
-    context = _page(target, form or analysis_form(target))
-    del context["target"]  # the including page has its own
-    return context
-
-
-def _page(target: Target, form: AnalysisForm) -> dict[str, Any]:
-    state = status(db(), target)
-    report = state.analysis.report if state.analysis is not None else None
-    if report is not None:
-        report = in_table_scale(report, scales_of(target))
-    return {
-        "target": target,
-        "form": form,
-        "state": state,
-        "report": report,
-        "matrix": matrix(report) if report else [],
-        "rows": measure_rows(report) if report else [],
-        "summary": compared(report).capitalize() if report else "",
-    }
+        return render_template("analysis/organizer.html", **analysis_page(target, form)), 400
+    return render_template("analysis/organizer.html", **analysis_page(target, form))
 
 
 @bp.route("/organizer/analyses/<int:analysis_id>/<name>.<fmt>")
@@ -228,12 +163,10 @@ def public_chart(task: str, subtask: str, name: str, fmt: str) -> ResponseReturn
     The official view (the default once frozen) shows the analysis frozen with the table, the
     live view the analysis of the current scores.
     """
-    key = page_key(task, subtask)
-    cached = cached_response(key)
+    key, cached = cached_page(task, subtask)
     if cached is not None:
         return cached.make_conditional(request)
-    target = _target(task, subtask)
-    ensure_visible(target)
+    target = visible_target(task, subtask)
     snapshot = frozen_of(db(), target)
     view = chosen_view(snapshot)
     report = shown_report(db(), target, view, snapshot)
@@ -260,12 +193,10 @@ def progress(task: str, subtask: str, fmt: str) -> ResponseReturnValue:
     """
     if fmt not in ("svg", "csv"):
         abort(404)
-    key = page_key(task, subtask)
-    cached = cached_response(key)
+    key, cached = cached_page(task, subtask)
     if cached is not None:
         return cached.make_conditional(request)
-    target = _target(task, subtask)
-    ensure_visible(target)
+    target = visible_target(task, subtask)
     data = progress_of(target, audience_for(viewer()))
     if not data["teams"]:
         raise NotFound("No run counts in the live ranking of this set yet: nothing to chart.")

@@ -7,21 +7,43 @@ from typing import Any
 
 from leaderboard.states import RunKind, RunStatus
 
+
+def _array(items: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the schema of an array of ``items``."""
+    return {"type": "array", "items": items}
+
+
+def _objects(properties: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the schema of an array of objects with ``properties``."""
+    return _array({"type": "object", "properties": properties})
+
+
+def _json(description: str, ref: str) -> dict[str, Any]:
+    """Return a JSON response whose body is the component schema ``ref``."""
+    return {
+        "description": description,
+        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
+    }
+
+
+def _err(description: str) -> dict[str, Any]:
+    """Return an error response (its body is an Error)."""
+    return _json(description, "Error")
+
+
+def _parameter(
+    name: str, where: str, schema: Mapping[str, Any], *, required: bool = True
+) -> dict[str, Any]:
+    """Return a path or query parameter."""
+    return {"name": name, "in": where, "required": required, "schema": schema}
+
+
 _ERROR = {
     "type": "object",
     "required": ["error"],
     "properties": {
         "error": {"type": "string"},
-        "issues": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "line": {"type": ["integer", "null"]},
-                    "message": {"type": "string"},
-                },
-            },
-        },
+        "issues": _objects({"line": {"type": ["integer", "null"]}, "message": {"type": "string"}}),
         "warnings": {"type": "array", "items": {"type": "object"}},
     },
 }
@@ -74,81 +96,45 @@ _PHASE = {
     },
 }
 
+_SET = {
+    "slug": {"type": "string"},
+    "title": {"type": "string"},
+    "gold_version": {"type": "integer"},
+    "upload_fields": _array({"type": "string"}),
+    "measures": _array({"type": "object"}),
+    "phases": _array({"$ref": "#/components/schemas/Phase"}),
+    "uploads_open": {
+        "type": "boolean",
+        "description": "Whether a phase of the set is open now; a set without one takes no uploads.",
+    },
+}
+
+_SUBTASK = {
+    "slug": {"type": "string"},
+    "title": {"type": "string"},
+    "default_set": {"type": "string"},
+    "slots": _array({"type": "string"}),
+    "sets": _objects(_SET),
+}
+
 _TASKS = {
     "type": "object",
     "required": ["tasks"],
     "properties": {
-        "tasks": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "slug": {"type": "string"},
-                    "title": {"type": "string"},
-                    "family": {"type": "string"},
-                    "definition_sha256": {"type": "string"},
-                    "subtasks": {
-                        "type": "array",
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "slug": {"type": "string"},
-                                "title": {"type": "string"},
-                                "default_set": {"type": "string"},
-                                "slots": {"type": "array", "items": {"type": "string"}},
-                                "sets": {
-                                    "type": "array",
-                                    "items": {
-                                        "type": "object",
-                                        "properties": {
-                                            "slug": {"type": "string"},
-                                            "title": {"type": "string"},
-                                            "gold_version": {"type": "integer"},
-                                            "upload_fields": {
-                                                "type": "array",
-                                                "items": {"type": "string"},
-                                            },
-                                            "measures": {
-                                                "type": "array",
-                                                "items": {"type": "object"},
-                                            },
-                                            "phases": {
-                                                "type": "array",
-                                                "items": {"$ref": "#/components/schemas/Phase"},
-                                            },
-                                            "uploads_open": {
-                                                "type": "boolean",
-                                                "description": "Whether a phase of the set is "
-                                                "open now; a set without one takes no uploads.",
-                                            },
-                                        },
-                                    },
-                                },
-                            },
-                        },
-                    },
-                },
-            },
-        }
+        "tasks": _objects(
+            {
+                "slug": {"type": "string"},
+                "title": {"type": "string"},
+                "family": {"type": "string"},
+                "definition_sha256": {"type": "string"},
+                "subtasks": _objects(_SUBTASK),
+            }
+        )
     },
 }
 
 
-def _err(description: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
-    }
-
-
-def _json(description: str, ref: str) -> dict[str, Any]:
-    return {
-        "description": description,
-        "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{ref}"}}},
-    }
-
-
-_RUN_ID = [{"name": "id", "in": "path", "required": True, "schema": {"type": "integer"}}]
+_RUN_ID = [_parameter("id", "path", {"type": "integer"})]
 
 #: The participants' routes: task listing, the team's runs, a run's file, withdrawal.
 _PARTICIPANT_PATHS: dict[str, Any] = {
@@ -173,10 +159,7 @@ _PARTICIPANT_PATHS: dict[str, Any] = {
                                 "type": "object",
                                 "required": ["runs"],
                                 "properties": {
-                                    "runs": {
-                                        "type": "array",
-                                        "items": {"$ref": "#/components/schemas/Run"},
-                                    }
+                                    "runs": _array({"$ref": "#/components/schemas/Run"})
                                 },
                             }
                         }
@@ -262,8 +245,8 @@ def openapi_document(
     its table's measure columns (key, label, group, official, direction, decimals).
     """
     task_params = [
-        {"name": "task", "in": "path", "required": True, "schema": {"type": "string"}},
-        {"name": "subtask", "in": "path", "required": True, "schema": {"type": "string"}},
+        _parameter("task", "path", {"type": "string"}),
+        _parameter("subtask", "path", {"type": "string"}),
     ]
     return {
         "openapi": "3.1.0",
@@ -299,12 +282,7 @@ def openapi_document(
                         },
                     },
                     "responses": {
-                        "201": {
-                            "description": "The run was accepted and scored",
-                            "content": {
-                                "application/json": {"schema": {"$ref": "#/components/schemas/Run"}}
-                            },
-                        },
+                        "201": _json("The run was accepted and scored", "Run"),
                         "400": _err("Missing or wrong request fields"),
                         "401": _err("No valid token"),
                         "403": _err("Not allowed"),
@@ -318,21 +296,9 @@ def openapi_document(
             "/api/v1/runs/{id}": {
                 "get": {
                     "summary": "One of the caller's runs",
-                    "parameters": [
-                        {
-                            "name": "id",
-                            "in": "path",
-                            "required": True,
-                            "schema": {"type": "integer"},
-                        }
-                    ],
+                    "parameters": _RUN_ID,
                     "responses": {
-                        "200": {
-                            "description": "The run",
-                            "content": {
-                                "application/json": {"schema": {"$ref": "#/components/schemas/Run"}}
-                            },
-                        },
+                        "200": _json("The run", "Run"),
                         "401": _err("No valid token"),
                         "404": _err("No such run, or not one of the caller's team"),
                     },
@@ -349,28 +315,16 @@ def openapi_document(
                     ),
                     "parameters": [
                         *task_params,
-                        {
-                            "name": "set",
-                            "in": "query",
-                            "required": False,
-                            "schema": {"type": "string"},
-                        },
-                        {
-                            "name": "view",
-                            "in": "query",
-                            "required": False,
-                            "schema": {"type": "string", "enum": ["official", "live"]},
-                        },
+                        _parameter("set", "query", {"type": "string"}, required=False),
+                        _parameter(
+                            "view",
+                            "query",
+                            {"type": "string", "enum": ["official", "live"]},
+                            required=False,
+                        ),
                     ],
                     "responses": {
-                        "200": {
-                            "description": "The table",
-                            "content": {
-                                "application/json": {
-                                    "schema": {"$ref": "#/components/schemas/Table"}
-                                }
-                            },
-                        },
+                        "200": _json("The table", "Table"),
                         "400": _err("Unknown view"),
                         "401": _err("No valid token"),
                         "403": _err("Results hidden until the organizers release them"),

@@ -1,22 +1,10 @@
-"""Log in and out, and the decorators that guard pages by role."""
+"""Log in and out."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
 from urllib.parse import urlsplit
 
-from flask import (
-    Blueprint,
-    abort,
-    flash,
-    make_response,
-    redirect,
-    render_template,
-    request,
-    url_for,
-)
+from flask import Blueprint, flash, make_response, redirect, render_template, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 
@@ -27,19 +15,6 @@ from leaderboard.web.common.extensions import end_session, start_session
 from leaderboard.web.common.forms import LoginForm
 
 bp = Blueprint("auth", __name__)
-
-
-def organizer_required(view: Callable[..., Any]) -> Callable[..., Any]:
-    """Allow only logged-in organizers."""
-
-    @wraps(view)
-    @login_required
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        if not current_user.is_organizer:
-            abort(403, "This page is for organizers.")
-        return view(*args, **kwargs)
-
-    return wrapped
 
 
 def _safe_next(target: str | None) -> str:

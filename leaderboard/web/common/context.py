@@ -1,4 +1,4 @@
-"""Request-scoped access to the database session, the file store, the settings and the queue."""
+"""Request-scoped access to the reader, the session, the file store, the settings and the queue."""
 
 from __future__ import annotations
 
@@ -6,17 +6,24 @@ from datetime import datetime
 from typing import Any
 
 from flask import current_app, g
+from flask_login import current_user
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.clock import Clock
 from leaderboard.config import Settings
 from leaderboard.jobqueue import Dispatcher
+from leaderboard.models import User
 from leaderboard.services.accounts.core import note_pending_use
 from leaderboard.storage import Store
 
 
 def _ext() -> dict[str, Any]:
     return current_app.extensions["leaderboard"]
+
+
+def viewer() -> User | None:
+    """Return the logged-in user, if any."""
+    return current_user._get_current_object() if current_user.is_authenticated else None
 
 
 def db() -> Session:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from flask import abort
 from flask_wtf import FlaskForm
 from wtforms import (
     BooleanField,
@@ -16,6 +17,7 @@ from wtforms import (
 from wtforms.fields.choices import SelectChoice
 from wtforms.validators import DataRequired, Length, Optional, Regexp
 
+from leaderboard.services.common.errors import InvalidInput
 from leaderboard.tasks.families.base import Family
 
 
@@ -195,3 +197,21 @@ class DataFileForm(FlaskForm):
 
 class TermsForm(FlaskForm):
     """Accept a task's terms before downloading its data: CSRF token only."""
+
+
+#: What a form posted with an expired or missing CSRF token is told, with a 400.
+EXPIRED = "The form expired; reload the page and try again."
+
+
+def confirmed(form: FlaskForm | None = None) -> None:
+    """Refuse (400) a form, a confirm button by default, whose posted token does not validate."""
+    if not (form if form is not None else ConfirmForm()).validate_on_submit():
+        abort(400, EXPIRED)
+
+
+def filled(form: FlaskForm, missing: str) -> None:
+    """Refuse a form that does not validate: 400 if its token expired, else say what is missing."""
+    if not form.validate_on_submit():
+        if form.csrf_token.errors:
+            abort(400, EXPIRED)
+        raise InvalidInput(missing)

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from flask_login import current_user
-
 from leaderboard.models import EvalSet, Phase
 from leaderboard.services.campaign.visibility import hidden_but_shown
-from leaderboard.web.common.context import db
+from leaderboard.web.common.context import db, viewer
 
 
 def seen_hidden(*eval_sets: EvalSet) -> list[Phase]:
@@ -14,5 +12,4 @@ def seen_hidden(*eval_sets: EvalSet) -> list[Phase]:
 
     A page passes them as ``seen_hidden`` to ``public/_hidden_notice.html``.
     """
-    user = current_user._get_current_object() if current_user.is_authenticated else None
-    return hidden_but_shown(db(), eval_sets, user)
+    return hidden_but_shown(db(), eval_sets, viewer())

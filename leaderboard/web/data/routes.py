@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, redirect, render_template, url_for
+from flask import Blueprint, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
 from markupsafe import Markup
@@ -14,7 +14,7 @@ from leaderboard.services.tasks.data import accept_terms, download
 from leaderboard.services.tasks.pages import markdown_html
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.downloads import send_stored
-from leaderboard.web.common.forms import TermsForm
+from leaderboard.web.common.forms import TermsForm, confirmed
 
 bp = Blueprint("data", __name__)
 
@@ -43,8 +43,7 @@ def download_file(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
 @login_required
 def accept(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     """Record that the user accepts the task's terms, then go on to the download."""
-    if not TermsForm().validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
+    confirmed(TermsForm())
     target = resolve(db(), task, subtask)
     # Checks the file and the user's right to it first: accepting gives access to nothing else.
     download(db(), target.subtask, file_id, _user(), now())

@@ -17,10 +17,10 @@ from leaderboard.services.signup.admin import (
     user_by_id,
 )
 from leaderboard.web.account.forms import EmailForm, SiteSettingsForm
-from leaderboard.web.account.routes import outbox
-from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import ConfirmForm
+from leaderboard.web.common.guards import organizer_required
+from leaderboard.web.common.outbox import outbox
 
 bp = Blueprint("organizer_accounts", __name__, url_prefix="/organizer")
 

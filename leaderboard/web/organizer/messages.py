@@ -14,9 +14,9 @@ from wtforms import HiddenField, SelectField, StringField, TextAreaField
 from leaderboard.services.common.errors import DomainError
 from leaderboard.services.notify.messages import AUDIENCES, Message, prepare, send_message
 from leaderboard.services.tasks.catalog import list_tasks
-from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now
-from leaderboard.web.common.forms import options
+from leaderboard.web.common.forms import EXPIRED, options
+from leaderboard.web.common.guards import organizer_required
 
 bp = Blueprint("organizer_messages", __name__, url_prefix="/organizer/messages")
 
@@ -60,7 +60,7 @@ def new_message() -> ResponseReturnValue:
     if request.method == "GET":
         return render_template("organizer/message.html", **page)
     if not form.validate_on_submit():
-        page["error"] = "The form expired; reload the page and try again."
+        page["error"] = EXPIRED
         return render_template("organizer/message.html", **page), 400
     message = _message(form)
     try:

@@ -48,13 +48,12 @@ from leaderboard.services.jobs.analyses import latest_job, request_job
 from leaderboard.services.operations.health import ago, health
 from leaderboard.services.results.listing import LISTING_FORMATS, run_listing
 from leaderboard.services.runs.baselines import add_baselines
-from leaderboard.services.runs.core import Submission, submit_run
+from leaderboard.services.runs.core import submit_run
 from leaderboard.services.tasks.catalog import list_tasks, resolve
 from leaderboard.services.tasks.data import add_data_file, data_files, delete_data_file
 from leaderboard.states import JobPurpose
 from leaderboard.targets import Target
-from leaderboard.web.analysis.routes import analysis_context
-from leaderboard.web.auth.routes import organizer_required
+from leaderboard.web.analysis.context import analysis_context
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.forms import (
     ConfirmForm,
@@ -62,10 +61,13 @@ from leaderboard.web.common.forms import (
     GoldForm,
     ImportForm,
     PhaseForm,
+    confirmed,
     import_modes,
     options,
 )
-from leaderboard.web.common.uploads import collect_upload, upload_fields
+from leaderboard.web.common.guards import organizer_required
+from leaderboard.web.common.uploads import form_submission, upload_fields
+from leaderboard.web.organizer.job_states import set_jobs
 
 bp = Blueprint("organizer", __name__, url_prefix="/organizer")
 
@@ -137,10 +139,13 @@ def _page(target: Target, **extra: Any) -> str:
         if snap is not None
     }
     jobs = {
-        slug: {
-            p: latest_job(session, t, p)
-            for p in (JobPurpose.FREEZE, JobPurpose.VERIFY, JobPurpose.RESCORE)
-        }
+        slug: set_jobs(
+            {
+                p: latest_job(session, t, p)
+                for p in (JobPurpose.FREEZE, JobPurpose.VERIFY, JobPurpose.RESCORE)
+            },
+            frozen=frozen[slug] is not None,
+        )
         for slug, t in targets.items()
     }
     deadlines = {slug: deadline_ahead(session, t, now()) for slug, t in targets.items()}
@@ -180,11 +185,6 @@ def subtask_page(task: str, subtask: str) -> ResponseReturnValue:
 
 def _back(task: str, subtask: str) -> ResponseReturnValue:
     return redirect(url_for("organizer.subtask_page", task=task, subtask=subtask))
-
-
-def _confirmed() -> None:
-    if not ConfirmForm().validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
 
 
 def _int_or_none(value: str | None, what: str) -> int | None:
@@ -356,7 +356,7 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
 @organizer_required
 def delete_phase_view(task: str, subtask: str) -> ResponseReturnValue:
     """Delete a phase (field ``name``); its runs stay, no longer in a phase."""
-    _confirmed()
+    confirmed()
     target = resolve(db(), task, subtask)
     name = request.form.get("name", "")
     delete_phase(db(), target.subtask, task, name, actor=_actor(), now=now())
@@ -368,7 +368,7 @@ def delete_phase_view(task: str, subtask: str) -> ResponseReturnValue:
 @organizer_required
 def baselines(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Generate and store the baselines of one set."""
-    _confirmed()
+    confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
         runs = add_baselines(db(), store(), settings(), target, actor=_actor())
@@ -393,13 +393,9 @@ def import_run(task: str, subtask: str) -> ResponseReturnValue:
     if not form.validate_on_submit():
         return _page(base, import_form=form), 400
     target = resolve(db(), task, subtask, form.eval_set.data)
-    sub = Submission(
-        target=target,
-        slot=form.slot.data or "",
-        upload=collect_upload(target),
-        name=form.name.data or "",
-        description=form.description.data or "",
-        via="web",
+    sub = form_submission(
+        target,
+        form,
         # A family's import mode reads the run leniently, then as the mode says.
         lenient=form.mode.data != "strict",
         options={o.name: form.mode.data == o.name for o in target.family.import_options},
@@ -482,7 +478,7 @@ def _queue(
     purpose: JobPurpose,
     supersede: str | None = None,
 ) -> ResponseReturnValue:
-    _confirmed()
+    confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
         job = request_job(
@@ -577,7 +573,7 @@ def add_data(task: str, subtask: str) -> ResponseReturnValue:
 @organizer_required
 def delete_data(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     """Remove a data file from its phase."""
-    _confirmed()
+    confirmed()
     gone = delete_data_file(
         db(), resolve(db(), task, subtask).subtask, file_id, actor=_actor(), now=now()
     )

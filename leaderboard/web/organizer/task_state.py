@@ -2,27 +2,22 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, request, url_for
+from flask import Blueprint, flash, redirect, request, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.tasks.deletion import delete_task
 from leaderboard.services.tasks.hiding import set_hidden
-from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now
-from leaderboard.web.common.forms import ConfirmForm
+from leaderboard.web.common.forms import confirmed
+from leaderboard.web.common.guards import organizer_required
 
 bp = Blueprint("organizer_task_state", __name__, url_prefix="/organizer/tasks")
 
 
-def _confirmed() -> None:
-    if not ConfirmForm().validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
-
-
 def _hide_or_show(task: str, hidden: bool) -> ResponseReturnValue:
-    _confirmed()
+    confirmed()
     changed = set_hidden(db(), task, hidden, actor=str(current_user.email), now=now())
     if hidden:
         said = (
@@ -55,7 +50,7 @@ def show_task(task: str) -> ResponseReturnValue:
 @organizer_required
 def delete_task_view(task: str) -> ResponseReturnValue:
     """Delete a task without runs, once its name is typed as the confirmation."""
-    _confirmed()
+    confirmed()
     typed = request.form.get("confirm", "").strip()
     if typed != task:
         raise InvalidInput(

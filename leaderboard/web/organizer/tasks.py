@@ -11,9 +11,9 @@ from flask_login import current_user
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.upload import core as uploads
 from leaderboard.services.upload.core import TaskRefused, UploadedFile
-from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db, now, settings, store
-from leaderboard.web.common.forms import ConfirmForm
+from leaderboard.web.common.forms import ConfirmForm, confirmed
+from leaderboard.web.common.guards import organizer_required
 
 bp = Blueprint("organizer_tasks", __name__, url_prefix="/organizer/tasks")
 
@@ -52,8 +52,7 @@ def _render(status: int = 200, **context: Any) -> ResponseReturnValue:
 
 def _stage(edit: tuple[str, str] | None) -> ResponseReturnValue:
     """Stage and check the request's upload; show the preview or every problem found."""
-    if not ConfirmForm().validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
+    confirmed()
     # A new upload replaces any earlier one still awaiting confirmation.
     _forget()
     token = ""
@@ -120,8 +119,7 @@ def new_task() -> ResponseReturnValue:
 @organizer_required
 def confirm_new() -> ResponseReturnValue:
     """Host the previewed task, as ``leaderboard add-task`` does."""
-    if not ConfirmForm().validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
+    confirmed()
     token = _staged_token(None)
     try:
         task = uploads.create_task(db(), store(), settings(), token, actor=_actor())
@@ -136,8 +134,7 @@ def confirm_new() -> ResponseReturnValue:
 
 def _cancel(edit: tuple[str, str] | None) -> ResponseReturnValue:
     """Drop the session's staged upload and go back to the upload form."""
-    if not ConfirmForm().validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
+    confirmed()
     _forget()
     flash("The upload was cancelled; nothing was stored.", "info")
     if edit is None:
@@ -166,8 +163,7 @@ def edit_definition(task: str, subtask: str) -> ResponseReturnValue:
 @organizer_required
 def confirm_edit(task: str, subtask: str) -> ResponseReturnValue:
     """Apply the previewed definition: new reference file versions, re-scoring queued."""
-    if not ConfirmForm().validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
+    confirmed()
     resolve(db(), task, subtask)
     token = _staged_token((task, subtask))
     try:

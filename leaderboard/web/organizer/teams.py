@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from flask import Blueprint, abort, flash, redirect, render_template, url_for
+from flask import Blueprint, flash, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 
 from leaderboard.services.accounts.core import create_team, find_team
 from leaderboard.services.common import settings as site_settings
-from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.teams import admin as team_admin
-from leaderboard.web.auth.routes import organizer_required
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import (
     AddMemberForm,
@@ -18,7 +16,10 @@ from leaderboard.web.common.forms import (
     MergeTeamForm,
     NewTeamForm,
     RenameTeamForm,
+    confirmed,
+    filled,
 )
+from leaderboard.web.common.guards import organizer_required
 
 bp = Blueprint("organizer_teams", __name__, url_prefix="/organizer/teams")
 
@@ -29,11 +30,6 @@ def _actor() -> str:
 
 def _back() -> ResponseReturnValue:
     return redirect(url_for("organizer_teams.teams"))
-
-
-def _confirmed() -> None:
-    if not ConfirmForm().validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
 
 
 @bp.route("/")
@@ -59,10 +55,7 @@ def teams() -> ResponseReturnValue:
 def new_team() -> ResponseReturnValue:
     """Create a team, as ``leaderboard create-team`` does."""
     form = NewTeamForm()
-    if not form.validate_on_submit():
-        if form.csrf_token.errors:
-            abort(400, "The form expired; reload the page and try again.")
-        raise InvalidInput("Give the new team's name (field name).")
+    filled(form, "Give the new team's name (field name).")
     team = create_team(db(), form.name.data or "", actor=_actor())
     flash(f"Team {team.name} created; add its members below.", "info")
     return _back()
@@ -72,7 +65,7 @@ def new_team() -> ResponseReturnValue:
 @organizer_required
 def approve(team_id: int) -> ResponseReturnValue:
     """Approve a team: its members may upload runs."""
-    _confirmed()
+    confirmed()
     team = team_admin.approve_team(db(), team_id, actor=_actor())
     flash(f"Team {team.name} approved.", "info")
     return _back()
@@ -83,10 +76,7 @@ def approve(team_id: int) -> ResponseReturnValue:
 def rename(team_id: int) -> ResponseReturnValue:
     """Rename a team."""
     form = RenameTeamForm()
-    if not form.validate_on_submit():
-        if form.csrf_token.errors:
-            abort(400, "The form expired; reload the page and try again.")
-        raise InvalidInput("Give the team's new name.")
+    filled(form, "Give the team's new name.")
     team = team_admin.rename_team(db(), team_id, form.name.data or "", actor=_actor())
     flash(f"Team renamed to {team.name}.", "info")
     return _back()
@@ -98,10 +88,7 @@ def merge(team_id: int) -> ResponseReturnValue:
     """Merge a team into another: members and runs move, the slots must not collide."""
     session = db()
     form = MergeTeamForm()
-    if not form.validate_on_submit():
-        if form.csrf_token.errors:
-            abort(400, "The form expired; reload the page and try again.")
-        raise InvalidInput("Give the name of the team to merge into.")
+    filled(form, "Give the name of the team to merge into.")
     source = team_admin.team_by_id(session, team_id).name
     into = find_team(session, (form.into.data or "").strip()).id
     target = team_admin.merge_teams(session, team_id, into, actor=_actor())
@@ -114,10 +101,7 @@ def merge(team_id: int) -> ResponseReturnValue:
 def add_member(team_id: int) -> ResponseReturnValue:
     """Add an account without a team to a team (its captain if it has none)."""
     form = AddMemberForm()
-    if not form.validate_on_submit():
-        if form.csrf_token.errors:
-            abort(400, "The form expired; reload the page and try again.")
-        raise InvalidInput("Give the e-mail address of the account to add.")
+    filled(form, "Give the e-mail address of the account to add.")
     session = db()
     member = team_admin.add_member(session, team_id, form.email.data or "", actor=_actor())
     team = team_admin.team_by_id(session, team_id)
@@ -131,7 +115,7 @@ def add_member(team_id: int) -> ResponseReturnValue:
 @organizer_required
 def withdraw(team_id: int) -> ResponseReturnValue:
     """Withdraw a team: its runs leave every live table and export."""
-    _confirmed()
+    confirmed()
     team = team_admin.withdraw_team(db(), team_id, actor=_actor())
     flash(f"Team {team.name} withdrawn.", "info")
     return _back()
@@ -141,7 +125,7 @@ def withdraw(team_id: int) -> ResponseReturnValue:
 @organizer_required
 def delete(team_id: int) -> ResponseReturnValue:
     """Delete a team with no members and no runs."""
-    _confirmed()
+    confirmed()
     name = team_admin.delete_team(db(), team_id, actor=_actor())
     flash(f"Team {name} deleted.", "info")
     return _back()

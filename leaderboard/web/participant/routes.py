@@ -16,7 +16,6 @@ from leaderboard.services.campaign.phases import (
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common.errors import DomainError, RunRejected
 from leaderboard.services.runs.core import (
-    Submission,
     submit_run,
     visible_run,
     withdraw_run,
@@ -27,9 +26,9 @@ from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.forms import ConfirmForm, UploadForm, options
 from leaderboard.web.common.hidden_notice import seen_hidden
+from leaderboard.web.common.live_results import live_rank_texts
 from leaderboard.web.common.present import run_notes, score_lines
-from leaderboard.web.common.uploads import collect_upload, upload_fields
-from leaderboard.web.public.routes import live_rank_texts
+from leaderboard.web.common.uploads import form_submission, upload_fields
 
 bp = Blueprint("participant", __name__)
 #: The answer to an account without a team (a new sign-up) on a team's pages.
@@ -76,14 +75,7 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
         if not form.validate_on_submit():
             return render_template("participant/submit.html", **context), 400
         try:
-            sub = Submission(
-                target=target,
-                slot=form.slot.data or "",
-                upload=collect_upload(target),
-                name=form.name.data or "",
-                description=form.description.data or "",
-                via="web",
-            )
+            sub = form_submission(target, form)
             run = submit_run(db(), store(), settings(), sub, user=user, now=now())
         except RunRejected as exc:
             context.update(error=exc.message, issues=exc.issues, warnings=exc.warnings)

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
-from typing import Any
-
 from flask import Blueprint, Response, abort, make_response, render_template, request
 from flask.typing import ResponseReturnValue
-from flask_login import current_user
 from markupsafe import Markup
 
 from leaderboard.formats.issues import quoted
-from leaderboard.models import FrozenTable, User
+from leaderboard.models import FrozenTable
 from leaderboard.services.campaign.schedule import subtask_schedule, task_schedule
 from leaderboard.services.campaign.visibility import hiding_phase
-from leaderboard.services.common import revisions
-from leaderboard.services.common.errors import Forbidden, InvalidInput
+from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.common.settings import registration
 from leaderboard.services.freeze.core import (
     RENDERERS,
@@ -27,22 +21,24 @@ from leaderboard.services.freeze.core import (
 from leaderboard.services.jobs.analyses import shown_report
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import (
-    Audience,
     audience_for,
     audience_key,
     is_anonymous,
 )
-from leaderboard.services.results.standing import live_ranks, progress, team_submissions
+from leaderboard.services.results.standing import team_submissions
 from leaderboard.services.results.tables import has_active_runs, live_table
-from leaderboard.services.tasks.catalog import definition_of, list_tasks, resolve
+from leaderboard.services.tasks.catalog import definition_of, list_tasks
 from leaderboard.services.tasks.data import available_files
 from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.pages import task_sections
 from leaderboard.targets import Target
-from leaderboard.web.common.context import db, now, store
+from leaderboard.web.common import pagecache
+from leaderboard.web.common.context import db, now, store, viewer
 from leaderboard.web.common.forms import ConfirmForm
 from leaderboard.web.common.hidden_notice import seen_hidden
-from leaderboard.web.public import pagecache
+from leaderboard.web.common.live_results import live_rank_texts, progress_of
+from leaderboard.web.common.pagecache import cached_page, remember
+from leaderboard.web.public.context import asked_target, chosen_view, visible_target
 
 bp = Blueprint("public", __name__)
 
@@ -52,20 +48,6 @@ DOWNLOADS = {
     "md": "text/markdown",
     "tex": "application/x-tex",
 }
-VIEWS = ("official", "live")
-
-
-def viewer() -> User | None:
-    """Return the logged-in user, if any."""
-    return current_user._get_current_object() if current_user.is_authenticated else None
-
-
-def chosen_view(snapshot: FrozenTable | None) -> str:
-    """Return the requested view: the official table once frozen, else the live one."""
-    view = request.args.get("view") or ("official" if snapshot is not None else "live")
-    if view not in VIEWS:
-        raise InvalidInput(f"Unknown view {quoted(view)}; use official or live.")
-    return view
 
 
 def chosen_snapshot(target: Target) -> tuple[FrozenTable | None, list[FrozenVersion]]:
@@ -77,15 +59,6 @@ def chosen_snapshot(target: Target) -> tuple[FrozenTable | None, list[FrozenVers
     if not asked.isdigit():
         raise InvalidInput(f"Unknown version {quoted(asked)}: a frozen version is a number.")
     return frozen_version(db(), target, int(asked)).snapshot, versions
-
-
-def ensure_visible(target: Target) -> None:
-    """Refuse a hidden set's scores to everyone but organizers, saying when they come."""
-    phase = hiding_phase(db(), target.eval_set, viewer())
-    if phase is not None:
-        raise Forbidden(
-            f"The results of phase {phase.name} are hidden until the organizers release them."
-        )
 
 
 @bp.route("/")
@@ -116,34 +89,6 @@ def task_page(task: str) -> ResponseReturnValue:
     )
 
 
-def cached_response(key: tuple[object, ...] | None) -> Response | None:
-    hit = pagecache.pages().get(key) if key is not None else None
-    if hit is None:
-        return None
-    body, mimetype, headers = hit
-    return Response(body, mimetype=mimetype, headers=list(headers))
-
-
-def remember(key: tuple[object, ...] | None, resp: Response) -> Response:
-    if key is not None and resp.status_code == 200:
-        kept = ("Content-Disposition", "ETag", "Cache-Control")
-        headers = tuple((k, v) for k, v in resp.headers.items() if k in kept)
-        pagecache.pages().put(key, (resp.get_data(), resp.mimetype or "text/html", headers))
-    return resp
-
-
-def page_key(task: str, subtask: str, timely: tuple[object, ...] = ()) -> tuple[object, ...] | None:
-    """Return the anonymous-page cache key: the full path, the set's revision, and ``timely``.
-
-    ``timely`` is what the page shows that changes with the clock alone (the schedule's states,
-    countdown and uploads open): no revision advances when a deadline passes.
-    """
-    if not pagecache.anonymous_get():
-        return None
-    rev = revisions.current(db(), task, subtask, request.args.get("set") or None)
-    return (request.full_path, rev, *timely) if rev is not None else None
-
-
 def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) -> str:
     """Return the table of a view in a format (html, csv, json, md, tex), cached by revision."""
     if view == "official" and snapshot is not None:
@@ -155,45 +100,6 @@ def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) 
     return pagecache.tables().get_or_make(
         key, lambda: RENDERERS[fmt](live_table(db(), store(), target, audience))
     )
-
-
-def _by_run(key: tuple[object, ...], make: Callable[[], Mapping[int, str]]) -> dict[int, str]:
-    """Return a text per run id, kept in the tables cache (as JSON) under ``key``."""
-    text = pagecache.tables().get_or_make(
-        key, lambda: json.dumps({str(k): v for k, v in make().items()})
-    )
-    return {int(k): v for k, v in json.loads(text).items()}
-
-
-def live_labels(target: Target, audience: Audience) -> dict[int, str]:
-    """Return each run's label in this audience's live table, cached by revision like tables."""
-    names = audience_key(db(), target, audience)
-
-    def make() -> dict[int, str]:
-        table = live_table(db(), store(), target, audience, analysed=False)
-        return {r.run_id: r.label for r in table.rows if r.run_id is not None}
-
-    return _by_run((target.eval_set.id, target.eval_set.revision, "labels", names), make)
-
-
-def live_rank_texts(target: Target) -> dict[int, str]:
-    """Return each active run's live rank ("2", "as if 3"), cached by the set's revision."""
-    return _by_run(
-        (target.eval_set.id, target.eval_set.revision, "ranks"),
-        lambda: live_ranks(db(), store(), target),
-    )
-
-
-def progress_of(target: Target, audience: Audience) -> dict[str, Any]:
-    """Return what the progress chart of a set draws for this audience, cached by revision."""
-    names = audience_key(db(), target, audience)
-    key = (target.eval_set.id, target.eval_set.revision, "progress", names)
-
-    def make() -> str:
-        return json.dumps(progress(db(), store(), target, audience))
-
-    data: dict[str, Any] = json.loads(pagecache.tables().get_or_make(key, make))
-    return data
 
 
 def progress_state(target: Target) -> str:
@@ -215,11 +121,10 @@ def progress_state(target: Target) -> str:
 def results(task: str, subtask: str) -> ResponseReturnValue:
     """Show the official (frozen) or live results table of a subtask's evaluation set."""
     schedule = subtask_schedule(db(), task, subtask, now())
-    key = page_key(task, subtask, schedule.key)
-    cached = cached_response(key)
+    key, cached = cached_page(task, subtask, schedule.key)
     if cached is not None:
         return cached
-    target = resolve(db(), task, subtask, request.args.get("set") or None)
+    target = asked_target(task, subtask)
     snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
     # An older version's page shows its table and exports; the charts are the official one's.
@@ -276,12 +181,10 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
     """Download the official or live table as CSV, JSON, Markdown or LaTeX."""
     if ext not in DOWNLOADS:
         abort(404)
-    key = page_key(task, subtask)
-    cached = cached_response(key)
+    key, cached = cached_page(task, subtask)
     if cached is not None:
         return cached
-    target = resolve(db(), task, subtask, request.args.get("set") or None)
-    ensure_visible(target)
+    target = visible_target(task, subtask)
     snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
     if view == "official" and snapshot is None:

@@ -24,7 +24,7 @@ from leaderboard.services.runs.core import team_runs
 from leaderboard.services.teams import members as teams
 from leaderboard.states import RunStatus
 from leaderboard.web.common.context import db, now
-from leaderboard.web.common.forms import ConfirmForm, TeamForm
+from leaderboard.web.common.forms import EXPIRED, ConfirmForm, TeamForm, confirmed
 from leaderboard.web.common.present import score_lines
 
 bp = Blueprint("teams", __name__)
@@ -32,11 +32,6 @@ bp = Blueprint("teams", __name__)
 
 def _user() -> User:
     return current_user._get_current_object()
-
-
-def _confirmed() -> None:
-    if not ConfirmForm().validate_on_submit():
-        abort(400, "The form expired; reload the page and try again.")
 
 
 def _back() -> ResponseReturnValue:
@@ -60,7 +55,7 @@ def new_team() -> ResponseReturnValue:
     if request.method == "POST":
         if not form.validate_on_submit():
             if form.csrf_token.errors:
-                abort(400, "The form expired; reload the page and try again.")
+                abort(400, EXPIRED)
             status = 400
         else:
             try:
@@ -123,7 +118,7 @@ def team_page() -> ResponseReturnValue:
 @login_required
 def regenerate_invite() -> ResponseReturnValue:
     """Make a new invite link (captain); the old one stops working."""
-    _confirmed()
+    confirmed()
     teams.regenerate_invite(db(), _user())
     flash("A new invite link was made; the old one no longer works.", "info")
     return _back()
@@ -133,7 +128,7 @@ def regenerate_invite() -> ResponseReturnValue:
 @login_required
 def accept_request(request_id: int) -> ResponseReturnValue:
     """Accept a pending join request (captain)."""
-    _confirmed()
+    confirmed()
     member = teams.decide_request(db(), _user(), request_id, accept=True)
     flash(f"{member.display_name or member.email} joined the team.", "info")
     return _back()
@@ -143,7 +138,7 @@ def accept_request(request_id: int) -> ResponseReturnValue:
 @login_required
 def decline_request(request_id: int) -> ResponseReturnValue:
     """Decline a pending join request (captain)."""
-    _confirmed()
+    confirmed()
     applicant = teams.decide_request(db(), _user(), request_id, accept=False)
     flash(f"The request of {applicant.display_name or applicant.email} was declined.", "info")
     return _back()
@@ -153,7 +148,7 @@ def decline_request(request_id: int) -> ResponseReturnValue:
 @login_required
 def withdraw_request(request_id: int) -> ResponseReturnValue:
     """Take back one's own pending join request."""
-    _confirmed()
+    confirmed()
     teams.withdraw_own_request(db(), _user(), request_id)
     flash("Your join request was withdrawn.", "info")
     return _back()
@@ -163,7 +158,7 @@ def withdraw_request(request_id: int) -> ResponseReturnValue:
 @login_required
 def hand_over(user_id: int) -> ResponseReturnValue:
     """Hand the captaincy to another member (captain)."""
-    _confirmed()
+    confirmed()
     member = teams.hand_over(db(), _user(), user_id)
     flash(f"{member.display_name or member.email} is now the captain.", "info")
     return _back()
@@ -173,7 +168,7 @@ def hand_over(user_id: int) -> ResponseReturnValue:
 @login_required
 def remove_member(user_id: int) -> ResponseReturnValue:
     """Remove a member from the team (captain)."""
-    _confirmed()
+    confirmed()
     member = teams.remove_member(db(), _user(), user_id)
     flash(f"{member.display_name or member.email} was removed from the team.", "info")
     return _back()
@@ -183,7 +178,7 @@ def remove_member(user_id: int) -> ResponseReturnValue:
 @login_required
 def leave() -> ResponseReturnValue:
     """Leave the team (a captain's captaincy passes to the longest-standing member)."""
-    _confirmed()
+    confirmed()
     outcome = teams.leave_team(db(), _user())
     gone = (
         " The team had no runs and no other members, so it was deleted." if outcome.deleted else ""
@@ -205,7 +200,7 @@ def join(code: str) -> ResponseReturnValue:
     if user.is_organizer:
         abort(403, "Organizers cannot be team members.")
     if request.method == "POST":
-        _confirmed()
+        confirmed()
         outcome = teams.join_by_code(session, user, code)
         if outcome.joined:
             flash(f"You joined team {outcome.team.name}.", "info")

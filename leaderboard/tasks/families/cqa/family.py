@@ -61,7 +61,7 @@ RESORT = ImportOption(
 )
 
 
-class CqaFamily(SingleFileFamily):
+class CqaFamily(SingleFileFamily["CqaGold", "CqaRun"]):
     """Reranking with binary labels: MAP, AvgRec, MRR over the top 10; P, R, F1, Acc."""
 
     name = "cqa"
@@ -176,7 +176,7 @@ class CqaFamily(SingleFileFamily):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[CqaRun]:
         """Validate one run file strictly (participants) or as the 2016 scorer did (lenient)."""
         from leaderboard.formats.cqa import parse_lenient, validate_strict
 

@@ -127,7 +127,7 @@ def too_long(hypotheses: list[str], gold: GenerationGold) -> list[Issue]:
     ][:MAX_KEPT_ERRORS]
 
 
-class GenerationFamily(SingleFileFamily):
+class GenerationFamily(SingleFileFamily[GenerationGold, list[str]]):
     """Runs give one output line per source segment; BLEU, chrF, chrF++ and TER by sacrebleu."""
 
     name = "generation"
@@ -237,7 +237,7 @@ class GenerationFamily(SingleFileFamily):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[list[str]]:
         """Validate the output file: UTF-8, one line per source segment; empty lines warned."""
         hypotheses, errors, warnings = segments.validate_output(read_all(stream), len(gold.source))
         if hypotheses is not None:

@@ -74,7 +74,7 @@ def _spec(part: Mapping[str, Any]) -> fmt.StsSetSpec:
     )
 
 
-class StsFamily(Family):
+class StsFamily(Family[StsGoldBundle, Mapping[str, np.ndarray]]):
     """Similarity scores per pair; Pearson per part and their pair-weighted mean."""
 
     name = "sts"
@@ -258,7 +258,7 @@ class StsFamily(Family):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[Mapping[str, np.ndarray]]:
         """Validate every part's file; one error anywhere rejects the whole run."""
         files, errors, warnings = self._expand(inputs, gold, ctx)
         if errors:

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
 
 import numpy as np
 
 from leaderboard.tables.model import (
     BASELINE_MARKER,
     LATE_MARKER,
+    LATE_OR_CORRECTED_NOTE,
     MISSING,
-    Cell,
     Entry,
     MeasureSpec,
     MetaCell,
@@ -20,21 +19,20 @@ from leaderboard.tables.model import (
     Table,
     TableContext,
     columns_of,
-    make_cell,
+    entry_cells,
+    entry_row,
     marker_footnotes,
     opt_str,
     opt_strings,
     rank_value,
     team_key,
+    team_run_label,
     the_official_measure,
 )
-from leaderboard.tables.ranking import rank_field, team_best
+from leaderboard.tables.ranking import rank_field, team_best, value_order
 from leaderboard.tables.styles import register_style
 
 STYLE = "sts"
-LATE_NOTE = (
-    "* late or corrected run, ranked as if submitted on time without displacing on-time runs"
-)
 BASELINE_NOTE = "† baseline, ranked the same way"
 OVERALL_NOTE = (
     "Overall = mean of the per-set Pearson correlations weighted by the number of scored pairs"
@@ -42,11 +40,8 @@ OVERALL_NOTE = (
 CONSTANT_NOTE = "system output constant on the scored pairs; counted as 0"
 
 
-def row_label(entry: Entry) -> str:
-    """Return the label of an entry's row: a run by team and run name, a baseline by its name."""
-    if entry.kind == "baseline":
-        return entry.label or "baseline"
-    return entry.label or f"{entry.team or ''}-{entry.run}"
+#: A run by team and run name, a baseline by its name.
+row_label = team_run_label
 
 
 def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[MeasureSpec]) -> Table:
@@ -67,8 +62,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     best_of_team, team_field = team_best(on_time, main)
 
     def order(entry: Entry) -> tuple[object, ...]:
-        value = entry.values.get(main.key)
-        by_value = (0, -rank_value(value, main)) if value is not None else (1, Decimal(0))
+        by_value = value_order(entry, main)
         group = 2 if entry.kind == "baseline" else int(entry.off_time)
         return (*by_value, group, team_key(entry.team), entry.run)
 
@@ -87,7 +81,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
 
     footnotes: list[str] = []
     if any(row.rank_marker == LATE_MARKER for row in table_rows):
-        footnotes.append(LATE_NOTE)
+        footnotes.append(LATE_OR_CORRECTED_NOTE)
     if any(row.kind == "baseline" for row in table_rows):
         footnotes.append(BASELINE_NOTE)
     footnotes.append(opt_str(ctx.options, "overall_note", OVERALL_NOTE))
@@ -113,34 +107,23 @@ def _row(
     marker = BASELINE_MARKER if baseline else LATE_MARKER if entry.off_time else ""
     if rank is None:
         marker = ""
-    cells: dict[str, Cell | None] = {
-        m.key: make_cell(entry.values[m.key], m) if m.key in entry.values else None for m in specs
-    }
     label = row_label(entry)
     team_cell = MetaCell(label, BASELINE_MARKER) if baseline else MetaCell(entry.team or "")
     run_marker = (LATE_MARKER if entry.off_time and not baseline else "") + "".join(entry.markers)
-    return Row(
-        kind=entry.kind,
-        team=entry.team,
-        run=entry.run,
-        slot=entry.slot,
+    return entry_row(
+        entry,
         label=label,
-        rank=rank,
-        rank_marker="†" if marker == BASELINE_MARKER else "*" if marker else "",
-        rank_display=f"{rank}{marker}" if rank is not None else "",
-        team_rank=team_rank,
-        late=entry.late,
-        bold=False,
-        markers=entry.markers,
-        cells=cells,
+        cells=entry_cells(entry, specs),
         meta={
             "team": team_cell,
             "run": MetaCell(entry.run, run_marker),
             "run_rank": MetaCell(str(rank) if rank is not None else "", marker),
             "team_rank": MetaCell(str(team_rank) if team_rank is not None else ""),
         },
-        corrected=entry.corrected,
-        run_id=entry.run_id,
+        rank=rank,
+        marker=marker,
+        rank_marker="†" if marker == BASELINE_MARKER else "*" if marker else "",
+        team_rank=team_rank,
     )
 
 

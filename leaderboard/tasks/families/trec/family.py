@@ -97,7 +97,7 @@ def read_topics(data: bytes) -> frozenset[str]:
 VARIANT = GoldAddressOption("variant", "Qrels variant, e.g. lenient or manual.")
 
 
-class TrecFamily(SingleFileFamily):
+class TrecFamily(SingleFileFamily[TrecGold, fmt.TrecRun]):
     """TREC run files scored per qrels variant with trec_eval 9.0.8 semantics."""
 
     name = "trec"
@@ -206,7 +206,7 @@ class TrecFamily(SingleFileFamily):
         *,
         lenient: bool,
         options: Mapping[str, Any],
-    ) -> Verdict:
+    ) -> Verdict[fmt.TrecRun]:
         """Validate a run in one streaming pass (strict) or as trec_eval read it (lenient)."""
         if lenient:
             run, errors, tolerated = fmt.parse_lenient(stream)

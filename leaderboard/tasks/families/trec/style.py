@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from decimal import Decimal
 
 from leaderboard.tables.model import (
     BASELINE_MARKER,
+    FLAGGED_CELL_NOTE,
     LATE_MARKER,
     Cell,
     Entry,
@@ -16,17 +16,20 @@ from leaderboard.tables.model import (
     Table,
     TableContext,
     baseline_row,
+    baselines_in_order,
     columns_of,
-    make_cell,
+    entry_row,
     marker_footnotes,
     opt_bool,
     opt_mapping,
     opt_str,
     opt_strings,
     rank_value,
+    shown_runs,
     team_key,
+    team_run_label,
 )
-from leaderboard.tables.ranking import rank_field, team_best
+from leaderboard.tables.ranking import rank_field, ranked_cells, team_best, value_order
 from leaderboard.tables.styles import register_style
 
 STYLE = "trec"
@@ -41,14 +44,10 @@ SKIPPED_QUERIES_NOTE = (
 )
 BASELINE_NOTE = "† baseline, listed below the participant runs; never ranked or bold"
 LATE_NOTE = "* late run, ranked as if submitted on time without displacing on-time runs"
-CELL_NOTE = "value flagged by the scorer (see the run's details)"
 
 
-def row_label(entry: Entry) -> str:
-    """Return the label of an entry's row: a run by team and run tag, a baseline by its name."""
-    if entry.kind == "baseline":
-        return entry.label or "baseline"
-    return entry.label or f"{entry.team or ''}-{entry.run}"
+#: A run by team and run tag, a baseline by its name.
+row_label = team_run_label
 
 
 def variant_of(measure: MeasureSpec) -> str:
@@ -74,7 +73,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     sort_measure = _sort_measure(specs, opt_str(ctx.options, "sort_variant", ""))
     include_late = opt_bool(ctx.options, "include_late")
 
-    runs = [e for e in entries if e.kind == "run" and (include_late or not e.off_time)]
+    runs = shown_runs(entries, include_late=include_late)
     timely = [e for e in runs if not e.off_time]
     primaries = [e for e in timely if e.slot == "primary"]
     fields = {m.key: rank_field(primaries, m) for m in specs}
@@ -83,24 +82,14 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
     best_of_team, team_field = team_best(primaries, sort_measure)
 
     def order(entry: Entry) -> tuple[object, ...]:
-        value = entry.values.get(sort_measure.key)
-        by_value = (0, -rank_value(value, sort_measure)) if value is not None else (1, Decimal(0))
+        by_value = value_order(entry, sort_measure)
         return (*by_value, entry.off_time, team_key(entry.team), entry.run)
 
     rows: list[Row] = []
     for entry in sorted(runs, key=order):
         primary = entry.slot == "primary"
         ranked = primary and not entry.off_time
-        cells: dict[str, Cell | None] = {}
-        for m in specs:
-            value = entry.values.get(m.key)
-            if value is None:
-                cells[m.key] = None
-                continue
-            stored = rank_value(value, m)
-            rank = fields[m.key].rank(stored) if ranked else None
-            bold = not entry.off_time and stored == best[m.key]
-            cells[m.key] = make_cell(value, m, rank=rank, bold=bold)
+        cells = ranked_cells(entry, specs, fields, ranked=ranked, best=best)
         sort_value = entry.values.get(sort_measure.key)
         sort_key = (
             rank_value(sort_value, sort_measure) if primary and sort_value is not None else None
@@ -111,8 +100,7 @@ def build(ctx: TableContext, entries: Sequence[Entry], measures: Sequence[Measur
             # The first primary of the team in display order holds its best value.
             team_rank = team_field.rank(best_of_team.pop(entry.team or ""))
         rows.append(_run_row(entry, cells, rank, team_rank))
-    baselines = sorted((e for e in entries if e.kind == "baseline"), key=lambda e: e.baseline_order)
-    rows.extend(_baseline_row(e, specs) for e in baselines)
+    rows.extend(_baseline_row(e, specs) for e in baselines_in_order(entries))
     table_rows = tuple(rows)
 
     return ctx.table(
@@ -164,26 +152,18 @@ def _run_row(
     marker = LATE_MARKER if entry.off_time and rank is not None else ""
     kind_text = "primary" if primary else "contrastive"
     run_marker = (LATE_MARKER if entry.off_time else "") + "".join(entry.markers)
-    return Row(
-        kind="run",
-        team=entry.team,
-        run=entry.run,
-        slot=entry.slot,
+    return entry_row(
+        entry,
         label=row_label(entry),
-        rank=rank,
-        rank_marker="*" if entry.off_time else "",
-        rank_display=f"{rank}{marker}" if rank is not None else "",
-        team_rank=team_rank,
-        late=entry.late,
-        bold=False,
-        markers=entry.markers,
         cells=cells,
         meta={
             "team": MetaCell(entry.team or ""),
             "run": MetaCell(f"{entry.run} ({kind_text})", run_marker),
         },
-        corrected=entry.corrected,
-        run_id=entry.run_id,
+        rank=rank,
+        marker=marker,
+        rank_marker="*" if entry.off_time else "",
+        team_rank=team_rank,
     )
 
 
@@ -234,7 +214,7 @@ def _footnotes(
     if any(row.kind == "run" and (row.late or row.corrected) for row in rows):
         notes.append(LATE_NOTE)
     notes.extend(opt_strings(ctx.options, "footnotes"))
-    notes.extend(marker_footnotes(rows, ctx.options, note_default=CELL_NOTE))
+    notes.extend(marker_footnotes(rows, ctx.options, note_default=FLAGGED_CELL_NOTE))
     return notes
 
 

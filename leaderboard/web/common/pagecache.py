@@ -11,8 +11,11 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, Generic, TypeVar
 
-from flask import Flask, current_app, request, session
+from flask import Flask, Response, current_app, request, session
 from flask_login import current_user
+
+from leaderboard.services.common import revisions
+from leaderboard.web.common.context import db
 
 V = TypeVar("V")
 
@@ -98,3 +101,41 @@ def anonymous_get() -> bool:
     return (
         request.method == "GET" and not current_user.is_authenticated and "_flashes" not in session
     )
+
+
+def page_key(task: str, subtask: str, timely: tuple[object, ...] = ()) -> tuple[object, ...] | None:
+    """Return the anonymous-page cache key: the full path, the set's revision, and ``timely``.
+
+    ``timely`` is what the page shows that changes with the clock alone (the schedule's states,
+    countdown and uploads open): no revision advances when a deadline passes.
+    """
+    if not anonymous_get():
+        return None
+    rev = revisions.current(db(), task, subtask, request.args.get("set") or None)
+    return (request.full_path, rev, *timely) if rev is not None else None
+
+
+def cached_response(key: tuple[object, ...] | None) -> Response | None:
+    """Return the kept response of an anonymous page, or None (no key, or not kept)."""
+    hit = pages().get(key) if key is not None else None
+    if hit is None:
+        return None
+    body, mimetype, headers = hit
+    return Response(body, mimetype=mimetype, headers=list(headers))
+
+
+def remember(key: tuple[object, ...] | None, resp: Response) -> Response:
+    """Keep a successful anonymous page under ``key`` (None keeps nothing); return it."""
+    if key is not None and resp.status_code == 200:
+        kept = ("Content-Disposition", "ETag", "Cache-Control")
+        headers = tuple((k, v) for k, v in resp.headers.items() if k in kept)
+        pages().put(key, (resp.get_data(), resp.mimetype or "text/html", headers))
+    return resp
+
+
+def cached_page(
+    task: str, subtask: str, timely: tuple[object, ...] = ()
+) -> tuple[tuple[object, ...] | None, Response | None]:
+    """Return an anonymous page's cache key (see :func:`page_key`) and its kept response, if any."""
+    key = page_key(task, subtask, timely)
+    return key, cached_response(key)

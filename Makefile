@@ -45,6 +45,7 @@ lint: install-test
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
 # The whole suite on SQLite, then again on PostgreSQL when a server answers (required under CI=true).
 test: install-test lint

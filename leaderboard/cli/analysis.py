@@ -46,7 +46,7 @@ def significance_cmd(
     fmt: str,
 ) -> None:
     """Test every pair of the table's runs; store and print p-values, clusters and intervals."""
-    from leaderboard.services.results.analyses import compute_now
+    from leaderboard.services.jobs.analyses import compute_now
     from leaderboard.services.results.chart_data import draw_report_charts
     from leaderboard.services.results.query_summaries import is_stale, summarize_set
     from leaderboard.services.results.significance import Request
@@ -117,9 +117,9 @@ def worker_cmd(
 
         start(common.settings(), queues=queues, concurrency=concurrency, loglevel=loglevel)
         return
+    from leaderboard.services.jobs.core import CHARTED, claim_name, claim_next, stale_after
     from leaderboard.services.notify.notices import check_campaign
     from leaderboard.services.results.chart_data import draw_job_charts
-    from leaderboard.services.results.jobs import CHARTED, claim_name, claim_next, stale_after
     from leaderboard.services.results.query_summaries import stale_sets, summarize_set
     from leaderboard.states import JobStatus
     from leaderboard.unit_of_work import unit_of

@@ -166,8 +166,8 @@ def freeze_cmd(
         common.fail("--supersede needs --reason TEXT: why the frozen ranking is replaced.")
     if reason is not None and not supersede:
         common.fail("--reason goes with --supersede (a first freeze needs no reason).")
-    from leaderboard.services.campaign.freeze import DeadlineAhead, freeze
-    from leaderboard.services.campaign.frozen_analysis import describe_analysis
+    from leaderboard.services.freeze.analysis import describe_analysis
+    from leaderboard.services.freeze.core import DeadlineAhead, freeze
     from leaderboard.services.results.chart_data import draw_report_charts
     from leaderboard.services.tasks.catalog import resolve
     from leaderboard.unit_of_work import unit_of
@@ -225,7 +225,7 @@ def freeze_cmd(
 @with_appcontext
 def verify_cmd(task: str, subtask: str, set_slug: str | None, version: int | None) -> None:
     """Re-score the frozen runs from the stored files and gold; exit 1 on any difference."""
-    from leaderboard.services.campaign.freeze import frozen_version, verify, verify_all
+    from leaderboard.services.freeze.core import frozen_version, verify, verify_all
     from leaderboard.services.tasks.catalog import resolve
 
     with common.session() as session:

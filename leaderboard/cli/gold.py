@@ -14,8 +14,8 @@ from leaderboard.services.common.errors import DomainError
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from leaderboard.services.tasks.gold import RescoreReport
-    from leaderboard.services.tasks.target import Target
+    from leaderboard.services.gold.core import RescoreReport
+    from leaderboard.targets import Target
 
 
 #: What ``--queue`` does, in both commands.
@@ -35,8 +35,8 @@ def set_gold_cmd(
     task: str, subtask: str, file: str, set_slug: str | None, queued: bool, **address: str | None
 ) -> None:
     """Add or replace a gold file (or qrels variant) and re-score every run against it."""
+    from leaderboard.services.gold.core import gold_target, store_gold
     from leaderboard.services.tasks.catalog import load_gold, resolve
-    from leaderboard.services.tasks.gold import gold_target, store_gold
 
     path = Path(file)
     try:
@@ -70,8 +70,8 @@ def set_gold_cmd(
 
 def _rescore_or_queue(session: Session, target: Target, queued: bool, reason: str) -> None:
     """Re-score every run of the set here and report, or queue that for the workers."""
-    from leaderboard.services.results.analyses import request_job
-    from leaderboard.services.tasks.gold import rescore_set
+    from leaderboard.services.gold.core import rescore_set
+    from leaderboard.services.jobs.analyses import request_job
     from leaderboard.states import JobPurpose
     from leaderboard.unit_of_work import unit_of
 

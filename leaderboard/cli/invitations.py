@@ -13,14 +13,14 @@ from leaderboard.services.common.errors import DomainError
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-    from leaderboard.services.accounts.notices import Outbox
+    from leaderboard.services.signup.notices import Outbox
 
 
 def _outbox(session: Session) -> Outbox:
     """Return a mail builder that sends at once, with links from the configured base URL."""
-    from leaderboard.services.accounts.notices import NoBaseUrl, Outbox, link_base
     from leaderboard.services.common import settings as site
-    from leaderboard.services.common.mail import Transport
+    from leaderboard.services.common.mail import NoBaseUrl, Transport
+    from leaderboard.services.signup.notices import Outbox, link_base
 
     config = common.settings()
     try:
@@ -53,7 +53,7 @@ def _mail(send: Callable[[Session], str]) -> None:
 @common.change_command("invite", click.argument("email"), run=_mail)
 def invite_cmd(session: Session, email: str) -> str:
     """Mail EMAIL a signed sign-up link (works in every registration mode but closed)."""
-    from leaderboard.services.accounts.admin import invitable
+    from leaderboard.services.signup.admin import invitable
 
     box = _outbox(session)
     address = invitable(session, email, actor=common.actor())
@@ -64,7 +64,7 @@ def invite_cmd(session: Session, email: str) -> str:
 @common.change_command("resend-verification", click.argument("email"), run=_mail)
 def resend_verification_cmd(session: Session, email: str) -> str:
     """Mail an unverified account a new verification link."""
-    from leaderboard.services.accounts.admin import unverified_for_resend
+    from leaderboard.services.signup.admin import unverified_for_resend
 
     box = _outbox(session)
     user = unverified_for_resend(session, email, actor=common.actor())

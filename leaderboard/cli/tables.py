@@ -49,7 +49,7 @@ def table_cmd(
             target = resolve(session, task, subtask, set_slug)
             if official:
                 # Imported here: the freeze brings the analysis stack the live table needs not.
-                from leaderboard.services.campaign.freeze import frozen_of, frozen_version
+                from leaderboard.services.freeze.core import frozen_of, frozen_version
 
                 snapshot = (
                     frozen_of(session, target)

@@ -20,8 +20,8 @@ from leaderboard.jobqueue import (
 )
 from leaderboard.jobqueue.broker import make_celery
 from leaderboard.private_files import restrict_umask
-from leaderboard.services.results.analyses import worker_name
-from leaderboard.services.results.jobs import stale_after
+from leaderboard.services.jobs.analyses import worker_name
+from leaderboard.services.jobs.core import stale_after
 from leaderboard.unit_of_work import opened
 from leaderboard.worker import jobs, periodic
 from leaderboard.worker.runtime import configure, resources

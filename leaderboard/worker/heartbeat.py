@@ -9,7 +9,7 @@ from contextlib import contextmanager
 
 from sqlalchemy.orm import Session, sessionmaker
 
-from leaderboard.services.results.jobs import beat
+from leaderboard.services.jobs.core import beat
 
 log = logging.getLogger("leaderboard.worker")
 

@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from leaderboard.config import Settings
 from leaderboard.models import Analysis
 from leaderboard.services.common import mail, outbox
-from leaderboard.services.results import jobs
+from leaderboard.services.jobs import core as jobs
 from leaderboard.states import JobPurpose, JobStatus, MailStatus
 from leaderboard.storage import Store
 from leaderboard.worker.heartbeat import heartbeat

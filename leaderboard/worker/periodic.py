@@ -13,10 +13,10 @@ from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
 from leaderboard.models import utcnow
+from leaderboard.services.jobs.analyses import worker_name
+from leaderboard.services.jobs.core import stale_after
 from leaderboard.services.operations import periodic, workers
-from leaderboard.services.results.analyses import worker_name
-from leaderboard.services.results.jobs import stale_after
-from leaderboard.services.tasks import upload
+from leaderboard.services.upload import core as upload
 from leaderboard.unit_of_work import opened
 from leaderboard.worker import jobs
 from leaderboard.worker.runtime import resources

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from flask import Flask
 
-from leaderboard.services.results import analyses
+from leaderboard.services.jobs import analyses
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
 from tests.helpers.jobs import sessions

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from leaderboard.services.campaign.frozen_analysis import analysis_differences
+from leaderboard.services.freeze.analysis import analysis_differences
 
 
 def report() -> dict[str, Any]:
@@ -65,7 +65,7 @@ def test_an_analysis_that_became_unavailable_or_available_is_a_difference() -> N
 
 
 def test_the_summary_counts_runs_and_baselines_apart() -> None:
-    from leaderboard.services.campaign.frozen_analysis import describe_analysis
+    from leaderboard.services.freeze.analysis import describe_analysis
 
     stored = {**report(), "runs": ["A", "B", "C", "Random", "Majority", "D"]}
     stored["baselines"] = ["Random", "Majority"]

@@ -10,7 +10,8 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.models import Analysis, utcnow
-from leaderboard.services.results import analyses, jobs
+from leaderboard.services.jobs import analyses
+from leaderboard.services.jobs import core as jobs
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
 from tests.helpers.jobs import sessions

@@ -142,7 +142,7 @@ def test_the_worker_draws_a_finished_analysis_charts_so_pages_only_read_them(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from leaderboard.jobqueue import DRAW_CHARTS
-    from leaderboard.services.results.analyses import request_analysis
+    from leaderboard.services.jobs.analyses import request_analysis
     from leaderboard.services.results.chart_data import draw_job_charts
     from leaderboard.services.results.significance import Request
     from leaderboard.services.tasks.catalog import resolve

@@ -184,7 +184,7 @@ def reseal(app: Flask, change: Any) -> None:
 
     The database refuses changes to frozen tables, so the forger first drops that trigger.
     """
-    from leaderboard.services.campaign.freeze import _canonical, _sha256
+    from leaderboard.services.freeze.core import _canonical, _sha256
 
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         if session.get_bind().dialect.name == "postgresql":
@@ -268,7 +268,7 @@ def test_a_freeze_of_one_ranked_run_says_why_it_has_no_analysis(
 def test_a_queued_freeze_fails_with_the_reason_when_the_set_was_frozen_meanwhile(
     app: Flask, runner: FlaskCliRunner
 ) -> None:
-    from leaderboard.services.results.analyses import request_job
+    from leaderboard.services.jobs.analyses import request_job
     from leaderboard.services.tasks.catalog import resolve
 
     host(app, runner)
@@ -287,7 +287,7 @@ def test_a_queued_freeze_records_how_the_worker_analysed_the_table(
     app: Flask, runner: FlaskCliRunner
 ) -> None:
     from leaderboard.models import Analysis
-    from leaderboard.services.results.analyses import request_job
+    from leaderboard.services.jobs.analyses import request_job
     from leaderboard.services.tasks.catalog import resolve
 
     host(app, runner)

@@ -11,7 +11,7 @@ from sqlalchemy import update
 
 from leaderboard.jobqueue import RUN_JOB
 from leaderboard.models import Analysis, utcnow
-from leaderboard.services.results import jobs
+from leaderboard.services.jobs import core as jobs
 from leaderboard.services.results.significance import Request
 from leaderboard.states import JobStatus
 from tests.dispatch import LocalDispatcher

@@ -180,7 +180,6 @@ def _parts(message: EmailMessage) -> list[tuple[str, str]]:
 
 def _every_mail(app: Flask) -> list[EmailMessage]:
     """Make the server write one mail of each kind it sends; return them all."""
-    from leaderboard.services.accounts.notices import Outbox
     from leaderboard.services.common.mail import Transport
     from leaderboard.services.notify.messages import Message, send_message
     from leaderboard.services.notify.notices import (
@@ -189,6 +188,7 @@ def _every_mail(app: Flask) -> list[EmailMessage]:
         join_requested,
         run_refused,
     )
+    from leaderboard.services.signup.notices import Outbox
     from leaderboard.unit_of_work import unit_of
     from tests.runs import post_evaluation_phases
 

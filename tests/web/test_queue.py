@@ -21,7 +21,7 @@ from sqlalchemy import select
 
 from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, enqueue
 from leaderboard.models import Analysis, PeriodicRun
-from leaderboard.services.results import analyses
+from leaderboard.services.jobs import analyses
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import JobStatus

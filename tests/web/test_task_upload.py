@@ -623,7 +623,7 @@ def test_simultaneous_confirmations_install_once(org_app: Flask, org: FlaskClien
     import threading
 
     from leaderboard.services.common.errors import Conflict
-    from leaderboard.services.tasks import upload as uploads
+    from leaderboard.services.upload import core as uploads
 
     settings = org_app.extensions["leaderboard"]["settings"]
     token = staged_name(upload(org, bundle=("b.zip", bundle())))

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import ColumnElement, bindparam, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -21,8 +21,8 @@ from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import results_released
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import NameMode, RunKind, RunStatus
+from leaderboard.targets import Target
 from leaderboard.unit_of_work import unit_of
 
 
@@ -389,6 +389,19 @@ def _periods(phase: Phase, now: datetime) -> list[tuple[str, int, str]]:
     return out
 
 
+def _counter(phase: Phase, team: Team, period: str) -> tuple[ColumnElement[bool], ...]:
+    """Return the conditions that pick a team's quota counter of one phase and period."""
+    return (
+        QuotaUsage.phase_id == phase.id,
+        QuotaUsage.team_id == team.id,
+        QuotaUsage.period == period,
+    )
+
+
+def _quota_reached(limit: int, label: str) -> Conflict:
+    return Conflict(f"Your team has used its {limit} run(s) {label}; the quota is reached.")
+
+
 def remaining_quota(
     session: Session, phase: Phase | None, team: Team, now: datetime
 ) -> dict[str, int | None]:
@@ -397,13 +410,7 @@ def remaining_quota(
     if phase is None:
         return out
     for period, limit, _label in _periods(phase, now):
-        used = session.scalar(
-            select(QuotaUsage.used).where(
-                QuotaUsage.phase_id == phase.id,
-                QuotaUsage.team_id == team.id,
-                QuotaUsage.period == period,
-            )
-        )
+        used = session.scalar(select(QuotaUsage.used).where(*_counter(phase, team, period)))
         out["total" if period == "total" else "daily"] = max(0, limit - (used or 0))
     return out
 
@@ -415,7 +422,7 @@ def check_quota(session: Session, phase: Phase | None, team: Team, now: datetime
     left = remaining_quota(session, phase, team, now)
     for period, limit, label in _periods(phase, now):
         if left["total" if period == "total" else "daily"] == 0:
-            raise Conflict(f"Your team has used its {limit} run(s) {label}; the quota is reached.")
+            raise _quota_reached(limit, label)
 
 
 def prepare_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:
@@ -423,13 +430,7 @@ def prepare_quota(session: Session, phase: Phase | None, team: Team, now: dateti
     if phase is None:
         return
     for period, _limit, _label in _periods(phase, now):
-        exists = session.scalar(
-            select(QuotaUsage.id).where(
-                QuotaUsage.phase_id == phase.id,
-                QuotaUsage.team_id == team.id,
-                QuotaUsage.period == period,
-            )
-        )
+        exists = session.scalar(select(QuotaUsage.id).where(*_counter(phase, team, period)))
         for attempt in range(30):
             if exists is not None:
                 break
@@ -456,17 +457,12 @@ def claim_quota(session: Session, phase: Phase | None, team: Team, now: datetime
     for period, limit, label in _periods(phase, now):
         result = session.execute(
             update(QuotaUsage)
-            .where(
-                QuotaUsage.phase_id == phase.id,
-                QuotaUsage.team_id == team.id,
-                QuotaUsage.period == period,
-                QuotaUsage.used < limit,
-            )
+            .where(*_counter(phase, team, period), QuotaUsage.used < limit)
             .values(used=QuotaUsage.used + 1)
             .execution_options(synchronize_session=False)
         )
         if result.rowcount != 1:  # type: ignore[attr-defined]
-            raise Conflict(f"Your team has used its {limit} run(s) {label}; the quota is reached.")
+            raise _quota_reached(limit, label)
 
 
 def hidden_phase(session: Session, eval_set: EvalSet) -> Phase | None:

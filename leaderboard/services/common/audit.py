@@ -9,7 +9,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, utcnow
-from leaderboard.services.tasks.target import Target
+from leaderboard.targets import Target
 
 
 def record(

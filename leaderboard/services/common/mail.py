@@ -14,6 +14,7 @@ from email.message import EmailMessage
 from email.utils import formatdate, make_msgid
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from leaderboard.services.common.errors import DomainError
 from leaderboard.services.common.text import header_text
 
 log = logging.getLogger("leaderboard.mail")
@@ -25,6 +26,19 @@ TIMEOUT = 15.0
 _ADDRESS = re.compile(r"[\w.!#$%&'*+/=?^`{|}~-]+@[\w-]+(\.[\w-]+)+")
 #: One console mail at a time, so that two threads' mails do not interleave.
 _console_lock = threading.Lock()
+
+
+NO_BASE_URL = (
+    "This server has no base URL configured, so it cannot mail links: the organizer must set "
+    "LEADERBOARD_BASE_URL to the site's public address (e.g. https://lb.example.org) and "
+    "restart it. Nothing was sent."
+)
+
+
+class NoBaseUrl(DomainError):
+    """Links in mail need a configured base URL, and none is set."""
+
+    status = 503
 
 
 class MailError(Exception):

@@ -10,9 +10,9 @@ from sqlalchemy.orm import Session
 
 from leaderboard.formats.issues import quoted
 from leaderboard.models import Subtask, Task, User
-from leaderboard.services.accounts.notices import NO_BASE_URL, NoBaseUrl
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import InvalidInput, NotFound
+from leaderboard.services.common.mail import NO_BASE_URL, NoBaseUrl
 from leaderboard.services.common.markdown import render_markdown
 from leaderboard.services.common.text import header_safe
 from leaderboard.services.common.urls import absolute_markdown

@@ -17,8 +17,8 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import Run, Subtask, User
 from leaderboard.services.campaign.phases import phases_of
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import NameMode, RunKind
+from leaderboard.targets import Target
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,9 @@ from leaderboard.services.results.anonymity import PUBLIC, Audience
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
+from leaderboard.targets import Target
 
 #: The charts of an analysis.
 CHARTS = ("measure", "matrix")

@@ -22,9 +22,9 @@ from leaderboard.services.results.query_summaries import (
 )
 from leaderboard.services.results.tables import run_label
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunStatus
 from leaderboard.tables.model import MeasureSpec, official_key
+from leaderboard.targets import Target
 
 
 @dataclass(frozen=True)

@@ -9,9 +9,9 @@ from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.models import Run
 from leaderboard.services.results.tables import NOT_WITHDRAWN
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunKind
 from leaderboard.tables.flat import FlatColumn, FlatExport, FlatRow
+from leaderboard.targets import Target
 
 COLUMNS = ("team", "slot", "name", "status", "late", "corrected", "submitted_at", "description")
 

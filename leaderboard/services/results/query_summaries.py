@@ -23,9 +23,9 @@ from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import ALL_NAMES
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.services.tasks.target import Target
 from leaderboard.storage import Store
 from leaderboard.tables.model import official_key
+from leaderboard.targets import Target
 
 
 def stale_sets(session: Session) -> list[tuple[int, int]]:

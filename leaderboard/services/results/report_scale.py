@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from leaderboard.services.tasks.target import Target
+from leaderboard.targets import Target
 
 #: The marker of a report whose numbers are in the table's scale.
 TABLE_SCALE = "table"

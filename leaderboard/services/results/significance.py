@@ -34,9 +34,9 @@ from leaderboard.services.results.anonymity import ALL_NAMES
 from leaderboard.services.results.report_scale import TABLE_SCALE
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import load_gold
-from leaderboard.services.tasks.target import Target
 from leaderboard.storage import Store
 from leaderboard.tables.model import Row, Table
+from leaderboard.targets import Target
 from leaderboard.tasks.families.base import StoredScore
 
 CORRECTIONS = ("holm", "none")

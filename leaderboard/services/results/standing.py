@@ -28,10 +28,10 @@ from leaderboard.services.results.tables import (
     table_inputs,
 )
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunKind
 from leaderboard.storage import Store
 from leaderboard.tables.model import MISSING, MeasureSpec, official_key
+from leaderboard.targets import Target
 
 #: What precedes the rank of a run the live table ranks only "as if".
 AS_IF = "as if"

@@ -14,9 +14,9 @@ from sqlalchemy.orm import Session, undefer
 
 from leaderboard.models import Analysis
 from leaderboard.services.results.report_scale import in_table_scale
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.tables.model import CLUSTER_RULES, INTERVAL_NOTE, Cell, MeasureSpec, Row, Table
+from leaderboard.targets import Target
 
 CLUSTER_NOTE = (
     CLUSTER_RULES + " ({method}, {correction}-adjusted p < {alpha}): each "

@@ -13,11 +13,11 @@ from leaderboard.models import Run, Team
 from leaderboard.services.results.anonymity import PUBLIC, Audience, masked_names
 from leaderboard.services.results.table_analysis import with_analysis
 from leaderboard.services.tasks.catalog import load_gold
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunKind, RunStatus
 from leaderboard.storage import Store
 from leaderboard.tables.model import Entry, Table, Value
 from leaderboard.tables.styles import build_table, entry_label
+from leaderboard.targets import Target
 from leaderboard.tasks.definition import subtask_heading
 from leaderboard.tasks.families.base import Family
 

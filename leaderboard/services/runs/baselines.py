@@ -23,9 +23,9 @@ from leaderboard.services.runs.core import (
     store_inputs,
 )
 from leaderboard.services.tasks.catalog import load_gold
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import RunKind
 from leaderboard.storage import Store
+from leaderboard.targets import Target
 from leaderboard.tasks.families.base import Evaluation
 
 MAX_LABEL = 100

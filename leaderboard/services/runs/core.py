@@ -56,9 +56,9 @@ from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import clean_text
 from leaderboard.services.tasks.catalog import load_gold
 from leaderboard.services.tasks.hiding import sees_hidden
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import Role, RunKind, RunStatus
 from leaderboard.storage import Flushes, Store
+from leaderboard.targets import Target
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
 
 MAX_NAME = 100

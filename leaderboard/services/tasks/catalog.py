@@ -17,8 +17,8 @@ from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.tasks.deletion import deleted_slugs, forget_deletion
-from leaderboard.services.tasks.target import Target
 from leaderboard.storage import Store
+from leaderboard.targets import Target
 from leaderboard.tasks.definition import TaskDefinition, preset_paths, slug_like
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family

@@ -6,7 +6,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from sqlalchemy import exists, func, select, update
+from sqlalchemy import ColumnElement, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -275,26 +275,24 @@ def regenerate_invite(session: Session, captain: User) -> str:
     return str(team.invite_code)
 
 
-def pending_requests(session: Session, team: Team) -> list[JoinRequest]:
-    """Return a team's pending join requests, oldest first."""
+def _pending(session: Session, whose: ColumnElement[bool]) -> list[JoinRequest]:
     return list(
         session.scalars(
             select(JoinRequest)
-            .where(JoinRequest.team_id == team.id, JoinRequest.status == JoinStatus.PENDING)
+            .where(whose, JoinRequest.status == JoinStatus.PENDING)
             .order_by(JoinRequest.id)
         )
     )
+
+
+def pending_requests(session: Session, team: Team) -> list[JoinRequest]:
+    """Return a team's pending join requests, oldest first."""
+    return _pending(session, JoinRequest.team_id == team.id)
 
 
 def own_pending_requests(session: Session, user: User) -> list[JoinRequest]:
     """Return the user's own pending join requests."""
-    return list(
-        session.scalars(
-            select(JoinRequest)
-            .where(JoinRequest.user_id == user.id, JoinRequest.status == JoinStatus.PENDING)
-            .order_by(JoinRequest.id)
-        )
-    )
+    return _pending(session, JoinRequest.user_id == user.id)
 
 
 def decide_request(session: Session, captain: User, request_id: int, *, accept: bool) -> User:

@@ -13,7 +13,6 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import User
 from leaderboard.services.accounts.links import read_token, read_unexpired
-from leaderboard.services.accounts.notices import Outbox, link_base
 from leaderboard.services.accounts.passwords import (
     change_password,
     reset_password,
@@ -21,7 +20,10 @@ from leaderboard.services.accounts.passwords import (
     update_profile,
     user_for_reset,
 )
-from leaderboard.services.accounts.signup import (
+from leaderboard.services.common import settings as site
+from leaderboard.services.common.errors import DomainError
+from leaderboard.services.common.throttle import TooManyAttempts, claim_request
+from leaderboard.services.signup.core import (
     SignUp,
     pending_verification,
     registration_refusal,
@@ -32,9 +34,7 @@ from leaderboard.services.accounts.signup import (
     verification_user,
     verify,
 )
-from leaderboard.services.common import settings as site
-from leaderboard.services.common.errors import DomainError
-from leaderboard.services.common.throttle import TooManyAttempts, claim_request
+from leaderboard.services.signup.notices import Outbox, link_base
 from leaderboard.unit_of_work import unit_of
 from leaderboard.web.account.forms import (
     EmailForm,

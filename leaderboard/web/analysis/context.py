@@ -12,13 +12,13 @@ from flask_wtf import FlaskForm
 from wtforms import IntegerField, SelectField
 from wtforms.validators import InputRequired, NumberRange
 
-from leaderboard.services.campaign.frozen_analysis import compared
-from leaderboard.services.results.analyses import status
+from leaderboard.services.freeze.analysis import compared
+from leaderboard.services.jobs.analyses import status
 from leaderboard.services.results.chart_data import matrix, measure_rows
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import METHODS
-from leaderboard.services.tasks.target import Target
 from leaderboard.tables.model import official_key
+from leaderboard.targets import Target
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import options
 

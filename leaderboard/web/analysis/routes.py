@@ -15,14 +15,14 @@ from flask import Blueprint, Response, abort, flash, redirect, render_template, 
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 
-from leaderboard.services.campaign.freeze import frozen_of
 from leaderboard.services.common.errors import InvalidInput, NotFound
-from leaderboard.services.results import chart_files
-from leaderboard.services.results.analyses import (
+from leaderboard.services.freeze.core import frozen_of
+from leaderboard.services.jobs.analyses import (
     finished_analysis,
     request_analysis,
     shown_report,
 )
+from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import audience_for
 from leaderboard.services.results.chart_data import (
     CHARTS,

@@ -12,10 +12,11 @@ from flask.typing import ResponseReturnValue
 from leaderboard.formats.issues import quoted
 from leaderboard.models import User
 from leaderboard.services.accounts.core import user_for_token
-from leaderboard.services.campaign.freeze import frozen_of
+from leaderboard.services.campaign.overview import tasks_overview
 from leaderboard.services.campaign.phases import remaining_quota
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common.errors import Forbidden, InvalidInput, RunRejected
+from leaderboard.services.freeze.core import frozen_of
 from leaderboard.services.notify.notices import run_refused
 from leaderboard.services.results.anonymity import audience_for
 from leaderboard.services.results.tables import live_table
@@ -31,7 +32,6 @@ from leaderboard.services.tasks.catalog import (
     resolve,
     upload_fields_by_subtask,
 )
-from leaderboard.services.tasks.overview import tasks_overview
 from leaderboard.states import Role
 from leaderboard.tables.exports import table_to_dict
 from leaderboard.web.api.openapi import openapi_document

@@ -12,7 +12,7 @@ from typing import Any
 from leaderboard.services.results.anonymity import Audience, audience_key
 from leaderboard.services.results.standing import live_ranks, progress
 from leaderboard.services.results.tables import live_table
-from leaderboard.services.tasks.target import Target
+from leaderboard.targets import Target
 from leaderboard.web.common import pagecache
 from leaderboard.web.common.context import db, store
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from leaderboard.services.accounts.notices import Outbox, link_base
 from leaderboard.services.common import settings as site
 from leaderboard.services.common.mail import Transport
+from leaderboard.services.signup.notices import Outbox, link_base
 from leaderboard.web.common.context import db, now, settings
 
 

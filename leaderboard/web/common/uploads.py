@@ -10,7 +10,7 @@ from flask import request
 from leaderboard.formats.bounded import stream_size
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.runs.core import Submission, Upload
-from leaderboard.services.tasks.target import Target
+from leaderboard.targets import Target
 from leaderboard.web.common.context import settings
 from leaderboard.web.common.forms import ImportForm, UploadForm
 

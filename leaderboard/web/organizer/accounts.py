@@ -6,16 +6,16 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, u
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 
-from leaderboard.services.accounts.admin import (
+from leaderboard.services.common import settings as site
+from leaderboard.services.common.errors import DomainError
+from leaderboard.services.common.mail import NoBaseUrl
+from leaderboard.services.signup.admin import (
     invitable,
     list_users,
     set_active,
     unverified_for_resend,
     user_by_id,
 )
-from leaderboard.services.accounts.notices import NoBaseUrl
-from leaderboard.services.common import settings as site
-from leaderboard.services.common.errors import DomainError
 from leaderboard.web.account.forms import EmailForm, SiteSettingsForm
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import ConfirmForm

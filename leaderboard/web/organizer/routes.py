@@ -14,14 +14,6 @@ from leaderboard.clock import parse_instant
 from leaderboard.formats.issues import quoted
 from leaderboard.models import User
 from leaderboard.services.accounts.core import list_teams
-from leaderboard.services.campaign.freeze import (
-    MAX_REASON,
-    DeadlineAhead,
-    deadline_ahead,
-    frozen_of,
-    frozen_versions,
-)
-from leaderboard.services.campaign.frozen_analysis import describe_analysis
 from leaderboard.services.campaign.phases import PhaseChange, delete_phase, phases_of, upsert_phase
 from leaderboard.services.campaign.zones import (
     edited_instant,
@@ -38,21 +30,29 @@ from leaderboard.services.common.audit_log import (
     parse_page,
 )
 from leaderboard.services.common.errors import DomainError, InvalidInput, RunRejected
-from leaderboard.services.operations.health import ago, health
-from leaderboard.services.results.analyses import latest_job, request_job
-from leaderboard.services.results.listing import LISTING_FORMATS, run_listing
-from leaderboard.services.runs.baselines import add_baselines
-from leaderboard.services.runs.core import submit_run
-from leaderboard.services.tasks.catalog import list_tasks, resolve
-from leaderboard.services.tasks.data import add_data_file, data_files, delete_data_file
-from leaderboard.services.tasks.gold import (
+from leaderboard.services.freeze.analysis import describe_analysis
+from leaderboard.services.freeze.core import (
+    MAX_REASON,
+    DeadlineAhead,
+    deadline_ahead,
+    frozen_of,
+    frozen_versions,
+)
+from leaderboard.services.gold.core import (
     gold_choices,
     gold_history,
     gold_target_by_role,
     store_gold,
 )
-from leaderboard.services.tasks.target import Target
+from leaderboard.services.jobs.analyses import latest_job, request_job
+from leaderboard.services.operations.health import ago, health
+from leaderboard.services.results.listing import LISTING_FORMATS, run_listing
+from leaderboard.services.runs.baselines import add_baselines
+from leaderboard.services.runs.core import submit_run
+from leaderboard.services.tasks.catalog import list_tasks, resolve
+from leaderboard.services.tasks.data import add_data_file, data_files, delete_data_file
 from leaderboard.states import JobPurpose
+from leaderboard.targets import Target
 from leaderboard.unit_of_work import unit_of
 from leaderboard.web.analysis.context import analysis_context
 from leaderboard.web.common.context import db, now, settings, store

@@ -8,9 +8,9 @@ from flask import Blueprint, abort, flash, redirect, render_template, request, s
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
 
-from leaderboard.services.tasks import upload as uploads
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.services.tasks.upload import TaskRefused, UploadedFile
+from leaderboard.services.upload import core as uploads
+from leaderboard.services.upload.core import TaskRefused, UploadedFile
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.forms import ConfirmForm, confirmed
 from leaderboard.web.common.guards import organizer_required

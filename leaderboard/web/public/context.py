@@ -12,7 +12,7 @@ from leaderboard.models import FrozenTable
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common.errors import Forbidden, InvalidInput
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.services.tasks.target import Target
+from leaderboard.targets import Target
 from leaderboard.web.common.context import db, viewer
 
 VIEWS = ("official", "live")

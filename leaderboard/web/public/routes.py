@@ -8,18 +8,18 @@ from markupsafe import Markup
 
 from leaderboard.formats.issues import quoted
 from leaderboard.models import FrozenTable
-from leaderboard.services.campaign.freeze import (
+from leaderboard.services.campaign.schedule import subtask_schedule, task_schedule
+from leaderboard.services.campaign.visibility import hiding_phase
+from leaderboard.services.common.errors import InvalidInput
+from leaderboard.services.common.settings import registration
+from leaderboard.services.freeze.core import (
     RENDERERS,
     FrozenVersion,
     frozen_version,
     frozen_versions,
 )
-from leaderboard.services.campaign.schedule import subtask_schedule, task_schedule
-from leaderboard.services.campaign.visibility import hiding_phase
-from leaderboard.services.common.errors import InvalidInput
-from leaderboard.services.common.settings import registration
+from leaderboard.services.jobs.analyses import shown_report
 from leaderboard.services.results import chart_files
-from leaderboard.services.results.analyses import shown_report
 from leaderboard.services.results.anonymity import (
     audience_for,
     audience_key,
@@ -31,7 +31,7 @@ from leaderboard.services.tasks.catalog import definition_of, list_tasks
 from leaderboard.services.tasks.data import available_files
 from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.pages import task_sections
-from leaderboard.services.tasks.target import Target
+from leaderboard.targets import Target
 from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common import pagecache
 from leaderboard.web.common.context import db, now, store, viewer

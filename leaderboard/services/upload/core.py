@@ -25,10 +25,10 @@ from leaderboard.formats.archive import ArchiveError, ArchiveLimits, read_archiv
 from leaderboard.formats.issues import quoted
 from leaderboard.models import Task
 from leaderboard.services.common.errors import Conflict, DomainError, NotFound
-from leaderboard.services.results.analyses import request_job
+from leaderboard.services.gold.core import store_gold
+from leaderboard.services.jobs.analyses import request_job
 from leaderboard.services.tasks.catalog import current_files, install_definition, resolve
 from leaderboard.services.tasks.data import data_copying
-from leaderboard.services.tasks.gold import store_gold
 from leaderboard.states import JobPurpose
 from leaderboard.storage import Store
 from leaderboard.tasks.checking import Problem, check_task_folder

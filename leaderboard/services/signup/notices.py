@@ -15,22 +15,10 @@ from sqlalchemy.orm import Session
 from leaderboard.config import Settings
 from leaderboard.models import User
 from leaderboard.services.accounts.links import absolute, fingerprint, make_token
-from leaderboard.services.accounts.signup import verification_payload
 from leaderboard.services.common import mail, outbox
-from leaderboard.services.common.errors import DomainError
+from leaderboard.services.common.mail import NO_BASE_URL, NoBaseUrl
+from leaderboard.services.signup.core import verification_payload
 from leaderboard.states import MailStatus
-
-NO_BASE_URL = (
-    "This server has no base URL configured, so it cannot mail links: the organizer must set "
-    "LEADERBOARD_BASE_URL to the site's public address (e.g. https://lb.example.org) and "
-    "restart it. Nothing was sent."
-)
-
-
-class NoBaseUrl(DomainError):
-    """Links in mail need a configured base URL, and none is set."""
-
-    status = 503
 
 
 def link_base(settings: Settings) -> str:

@@ -9,9 +9,9 @@ from leaderboard.db import get_row
 from leaderboard.formats.issues import quoted
 from leaderboard.models import User
 from leaderboard.services.accounts import core as accounts
-from leaderboard.services.accounts.signup import normalize_email
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import Conflict, NotFound
+from leaderboard.services.signup.core import normalize_email
 
 
 def list_users(session: Session) -> list[User]:

@@ -21,13 +21,13 @@ from sqlalchemy.orm import Session
 from leaderboard.config import Settings
 from leaderboard.jobqueue import DRAW_CHARTS, RUN_JOB, enqueue
 from leaderboard.models import Analysis, EvalSet, utcnow
-from leaderboard.services.campaign.freeze import freeze, verify_all
-from leaderboard.services.campaign.frozen_analysis import request_of_report
 from leaderboard.services.common.errors import DomainError, NotFound
 from leaderboard.services.common.revisions import touch
-from leaderboard.services.results.analyses import _request_of, compute, worker_name
+from leaderboard.services.freeze.analysis import request_of_report
+from leaderboard.services.freeze.core import freeze, verify_all
+from leaderboard.services.gold.core import rescore_set
+from leaderboard.services.jobs.analyses import _request_of, compute, worker_name
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.services.tasks.gold import rescore_set
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
 

@@ -12,8 +12,8 @@ from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import Request, ScoreLookup, Source, analyse
 from leaderboard.services.results.table_analysis import annotate, current_report
-from leaderboard.services.tasks.target import Target
 from leaderboard.tables.model import Table
+from leaderboard.targets import Target
 from leaderboard.tasks.families.base import MeasureResult, StoredScore
 
 

@@ -19,16 +19,16 @@ from sqlalchemy.orm import Session, undefer
 from leaderboard.db import get_row
 from leaderboard.jobqueue import RUN_JOB, enqueue
 from leaderboard.models import Analysis, FrozenTable, utcnow
-from leaderboard.services.campaign.freeze import (
+from leaderboard.services.common.audit import record_for
+from leaderboard.services.common.errors import NotFound
+from leaderboard.services.common.revisions import touch
+from leaderboard.services.freeze.core import (
     check_deadline,
     check_supersede,
     early_details,
     frozen_of,
     not_frozen,
 )
-from leaderboard.services.common.audit import record_for
-from leaderboard.services.common.errors import NotFound
-from leaderboard.services.common.revisions import touch
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import (
     Request,
@@ -36,9 +36,9 @@ from leaderboard.services.results.significance import (
     check_request,
     source_of,
 )
-from leaderboard.services.tasks.target import Target
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
+from leaderboard.targets import Target
 
 #: A job not finished yet: a second request for the same work returns it.
 _WAITING = (JobStatus.QUEUED, JobStatus.RUNNING)

@@ -16,26 +16,26 @@ from sqlalchemy.orm import Session
 from leaderboard.config import Settings
 from leaderboard.models import FreezeSupersession, FrozenTable, GoldFile, Phase, Run
 from leaderboard.scoring import SCORER_VERSION
-from leaderboard.services.campaign.frozen_analysis import (
-    RescoredRun,
-    analyse_frozen,
-    freeze_request,
-    recheck,
-)
 from leaderboard.services.campaign.phases import phases_of, show_time
 from leaderboard.services.common.audit import record_for
 from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.revisions import touch
 from leaderboard.services.common.text import clean_text
+from leaderboard.services.freeze.analysis import (
+    RescoredRun,
+    analyse_frozen,
+    freeze_request,
+    recheck,
+)
 from leaderboard.services.results.anonymity import PUBLIC, masked_names
 from leaderboard.services.results.significance import Request, stored_scores
 from leaderboard.services.results.tables import TableInputs, official_runs, render, table_inputs
 from leaderboard.services.tasks.catalog import current_files, load_gold
-from leaderboard.services.tasks.target import Target
 from leaderboard.storage import Store, key_for
 from leaderboard.tables import exports
 from leaderboard.tables.html import to_html
 from leaderboard.tables.model import Entry, Value
+from leaderboard.targets import Target
 from leaderboard.tasks.families.base import Family
 
 RENDERERS = {

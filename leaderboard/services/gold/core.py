@@ -18,8 +18,8 @@ from leaderboard.services.common.revisions import bump
 from leaderboard.services.runs.core import gold_versions, score_rows
 from leaderboard.services.tasks.catalog import current_files, load_gold, resolve
 from leaderboard.services.tasks.data import data_copying
-from leaderboard.services.tasks.target import Target
 from leaderboard.storage import Store
+from leaderboard.targets import Target
 from leaderboard.tasks.families.base import SET_OPTION, GoldAddress, GoldSlot, reference_problem
 
 

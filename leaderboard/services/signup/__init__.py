@@ -1,0 +1,1 @@
+"""Sign-up: registration, address verification, account mails, the organizer's account actions."""

@@ -13,6 +13,7 @@ from leaderboard.models import Run, Team, User
 from leaderboard.services.common import settings
 from leaderboard.services.common.errors import DomainError
 from leaderboard.services.teams.admin import merge_teams
+from leaderboard.unit_of_work import opened
 from tests.conftest import csrf_from, login
 from tests.helpers.teams import loose_participant
 from tests.runs import accepted, api_upload, constant_run, make_participant, oracle_run, token_for
@@ -43,9 +44,9 @@ def all_at_once(jobs: list[Callable[[], Any]]) -> list[Any]:
 def test_twenty_simultaneous_joins_into_two_free_places_leave_two_members(app: Flask) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     factory = app.extensions["leaderboard"]["sessionmaker"]
-    with factory() as s:
-        settings.set_value(s, "max_team_size", "3", actor="test")
-        code = s.scalar(select(Team.invite_code).where(Team.name == "Aurora"))
+    with opened(factory) as unit:
+        settings.set_value(unit.session, "max_team_size", "3", actor="test")
+        code = unit.session.scalar(select(Team.invite_code).where(Team.name == "Aurora"))
     clients = []
     for i in range(20):
         email = f"joiner{i}@example.org"

@@ -12,14 +12,15 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, JoinRequest, Team, User
 from leaderboard.services.common import settings
+from leaderboard.unit_of_work import opened
 from tests.conftest import csrf_from
 from tests.helpers.teams import client_of, create, loose_participant, post
 from tests.runs import accepted, api_upload, make_organizer, make_participant, oracle_run, token_for
 
 
 def set_mode(app: Flask, name: str, value: str) -> None:
-    with app.extensions["leaderboard"]["sessionmaker"]() as s:
-        settings.set_value(s, name, value, actor="test")
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
+        settings.set_value(unit.session, name, value, actor="test")
 
 
 def team_named(session: Session, name: str) -> Team | None:

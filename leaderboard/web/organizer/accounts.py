@@ -16,6 +16,7 @@ from leaderboard.services.signup.admin import (
     unverified_for_resend,
     user_by_id,
 )
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.account.forms import EmailForm, SiteSettingsForm
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import ConfirmForm
@@ -114,7 +115,8 @@ def site_settings() -> ResponseReturnValue:
         return render_template("organizer/settings.html", **page), 400
     values = {name: str(getattr(form, name).data or "") for name in SETTINGS}
     try:
-        changed = site.set_values(session, values, actor=_actor())
+        with unit_of(session):
+            changed = site.set_values(session, values, actor=_actor())
     except DomainError as exc:
         page["error"] = exc.message
         return render_template("organizer/settings.html", **page), exc.status

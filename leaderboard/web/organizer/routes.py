@@ -377,7 +377,8 @@ def baselines(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
-        runs = add_baselines(db(), store(), settings(), target, actor=_actor())
+        with unit_of(db()):
+            runs = add_baselines(db(), store(), settings(), target, actor=_actor())
     except DomainError as exc:
         flash(exc.message, "error")
     else:

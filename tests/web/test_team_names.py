@@ -17,6 +17,7 @@ from leaderboard.models import Team, team_name_key
 from leaderboard.services.accounts import core as accounts
 from leaderboard.services.common.errors import Conflict
 from leaderboard.services.teams import admin as team_admin
+from leaderboard.unit_of_work import unit_of
 from tests.helpers.teams import client_of, create, loose_participant, post
 from tests.runs import make_organizer, make_participant
 
@@ -113,7 +114,7 @@ def test_names_like_anonymous_labels_are_reserved(
     made = runner.invoke(args=["leaderboard", "create-team", name])
     assert made.exit_code == 1 and "reserved" in made.output
     make_participant(app, "Aurora", "alice@example.org")
-    with pytest.raises(Conflict, match="reserved"):
+    with pytest.raises(Conflict, match="reserved"), unit_of(session):
         team_admin.rename_team(session, accounts.find_team(session, "Aurora").id, name, actor="o")
     assert teams_named(session) == ["Aurora"]
 

@@ -80,10 +80,13 @@ def test_a_request_is_closed_when_its_user_joins_elsewhere(app: Flask, session: 
     codes = dict(session.execute(select(Team.name, Team.invite_code)).tuples().all())
     with unit_of(session):
         settings.set_value(session, "registration", "approval", actor="test")
-    teams.join_by_code(session, user(session, "c@example.org"), str(codes["Aurora"]))
-    teams.join_by_code(session, user(session, "c@example.org"), str(codes["Borealis"]))
+    with unit_of(session):
+        teams.join_by_code(session, user(session, "c@example.org"), str(codes["Aurora"]))
+    with unit_of(session):
+        teams.join_by_code(session, user(session, "c@example.org"), str(codes["Borealis"]))
     first, second = session.scalars(select(JoinRequest).order_by(JoinRequest.id)).all()
-    teams.decide_request(session, user(session, "b@example.org"), second.id, accept=True)
+    with unit_of(session):
+        teams.decide_request(session, user(session, "b@example.org"), second.id, accept=True)
     session.expire_all()
     assert session.get(JoinRequest, first.id).status == "withdrawn"  # type: ignore[union-attr]
     with pytest.raises(Conflict, match="That join request was already withdrawn"):
@@ -96,7 +99,8 @@ def test_a_withdrawn_team_has_no_valid_invite_link(app: Flask, session: Session)
     team = session.scalar(select(Team).where(Team.name == "Aurora"))
     assert team is not None
     code = str(team.invite_code)
-    team_admin.withdraw_team(session, team.id, actor="org")
+    with unit_of(session):
+        team_admin.withdraw_team(session, team.id, actor="org")
     with pytest.raises(
         NotFound, match=r"This invite link is not valid \(any more\); ask the team for a new one\."
     ):
@@ -109,7 +113,8 @@ def test_merging_a_team_without_captain_keeps_the_targets_captain(
     make_participant(app, "Aurora", "a@example.org")
     make_participant(app, "Borealis", "b@example.org")
     ids = dict(session.execute(select(Team.name, Team.id)).tuples().all())
-    team_admin.merge_teams(session, ids["Aurora"], ids["Borealis"], actor="org")
+    with unit_of(session):
+        team_admin.merge_teams(session, ids["Aurora"], ids["Borealis"], actor="org")
     captains = [u.email for u in session.scalars(select(User).where(User.is_captain))]
     assert captains == ["b@example.org"]
 
@@ -124,7 +129,8 @@ def test_create_user_refuses_a_withdrawn_or_full_team(app: Flask, session: Sessi
         settings.set_value(session, "max_team_size", "10", actor="test")
     team = session.scalar(select(Team).where(Team.name == "Aurora"))
     assert team is not None
-    team_admin.withdraw_team(session, team.id, actor="org")
+    with unit_of(session):
+        team_admin.withdraw_team(session, team.id, actor="org")
     with pytest.raises(Conflict, match="withdrawn"):
         accounts.create_user(session, "b@example.org", role="participant", team="Aurora")
     assert session.scalar(select(User).where(User.email == "b@example.org")) is None

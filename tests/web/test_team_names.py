@@ -86,7 +86,8 @@ def test_the_organizer_page_refuses_a_variant_and_merges_by_any_variant(
 
 
 def test_the_database_refuses_two_names_with_one_key(app: Flask, session: Session) -> None:
-    accounts.create_team(session, "Borealis", actor="test")
+    with unit_of(session):
+        accounts.create_team(session, "Borealis", actor="test")
     session.add(Team(name="BOREALIS"))
     with pytest.raises(IntegrityError, match=r"teams\.name_key|uq_teams_name_key"):
         session.commit()
@@ -121,7 +122,8 @@ def test_names_like_anonymous_labels_are_reserved(
 
 def test_names_that_are_not_labels_stay_free(app: Flask, session: Session) -> None:
     for name in ("Team Rocket", "Teams 4 Good", "A-Team 2", "Team12b"):
-        accounts.create_team(session, name, actor="test")
+        with unit_of(session):
+            accounts.create_team(session, name, actor="test")
     assert len(teams_named(session)) == 4
 
 

@@ -66,10 +66,12 @@ def user_action(user_id: int, action: str) -> ResponseReturnValue:
             box.verification(target)
             flash(f"Verification link to {email} queued: a worker sends it.", "info")
         elif action == "enable":
-            set_active(session, user, True, actor=_actor())
+            with unit_of(session):
+                set_active(session, user, True, actor=_actor())
             flash(f"{email} enabled (its API tokens stay revoked).", "info")
         else:
-            set_active(session, user, False, actor=_actor())
+            with unit_of(session):
+                set_active(session, user, False, actor=_actor())
             flash(
                 f"{email} disabled: every session of it ended and every API token was revoked.",
                 "info",

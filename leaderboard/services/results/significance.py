@@ -58,6 +58,17 @@ class Request:
     runs: str = "ranked"
 
 
+def testing_settings(request: Request) -> dict[str, Any]:
+    """Return how a request tests (method, samples, seed, alpha, correction), by field name."""
+    return {
+        "method": request.method,
+        "samples": request.samples,
+        "seed": request.seed,
+        "alpha": request.alpha,
+        "correction": request.correction,
+    }
+
+
 def check_request(request: Request) -> None:
     """Raise InvalidInput naming the first setting of a request that is out of range."""
     if request.method not in METHODS:

@@ -6,11 +6,12 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine, Table, bindparam, create_engine, event, insert
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.util import identity_key
 
 from leaderboard.private_files import create_private_file, sqlite_file
+from leaderboard.unit_of_work import unit_of, watch
 
 
 def make_engine(url: str) -> Engine:
@@ -45,18 +46,16 @@ def make_engine(url: str) -> Engine:
 
 def make_sessionmaker(engine: Engine, info: dict[str, Any] | None = None) -> sessionmaker[Session]:
     """Return the session factory used by the web app and the CLI; ``info`` goes to each session."""
-    return sessionmaker(bind=engine, expire_on_commit=False, info=info or {})
+    factory = sessionmaker(bind=engine, expire_on_commit=False, info=info or {})
+    watch(factory)
+    return factory
 
 
 @contextmanager
 def transaction(session: Session) -> Iterator[Session]:
     """Commit the block's work when it ends; roll all of it back if it raises, and re-raise."""
-    try:
+    with unit_of(session):
         yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
 
 
 Row = TypeVar("Row")
@@ -87,52 +86,3 @@ def expire_loaded(
     loaded = session.identity_map.get(identity_key(model, ident))
     if loaded is not None:
         session.expire(loaded, attributes)
-
-
-#: Per (table, inserted columns): the INSERT's SQL text and each column's bind processor.
-_MANY_INSERTS: dict[tuple[str, str], tuple[str, list[tuple[str, Any]]]] = {}
-
-
-def insert_returning_ids(session: Session, table: Table, rows: list[dict[str, Any]]) -> list[int]:
-    """Insert rows (all with the same keys) in one round trip; return their ids in row order.
-
-    On PostgreSQL the rows go through psycopg's ``executemany`` (one prepared statement of one
-    row's parameters, pipelined) rather than one statement of every row's parameters, which is
-    too long for psycopg's statement cache and is converted and planned afresh each time.
-    Values pass through the columns' own bind processors, so rows are stored exactly as
-    SQLAlchemy stores them.
-    """
-    bind = session.connection()
-    dialect = bind.dialect
-    keys = list(rows[0])
-    if dialect.name != "postgresql" or dialect.driver != "psycopg":
-        statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)
-        return list(session.execute(statement, rows).scalars().all())
-    cache_key = (table.name, ",".join(keys))
-    cached = _MANY_INSERTS.get(cache_key)
-    if cached is None:
-        statement = insert(table).values({k: bindparam(k) for k in keys}).returning(table.c.id)
-        processors = [(k, table.c[k].type.bind_processor(dialect)) for k in keys]
-        cached = _MANY_INSERTS[cache_key] = (
-            str(statement.compile(dialect=dialect)),
-            processors,
-        )
-    sql, processors = cached
-    params = [
-        {k: (row[k] if process is None else process(row[k])) for k, process in processors}
-        for row in rows
-    ]
-    cursor = bind.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    try:
-        # Listeners (statement counters, tracing) see it as SQLAlchemy's own executemany.
-        bind.dispatch.before_cursor_execute(bind, cursor, sql, params, None, True)
-        cursor.executemany(sql, params, returning=True)
-        bind.dispatch.after_cursor_execute(bind, cursor, sql, params, None, True)
-        ids = []
-        while True:
-            ids.append(cursor.fetchone()[0])
-            if not cursor.nextset():
-                break
-    finally:
-        cursor.close()
-    return ids

@@ -122,6 +122,7 @@ def worker_cmd(
     from leaderboard.services.results.chart_data import draw_job_charts
     from leaderboard.services.results.query_summaries import stale_sets, summarize_set
     from leaderboard.states import JobStatus
+    from leaderboard.unit_of_work import unit_of
     from leaderboard.worker.jobs import outcome_line, run_taken
     from leaderboard.worker.periodic import record_seen, remove_expired_uploads
 
@@ -129,6 +130,7 @@ def worker_cmd(
     # operator asked, and releases and notices are each made once however often it runs.
     with common.session() as session:
         record_seen(session, "once")
+        unit_of(session).commit()
         # What a worker's periodic thread does every minute: scheduled releases, then notices.
         campaign = check_campaign(session, common.now())
     if any(campaign.values()):

@@ -80,6 +80,7 @@ def phase_cmd(task: str, subtask: str, name: str, delete: bool, **options: Any) 
         upsert_phase,
     )
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import unit_of
 
     # The options are named as PhaseChange's fields; none given (None) leaves a setting as it is.
     if delete:
@@ -88,9 +89,10 @@ def phase_cmd(task: str, subtask: str, name: str, delete: bool, **options: Any) 
         with common.session() as session:
             try:
                 target = resolve(session, task, subtask)
-                delete_phase(
-                    session, target.subtask, task, name, actor=common.actor(), now=common.now()
-                )
+                with unit_of(session):
+                    delete_phase(
+                        session, target.subtask, task, name, actor=common.actor(), now=common.now()
+                    )
             except DomainError as exc:
                 common.fail(exc.message)
         click.echo(f"Deleted phase {name.strip()} of {task} {subtask}; its runs stay, in no phase.")
@@ -103,9 +105,10 @@ def phase_cmd(task: str, subtask: str, name: str, delete: bool, **options: Any) 
     with common.session() as session:
         try:
             target = resolve(session, task, subtask, change.set_slug)
-            phase = upsert_phase(
-                session, target, name, change, actor=common.actor(), now=common.now()
-            )
+            with unit_of(session):
+                phase = upsert_phase(
+                    session, target, name, change, actor=common.actor(), now=common.now()
+                )
         except DomainError as exc:
             common.fail(exc.message)
         window = " to ".join(
@@ -167,20 +170,22 @@ def freeze_cmd(
     from leaderboard.services.freeze.core import DeadlineAhead, freeze
     from leaderboard.services.results.chart_data import draw_report_charts
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import unit_of
 
     with common.session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
-            snapshot = freeze(
-                session,
-                common.store(),
-                common.settings(),
-                target,
-                actor=common.actor(),
-                now=common.now(),
-                before_deadline=before_deadline,
-                supersede=reason if supersede else None,
-            )
+            with unit_of(session):
+                snapshot = freeze(
+                    session,
+                    common.store(),
+                    common.settings(),
+                    target,
+                    actor=common.actor(),
+                    now=common.now(),
+                    before_deadline=before_deadline,
+                    supersede=reason if supersede else None,
+                )
         except DeadlineAhead as exc:
             common.fail(f"{exc.message} To freeze before it, add --before-deadline.")
         except DomainError as exc:

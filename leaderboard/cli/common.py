@@ -125,13 +125,15 @@ set_option = click.option(
 
 
 def report_change(change: Callable[[Session], str]) -> None:
-    """Run ``change`` in a session and print its report; a refusal is an error (exit 1)."""
+    """Run ``change`` in a unit of work and print its report; a refusal is an error (exit 1)."""
     from leaderboard.services.common.errors import DomainError
+    from leaderboard.unit_of_work import unit_of
 
     with session() as db:
         try:
             # The report is built inside the session: the rows it names expire at its end.
-            report = change(db)
+            with unit_of(db):
+                report = change(db)
         except DomainError as exc:
             fail(exc.message)
     click.echo(report)

@@ -27,12 +27,13 @@ def add_cmd(task: str, subtask: str, file: str, phase_name: str, title: str) -> 
     """Attach a file to a phase; a file equal to a gold file of the task is refused."""
     from leaderboard.services.tasks.catalog import resolve
     from leaderboard.services.tasks.data import add_data_file
+    from leaderboard.unit_of_work import unit_of
 
     path = Path(file)
     with common.session() as session:
         try:
             target = resolve(session, task, subtask)
-            with path.open("rb") as stream:
+            with path.open("rb") as stream, unit_of(session):
                 data = add_data_file(
                     session,
                     common.store(),
@@ -81,13 +82,15 @@ def delete_cmd(task: str, subtask: str, file_id: int) -> None:
     """Remove a data file from its phase."""
     from leaderboard.services.tasks.catalog import resolve
     from leaderboard.services.tasks.data import delete_data_file
+    from leaderboard.unit_of_work import unit_of
 
     with common.session() as session:
         try:
             target = resolve(session, task, subtask)
-            gone = delete_data_file(
-                session, target.subtask, file_id, actor=common.actor(), now=common.now()
-            )
+            with unit_of(session):
+                gone = delete_data_file(
+                    session, target.subtask, file_id, actor=common.actor(), now=common.now()
+                )
         except DomainError as exc:
             common.fail(exc.message)
         click.echo(f"Deleted data file {file_id} ({gone.filename}) of {task} {subtask}.")

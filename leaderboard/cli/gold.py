@@ -73,14 +73,16 @@ def _rescore_or_queue(session: Session, target: Target, queued: bool, reason: st
     from leaderboard.services.gold.core import rescore_set
     from leaderboard.services.jobs.analyses import request_job
     from leaderboard.states import JobPurpose
+    from leaderboard.unit_of_work import unit_of
 
     if queued:
         job = request_job(session, target, JobPurpose.RESCORE, actor=common.actor())
         click.echo(f"Re-scoring queued (job {job.id}).")
         return
-    report = rescore_set(
-        session, common.store(), common.settings(), target, actor=common.actor(), reason=reason
-    )
+    with unit_of(session):
+        report = rescore_set(
+            session, common.store(), common.settings(), target, actor=common.actor(), reason=reason
+        )
     _echo_rescore(report)
 
 

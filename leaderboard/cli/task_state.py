@@ -19,6 +19,7 @@ def task_cmd(task: str, hide: bool, show: bool, delete: bool) -> None:
     """Hide a task (404 for all but organizers, uploads refused, nothing deleted), show or delete it."""
     from leaderboard.services.tasks.deletion import delete_task
     from leaderboard.services.tasks.hiding import set_hidden
+    from leaderboard.unit_of_work import unit_of
 
     chosen = [name for name, on in (("hide", hide), ("show", show), ("delete", delete)) if on]
     if len(chosen) != 1:
@@ -27,14 +28,16 @@ def task_cmd(task: str, hide: bool, show: bool, delete: bool) -> None:
     with common.session() as session:
         try:
             if action == "delete":
-                delete_task(session, task, actor=common.actor(), now=common.now())
+                with unit_of(session):
+                    delete_task(session, task, actor=common.actor(), now=common.now())
                 click.echo(
                     f"Deleted task {task}: its subtasks, sets, phases and data file rows; the "
                     "audit log keeps its lines. `leaderboard init` will not install it again."
                 )
                 return
             hidden = action == "hide"
-            changed = set_hidden(session, task, hidden, actor=common.actor(), now=common.now())
+            with unit_of(session):
+                changed = set_hidden(session, task, hidden, actor=common.actor(), now=common.now())
         except DomainError as exc:
             common.fail(exc.message)
     if not changed:

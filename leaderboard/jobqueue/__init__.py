@@ -1,7 +1,7 @@
 """Hand background jobs to the broker, each only once the row that records it is committed.
 
-Services call ``enqueue`` inside their transaction; the job is sent when the session commits
-and forgotten when it rolls back, so no task runs for a rolled-back row. A row whose task was
+Services call ``enqueue`` inside their transaction; the job goes on the unit of work's
+after-commit list, so it is sent when the session commits and forgotten when it rolls back, so no task runs for a rolled-back row. A row whose task was
 lost (the broker was down at the commit, or restarted empty) is sent again by the workers'
 sweep: the row, not the message, is the record of what was asked.
 """
@@ -14,8 +14,9 @@ import time
 import weakref
 from typing import Any, Protocol
 
-from sqlalchemy import event
-from sqlalchemy.orm import Session, SessionTransaction
+from sqlalchemy.orm import Session
+
+from leaderboard.unit_of_work import unit_of
 
 log = logging.getLogger("leaderboard.jobqueue")
 
@@ -46,9 +47,8 @@ QUEUE_OF = {
     SEND_MAIL: MAIL_QUEUE,
 }
 
-#: Where a session keeps its dispatcher (set by the session factory) and its unsent jobs.
+#: Where a session keeps its dispatcher (set by the session factory).
 DISPATCHER = "leaderboard.dispatcher"
-_PENDING = "leaderboard.pending_jobs"
 
 
 class Dispatcher(Protocol):
@@ -60,10 +60,7 @@ class Dispatcher(Protocol):
 
 def enqueue(session: Session, task: str, *args: Any) -> None:
     """Send ``task(*args)`` when the session's transaction commits; never if it rolls back."""
-    if session.get_transaction() is None:
-        # Begun now, so that a rollback before any statement still ends it (and its jobs).
-        session.begin()
-    session.info.setdefault(_PENDING, []).append((task, args))
+    unit_of(session).after_commit(lambda: send_now(session.info.get(DISPATCHER), task, *args))
 
 
 #: When each dispatcher last sent a task under a key (see ``enqueue_once``).
@@ -114,18 +111,3 @@ def send_now(dispatcher: Dispatcher | None, task: str, *args: Any) -> bool:
         )
         return False
     return True
-
-
-@event.listens_for(Session, "after_commit")
-def _send_committed(session: Session) -> None:
-    pending = session.info.pop(_PENDING, [])
-    dispatcher = session.info.get(DISPATCHER)
-    for task, args in pending:
-        send_now(dispatcher, task, *args)
-
-
-@event.listens_for(Session, "after_soft_rollback")
-def _forget_rolled_back(session: Session, previous: SessionTransaction) -> None:
-    # A savepoint's rollback leaves the outer transaction, and its jobs, in place.
-    if not previous.nested:
-        session.info.pop(_PENDING, None)

@@ -22,6 +22,7 @@ from leaderboard.jobqueue.broker import make_celery
 from leaderboard.private_files import restrict_umask
 from leaderboard.services.jobs.analyses import worker_name
 from leaderboard.services.jobs.core import stale_after
+from leaderboard.unit_of_work import opened
 from leaderboard.worker import jobs, periodic
 from leaderboard.worker.runtime import configure, resources
 
@@ -113,8 +114,8 @@ def start_periodic(settings: Settings, queues: str) -> list[threading.Thread]:
     name = worker_name()
 
     def seen() -> None:
-        with resources().sessionmaker() as session:
-            periodic.record_seen(session, queues)
+        with opened(resources().sessionmaker) as unit:
+            periodic.record_seen(unit.session, queues)
 
     def run() -> None:
         periodic.run_due(due, name)

@@ -17,6 +17,7 @@ from leaderboard.services.jobs.analyses import worker_name
 from leaderboard.services.jobs.core import stale_after
 from leaderboard.services.operations import periodic, workers
 from leaderboard.services.upload import core as upload
+from leaderboard.unit_of_work import opened
 from leaderboard.worker import jobs
 from leaderboard.worker.runtime import resources
 
@@ -64,8 +65,10 @@ def run_due(periodics: tuple[Periodic, ...], worker: str) -> list[str]:
     sessions = resources().sessionmaker
     ran = []
     for job in periodics:
-        with sessions() as session:
-            won = periodic.claim(session, job.name, every=job.every, worker=worker, now=utcnow())
+        with opened(sessions) as unit:
+            won = periodic.claim(
+                unit.session, job.name, every=job.every, worker=worker, now=utcnow()
+            )
         if not won:
             continue
         ran.append(job.name)
@@ -74,13 +77,13 @@ def run_due(periodics: tuple[Periodic, ...], worker: str) -> list[str]:
         except Exception:  # the next period's claimant tries again; the others still run
             log.exception("periodic job %s failed", job.name)
             continue
-        with sessions() as session:
-            periodic.finished(session, job.name, worker=worker, now=utcnow())
+        with opened(sessions) as unit:
+            periodic.finished(unit.session, job.name, worker=worker, now=utcnow())
     return ran
 
 
 def record_seen(session: Session, queues: str) -> None:
-    """Record that this worker process is alive, serving ``queues``."""
+    """Record that this worker process is alive, serving ``queues`` (the caller commits)."""
     workers.seen(
         session,
         name=worker_name(),

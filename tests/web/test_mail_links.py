@@ -189,6 +189,7 @@ def _every_mail(app: Flask) -> list[EmailMessage]:
         run_refused,
     )
     from leaderboard.services.signup.notices import Outbox
+    from leaderboard.unit_of_work import unit_of
     from tests.runs import post_evaluation_phases
 
     def cli(*args: str) -> None:
@@ -213,7 +214,8 @@ def _every_mail(app: Flask) -> list[EmailMessage]:
         run_refused(session, users[ALICE], T3, "A", "The file is empty.", [])
         check_campaign(session, DEADLINE - timedelta(hours=23, minutes=30))
         message = Message(T3, "members", "", "Results are out", MESSAGE)
-        send_message(session, message, actor=ORG, now=NOW)
+        with unit_of(session):
+            send_message(session, message, actor=ORG, now=NOW)
     return queued(app)
 
 

@@ -15,6 +15,7 @@ from sqlalchemy import func, select
 
 from leaderboard.models import AuditEvent, PeriodicRun, Phase, Subtask, Task, WorkerSeen, utcnow
 from leaderboard.services.operations import periodic
+from leaderboard.unit_of_work import opened
 from tests.helpers.jobs import worker_env
 from tests.runs import hide_results_until
 from tests.workers import start_worker, stop_worker, wait_for
@@ -37,9 +38,9 @@ def race(app: Flask, now: datetime) -> list[str]:
 
     def claim(worker: str) -> None:
         try:
-            with sessions(app)() as session:
+            with opened(sessions(app)) as unit:
                 start.wait(10)
-                if periodic.claim(session, "check", every=EVERY, worker=worker, now=now):
+                if periodic.claim(unit.session, "check", every=EVERY, worker=worker, now=now):
                     won.append(worker)
         except BaseException as exc:  # reported below, with the winners
             errors.append(exc)
@@ -80,12 +81,12 @@ def test_a_clock_moved_back_runs_the_job_again_rather_than_waiting(app: Flask) -
 
 
 def test_the_end_of_a_run_is_recorded_only_for_its_claimant(app: Flask) -> None:
-    with sessions(app)() as session:
-        assert periodic.claim(session, "check", every=EVERY, worker="a", now=AT)
-        periodic.finished(session, "check", worker="b", now=AT + timedelta(seconds=1))
+    with opened(sessions(app)) as unit:
+        assert periodic.claim(unit.session, "check", every=EVERY, worker="a", now=AT)
+        periodic.finished(unit.session, "check", worker="b", now=AT + timedelta(seconds=1))
     assert schedule_row(app).finished_at is None
-    with sessions(app)() as session:
-        periodic.finished(session, "check", worker="a", now=AT + timedelta(seconds=2))
+    with opened(sessions(app)) as unit:
+        periodic.finished(unit.session, "check", worker="a", now=AT + timedelta(seconds=2))
     assert schedule_row(app).finished_at == AT + timedelta(seconds=2)
 
 

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from werkzeug.test import TestResponse
 
 from leaderboard.jobqueue import RUN_JOB
-from leaderboard.models import Analysis, AuditEvent, EvalSet, GoldFile, Subtask, Task
+from leaderboard.models import AuditEvent, EvalSet, GoldFile, Job, Subtask, Task
 from tests.conftest import AppFactory, csrf_from, login
 from tests.dispatch import LocalDispatcher
 from tests.runs import make_organizer, make_participant
@@ -456,7 +456,7 @@ def test_edit_makes_a_new_gold_version_and_queues_a_rescore(
     assert 'id="task-preview"' in html
     assert "subtask A (test): new gold file gold.tsv (version 2 or later)" in html
     with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
-        assert session.scalar(select(func.count(Analysis.id))) == 0
+        assert session.scalar(select(func.count(Job.id))) == 0
     done = confirm(org, page, EDIT)
     assert done.status_code == 302
     assert done.headers["Location"].endswith("/organizer/tasks/example-sentiment/A")
@@ -469,7 +469,7 @@ def test_edit_makes_a_new_gold_version_and_queues_a_rescore(
     assert got["definition"]["description"].startswith("Label every message")
     ext = org_app.extensions["leaderboard"]
     with ext["sessionmaker"]() as session:
-        job = session.scalar(select(Analysis))
+        job = session.scalar(select(Job))
         assert job is not None and job.purpose == "rescore"
         actions = list(
             session.scalars(

@@ -221,8 +221,8 @@ def test_score_rows_inserted_in_one_round_trip_store_what_the_orm_stores(
     """The executemany path of PostgreSQL and SQLAlchemy's own insert store the same columns."""
     from sqlalchemy import delete, insert, text
 
-    from leaderboard.db import insert_returning_ids
     from leaderboard.models import Score
+    from leaderboard.run_rows import insert_returning_ids
 
     make_participant(app, "Team Q", "q@example.org")
     token = token_for(app, "q@example.org")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from collections.abc import Callable
 from contextlib import suppress
 from datetime import datetime, timedelta
 from functools import cache
@@ -12,9 +13,9 @@ from typing import Any, cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import Table, bindparam, event, exists, or_, select, update
+from sqlalchemy import Table, bindparam, exists, or_, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import Session, SessionTransaction, joinedload
+from sqlalchemy.orm import Session, joinedload
 
 from leaderboard.db import expire_loaded, get_row, transaction
 from leaderboard.formats.issues import quoted
@@ -24,6 +25,7 @@ from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.text import clean_text
 from leaderboard.states import NameMode, Role
+from leaderboard.unit_of_work import unit_of
 
 ROLES = tuple(Role)
 TOKEN_PREFIX = "lb_"
@@ -203,7 +205,6 @@ def set_password(session: Session, email: str, password: str, *, actor: str = "c
     _bump_generation(session, user.id)
     revoke_all_tokens(session, user.id)
     record(session, actor, "set-password", email=user.email)
-    session.commit()
 
 
 def _bump_generation(session: Session, user_id: int) -> None:
@@ -305,9 +306,7 @@ def create_own_token(session: Session, user: User, name: str) -> str:
     """Create a named API token for the user themself and return it (shown once)."""
     if not name.strip():
         raise InvalidInput("Give the token a name (e.g. the machine or script that uses it).")
-    token = _new_token(session, user, name, actor=user.email)
-    session.commit()
-    return token
+    return _new_token(session, user, name, actor=user.email)
 
 
 def tokens_of(session: Session, user: User) -> list[ApiToken]:
@@ -329,7 +328,6 @@ def revoke_own_token(session: Session, user: User, token_id: int) -> ApiToken:
     if row.revoked_at is None:
         row.revoked_at = utcnow()
         record(session, user.email, "revoke-token", email=user.email, name=row.name)
-        session.commit()
     return row
 
 
@@ -355,50 +353,33 @@ def user_for_token(session: Session, token: str, now: datetime | None = None) ->
             # wait for it, so the note goes in at once, as its own transaction.
             _write_note(session, note)
         else:
-            session.info[_NOTE] = note
+            # Written by the transaction that commits next, or by note_pending_use.
+            unit_of(session).before_commit(_NOTE, lambda s: s.execute(_NOTE_USE, note))
     return user
 
 
 def note_pending_use(session: Session) -> None:
     """Write a token's note of use that no commit has written yet (the request only read)."""
-    note = session.info.pop(_NOTE, None)
-    if note is not None:
+    write = unit_of(session).take_before_commit(_NOTE)
+    if write is not None:
         session.rollback()
-        _write_note(session, note)
+        _in_own_transaction(session, write)
 
 
 def _write_note(session: Session, note: dict[str, Any]) -> None:
     """Write a token's note of use in a transaction of its own."""
+    _in_own_transaction(session, lambda s: s.execute(_NOTE_USE, note))
+
+
+def _in_own_transaction(session: Session, write: Callable[[Session], object]) -> None:
+    """Run a note's write as a transaction of its own, giving up if the database is busy."""
     # Conditional, so that concurrent requests with one token write it once.
     # A note of use is not worth failing or delaying the request for.
     with suppress(OperationalError), transaction(session):
-        session.execute(_NOTE_USE, note)
-
-
-@event.listens_for(Session, "before_commit")
-def _note_with_commit(session: Session) -> None:
-    """Write the pending note of use in the transaction being committed."""
-    note = session.info.get(_NOTE)
-    if note is not None and not session.info.get(_NOTED):
-        session.execute(_NOTE_USE, note)
-        session.info[_NOTED] = True
-
-
-@event.listens_for(Session, "after_commit")
-def _noted(session: Session) -> None:
-    """Forget a note of use once committed."""
-    if session.info.pop(_NOTED, False):
-        session.info.pop(_NOTE, None)
-
-
-@event.listens_for(Session, "after_soft_rollback")
-def _note_again(session: Session, _previous: SessionTransaction) -> None:
-    """Keep a rolled-back note pending: a later commit, or note_pending_use, writes it."""
-    session.info.pop(_NOTED, None)
+        write(session)
 
 
 _NOTE = "leaderboard.token_note"
-_NOTED = "leaderboard.token_noted"
 
 
 # One prebuilt query for the user, the user's team and the token's last use: every API
@@ -436,5 +417,4 @@ def revoke_tokens(session: Session, email: str, *, actor: str = "cli") -> int:
     for row in rows:
         row.revoked_at = utcnow()
     record(session, actor, "revoke-tokens", email=user.email, count=len(rows))
-    session.commit()
     return len(rows)

@@ -107,5 +107,4 @@ def reset_password(session: Session, payload: dict[str, Any], password: str, now
         user.verified_at = now
     _bump_generation(session, user.id)
     revoke_all_tokens(session, user.id)
-    session.commit()
     return user

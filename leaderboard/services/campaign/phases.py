@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import functools
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 
-from sqlalchemy import ColumnElement, bindparam, event, select, update
+from sqlalchemy import ColumnElement, bindparam, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -18,12 +16,13 @@ from leaderboard.db import transaction
 from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.common.audit import record
-from leaderboard.services.common.errors import Conflict, DomainError, InvalidInput, NotFound
+from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import results_released
 from leaderboard.states import NameMode, RunKind, RunStatus
 from leaderboard.targets import Target
+from leaderboard.unit_of_work import unit_of
 
 
 def show_time(value: datetime, zone: str = "UTC") -> str:
@@ -72,7 +71,7 @@ def phases_of(session: Session, subtask: Subtask) -> list[Phase]:
     An upload asks twice (may it be accepted, are its scores hidden); the answer is kept until
     the session next flushes or ends its transaction, so the second asking costs no query.
     """
-    memo: dict[int, list[Phase]] = session.info.setdefault(_MEMO, {})
+    memo: dict[int, list[Phase]] = unit_of(session).cache.setdefault(_MEMO, {})
     if subtask.id not in memo:
         rows = session.scalars(_PHASES, {"subtask_id": subtask.id}).all()
         memo[subtask.id] = sorted(
@@ -81,34 +80,6 @@ def phases_of(session: Session, subtask: Subtask) -> list[Phase]:
     return list(memo[subtask.id])
 
 
-@event.listens_for(Session, "after_flush")
-@event.listens_for(Session, "after_transaction_end")
-def _forget_phases(session: Session, *_args: object) -> None:
-    """Drop the remembered phases whenever what the session sees may have changed."""
-    session.info.pop(_MEMO, None)
-
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _undone_on_refusal(
-    fn: Callable[Concatenate[Session, P], R],
-) -> Callable[Concatenate[Session, P], R]:
-    """Roll the session back when the change is refused, so the caller sees nothing of it."""
-
-    @functools.wraps(fn)
-    def wrapper(session: Session, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return fn(session, *args, **kwargs)
-        except DomainError:
-            session.rollback()
-            raise
-
-    return wrapper
-
-
-@_undone_on_refusal
 def upsert_phase(
     session: Session, target: Target, name: str, change: PhaseChange, *, actor: str, now: datetime
 ) -> Phase:
@@ -198,7 +169,6 @@ def upsert_phase(
     if released:
         # Queued in this transaction: the mails go once the release is committed.
         results_released(session, phase)
-    session.commit()
     return phase
 
 
@@ -401,7 +371,6 @@ def delete_phase(
         set=set_slug,
         runs=runs.rowcount,  # type: ignore[attr-defined]
     )
-    session.commit()
 
 
 def _periods(phase: Phase, now: datetime) -> list[tuple[str, int, str]]:

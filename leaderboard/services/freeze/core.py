@@ -260,7 +260,6 @@ def freeze(
     request: Request | None = None,
     before_deadline: bool = False,
     checked_at: datetime | None = None,
-    commit: bool = True,
     supersede: str | None = None,
 ) -> FrozenTable:
     """Store the official ranking as displayed, with its analysis and the hashes to verify both.
@@ -269,7 +268,7 @@ def freeze(
     the frozen table's own runs, so that ``verify`` can recompute it from the re-scored runs.
     While a deadline of the set is ahead (at ``checked_at``, default ``now``) the freeze is
     refused unless ``before_deadline`` confirms it; the audit log records such a freeze.
-    Without ``commit`` the snapshot is only flushed, for a caller that commits it with more.
+    The snapshot is flushed; the caller's unit of work commits it (a job's, with its row).
     With ``supersede`` (the reason) a set already frozen gets a new version, the official one
     from then on; the old one is kept as it was, marked superseded, and stays verifiable.
     """
@@ -354,10 +353,7 @@ def freeze(
         version=snapshot.version,
         **early_details(early),
     )
-    if commit:
-        session.commit()
-    else:
-        session.flush()
+    session.flush()
     return snapshot
 
 

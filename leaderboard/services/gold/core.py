@@ -196,11 +196,10 @@ def rescore_set(
     *,
     actor: str,
     reason: str = "rescore",
-    commit: bool = True,
 ) -> RescoreReport:
     """Re-score every run of a set (replaced ones too) against the current reference files.
 
-    Without ``commit`` the new scores are only flushed, for a caller that commits them with more.
+    The new scores are flushed; the caller's unit of work commits them (a job's, with its row).
     """
     gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
     ctx = target.context(settings.max_decompressed_bytes)
@@ -250,10 +249,7 @@ def rescore_set(
         rescored=report.rescored,
         failed=sorted(report.failed),
     )
-    if commit:
-        session.commit()
-    else:
-        session.flush()
+    session.flush()
     return report
 
 

@@ -125,4 +125,3 @@ def note_download(session: Session, user: User, task: Task, now: datetime) -> No
             session.add(DataDownload(user_id=user.id, task_id=task.id, first_at=now))
     except IntegrityError:
         pass  # a download of the same user a moment earlier recorded it
-    session.commit()

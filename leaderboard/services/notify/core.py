@@ -74,7 +74,6 @@ def set_preferences(session: Session, user: User, wanted: dict[str, bool]) -> No
         )
     )
     _set_off(session, user.id, now_off - off)
-    session.commit()
 
 
 def unsubscribe_token(secret: str, user_id: int, kind: str) -> str:
@@ -99,7 +98,6 @@ def unsubscribe(session: Session, secret: str, token: str) -> tuple[User, str]:
     user, kind = unsubscribe_target(session, secret, token)
     if kind not in turned_off(session, user.id):
         _set_off(session, user.id, [kind])
-    session.commit()
     return user, kind
 
 

@@ -166,5 +166,4 @@ def send_message(session: Session, message: Message, *, actor: str, now: datetim
         recipients=sent,
         subject=subject,
     )
-    session.commit()
     return sent

@@ -18,7 +18,10 @@ from leaderboard.services.operations.upsert import insert_missing
 
 
 def claim(session: Session, name: str, *, every: timedelta, worker: str, now: datetime) -> bool:
-    """Claim the run of ``name`` due by ``now`` for ``worker``; False when not due or taken."""
+    """Claim the run of ``name`` due by ``now`` for ``worker``; False when not due or taken.
+
+    The claim holds once the caller's unit of work commits.
+    """
     insert_missing(
         session, PeriodicRun, "name", {"name": name, "due_at": now, "claimed_by": "", "runs": 0}
     )
@@ -31,7 +34,6 @@ def claim(session: Session, name: str, *, every: timedelta, worker: str, now: da
         )
         .values(due_at=now + every, claimed_by=worker, claimed_at=now, runs=PeriodicRun.runs + 1)
     )
-    session.commit()
     return won.rowcount == 1  # type: ignore[attr-defined]
 
 
@@ -42,4 +44,3 @@ def finished(session: Session, name: str, *, worker: str, now: datetime) -> None
         .where(PeriodicRun.name == name, PeriodicRun.claimed_by == worker)
         .values(finished_at=now)
     )
-    session.commit()

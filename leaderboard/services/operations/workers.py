@@ -27,7 +27,6 @@ def seen(session: Session, *, name: str, host: str, pid: int, queues: str, now: 
         update(WorkerSeen).where(WorkerSeen.name == name).values(seen_at=now, queues=queues)
     )
     session.execute(delete(WorkerSeen).where(WorkerSeen.seen_at < now - FORGET_AFTER))
-    session.commit()
 
 
 def last_seen(session: Session) -> WorkerSeen | None:

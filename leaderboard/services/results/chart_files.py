@@ -73,10 +73,7 @@ def is_drawn(session: Session, store: Store, kind: str, fmt: str, data: dict[str
 
 def request_chart(session: Session, kind: str, fmt: str, data: dict[str, Any]) -> None:
     """Queue the drawing of a chart for the worker, once however often readers ask meanwhile."""
-    if enqueue_once(
-        session, chart_key(kind, fmt, data), ASK_AGAIN_AFTER, DRAW_CHART, kind, fmt, data
-    ):
-        session.commit()
+    enqueue_once(session, chart_key(kind, fmt, data), ASK_AGAIN_AFTER, DRAW_CHART, kind, fmt, data)
 
 
 def _draw(kind: str, fmt: str, data: dict[str, Any]) -> bytes:

@@ -12,15 +12,13 @@ from datetime import datetime
 from pathlib import PurePosixPath
 from typing import IO, Any, cast
 
-from sqlalchemy import ColumnDefault, Table, bindparam, insert, select, update
-from sqlalchemy import inspect as sa_inspect
+from sqlalchemy import Table, bindparam, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import MANYTOONE, Session, make_transient_to_detached
+from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
-from sqlalchemy.orm.instrumentation import manager_of_class
 
 from leaderboard.config import Settings
-from leaderboard.db import expire_loaded, get_row, insert_returning_ids, transaction
+from leaderboard.db import expire_loaded, get_row, transaction
 from leaderboard.formats.issues import Issue, quoted, summarise
 from leaderboard.models import (
     GoldFile,
@@ -34,6 +32,7 @@ from leaderboard.models import (
     run_report,
     utcnow,
 )
+from leaderboard.run_rows import add_scores, insert_as_loaded
 from leaderboard.scoring import SCORER_VERSION
 from leaderboard.services.accounts.core import team_for_import
 from leaderboard.services.campaign.phases import (
@@ -79,7 +78,6 @@ _REPLACED_BY = (
     .where(_RUNS.c.id == bindparam("old_id"))
     .values(replaced_by_id=bindparam("new_id"))
 )
-_SCORES = cast(Table, Score.__table__)
 
 
 @dataclass(frozen=True)
@@ -475,8 +473,8 @@ def place_run(
                 run.status = RunStatus.ACTIVE
                 run.active_key = slot_key
                 added.append(run)
-                _insert_as_loaded(session, run)
-                added.extend(_add_scores(session, run, scores))
+                insert_as_loaded(session, run)
+                added.extend(add_scores(session, run, scores))
                 set_committed_value(run, "scores", added[1:])
                 if previous is not None:
                     session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
@@ -496,65 +494,6 @@ def place_run(
             # Back off a little, randomly, so racing uploads do not collide again in lockstep.
             time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 10))
     raise Conflict("Another upload into this slot happened at the same moment; please try again.")
-
-
-def _insert_as_loaded(session: Session, row: Any) -> None:
-    """Insert a new row in one table statement and make it a row of the session, as if loaded.
-
-    Cheaper than the ORM's flush of one object: columns left unset get their defaults here
-    (so that reading them needs no query) and many-to-one objects given give their keys.
-    """
-    mapper = sa_inspect(type(row))
-    values = row.__dict__
-    for relation in mapper.relationships:
-        if relation.direction is MANYTOONE and relation.key in values:
-            target = values[relation.key]
-            for local, remote in relation.local_remote_pairs:
-                setattr(row, local.key, None if target is None else getattr(target, remote.key))
-    table = cast(Table, mapper.local_table)
-    params = {}
-    for column in table.columns:
-        if column.primary_key:
-            continue
-        if column.key not in values:
-            default = column.default
-            value = None
-            if isinstance(default, ColumnDefault):
-                value = default.arg(None) if default.is_callable else default.arg
-            setattr(row, column.key, value)
-        params[column.key] = values[column.key]
-    statement = _INSERTS.get(table)
-    if statement is None:
-        statement = _INSERTS[table] = insert(table).returning(*table.primary_key.columns)
-    row.id = session.execute(statement, params).scalar_one()
-    make_transient_to_detached(row)
-    session.add(row)
-
-
-_INSERTS: dict[Table, Any] = {}
-_SCORE_CLASS = manager_of_class(Score)
-
-
-def _add_scores(session: Session, run: Run, scores: Sequence[Mapping[str, Any]]) -> list[Score]:
-    """Insert a run's score rows in one round trip; return them as rows of the session.
-
-    The rows are built from the values just written (with the ids the INSERT returned), as a
-    query would load them, so that the run's response reads its scores without another query.
-    """
-    if not scores:
-        return []
-    now = utcnow()
-    rows = [{**values, "run_id": run.id, "current": True, "created_at": now} for values in scores]
-    ids = insert_returning_ids(session, _SCORES, rows)
-    out = []
-    for ident, values in zip(ids, rows, strict=True):
-        # Filled in as a load fills a row (no attribute events for values already stored).
-        score = _SCORE_CLASS.new_instance()
-        score.__dict__.update(values, id=ident)
-        make_transient_to_detached(score)
-        session.add(score)
-        out.append(score)
-    return out
 
 
 def visible_run(session: Session, user: User, run_id: int) -> Run:

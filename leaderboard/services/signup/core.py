@@ -182,7 +182,6 @@ def verify(session: Session, payload: dict[str, Any], now: datetime) -> bool:
     if user is None:
         return False
     user.verified_at = now
-    session.commit()
     return True
 
 

@@ -241,7 +241,6 @@ def add_data_file(
         sha256=sha,
         size=size,
     )
-    session.commit()
     return data
 
 
@@ -286,7 +285,6 @@ def delete_data_file(
         sha256=data.sha256,
     )
     session.delete(data)
-    session.commit()
     return data
 
 
@@ -354,4 +352,3 @@ def accept_terms(session: Session, user: User, task: Task, now: datetime) -> Non
     """Record that the user accepts the task's terms (accepting twice changes nothing)."""
     if not terms_accepted(session, user, task):
         session.add(TermsAcceptance(user_id=user.id, task_id=task.id, accepted_at=now))
-        session.commit()

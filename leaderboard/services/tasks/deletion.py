@@ -57,7 +57,6 @@ def delete_task(session: Session, slug: str, *, actor: str, now: datetime) -> No
     session.delete(task)
     session.execute(delete(DeletedTask).where(DeletedTask.slug == slug))
     session.add(DeletedTask(slug=slug, deleted_at=now, deleted_by=actor))
-    session.commit()
 
 
 def deleted_slugs(session: Session) -> set[str]:

@@ -29,7 +29,6 @@ def set_hidden(session: Session, slug: str, hidden: bool, *, actor: str, now: da
         return False
     task.hidden = hidden
     record(session, actor, "hide-task" if hidden else "show-task", task=slug, at=now)
-    session.commit()
     return True
 
 

@@ -338,7 +338,6 @@ def withdraw_own_request(session: Session, user: User, request_id: int) -> None:
         raise Conflict(f"That join request was already {req.status}.")
     req.status, req.decided_at = JoinStatus.WITHDRAWN, utcnow()
     record(session, user.email, "withdraw-join-request", team=req.team.name)
-    session.commit()
 
 
 def _other_member(

@@ -14,6 +14,7 @@ from leaderboard.services.notify.core import (
     unsubscribe,
     unsubscribe_target,
 )
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.account.forms import NotificationsForm
 from leaderboard.web.common.context import db, settings
 from leaderboard.web.common.extensions import csrf
@@ -38,7 +39,8 @@ def save() -> ResponseReturnValue:
     form = NotificationsForm()
     confirmed(form)
     wanted = {kind: bool(getattr(form, f"notify_{kind}").data) for kind in KINDS}
-    set_preferences(db(), current_user._get_current_object(), wanted)
+    with unit_of(db()) as unit:
+        set_preferences(unit.session, current_user._get_current_object(), wanted)
     flash("Notification settings saved.", "info")
     return redirect(url_for("account.account_page"))
 
@@ -53,7 +55,8 @@ def unsubscribe_page(token: str) -> ResponseReturnValue:
     secret = settings().secret_key
     try:
         if request.method == "POST":
-            user, kind = unsubscribe(session, secret, token)
+            with unit_of(session):
+                user, kind = unsubscribe(session, secret, token)
             done = True
         else:
             user, kind = unsubscribe_target(session, secret, token)

@@ -35,6 +35,7 @@ from leaderboard.services.signup.core import (
     verify,
 )
 from leaderboard.services.signup.notices import Outbox, link_base
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.account.forms import (
     EmailForm,
     NewPasswordForm,
@@ -171,7 +172,8 @@ def verify_page(token: str) -> ResponseReturnValue:
         )
     if request.method == "POST":
         # The global CSRF check ran already; the confirm button carries the token.
-        verify(session, payload, now())
+        with unit_of(session):
+            verify(session, payload, now())
         flash("Your e-mail address is confirmed. Log in to continue.", "info")
         return redirect(login_link)
     return render_template("account/verify.html", email=user.email, form=ConfirmForm())
@@ -247,7 +249,8 @@ def reset(token: str) -> ResponseReturnValue:
             request.method
         )
     try:
-        reset_password(session, payload, form.password.data or "", now())
+        with unit_of(session):
+            reset_password(session, payload, form.password.data or "", now())
     except DomainError as exc:
         return render_template(
             "account/reset.html", form=form, email=user.email, form_error=exc.message

@@ -9,6 +9,7 @@ from flask_login import current_user, login_required
 from leaderboard.models import User
 from leaderboard.services.accounts.core import create_own_token, revoke_own_token, tokens_of
 from leaderboard.services.common.errors import DomainError
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import ConfirmForm, TokenForm
 
@@ -42,7 +43,8 @@ def tokens_page() -> ResponseReturnValue:
     if not form.validate():
         return _page(form, status=400)
     try:
-        token = create_own_token(db(), _user(), form.name.data or "")
+        with unit_of(db()) as unit:
+            token = create_own_token(unit.session, _user(), form.name.data or "")
     except DomainError as exc:
         form.name.errors = [*form.name.errors, exc.message]
         return _page(form, status=exc.status)
@@ -57,6 +59,7 @@ def revoke(token_id: int) -> ResponseReturnValue:
     form = ConfirmForm()
     if not form.validate_on_submit():
         return _page(TokenForm(formdata=None), status=400)
-    row = revoke_own_token(db(), _user(), token_id)
+    with unit_of(db()) as unit:
+        row = revoke_own_token(unit.session, _user(), token_id)
     flash(f"Token {row.prefix}… was revoked.", "info")
     return redirect(url_for("tokens.tokens_page"))

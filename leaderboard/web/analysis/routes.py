@@ -44,6 +44,7 @@ from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.tables.exports import csv_safe
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.analysis.context import analysis_form, analysis_page
 from leaderboard.web.common import pagecache
 from leaderboard.web.common.context import db, now, store, viewer
@@ -91,7 +92,8 @@ def _find_or_ask(kind: str, fmt: str, data: dict[str, Any]) -> chart_files.Store
     """Return the stored chart of ``data``; if there is none, ask the worker to draw it."""
     found = chart_files.find_chart(db(), store(), kind, fmt, data)
     if found is None:
-        chart_files.request_chart(db(), kind, fmt, data)
+        with unit_of(db()) as unit:
+            chart_files.request_chart(unit.session, kind, fmt, data)
     return found
 
 

@@ -12,6 +12,7 @@ from leaderboard.services.notify.audience import note_download
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.tasks.data import accept_terms, download
 from leaderboard.services.tasks.pages import markdown_html
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now, store
 from leaderboard.web.common.downloads import send_stored
 from leaderboard.web.common.forms import TermsForm, confirmed
@@ -35,7 +36,8 @@ def download_file(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
         return render_template(
             "public/terms.html", target=target, offer=offer, form=TermsForm(), terms_html=terms_html
         )
-    note_download(db(), _user(), target.task, now())
+    with unit_of(db()) as unit:
+        note_download(unit.session, _user(), target.task, now())
     return send_stored(store(), offer.file.storage_key, offer.file.filename, etag=offer.file.sha256)
 
 
@@ -47,5 +49,6 @@ def accept(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     target = resolve(db(), task, subtask)
     # Checks the file and the user's right to it first: accepting gives access to nothing else.
     download(db(), target.subtask, file_id, _user(), now())
-    accept_terms(db(), _user(), target.task, now())
+    with unit_of(db()) as unit:
+        accept_terms(unit.session, _user(), target.task, now())
     return redirect(url_for("data.download_file", task=task, subtask=subtask, file_id=file_id))

@@ -14,6 +14,7 @@ from wtforms import HiddenField, SelectField, StringField, TextAreaField
 from leaderboard.services.common.errors import DomainError
 from leaderboard.services.notify.messages import AUDIENCES, Message, prepare, send_message
 from leaderboard.services.tasks.catalog import list_tasks
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now
 from leaderboard.web.common.forms import EXPIRED, options
 from leaderboard.web.common.guards import organizer_required
@@ -65,7 +66,8 @@ def new_message() -> ResponseReturnValue:
     message = _message(form)
     try:
         if form.confirm.data == "send":
-            count = send_message(session, message, actor=str(current_user.email), now=now())
+            with unit_of(session):
+                count = send_message(session, message, actor=str(current_user.email), now=now())
             flash(f"The message was queued for {count} recipient(s).", "info")
             return redirect(url_for("organizer.dashboard"))
         ready = prepare(session, message)

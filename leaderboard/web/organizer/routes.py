@@ -53,6 +53,7 @@ from leaderboard.services.tasks.catalog import list_tasks, resolve
 from leaderboard.services.tasks.data import add_data_file, data_files, delete_data_file
 from leaderboard.states import JobPurpose
 from leaderboard.targets import Target
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.analysis.context import analysis_context
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.forms import (
@@ -302,7 +303,10 @@ def _save_zoned(base: Target, form: PhaseForm) -> ResponseReturnValue:
         release_at = read(release, form.release_at_was.data, "The release time")
         target = resolve(db(), task, subtask, form.eval_set.data)
         change = _change(form, start, end, release_at)
-        saved = upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
+        with unit_of(db()) as unit:
+            saved = upsert_phase(
+                unit.session, target, form.name.data or "", change, actor=_actor(), now=now()
+            )
     except DomainError as exc:
         return _phase_form_page(base, form, shown, error=exc.message), exc.status
     flash(f"Phase {saved.name} saved.", "info")
@@ -347,7 +351,8 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
         return _page(base, phase_form=form), 400
     target = resolve(db(), task, subtask, form.eval_set.data)
     change = _change(form, start, end, release_at)
-    upsert_phase(db(), target, form.name.data or "", change, actor=_actor(), now=now())
+    with unit_of(db()) as unit:
+        upsert_phase(unit.session, target, form.name.data or "", change, actor=_actor(), now=now())
     flash(f"Phase {form.name.data} saved.", "info")
     return _back(task, subtask)
 
@@ -359,7 +364,8 @@ def delete_phase_view(task: str, subtask: str) -> ResponseReturnValue:
     confirmed()
     target = resolve(db(), task, subtask)
     name = request.form.get("name", "")
-    delete_phase(db(), target.subtask, task, name, actor=_actor(), now=now())
+    with unit_of(db()) as unit:
+        delete_phase(unit.session, target.subtask, task, name, actor=_actor(), now=now())
     flash(f"Phase {name} deleted.", "info")
     return _back(task, subtask)
 
@@ -554,17 +560,18 @@ def add_data(task: str, subtask: str) -> ResponseReturnValue:
     upload = request.files.get("file")
     if upload is None or not upload.filename:
         raise InvalidInput("Choose the file participants should download.")
-    data = add_data_file(
-        db(),
-        store(),
-        target.subtask,
-        form.phase.data or "",
-        upload.stream,
-        upload.filename,
-        title=form.title.data or "",
-        actor=_actor(),
-        now=now(),
-    )
+    with unit_of(db()) as unit:
+        data = add_data_file(
+            unit.session,
+            store(),
+            target.subtask,
+            form.phase.data or "",
+            upload.stream,
+            upload.filename,
+            title=form.title.data or "",
+            actor=_actor(),
+            now=now(),
+        )
     flash(f"Data file {data.filename} added to phase {form.phase.data}.", "info")
     return _back(task, subtask)
 
@@ -574,9 +581,10 @@ def add_data(task: str, subtask: str) -> ResponseReturnValue:
 def delete_data(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     """Remove a data file from its phase."""
     confirmed()
-    gone = delete_data_file(
-        db(), resolve(db(), task, subtask).subtask, file_id, actor=_actor(), now=now()
-    )
+    with unit_of(db()) as unit:
+        gone = delete_data_file(
+            unit.session, resolve(db(), task, subtask).subtask, file_id, actor=_actor(), now=now()
+        )
     flash(f"Data file {gone.filename} deleted.", "info")
     return _back(task, subtask)
 

@@ -9,6 +9,7 @@ from flask_login import current_user
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.tasks.deletion import delete_task
 from leaderboard.services.tasks.hiding import set_hidden
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now
 from leaderboard.web.common.forms import confirmed
 from leaderboard.web.common.guards import organizer_required
@@ -18,7 +19,8 @@ bp = Blueprint("organizer_task_state", __name__, url_prefix="/organizer/tasks")
 
 def _hide_or_show(task: str, hidden: bool) -> ResponseReturnValue:
     confirmed()
-    changed = set_hidden(db(), task, hidden, actor=str(current_user.email), now=now())
+    with unit_of(db()) as unit:
+        changed = set_hidden(unit.session, task, hidden, actor=str(current_user.email), now=now())
     if hidden:
         said = (
             f"Task {task} is hidden: only organizers see it; uploads are refused; nothing "
@@ -57,6 +59,7 @@ def delete_task_view(task: str) -> ResponseReturnValue:
             f"Type the task's name {task} in the field 'confirm' to delete it "
             f"(got {typed!r}); nothing was deleted."
         )
-    delete_task(db(), task, actor=str(current_user.email), now=now())
+    with unit_of(db()) as unit:
+        delete_task(unit.session, task, actor=str(current_user.email), now=now())
     flash(f"Task {task} was deleted; `leaderboard init` will not install it again.", "info")
     return redirect(url_for("organizer.dashboard"))

@@ -32,6 +32,7 @@ from leaderboard.services.tasks.data import available_files
 from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.services.tasks.pages import task_sections
 from leaderboard.targets import Target
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common import pagecache
 from leaderboard.web.common.context import db, now, store, viewer
 from leaderboard.web.common.forms import ConfirmForm
@@ -113,7 +114,8 @@ def progress_state(target: Target) -> str:
         return ""
     if chart_files.is_drawn(db(), store(), "progress", "svg", data):
         return "drawn"
-    chart_files.request_chart(db(), "progress", "svg", data)
+    with unit_of(db()) as unit:
+        chart_files.request_chart(unit.session, "progress", "svg", data)
     return "drawing"
 
 

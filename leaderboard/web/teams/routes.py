@@ -23,6 +23,7 @@ from leaderboard.services.common.throttle import TooManyAttempts, claim_request
 from leaderboard.services.runs.core import team_runs
 from leaderboard.services.teams import members as teams
 from leaderboard.states import RunStatus
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now
 from leaderboard.web.common.forms import EXPIRED, ConfirmForm, TeamForm, confirmed
 from leaderboard.web.common.present import score_lines
@@ -149,7 +150,8 @@ def decline_request(request_id: int) -> ResponseReturnValue:
 def withdraw_request(request_id: int) -> ResponseReturnValue:
     """Take back one's own pending join request."""
     confirmed()
-    teams.withdraw_own_request(db(), _user(), request_id)
+    with unit_of(db()) as unit:
+        teams.withdraw_own_request(unit.session, _user(), request_id)
     flash("Your join request was withdrawn.", "info")
     return _back()
 

@@ -490,16 +490,25 @@ def test_edit_refusals(org_app: Flask, org: FlaskClient, tmp_path: Path) -> None
     counted = stored(org_app)
     cases = [
         (DEFINITION, GOLD, "unchanged; nothing to do"),
-        (DEFINITION.replace('slug = "A"', 'slug = "B"'), GOLD, "subtask 'A' is missing"),
+        (
+            DEFINITION.replace('slug = "A"', 'slug = "B"'),
+            GOLD,
+            "subtask 'A' is missing; an edit may add subtasks, not remove them",
+        ),
         (
             DEFINITION.replace('slug = "test"', 'slug = "final"'),
             GOLD,
-            "set 'test' of subtask 'A' is missing",
+            "set 'test' of subtask 'A' is missing; an edit may add sets, not remove them",
         ),
         (
             DEFINITION.replace('slug = "example-sentiment"', 'slug = "other"'),
             GOLD,
             "key slug",
+        ),
+        (
+            DEFINITION.replace('slug = "example-sentiment"', 'slug = "other"'),
+            GOLD,
+            "is 'other'; an edit keeps the task's slug 'example-sentiment'",
         ),
         (DEFINITION, GOLD + b"tw-999\tnope\n", "'nope'"),
     ]

@@ -35,6 +35,7 @@ from leaderboard.services.results.significance import (
     analyse,
     check_request,
     source_of,
+    testing_settings,
 )
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
@@ -160,11 +161,7 @@ def _row(target: Target, request: Request, *, actor: str, now: datetime, status:
         eval_set_id=target.eval_set.id,
         revision=target.eval_set.revision,
         measure=request.measure or "",
-        method=request.method,
-        samples=request.samples,
-        seed=request.seed,
-        alpha=request.alpha,
-        correction=request.correction,
+        **testing_settings(request),
         runs=request.runs,
         status=status,
         requested_by=actor,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 
 class Clock:
@@ -52,6 +53,17 @@ def in_zone(value: datetime, zone: tzinfo) -> datetime | None:
         return value.astimezone(zone)
     except OverflowError:
         return None
+
+
+def utc_and_local(value: datetime, zone: str, utc_format: str, local_format: str) -> str:
+    """Render a time in UTC, plus its time in ``zone`` when that zone is not UTC."""
+    utc = value.strftime(utc_format)
+    if zone in ("UTC", "Etc/UTC"):
+        return utc
+    local = in_zone(value, ZoneInfo(zone))
+    if local is None:
+        return utc
+    return f"{utc} ({local.strftime(local_format)})"
 
 
 def parse_instant(text: str) -> datetime:

@@ -563,14 +563,15 @@ class Score(Base):
     run: Mapped[Run] = relationship(back_populates="scores")
 
 
-class Analysis(Base):
-    """A significance analysis of a set's scores at one revision; queued, then computed.
+class Job(Base):
+    """A job on a set's scores at one revision: an analysis, a freeze, a verify or a re-score.
 
-    The row is also the job: the web action adds it ``queued``, ``leaderboard worker`` claims
-    it (``running``) and stores the report (``done``) or the reason it failed (``failed``). A
-    ``freeze`` job analyses the official table and then freezes it with its analysis.
+    The web action or command adds it ``queued``, ``leaderboard worker`` claims it (``running``)
+    and stores the report (``done``) or the reason it failed (``failed``). A ``freeze`` job
+    analyses the official table and then freezes it with its analysis.
     """
 
+    # The table keeps its first name: most jobs are analyses, and renaming it needs no migration.
     __tablename__ = "analyses"
 
     id: Mapped[int] = mapped_column(primary_key=True)

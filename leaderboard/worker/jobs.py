@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.config import Settings
-from leaderboard.models import Analysis
+from leaderboard.models import Job
 from leaderboard.services.common import mail, outbox
 from leaderboard.services.jobs import core as jobs
 from leaderboard.states import JobPurpose, JobStatus, MailStatus
@@ -46,19 +46,19 @@ class Outcome(StrEnum):
 
 def run_taken(
     session: Session,
-    job: Analysis,
+    job: Job,
     *,
     sessions: sessionmaker[Session],
     store: Store,
     settings: Settings,
     clock: Callable[[], datetime],
-) -> Analysis:
+) -> Job:
     """Run a job this worker has taken, beating its heartbeat meanwhile; return the row after."""
     with heartbeat(sessions, job.id, worker=job.worker, interval=settings.job_heartbeat_seconds):
         return jobs.run_claimed(session, store, settings, job, clock=clock)
 
 
-def outcome_line(job: Analysis) -> str:
+def outcome_line(job: Job) -> str:
     """Return how a worker reports a finished job: "analysis 3: done" (with why it failed)."""
     return f"{JOB_NAMES[job.purpose]} {job.id}: {job.status}" + (
         f" ({job.error})" if job.error else ""
@@ -121,7 +121,7 @@ def draw_charts(job_id: int) -> int:
     res = resources()
     with res.sessionmaker() as session:
         drawn = draw_job_charts(session, res.store, job_id)
-        job = session.get(Analysis, job_id)
+        job = session.get(Job, job_id)
         if job is not None and is_stale(session, job.eval_set):
             summarize_set(session, res.store, job.eval_set_id)
         return drawn

@@ -6,7 +6,7 @@ from flask import Flask
 from sqlalchemy.orm import undefer
 
 from bench._common import server_env
-from leaderboard.models import Analysis
+from leaderboard.models import Job
 from tests.conftest import database_url
 
 
@@ -15,10 +15,10 @@ def sessions(app: Flask):  # type: ignore[no-untyped-def]
     return app.extensions["leaderboard"]["sessionmaker"]
 
 
-def job_row(app: Flask, job: int) -> Analysis:
+def job_row(app: Flask, job: int) -> Job:
     """Return the analysis row of ``job``, its report loaded, detached from its session."""
     with sessions(app)() as session:
-        row = session.get(Analysis, job, options=[undefer(Analysis.report)])
+        row = session.get(Job, job, options=[undefer(Job.report)])
         assert row is not None
         session.expunge(row)
         return row

@@ -596,9 +596,9 @@ def test_analysis_pages_and_charts_show_hostile_labels_as_text(world: World) -> 
             for r in session.scalars(select(Run).where(Run.kind == "run"))
             if r.name in (MATH_TAG, BRACES_TAG)
         }
-        from leaderboard.models import Analysis
+        from leaderboard.models import Job
 
-        analysis_id = max(session.scalars(select(Analysis.id)))
+        analysis_id = max(session.scalars(select(Job.id)))
     assert set(runs) == {MATH_TAG, BRACES_TAG}
     page = world.org.get(f"/organizer/tasks/{T1}/en/analysis")
     assert page.status_code == 200

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from leaderboard.models import Analysis
+from leaderboard.models import Job
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.web.organizer.job_states import set_jobs
 
@@ -14,12 +14,12 @@ FREEZE, VERIFY, RESCORE = JobPurpose.FREEZE, JobPurpose.VERIFY, JobPurpose.RESCO
 PENDING = [JobStatus.QUEUED, JobStatus.RUNNING]
 
 
-def job(status: JobStatus, **values: Any) -> Analysis:
+def job(status: JobStatus, **values: Any) -> Job:
     """Return a job row (never stored) in a state."""
-    return Analysis(status=status, **values)
+    return Job(status=status, **values)
 
 
-def actions(jobs: dict[JobPurpose, Analysis | None], frozen: bool) -> list[str]:
+def actions(jobs: dict[JobPurpose, Job | None], frozen: bool) -> list[str]:
     return [a.name for a in set_jobs(jobs, frozen=frozen).actions]
 
 

@@ -9,7 +9,7 @@ from flask import Flask
 from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 
-from leaderboard.models import Analysis, utcnow
+from leaderboard.models import Job, utcnow
 from leaderboard.services.jobs import analyses
 from leaderboard.services.jobs import core as jobs
 from leaderboard.services.results.significance import Request
@@ -66,7 +66,7 @@ def test_a_refused_analysis_is_stored_as_failed_with_its_reason(
     result = hosted.invoke(args=["leaderboard", "worker", "--once"])
     assert f"analysis {job}: failed" in result.output
     with sessions(app)() as session:
-        row = session.get(Analysis, job)
+        row = session.get(Job, job)
         assert row is not None and row.status == "failed"
         assert "is not their mean" in row.error
 
@@ -106,5 +106,5 @@ def test_racing_workers_claim_each_job_once(app: Flask, hosted: FlaskCliRunner) 
         t.join()
     assert sorted(claims) == sorted(queued)
     with sessions(app)() as session:
-        rows = session.scalars(select(Analysis)).all()
+        rows = session.scalars(select(Job)).all()
         assert {r.status for r in rows} == {"running"}

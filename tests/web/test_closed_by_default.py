@@ -14,7 +14,7 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.clock import FixedClock
-from leaderboard.models import Analysis, AuditEvent, FrozenTable, Phase, QuotaUsage, Run
+from leaderboard.models import AuditEvent, FrozenTable, Job, Phase, QuotaUsage, Run
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import (
     api_upload,
@@ -337,13 +337,13 @@ def test_web_freeze_before_the_deadline_needs_the_confirmation(deadline_app: Fla
     assert "Not frozen: Phase test of the test set has its deadline at 2016-01-31 23:59" in (
         refused.get_data(as_text=True)
     )
-    assert rows(deadline_app, Analysis) == []
+    assert rows(deadline_app, Job) == []
     queued = org.post(
         f"{ORGANIZE_A}/test/freeze",
         data={"csrf_token": csrf_from(page), "before_deadline": "1"},
     )
     assert queued.status_code == 302
-    (job,) = rows(deadline_app, Analysis)
+    (job,) = rows(deadline_app, Job)
     assert job.purpose == "freeze" and job.before_deadline is True
     (asked,) = audit(deadline_app, "request-freeze")
     assert asked["before_deadline"] is True and asked["deadline"].startswith("2016-01-31T23:59")
@@ -363,7 +363,7 @@ def test_the_worker_checks_the_deadline_again(make_app: AppFactory) -> None:
     assert queued.status_code == 302
     # The organizers extend the deadline before the worker runs: the job fails, saying why.
     assert cli(app, "phase", T3, "A", "test", "--end", "2016-02-10T00:00:00Z").exit_code == 0
-    (job,) = rows(app, Analysis)
+    (job,) = rows(app, Job)
     assert job.before_deadline is False
     failed = cli(app, "worker", "--once").output
     assert failed.startswith(

@@ -287,7 +287,7 @@ def test_a_queued_freeze_fails_with_the_reason_when_the_set_was_frozen_meanwhile
 def test_a_queued_freeze_records_how_the_worker_analysed_the_table(
     app: Flask, runner: FlaskCliRunner
 ) -> None:
-    from leaderboard.models import Analysis
+    from leaderboard.models import Job
     from leaderboard.services.jobs.analyses import request_job
     from leaderboard.services.tasks.catalog import resolve
     from leaderboard.unit_of_work import opened
@@ -302,7 +302,7 @@ def test_a_queued_freeze_records_how_the_worker_analysed_the_table(
     analysis = snapshot(app).manifest["analysis"]
     assert (analysis["method"], analysis["samples"], analysis["seed"]) == ("bootstrap", 500, 7)
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        row = session.get(Analysis, job)
+        row = session.get(Job, job)
         assert row is not None
         assert (row.purpose, row.method, row.samples, row.seed) == ("freeze", "bootstrap", 500, 7)
         assert row.report == analysis

@@ -10,7 +10,7 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import update
 
 from leaderboard.jobqueue import RUN_JOB
-from leaderboard.models import Analysis, utcnow
+from leaderboard.models import Job, utcnow
 from leaderboard.services.jobs import core as jobs
 from leaderboard.services.results.significance import Request
 from leaderboard.states import JobStatus
@@ -24,7 +24,7 @@ STALE = jobs.STALE_AFTER
 
 def _set(app: Flask, job: int, **values: Any) -> None:
     with sessions(app)() as session:
-        session.execute(update(Analysis).where(Analysis.id == job).values(**values))
+        session.execute(update(Job).where(Job.id == job).values(**values))
         session.commit()
 
 
@@ -66,14 +66,14 @@ def test_only_the_current_claimant_stores_a_result(
         assert taken is not None
     # The first worker finishes late: its result is dropped whole.
     with sessions(app)() as session:
-        stale = session.get(Analysis, job)
+        stale = session.get(Job, job)
         assert stale is not None
         stale.worker = "a:1/x"  # as that worker's own copy of the row says
         session.expunge(stale)
         late = jobs.run_claimed(session, ext["store"], ext["settings"], stale)
         assert late.status == JobStatus.RUNNING and late.worker == "b:2/y"
     with sessions(app)() as session:
-        row = session.get(Analysis, job)
+        row = session.get(Job, job)
         assert row is not None
         done = jobs.run_claimed(session, ext["store"], ext["settings"], row)
         assert done.status == JobStatus.DONE and done.worker == "b:2/y"

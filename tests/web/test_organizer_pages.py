@@ -13,7 +13,7 @@ from flask.testing import FlaskClient
 from sqlalchemy import update
 
 from leaderboard.clock import FixedClock
-from leaderboard.models import Analysis
+from leaderboard.models import Job
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import (
     GOLD_TEST_A,
@@ -177,12 +177,12 @@ def test_a_freeze_handed_from_a_lost_worker_to_another_says_so(
     org_app: Flask, freeze_queued: FlaskClient
 ) -> None:
     with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
-        session.execute(update(Analysis).values(attempts=1, status="queued"))
+        session.execute(update(Job).values(attempts=1, status="queued"))
         session.commit()
     page = freeze_queued.get(PAGE).get_data(as_text=True)
     assert "Freeze queued (job 1: queued, asked at" in page
     with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
-        session.execute(update(Analysis).values(attempts=2))
+        session.execute(update(Job).values(attempts=2))
         session.commit()
     page = freeze_queued.get(PAGE).get_data(as_text=True)
     assert "Freeze queued (job 1: queued, retried 1 time, asked at" in page

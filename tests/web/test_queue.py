@@ -20,7 +20,7 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 
 from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, enqueue
-from leaderboard.models import Analysis, PeriodicRun
+from leaderboard.models import Job, PeriodicRun
 from leaderboard.services.jobs import analyses
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
@@ -210,5 +210,5 @@ def test_a_worker_killed_mid_analysis_loses_nothing_on_redis(
         )
     assert done.report == json.loads(json.dumps(expected))
     with sessions(app)() as session:
-        rows = session.scalars(select(Analysis).where(Analysis.eval_set_id == done.eval_set_id))
+        rows = session.scalars(select(Job).where(Job.eval_set_id == done.eval_set_id))
         assert [r.id for r in rows] == [job]  # one row, updated by whichever worker ran it

@@ -27,7 +27,7 @@ from sqlalchemy.orm import Session, undefer
 from sqlalchemy.pool import NullPool
 
 from bench._common import random_cqa_run, server_env, start_gunicorn, stop_gunicorn
-from leaderboard.models import Analysis, Run, Team
+from leaderboard.models import Job, Run, Team
 from leaderboard.states import JobPurpose, JobStatus
 from tests import redis_server
 from tests.conftest import csrf_from
@@ -85,15 +85,15 @@ class Deployment:
         """Return the log file of a process of the deployment."""
         return self.root / f"{name}.log"
 
-    def job(self, job_id: int) -> Analysis:
+    def job(self, job_id: int) -> Job:
         """Return a job row as the database has it now."""
         with Session(self.engine) as session:
-            row = session.get(Analysis, job_id, options=[undefer(Analysis.report)])
+            row = session.get(Job, job_id, options=[undefer(Job.report)])
             assert row is not None
             session.expunge(row)
             return row
 
-    def finished(self, job_id: int, what: str, log: str) -> Analysis:
+    def finished(self, job_id: int, what: str, log: str) -> Job:
         """Wait until a job is done or failed; return its row."""
         return wait_for(
             lambda: (row := self.job(job_id)).status in (JobStatus.DONE, JobStatus.FAILED) and row,
@@ -102,11 +102,11 @@ class Deployment:
             self.log(log),
         )
 
-    def latest_job(self, purpose: JobPurpose) -> Analysis:
+    def latest_job(self, purpose: JobPurpose) -> Job:
         """Return the newest job row of a purpose."""
         with Session(self.engine) as session:
             row = session.scalars(
-                select(Analysis).where(Analysis.purpose == purpose).order_by(Analysis.id.desc())
+                select(Job).where(Job.purpose == purpose).order_by(Job.id.desc())
             ).first()
             assert row is not None, f"no {purpose} job"
             return self.job(row.id)
@@ -359,7 +359,7 @@ def test_twenty_parallel_uploads_to_one_slot_over_both_hosts_leave_one_active(
         assert [r.status for r in runs].count("active") == 1
 
 
-def _holder(site: Deployment, row: Analysis) -> str:
+def _holder(site: Deployment, row: Job) -> str:
     """Return which worker (W1 or W2) runs a job: the one whose process group has its pid."""
     pid = int(row.worker.split(":")[1].split("/")[0])
     group = os.getpgid(pid)

@@ -164,7 +164,7 @@ def test_an_analysis_stored_in_the_old_scale_is_read_in_the_tables(
     import csv
     import io
 
-    from leaderboard.models import Analysis
+    from leaderboard.models import Job
 
     body = report(cqa, "semeval2016-task3", "A", "--samples", "300")
     assert body["scale"] == "table"
@@ -183,7 +183,7 @@ def test_an_analysis_stored_in_the_old_scale_is_read_in_the_tables(
         },  # fmt: skip
     }
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        session.execute(update(Analysis).values(report=old))
+        session.execute(update(Job).values(report=old))
         session.commit()
     public = app.test_client()
     table = public.get("/tasks/semeval2016-task3/A/results.json").get_json()

@@ -14,7 +14,7 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError, IntegrityError
 
 from leaderboard.clock import FixedClock
-from leaderboard.models import Analysis, AuditEvent, FrozenTable
+from leaderboard.models import AuditEvent, FrozenTable, Job
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import api_upload, make_organizer, make_participant, token_for
 
@@ -245,7 +245,7 @@ def test_an_organizer_supersedes_on_the_page_and_the_public_sees_both_versions(
     assert refused.status_code == 400
     assert "A reason is required to supersede" in refused.get_data(as_text=True)
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        assert session.scalars(select(Analysis)).all() == []
+        assert session.scalars(select(Job)).all() == []
     queued = org.post(
         f"{ORGANIZE}/test/supersede",
         data={"csrf_token": token, "reason": REASON},

@@ -16,7 +16,7 @@ from sqlalchemy import func, select
 from werkzeug.test import TestResponse
 
 from leaderboard.jobqueue import RUN_JOB
-from leaderboard.models import Analysis, AuditEvent, EvalSet, GoldFile, Subtask, Task
+from leaderboard.models import AuditEvent, EvalSet, GoldFile, Job, Subtask, Task
 from tests.conftest import AppFactory, csrf_from, login
 from tests.dispatch import LocalDispatcher
 from tests.runs import make_organizer, make_participant
@@ -456,7 +456,7 @@ def test_edit_makes_a_new_gold_version_and_queues_a_rescore(
     assert 'id="task-preview"' in html
     assert "subtask A (test): new gold file gold.tsv (version 2 or later)" in html
     with org_app.extensions["leaderboard"]["sessionmaker"]() as session:
-        assert session.scalar(select(func.count(Analysis.id))) == 0
+        assert session.scalar(select(func.count(Job.id))) == 0
     done = confirm(org, page, EDIT)
     assert done.status_code == 302
     assert done.headers["Location"].endswith("/organizer/tasks/example-sentiment/A")
@@ -469,7 +469,7 @@ def test_edit_makes_a_new_gold_version_and_queues_a_rescore(
     assert got["definition"]["description"].startswith("Label every message")
     ext = org_app.extensions["leaderboard"]
     with ext["sessionmaker"]() as session:
-        job = session.scalar(select(Analysis))
+        job = session.scalar(select(Job))
         assert job is not None and job.purpose == "rescore"
         actions = list(
             session.scalars(
@@ -490,16 +490,25 @@ def test_edit_refusals(org_app: Flask, org: FlaskClient, tmp_path: Path) -> None
     counted = stored(org_app)
     cases = [
         (DEFINITION, GOLD, "unchanged; nothing to do"),
-        (DEFINITION.replace('slug = "A"', 'slug = "B"'), GOLD, "subtask 'A' is missing"),
+        (
+            DEFINITION.replace('slug = "A"', 'slug = "B"'),
+            GOLD,
+            "subtask 'A' is missing; an edit may add subtasks, not remove them",
+        ),
         (
             DEFINITION.replace('slug = "test"', 'slug = "final"'),
             GOLD,
-            "set 'test' of subtask 'A' is missing",
+            "set 'test' of subtask 'A' is missing; an edit may add sets, not remove them",
         ),
         (
             DEFINITION.replace('slug = "example-sentiment"', 'slug = "other"'),
             GOLD,
             "key slug",
+        ),
+        (
+            DEFINITION.replace('slug = "example-sentiment"', 'slug = "other"'),
+            GOLD,
+            "is 'other'; an edit keeps the task's slug 'example-sentiment'",
         ),
         (DEFINITION, GOLD + b"tw-999\tnope\n", "'nope'"),
     ]

@@ -11,8 +11,8 @@ from sqlalchemy import select
 
 from leaderboard.clock import FixedClock
 from leaderboard.models import (
-    Analysis,
     EvalSet,
+    Job,
     OutboxMail,
     WorkerSeen,
     utcnow,
@@ -57,7 +57,7 @@ def queued_jobs(app: Flask, n: int) -> None:
         set_id = session.scalar(select(EvalSet.id).order_by(EvalSet.id).limit(1))
         for seed in range(n):
             session.add(
-                Analysis(eval_set_id=set_id, revision=1, measure="MAP", method="bootstrap",
+                Job(eval_set_id=set_id, revision=1, measure="MAP", method="bootstrap",
                          samples=100, seed=seed, alpha=0.05, correction="none", runs="primary",
                          requested_by="org@example.org")
             )  # fmt: skip

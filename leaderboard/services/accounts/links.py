@@ -74,6 +74,15 @@ def fingerprint(password_hash: str | None) -> str:
     return hashlib.sha256((password_hash or "").encode()).hexdigest()[:20]
 
 
+def check_link(
+    purpose: str, payload: dict[str, Any], password_hash: str | None, now: datetime, changed: str
+) -> None:
+    """Raise BadLink saying ``changed`` when the password changed since the link, or ExpiredLink."""
+    if payload.get("h") != fingerprint(password_hash):
+        raise BadLink(changed)
+    check_age(purpose, payload, now)
+
+
 def absolute(base: str, path: str) -> str:
     """Join the site's base URL and a path."""
     return base.rstrip("/") + path

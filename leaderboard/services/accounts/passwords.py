@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 from leaderboard.db import get_row
 from leaderboard.models import User
 from leaderboard.services.accounts.core import _bump_generation, revoke_all_tokens
-from leaderboard.services.accounts.links import BadLink, check_age, fingerprint
+from leaderboard.services.accounts.links import BadLink, check_link
 from leaderboard.services.common import settings as site
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.common.text import clean_text
@@ -85,12 +85,13 @@ def user_for_reset(session: Session, payload: dict[str, Any], now: datetime) -> 
     if user is None or not user.is_active:
         raise BadLink("This link is not valid.")
     # A changed password (also by this very link) changes the fingerprint: single use.
-    if payload.get("h") != fingerprint(user.password_hash):
-        raise BadLink(
-            "This link was already used or the password changed since it was sent; "
-            "ask for a new one."
-        )
-    check_age("reset", payload, now)
+    check_link(
+        "reset",
+        payload,
+        user.password_hash,
+        now,
+        "This link was already used or the password changed since it was sent; ask for a new one.",
+    )
     return user
 
 

@@ -6,13 +6,12 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from sqlalchemy import ColumnElement, bindparam, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
-from leaderboard.clock import in_zone
+from leaderboard.clock import utc_and_local
 from leaderboard.db import transaction
 from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
@@ -28,13 +27,7 @@ from leaderboard.unit_of_work import unit_of
 
 def show_time(value: datetime, zone: str = "UTC") -> str:
     """Render a time in UTC, plus the organizers' zone when it differs (always with zones)."""
-    utc = value.strftime("%Y-%m-%d %H:%M UTC")
-    if zone in ("UTC", "Etc/UTC"):
-        return utc
-    local = in_zone(value, ZoneInfo(zone))
-    if local is None:
-        return utc
-    return f"{utc} ({local.strftime('%Y-%m-%d %H:%M')} {local.tzname()})"
+    return utc_and_local(value, zone, "%Y-%m-%d %H:%M UTC", "%Y-%m-%d %H:%M %Z")
 
 
 #: The years a phase time may fall in: a far one overflows when shown in another zone.

@@ -10,7 +10,13 @@ from sqlalchemy.orm import Session
 
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
-from leaderboard.services.results.significance import Request, ScoreLookup, Source, analyse
+from leaderboard.services.results.significance import (
+    Request,
+    ScoreLookup,
+    Source,
+    analyse,
+    testing_settings,
+)
 from leaderboard.services.results.table_analysis import annotate, current_report
 from leaderboard.tables.model import Table
 from leaderboard.targets import Target
@@ -36,16 +42,6 @@ def request_of_report(report: Mapping[str, Any]) -> Request:
     )
 
 
-def _request_record(request: Request) -> dict[str, Any]:
-    return {
-        "method": request.method,
-        "samples": request.samples,
-        "seed": request.seed,
-        "alpha": request.alpha,
-        "correction": request.correction,
-    }
-
-
 def analyse_frozen(
     target: Target, table: Table, gold: Any, scores: ScoreLookup, request: Request
 ) -> tuple[Table, dict[str, Any]]:
@@ -57,7 +53,7 @@ def analyse_frozen(
     try:
         analysis = analyse(target, Source(table, gold, scores), request)
     except InvalidInput as exc:
-        return table, {**_request_record(request), "unavailable": exc.message}
+        return table, {**testing_settings(request), "unavailable": exc.message}
     specs = target.family.measure_specs(target.context())
     return annotate(table, analysis, specs), analysis
 

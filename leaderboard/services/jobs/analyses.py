@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, undefer
 
 from leaderboard.db import get_row
 from leaderboard.jobqueue import RUN_JOB, enqueue
-from leaderboard.models import Analysis, FrozenTable, utcnow
+from leaderboard.models import FrozenTable, Job, utcnow
 from leaderboard.services.common.audit import record_for
 from leaderboard.services.common.errors import NotFound
 from leaderboard.services.common.revisions import touch
@@ -35,6 +35,7 @@ from leaderboard.services.results.significance import (
     analyse,
     check_request,
     source_of,
+    testing_settings,
 )
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
@@ -48,11 +49,11 @@ _WAITING = (JobStatus.QUEUED, JobStatus.RUNNING)
 class Status:
     """What a set's page says about its analysis: the latest one and whether it is current."""
 
-    analysis: Analysis | None
+    analysis: Job | None
     current: bool
     pending: bool
     #: The newest job after the shown analysis: queued, running, or failed (with its reason).
-    job: Analysis | None = None
+    job: Job | None = None
 
 
 def worker_name() -> str:
@@ -62,19 +63,19 @@ def worker_name() -> str:
 
 def request_analysis(
     session: Session, target: Target, request: Request, *, actor: str, now: datetime | None = None
-) -> Analysis:
+) -> Job:
     """Queue an analysis of the set's current scores (or return the one already queued)."""
     check_request(request)
     now = now or utcnow()
     revision = target.eval_set.revision
     waiting = session.scalar(
-        select(Analysis).where(
-            Analysis.eval_set_id == target.eval_set.id,
-            Analysis.revision == revision,
-            Analysis.purpose == JobPurpose.TABLE,
-            Analysis.status.in_(_WAITING),
-            Analysis.measure == (request.measure or ""),
-            Analysis.method == request.method,
+        select(Job).where(
+            Job.eval_set_id == target.eval_set.id,
+            Job.revision == revision,
+            Job.purpose == JobPurpose.TABLE,
+            Job.status.in_(_WAITING),
+            Job.measure == (request.measure or ""),
+            Job.method == request.method,
         )
     )
     if waiting is not None:
@@ -96,7 +97,7 @@ def request_job(
     before_deadline: bool = False,
     zone: str = "UTC",
     supersede: str | None = None,
-) -> Analysis:
+) -> Job:
     """Queue the freeze, the verification or the re-score of a set (or return the queued one).
 
     A freeze analyses the official table first, which is never done inside a page request;
@@ -116,10 +117,10 @@ def request_job(
     # A re-score already running may have read the gold before a change: a new one is queued.
     waiting_states = (JobStatus.QUEUED,) if purpose == JobPurpose.RESCORE else _WAITING
     waiting = session.scalar(
-        select(Analysis).where(
-            Analysis.eval_set_id == target.eval_set.id,
-            Analysis.purpose == purpose,
-            Analysis.status.in_(waiting_states),
+        select(Job).where(
+            Job.eval_set_id == target.eval_set.id,
+            Job.purpose == purpose,
+            Job.status.in_(waiting_states),
         )
     )
     if waiting is not None:
@@ -135,36 +136,30 @@ def request_job(
     return job
 
 
-def _send_once_committed(session: Session, job: Analysis, now: datetime) -> None:
+def _send_once_committed(session: Session, job: Job, now: datetime) -> None:
     """Have the job's task sent to the workers when (and only if) its row is committed."""
     session.flush()
     job.enqueued_at = now
     enqueue(session, RUN_JOB, job.id)
 
 
-def latest_job(session: Session, target: Target, purpose: JobPurpose) -> Analysis | None:
+def latest_job(session: Session, target: Target, purpose: JobPurpose) -> Job | None:
     """Return the set's latest job of one purpose (freeze, verification, re-score), with its report."""
     return session.scalar(
-        select(Analysis)
-        .where(Analysis.eval_set_id == target.eval_set.id, Analysis.purpose == purpose)
-        .order_by(Analysis.id.desc())
+        select(Job)
+        .where(Job.eval_set_id == target.eval_set.id, Job.purpose == purpose)
+        .order_by(Job.id.desc())
         .limit(1)
-        .options(undefer(Analysis.report))
+        .options(undefer(Job.report))
     )
 
 
-def _row(
-    target: Target, request: Request, *, actor: str, now: datetime, status: JobStatus
-) -> Analysis:
-    return Analysis(
+def _row(target: Target, request: Request, *, actor: str, now: datetime, status: JobStatus) -> Job:
+    return Job(
         eval_set_id=target.eval_set.id,
         revision=target.eval_set.revision,
         measure=request.measure or "",
-        method=request.method,
-        samples=request.samples,
-        seed=request.seed,
-        alpha=request.alpha,
-        correction=request.correction,
+        **testing_settings(request),
         runs=request.runs,
         status=status,
         requested_by=actor,
@@ -172,7 +167,7 @@ def _row(
     )
 
 
-def _request_of(analysis: Analysis) -> Request:
+def _request_of(analysis: Job) -> Request:
     return Request(
         analysis.measure or None,
         analysis.method,
@@ -199,7 +194,7 @@ def compute_now(
     *,
     actor: str,
     now: datetime | None = None,
-) -> Analysis:
+) -> Job:
     """Compute an analysis in this process (the CLI) and store it; raise on a refusal."""
     now = now or utcnow()
     report = compute(session, store, target, request)
@@ -217,26 +212,26 @@ def compute_now(
 def status(session: Session, target: Target) -> Status:
     """Return the set's latest finished analysis, whether it is current, and the job after it."""
     latest = session.scalar(
-        select(Analysis)
+        select(Job)
         .where(
-            Analysis.eval_set_id == target.eval_set.id,
-            Analysis.purpose == JobPurpose.TABLE,
-            Analysis.status == JobStatus.DONE,
+            Job.eval_set_id == target.eval_set.id,
+            Job.purpose == JobPurpose.TABLE,
+            Job.status == JobStatus.DONE,
         )
-        .order_by(Analysis.id.desc())
+        .order_by(Job.id.desc())
         .limit(1)
-        .options(undefer(Analysis.report))
+        .options(undefer(Job.report))
     )
     # The newest job asked after it: waiting (queued, running) or failed.
     job = session.scalar(
-        select(Analysis)
+        select(Job)
         .where(
-            Analysis.eval_set_id == target.eval_set.id,
-            Analysis.purpose == JobPurpose.TABLE,
-            Analysis.status != JobStatus.DONE,
-            Analysis.id > (latest.id if latest is not None else 0),
+            Job.eval_set_id == target.eval_set.id,
+            Job.purpose == JobPurpose.TABLE,
+            Job.status != JobStatus.DONE,
+            Job.id > (latest.id if latest is not None else 0),
         )
-        .order_by(Analysis.id.desc())
+        .order_by(Job.id.desc())
         .limit(1)
     )
     current = latest is not None and latest.revision == target.eval_set.revision
@@ -263,9 +258,9 @@ def shown_report(
     return in_table_scale(state.analysis.report, scales_of(target))
 
 
-def finished_analysis(session: Session, analysis_id: int) -> tuple[Analysis, dict[str, Any]]:
+def finished_analysis(session: Session, analysis_id: int) -> tuple[Job, dict[str, Any]]:
     """Return a finished analysis by id, current or not, with its report, or raise NotFound."""
-    analysis = get_row(session, Analysis, analysis_id)
+    analysis = get_row(session, Job, analysis_id)
     if analysis is None or analysis.status != JobStatus.DONE or analysis.report is None:
         raise NotFound(f"No finished analysis {analysis_id}.")
     return analysis, analysis.report

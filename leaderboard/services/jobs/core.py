@@ -20,7 +20,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.config import Settings
 from leaderboard.jobqueue import DRAW_CHARTS, RUN_JOB, enqueue
-from leaderboard.models import Analysis, EvalSet, utcnow
+from leaderboard.models import EvalSet, Job, utcnow
 from leaderboard.services.common.errors import DomainError, NotFound
 from leaderboard.services.common.revisions import touch
 from leaderboard.services.freeze.analysis import request_of_report
@@ -50,9 +50,7 @@ def claim_name() -> str:
 
 def _owned(job_id: int, worker: str) -> Any:
     """Return the condition that a job is running under this worker's claim."""
-    return and_(
-        Analysis.id == job_id, Analysis.worker == worker, Analysis.status == JobStatus.RUNNING
-    )
+    return and_(Job.id == job_id, Job.worker == worker, Job.status == JobStatus.RUNNING)
 
 
 def stale_after(settings: Settings) -> timedelta:
@@ -75,16 +73,16 @@ class Claim:
     """The outcome of taking a job; ``job`` is set when it was taken."""
 
     taken: Taken
-    job: Analysis | None = None
+    job: Job | None = None
 
 
 def _stale(now: datetime, stale: timedelta) -> Any:
     cutoff = now - stale
     return and_(
-        Analysis.status == JobStatus.RUNNING,
+        Job.status == JobStatus.RUNNING,
         or_(
-            Analysis.heartbeat_at < cutoff,
-            and_(Analysis.heartbeat_at.is_(None), Analysis.started_at < cutoff),
+            Job.heartbeat_at < cutoff,
+            and_(Job.heartbeat_at.is_(None), Job.started_at < cutoff),
         ),
     )
 
@@ -101,24 +99,24 @@ def claim(
     now = now or utcnow()
     # The conditional update is the claim: of two workers racing, one changes the row.
     taken = session.execute(
-        update(Analysis)
+        update(Job)
         .where(
-            Analysis.id == job_id,
-            Analysis.attempts < MAX_ATTEMPTS,
-            or_(Analysis.status == JobStatus.QUEUED, _stale(now, stale)),
+            Job.id == job_id,
+            Job.attempts < MAX_ATTEMPTS,
+            or_(Job.status == JobStatus.QUEUED, _stale(now, stale)),
         )
         .values(
             status=JobStatus.RUNNING,
             started_at=now,
             heartbeat_at=now,
             worker=worker,
-            attempts=Analysis.attempts + 1,
+            attempts=Job.attempts + 1,
         )
     )
     session.commit()
     if taken.rowcount == 1:  # type: ignore[attr-defined]
-        return Claim(Taken.TAKEN, session.get(Analysis, job_id, populate_existing=True))
-    job = session.get(Analysis, job_id, populate_existing=True)
+        return Claim(Taken.TAKEN, session.get(Job, job_id, populate_existing=True))
+    job = session.get(Job, job_id, populate_existing=True)
     if job is None or job.status in (JobStatus.DONE, JobStatus.FAILED):
         return Claim(Taken.FINISHED)
     if job.attempts >= MAX_ATTEMPTS and _give_up(session, job_id, now, stale):
@@ -129,10 +127,10 @@ def claim(
 def _give_up(session: Session, job_id: int, now: datetime, stale: timedelta) -> bool:
     """Fail a job whose every attempt lost its worker; return whether it was failed now."""
     failed = session.execute(
-        update(Analysis)
+        update(Job)
         .where(
-            Analysis.id == job_id,
-            or_(Analysis.status == JobStatus.QUEUED, _stale(now, stale)),
+            Job.id == job_id,
+            or_(Job.status == JobStatus.QUEUED, _stale(now, stale)),
         )
         .values(
             status=JobStatus.FAILED,
@@ -147,14 +145,14 @@ def _give_up(session: Session, job_id: int, now: datetime, stale: timedelta) -> 
 
 def claim_next(
     session: Session, *, worker: str, now: datetime | None = None, stale: timedelta = STALE_AFTER
-) -> Analysis | None:
+) -> Job | None:
     """Take the oldest job that is queued or has lost its worker, if any."""
     now = now or utcnow()
     while True:
         candidates = session.scalars(
-            select(Analysis.id)
-            .where(or_(Analysis.status == JobStatus.QUEUED, _stale(now, stale)))
-            .order_by(Analysis.id)
+            select(Job.id)
+            .where(or_(Job.status == JobStatus.QUEUED, _stale(now, stale)))
+            .order_by(Job.id)
             .limit(20)
         ).all()
         if not candidates:
@@ -168,17 +166,17 @@ def claim_next(
 def beat(session: Session, job_id: int, *, worker: str, now: datetime | None = None) -> bool:
     """Record that the job's worker is alive; return False once the job is no longer its own."""
     alive = session.execute(
-        update(Analysis).where(_owned(job_id, worker)).values(heartbeat_at=now or utcnow())
+        update(Job).where(_owned(job_id, worker)).values(heartbeat_at=now or utcnow())
     )
     return alive.rowcount == 1  # type: ignore[attr-defined]
 
 
-def _finish(session: Session, job: Analysis, worker: str, values: dict[str, Any]) -> bool:
+def _finish(session: Session, job: Job, worker: str, values: dict[str, Any]) -> bool:
     """Store a job's outcome in the open transaction if it is still this worker's; commit.
 
     A finished analysis (or freeze) has its charts drawn next, by whichever worker takes that.
     """
-    stored = session.execute(update(Analysis).where(_owned(job.id, worker)).values(**values))
+    stored = session.execute(update(Job).where(_owned(job.id, worker)).values(**values))
     if stored.rowcount != 1:  # type: ignore[attr-defined]
         # Handed on meanwhile: the new claimant's result stands, this one is dropped whole.
         session.rollback()
@@ -193,10 +191,10 @@ def run_claimed(
     session: Session,
     store: Store,
     settings: Settings,
-    job: Analysis,
+    job: Job,
     *,
     clock: Callable[[], datetime] = utcnow,
-) -> Analysis:
+) -> Job:
     """Run a taken job on the set as it is now; store its report or why it failed.
 
     An analysis stores its report; a freeze freezes the official table (as of the request)
@@ -213,14 +211,14 @@ def run_claimed(
         values = {"status": JobStatus.FAILED, "error": exc.message}
     values["finished_at"] = clock()
     _finish(session, job, worker, values)
-    return session.get(Analysis, job.id, populate_existing=True) or job
+    return session.get(Job, job.id, populate_existing=True) or job
 
 
 def _run(
     session: Session,
     store: Store,
     settings: Settings,
-    job: Analysis,
+    job: Job,
     clock: Callable[[], datetime],
 ) -> dict[str, Any]:
     """Do a job's work in the open transaction; return what its row then says."""
@@ -298,7 +296,7 @@ def release(
     Returns the job's new state, or None when it was no longer this worker's.
     """
     session.rollback()
-    job = session.get(Analysis, job_id, populate_existing=True)
+    job = session.get(Job, job_id, populate_existing=True)
     if job is None:
         return None
     last = job.attempts >= MAX_ATTEMPTS
@@ -308,7 +306,7 @@ def release(
         else {"status": JobStatus.QUEUED, "heartbeat_at": None}
     )
     values["worker"] = ""
-    given = session.execute(update(Analysis).where(_owned(job_id, worker)).values(**values))
+    given = session.execute(update(Job).where(_owned(job_id, worker)).values(**values))
     session.commit()
     if given.rowcount != 1:  # type: ignore[attr-defined]
         return None
@@ -328,13 +326,13 @@ def sweep(
     lost = or_(
         _stale(now, stale),
         and_(
-            Analysis.status == JobStatus.QUEUED,
-            or_(Analysis.enqueued_at.is_(None), Analysis.enqueued_at < resend),
+            Job.status == JobStatus.QUEUED,
+            or_(Job.enqueued_at.is_(None), Job.enqueued_at < resend),
         ),
     )
-    ids = list(session.scalars(select(Analysis.id).where(lost).order_by(Analysis.id)))
+    ids = list(session.scalars(select(Job.id).where(lost).order_by(Job.id)))
     if ids:
-        session.execute(update(Analysis).where(Analysis.id.in_(ids)).values(enqueued_at=now))
+        session.execute(update(Job).where(Job.id.in_(ids)).values(enqueued_at=now))
         for job_id in ids:
             enqueue(session, RUN_JOB, job_id)
     return ids

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from leaderboard.models import Analysis, utcnow
+from leaderboard.models import Job, utcnow
 from leaderboard.services.common.outbox import queued_mail_count
 from leaderboard.services.notify.notices import due_releases
 from leaderboard.services.operations.workers import last_seen
@@ -136,7 +136,7 @@ class Health:
 def waiting(session: Session, *, campaign_now: datetime) -> Waiting:
     """Return what waits for a worker; releases are due by the campaign's clock."""
     jobs = session.scalar(
-        select(func.count()).select_from(Analysis).where(Analysis.status == JobStatus.QUEUED)
+        select(func.count()).select_from(Job).where(Job.status == JobStatus.QUEUED)
     )
     releases = tuple(
         DueRelease(

@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, undefer
 
-from leaderboard.models import Analysis
+from leaderboard.models import Job
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import PUBLIC, Audience
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
@@ -111,7 +111,7 @@ def draw_report_charts(
 
 def draw_job_charts(session: Session, store: Store, job_id: int) -> int:
     """Draw and store the charts of a finished analysis or freeze; return how many."""
-    job = session.get(Analysis, job_id, options=[undefer(Analysis.report)])
+    job = session.get(Job, job_id, options=[undefer(Job.report)])
     if job is None or job.status != JobStatus.DONE or not job.report or "pairs" not in job.report:
         return 0
     eval_set = job.eval_set

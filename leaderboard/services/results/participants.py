@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import Run, Subtask, Task, Team, User
+from leaderboard.services.common.counts import per_team
 from leaderboard.states import RunKind
 from leaderboard.tables.flat import FlatColumn, FlatExport
 
@@ -29,14 +30,7 @@ def participants(session: Session) -> list[dict[str, Any]]:
     ).all()
     for team_id, task, subtask in rows:
         entered.setdefault(team_id, set()).add(f"{task}/{subtask}")
-    counts: dict[int | None, int] = {
-        team_id: n
-        for team_id, n in session.execute(
-            select(User.team_id, func.count(User.id))
-            .where(User.team_id.is_not(None))
-            .group_by(User.team_id)
-        ).all()
-    }
+    counts = per_team(session, User.team_id, User.id)
     teams = session.scalars(
         select(Team).where(Team.withdrawn_at.is_(None), Team.id.in_(list(entered)))
     ).all()

@@ -58,6 +58,15 @@ class Request:
     runs: str = "ranked"
 
 
+#: The fields of a request that say how it tests, as a job row and a frozen record name them.
+TESTING_FIELDS = ("method", "samples", "seed", "alpha", "correction")
+
+
+def testing_settings(request: Request) -> dict[str, Any]:
+    """Return how a request tests (its ``TESTING_FIELDS``), by field name."""
+    return {name: getattr(request, name) for name in TESTING_FIELDS}
+
+
 def check_request(request: Request) -> None:
     """Raise InvalidInput naming the first setting of a request that is out of range."""
     if request.method not in METHODS:

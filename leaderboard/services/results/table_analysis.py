@@ -12,7 +12,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.orm import Session, undefer
 
-from leaderboard.models import Analysis
+from leaderboard.models import Job
 from leaderboard.services.results.report_scale import in_table_scale
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.tables.model import CLUSTER_RULES, INTERVAL_NOTE, Cell, MeasureSpec, Row, Table
@@ -28,18 +28,18 @@ CLUSTER_NOTE = (
 def current_report(session: Session, target: Target, official: str) -> dict[str, Any] | None:
     """Return the report of the set's current analysis of the official measure, if any."""
     analysis = session.scalar(
-        select(Analysis)
+        select(Job)
         .where(
-            Analysis.eval_set_id == target.eval_set.id,
-            Analysis.revision == target.eval_set.revision,
-            Analysis.purpose == JobPurpose.TABLE,
-            Analysis.status == JobStatus.DONE,
-            Analysis.runs == "ranked",
-            Analysis.measure.in_(("", official)),
+            Job.eval_set_id == target.eval_set.id,
+            Job.revision == target.eval_set.revision,
+            Job.purpose == JobPurpose.TABLE,
+            Job.status == JobStatus.DONE,
+            Job.runs == "ranked",
+            Job.measure.in_(("", official)),
         )
-        .order_by(Analysis.id.desc())
+        .order_by(Job.id.desc())
         .limit(1)
-        .options(undefer(Analysis.report))
+        .options(undefer(Job.report))
     )
     return analysis.report if analysis is not None else None
 

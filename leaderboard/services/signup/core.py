@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 from leaderboard.db import get_row
 from leaderboard.formats.issues import quoted
 from leaderboard.models import Team, User
-from leaderboard.services.accounts.links import BadLink, check_age, fingerprint
+from leaderboard.services.accounts.links import BadLink, check_link, fingerprint
 from leaderboard.services.accounts.passwords import check_password, hasher
 from leaderboard.services.common import settings as site
 from leaderboard.services.common.errors import Forbidden, InvalidInput
@@ -165,12 +165,14 @@ def pending_verification(session: Session, payload: dict[str, Any], now: datetim
     user = verification_user(session, payload)
     if user.verified_at is not None:
         return None
-    if payload.get("h") != fingerprint(user.password_hash):
-        raise BadLink(
-            "This link is no longer valid: the account's password changed since it was sent. "
-            "Log in, or ask for a new link."
-        )
-    check_age("verify", payload, now)
+    check_link(
+        "verify",
+        payload,
+        user.password_hash,
+        now,
+        "This link is no longer valid: the account's password changed since it was sent. "
+        "Log in, or ask for a new link.",
+    )
     return user
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from functools import lru_cache
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import IO
+from typing import IO, Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, selectinload
@@ -168,6 +168,30 @@ def data_copying(
     return None
 
 
+def _record_file(
+    session: Session,
+    actor: str,
+    action: str,
+    data: TaskDataFile,
+    subtask: Subtask,
+    phase: Phase,
+    now: datetime,
+    **facts: Any,
+) -> None:
+    """Audit a change to a data file of a phase, with the facts of the file."""
+    record(
+        session,
+        actor,
+        action,
+        task=subtask.task.slug,
+        subtask=subtask.slug,
+        at=now,
+        phase=phase.name,
+        file_id=data.id,
+        **facts,
+    )
+
+
 def add_data_file(
     session: Session,
     store: Store,
@@ -204,15 +228,14 @@ def add_data_file(
     )
     session.add(data)
     session.flush()
-    record(
+    _record_file(
         session,
         actor,
         "add-data-file",
-        task=subtask.task.slug,
-        subtask=subtask.slug,
-        at=now,
-        phase=phase.name,
-        file_id=data.id,
+        data,
+        subtask,
+        phase,
+        now,
         filename=name,
         title=title,
         sha256=sha,
@@ -250,15 +273,14 @@ def delete_data_file(
 ) -> TaskDataFile:
     """Remove a data file from its phase (the stored bytes stay: other rows may share them)."""
     data = _file_of(session, subtask, file_id)
-    record(
+    _record_file(
         session,
         actor,
         "delete-data-file",
-        task=subtask.task.slug,
-        subtask=subtask.slug,
-        at=now,
-        phase=data.phase.name,
-        file_id=data.id,
+        data,
+        subtask,
+        data.phase,
+        now,
         filename=data.filename,
         sha256=data.sha256,
     )

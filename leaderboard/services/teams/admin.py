@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import delete, exists, func, select, update
+from sqlalchemy import delete, exists, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, selectinload
 
@@ -19,6 +19,7 @@ from leaderboard.services.accounts.core import (
     taken_name,
 )
 from leaderboard.services.common.audit import record
+from leaderboard.services.common.counts import per_team
 from leaderboard.services.common.errors import Conflict, Forbidden, NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.runs.core import active_key
@@ -47,14 +48,7 @@ def team_overview(session: Session) -> list[TeamRow]:
     teams = session.scalars(
         select(Team).options(selectinload(Team.members)).order_by(Team.name)
     ).all()
-    counts: dict[int | None, int] = {
-        team_id: n
-        for team_id, n in session.execute(
-            select(Run.team_id, func.count(Run.id))
-            .where(Run.team_id.is_not(None))
-            .group_by(Run.team_id)
-        ).all()
-    }
+    counts = per_team(session, Run.team_id, Run.id)
     return [
         TeamRow(
             t,

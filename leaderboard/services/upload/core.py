@@ -366,6 +366,13 @@ class _FileChange:
     filename: str
 
 
+def _removed(what: str, may: str, key: str) -> Problem:
+    """Return the problem of an edit that removes what it may only add or replace."""
+    return Problem(
+        DEFINITION_NAME, f"{what} is missing; an edit may {may}, not remove them", key=key
+    )
+
+
 def _edit_plan(
     session: Session, store: Store, task_slug: str, definition: TaskDefinition
 ) -> tuple[Task, list[str], list[_FileChange]]:
@@ -378,56 +385,43 @@ def _edit_plan(
     if task is None:
         raise NotFound(f"No task {quoted(task_slug)}.")
     problems: list[Problem] = []
-    if definition.slug != task.slug:
-        problems.append(
-            Problem(
-                DEFINITION_NAME,
-                f"is {quoted(definition.slug)}; an edit keeps the task's slug {quoted(task.slug)}",
-                key="slug",
+    for key, new, old, what in (
+        ("slug", definition.slug, task.slug, "the task's slug"),
+        ("family", definition.family, task.family, "the family"),
+    ):
+        if new != old:
+            problems.append(
+                Problem(
+                    DEFINITION_NAME,
+                    f"is {quoted(new)}; an edit keeps {what} {quoted(old)}",
+                    key=key,
+                )
             )
-        )
-    if definition.family != task.family:
-        problems.append(
-            Problem(
-                DEFINITION_NAME,
-                f"is {quoted(definition.family)}; an edit keeps the family {quoted(task.family)}",
-                key="family",
-            )
-        )
     changes: list[str] = []
     files: list[_FileChange] = []
     for st in task.subtasks:
         sd = definition.subtask(st.slug)
         if sd is None:
-            problems.append(
-                Problem(
-                    DEFINITION_NAME,
-                    f"subtask {quoted(st.slug)} is missing; an edit may add subtasks, "
-                    "not remove them",
-                    key="subtasks",
-                )
-            )
+            problems.append(_removed(f"subtask {quoted(st.slug)}", "add subtasks", "subtasks"))
             continue
         for es in st.eval_sets:
             setdef = sd.set(es.slug)
             if setdef is None:
                 problems.append(
-                    Problem(
-                        DEFINITION_NAME,
-                        f"set {quoted(es.slug)} of subtask {quoted(st.slug)} is missing; an edit "
-                        "may add sets, not remove them",
-                        key="subtasks.sets",
+                    _removed(
+                        f"set {quoted(es.slug)} of subtask {quoted(st.slug)}",
+                        "add sets",
+                        "subtasks.sets",
                     )
                 )
                 continue
             current = current_files(session, es)
             for role in sorted(set(current) - set(setdef.files)):
                 problems.append(
-                    Problem(
-                        DEFINITION_NAME,
-                        f"the {role} file of subtask {st.slug} ({es.slug}) is missing; an edit "
-                        "may replace reference files, not remove them",
-                        key=f"subtasks.sets.{role}",
+                    _removed(
+                        f"the {role} file of subtask {st.slug} ({es.slug})",
+                        "replace reference files",
+                        f"subtasks.sets.{role}",
                     )
                 )
             for role, rel in sorted(setdef.files.items()):

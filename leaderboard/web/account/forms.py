@@ -7,7 +7,7 @@ from wtforms import BooleanField, PasswordField, SelectField, StringField, TextA
 from wtforms.validators import DataRequired, EqualTo, Length, Optional, Regexp
 
 from leaderboard.services.common.settings import REGISTRATION_MODES
-from leaderboard.web.common.forms import options
+from leaderboard.web.common.forms import optional_text, options, required_text
 
 _EMAIL = [
     DataRequired(message="Enter your e-mail address."),
@@ -28,7 +28,7 @@ class SignupForm(FlaskForm):
     display_name = StringField(
         "Your name", validators=[DataRequired(message="Enter your name."), Length(max=255)]
     )
-    affiliation = StringField("Affiliation (optional)", validators=[Optional(), Length(max=255)])
+    affiliation = optional_text("Affiliation (optional)", 255)
     password = PasswordField("Password (at least 10 characters)", validators=_NEW_PASSWORD)
     password_confirm = PasswordField("Password again", validators=_CONFIRM)
     accept_terms = BooleanField("I accept the terms above")
@@ -62,7 +62,7 @@ class ProfileForm(FlaskForm):
     display_name = StringField(
         "Your name", validators=[DataRequired(message="Enter your name."), Length(max=255)]
     )
-    affiliation = StringField("Affiliation", validators=[Optional(), Length(max=255)])
+    affiliation = optional_text("Affiliation", 255)
 
 
 class SiteSettingsForm(FlaskForm):
@@ -71,8 +71,8 @@ class SiteSettingsForm(FlaskForm):
     registration = SelectField(
         "Registration", choices=options([(m, m) for m in REGISTRATION_MODES])
     )
-    max_team_size = StringField("Largest team", validators=[DataRequired(), Length(max=9)])
-    site_name = StringField("Site name", validators=[DataRequired(), Length(max=200)])
+    max_team_size = required_text("Largest team", 9)
+    site_name = required_text("Site name", 200)
     terms = TextAreaField("Terms (empty: none)", validators=[Optional(), Length(max=20000)])
 
 

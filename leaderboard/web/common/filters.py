@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from flask import Flask
 
-from leaderboard.clock import in_zone
+from leaderboard.clock import utc_and_local
 from leaderboard.formats.issues import Issue, located
 from leaderboard.tasks.definition import subtask_heading
 from leaderboard.web.common.context import settings
@@ -19,14 +18,9 @@ def format_time(value: datetime | None) -> str:
     """Render a UTC time with its zone, plus the configured display zone when it differs."""
     if value is None:
         return ""
-    utc = value.strftime("%Y-%m-%d %H:%M:%S UTC")
-    tz = settings().display_timezone
-    if tz in ("UTC", "Etc/UTC"):
-        return utc
-    local = in_zone(value, ZoneInfo(tz))
-    if local is None:
-        return utc
-    return f"{utc} ({local.strftime('%Y-%m-%d %H:%M %Z')})"
+    return utc_and_local(
+        value, settings().display_timezone, "%Y-%m-%d %H:%M:%S UTC", "%Y-%m-%d %H:%M %Z"
+    )
 
 
 def issue_parts(issue: Issue | Mapping[str, Any]) -> tuple[str, str]:

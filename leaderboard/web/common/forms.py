@@ -26,6 +26,16 @@ def options(pairs: Iterable[tuple[str, str]]) -> list[SelectChoice]:
     return [SelectChoice(value, label) for value, label in pairs]
 
 
+def required_text(label: str, limit: int) -> StringField:
+    """Return a text field that must be filled, with at most ``limit`` characters."""
+    return StringField(label, validators=[DataRequired(), Length(max=limit)])
+
+
+def optional_text(label: str, limit: int) -> StringField:
+    """Return a text field that may stay empty, with at most ``limit`` characters."""
+    return StringField(label, validators=[Optional(), Length(max=limit)])
+
+
 class LoginForm(FlaskForm):
     """E-mail and password."""
 
@@ -49,7 +59,7 @@ class UploadForm(FlaskForm):
 
     eval_set = SelectField("Evaluation set", validators=[DataRequired()])
     slot = SelectField("Run slot", validators=[DataRequired()])
-    name = StringField("Run name", validators=[Optional(), Length(max=100)])
+    name = optional_text("Run name", 100)
     description = TextAreaField(
         "Short system description", validators=[Optional(), Length(max=5000)]
     )
@@ -62,10 +72,10 @@ class ConfirmForm(FlaskForm):
 class PhaseForm(FlaskForm):
     """Create or update a phase (times in ISO 8601 with a zone)."""
 
-    name = StringField("Phase name", validators=[DataRequired(), Length(max=64)])
+    name = required_text("Phase name", 64)
     eval_set = SelectField("Evaluation set", validators=[DataRequired()])
-    start = StringField("Start (ISO 8601 with zone)", validators=[Optional(), Length(max=64)])
-    end = StringField("Deadline (ISO 8601 with zone)", validators=[Optional(), Length(max=64)])
+    start = optional_text("Start (ISO 8601 with zone)", 64)
+    end = optional_text("Deadline (ISO 8601 with zone)", 64)
     late = SelectField(
         "Late runs", choices=options([("", "unchanged"), ("yes", "accepted"), ("no", "refused")])
     )
@@ -137,9 +147,9 @@ class ImportForm(FlaskForm):
     """Organizer import of one run file into a team's slot."""
 
     eval_set = SelectField("Evaluation set", validators=[DataRequired()])
-    team = StringField("Team (created if missing)", validators=[DataRequired(), Length(max=255)])
+    team = required_text("Team (created if missing)", 255)
     slot = SelectField("Slot", validators=[DataRequired()])
-    name = StringField("Run name", validators=[Optional(), Length(max=100)])
+    name = optional_text("Run name", 100)
     description = TextAreaField("Description", validators=[Optional(), Length(max=5000)])
     #: Strict and lenient; the view adds the subtask's family's import modes (import_modes).
     mode = SelectField("Validation", choices=options(BASIC_IMPORT_MODES))
@@ -154,45 +164,45 @@ class GoldForm(FlaskForm):
 class TeamForm(FlaskForm):
     """A new team: its name and affiliation."""
 
-    name = StringField("Team name", validators=[DataRequired(), Length(max=255)])
-    affiliation = StringField("Affiliation", validators=[Optional(), Length(max=255)])
+    name = required_text("Team name", 255)
+    affiliation = optional_text("Affiliation", 255)
 
 
 class NewTeamForm(FlaskForm):
     """An organizer creates a team (members join through its invite link or are added)."""
 
-    name = StringField("Name", validators=[DataRequired(), Length(max=255)])
+    name = required_text("Name", 255)
 
 
 class RenameTeamForm(FlaskForm):
     """An organizer renames a team."""
 
-    name = StringField("New name", validators=[DataRequired(), Length(max=255)])
+    name = required_text("New name", 255)
 
 
 class MergeTeamForm(FlaskForm):
     """An organizer merges a team into another (members and runs move)."""
 
-    into = StringField("Merge into (team name)", validators=[DataRequired(), Length(max=255)])
+    into = required_text("Merge into (team name)", 255)
 
 
 class AddMemberForm(FlaskForm):
     """An organizer adds an account (by e-mail) to a team."""
 
-    email = StringField("E-mail address", validators=[DataRequired(), Length(max=320)])
+    email = required_text("E-mail address", 320)
 
 
 class TokenForm(FlaskForm):
     """Create a named API token."""
 
-    name = StringField("Token name", validators=[DataRequired(), Length(max=100)])
+    name = required_text("Token name", 100)
 
 
 class DataFileForm(FlaskForm):
     """Attach a file for participants (the file itself is the multipart field ``file``)."""
 
     phase = SelectField("Phase", validators=[DataRequired()])
-    title = StringField("Title (default: the file name)", validators=[Optional(), Length(max=255)])
+    title = optional_text("Title (default: the file name)", 255)
 
 
 class TermsForm(FlaskForm):

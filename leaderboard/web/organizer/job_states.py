@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from leaderboard.models import Analysis
+from leaderboard.models import Job
 from leaderboard.states import JobPurpose, JobStatus
 
 #: Which sentence a job gets: waiting or running, failed, done, or done but the check differed.
@@ -48,7 +48,7 @@ ACTIONS = (
 class JobNote:
     """One job as the page words it: its row (id, times, error) and which sentence it gets."""
 
-    job: Analysis
+    job: Job
     state: State
 
 
@@ -87,13 +87,13 @@ class Verified:
     differences: list[str]
 
 
-def _state(job: Analysis) -> State:
+def _state(job: Job) -> State:
     if job.status in PENDING:
         return "pending"
     return "failed" if job.status == JobStatus.FAILED else "done"
 
 
-def _rescored(job: Analysis) -> Rescored:
+def _rescored(job: Job) -> Rescored:
     report = job.report or {}
     failed: Mapping[str, list[str]] = report.get("failed") or {}
     return Rescored(
@@ -102,7 +102,7 @@ def _rescored(job: Analysis) -> Rescored:
     )
 
 
-def _verified(job: Analysis) -> Verified:
+def _verified(job: Job) -> Verified:
     report = job.report or {}
     versions = report.get("versions")
     return Verified(
@@ -112,7 +112,7 @@ def _verified(job: Analysis) -> Verified:
     )
 
 
-def set_jobs(jobs: Mapping[JobPurpose, Analysis | None], frozen: bool) -> SetJobs:
+def set_jobs(jobs: Mapping[JobPurpose, Job | None], frozen: bool) -> SetJobs:
     """Return what the page shows of a set's latest freeze, verification and re-score."""
     freezing = jobs.get(JobPurpose.FREEZE)
     checking = jobs.get(JobPurpose.VERIFY)

@@ -109,10 +109,11 @@ def prepare(instance: Instance, teams: int) -> list[str]:
     instance.cli("phase", TASK, SUBTASK, "post-evaluation", "--delete")
     instance.cli("phase", TASK, SUBTASK, "test", "--end", end)
     from leaderboard.services.accounts import core as accounts
+    from leaderboard.unit_of_work import unit_of
 
     ext = instance.app().extensions["leaderboard"]
     tokens = []
-    with ext["sessionmaker"]() as session:
+    with ext["sessionmaker"]() as session, unit_of(session):
         for t in range(teams + 1):
             name, email = f"Squad {t:02d}", f"team{t:02d}@example.org"
             accounts.create_team(session, name, actor="bench")

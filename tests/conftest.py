@@ -25,6 +25,7 @@ from leaderboard.db import make_engine, make_sessionmaker
 from leaderboard.migrate import upgrade
 from leaderboard.services.tasks.catalog import install_presets
 from leaderboard.storage import LocalStore
+from leaderboard.unit_of_work import opened
 from leaderboard.web import create_app
 from tests.dispatch import LocalDispatcher
 
@@ -67,8 +68,8 @@ def template_instance(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path
         url = _pg_url(f"{_RUN_ID}_template")
     upgrade(url)
     engine = make_engine(url)
-    with make_sessionmaker(engine)() as session:
-        install_presets(session, LocalStore(root / "storage"), actor="test")
+    with opened(make_sessionmaker(engine)) as unit:
+        install_presets(unit.session, LocalStore(root / "storage"), actor="test")
     engine.dispose()
     yield root
     if PG_URL:

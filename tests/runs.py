@@ -18,6 +18,7 @@ from leaderboard.services.accounts import core as accounts
 from leaderboard.services.tasks.catalog import POST_EVALUATION
 from leaderboard.tasks.definition import preset_paths
 from leaderboard.tasks.loading import load_definition_file
+from leaderboard.unit_of_work import opened
 
 PRESET = (
     Path(__file__).resolve().parents[1] / "leaderboard" / "tasks" / "presets" / "semeval2016-task3"
@@ -114,7 +115,8 @@ def make_participant(
     app: Flask, team: str, email: str, password: str = "correct horse battery"
 ) -> None:
     """Create a team (if needed) and a participant in it."""
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
+        session = unit.session
         try:
             accounts.find_team(session, team)
         except Exception:
@@ -126,14 +128,14 @@ def make_participant(
 
 def make_organizer(app: Flask, email: str, password: str = "organizer password") -> None:
     """Create an organizer."""
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        accounts.create_user(session, email, role="organizer", password=password, actor="test")
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
+        accounts.create_user(unit.session, email, role="organizer", password=password, actor="test")
 
 
 def token_for(app: Flask, email: str) -> str:
     """Issue an API token."""
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        return accounts.issue_token(session, email, actor="test")
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
+        return accounts.issue_token(unit.session, email, actor="test")
 
 
 def api_upload(

@@ -53,12 +53,16 @@ def significance_cmd(
     from leaderboard.services.results.tables import caption_of
     from leaderboard.services.tasks.catalog import resolve
     from leaderboard.tables import significance_exports as exports
+    from leaderboard.unit_of_work import unit_of
 
     request = Request(measure, method, samples, seed, alpha, correction, runs)
     with common.session() as session:
         try:
             target = resolve(session, task, subtask, set_slug)
-            analysis = compute_now(session, common.store(), target, request, actor=common.actor())
+            with unit_of(session):
+                analysis = compute_now(
+                    session, common.store(), target, request, actor=common.actor()
+                )
             report = dict(analysis.report or {})
             # Computed at once, so drawn at once: pages only read stored charts.
             draw_report_charts(session, common.store(), target, report, live=True)

@@ -37,6 +37,7 @@ def set_gold_cmd(
     """Add or replace a gold file (or qrels variant) and re-score every run against it."""
     from leaderboard.services.gold.core import gold_target, store_gold
     from leaderboard.services.tasks.catalog import load_gold, resolve
+    from leaderboard.unit_of_work import unit_of
 
     path = Path(file)
     try:
@@ -53,9 +54,10 @@ def set_gold_cmd(
                 set_slug,
                 {option: value for option, value in address.items() if value is not None},
             )
-            gold_file = store_gold(
-                session, store, settings, target, role, data, path.name, actor=common.actor()
-            )
+            with unit_of(session):
+                gold_file = store_gold(
+                    session, store, settings, target, role, data, path.name, actor=common.actor()
+                )
             refreshed = resolve(session, task, subtask, target.eval_set.slug)
             gold, _files = load_gold(session, store, refreshed, settings.max_decompressed_bytes)
             click.echo(
@@ -76,7 +78,8 @@ def _rescore_or_queue(session: Session, target: Target, queued: bool, reason: st
     from leaderboard.unit_of_work import unit_of
 
     if queued:
-        job = request_job(session, target, JobPurpose.RESCORE, actor=common.actor())
+        with unit_of(session):
+            job = request_job(session, target, JobPurpose.RESCORE, actor=common.actor())
         click.echo(f"Re-scoring queued (job {job.id}).")
         return
     with unit_of(session):

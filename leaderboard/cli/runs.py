@@ -131,6 +131,7 @@ def _import_baseline(
     from leaderboard.services.runs.baselines import import_baseline
     from leaderboard.services.runs.core import Upload
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import unit_of
 
     settings = common.settings()
     target = resolve(session, task, subtask, set_slug)
@@ -142,17 +143,18 @@ def _import_baseline(
         click.echo(f"REJECTED baseline {label!r} ({path.name}): {exc}")
         return False
     try:
-        run = import_baseline(
-            session,
-            common.store(),
-            settings,
-            target,
-            Upload(inputs, {k: path.name for k in inputs}),
-            label=label,
-            lenient=lenient,
-            description=description,
-            actor=common.actor(),
-        )
+        with unit_of(session):
+            run = import_baseline(
+                session,
+                common.store(),
+                settings,
+                target,
+                Upload(inputs, {k: path.name for k in inputs}),
+                label=label,
+                lenient=lenient,
+                description=description,
+                actor=common.actor(),
+            )
     except RunRejected as exc:
         return _rejected(f"baseline {label!r} ({path.name})", exc)
     official = _official(run)
@@ -270,13 +272,15 @@ def add_baselines_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Compute and store the subtask's standard baselines from the gold data."""
     from leaderboard.services.runs.baselines import add_baselines
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import unit_of
 
     with common.session() as session:
         try:
-            target = resolve(session, task, subtask, set_slug)
-            runs = add_baselines(
-                session, common.store(), common.settings(), target, actor=common.actor()
-            )
+            with unit_of(session):
+                target = resolve(session, task, subtask, set_slug)
+                runs = add_baselines(
+                    session, common.store(), common.settings(), target, actor=common.actor()
+                )
         except DomainError as exc:
             common.fail(exc.message)
         for run in runs:

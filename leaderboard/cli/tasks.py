@@ -27,6 +27,7 @@ def init_cmd() -> None:
     from leaderboard.private_files import make_private_dir, tighten
     from leaderboard.services.tasks.catalog import install_presets
     from leaderboard.storage import S3Store, StorageError
+    from leaderboard.unit_of_work import unit_of
 
     settings = common.settings()
     make_private_dir(settings.instance_dir)
@@ -43,7 +44,7 @@ def init_cmd() -> None:
         upgrade(settings.database_url)
     except MigrationRefused as exc:
         common.fail(str(exc))
-    with common.session() as session:
+    with common.session() as session, unit_of(session):
         slugs = install_presets(session, common.store(), actor=common.actor())
     from leaderboard.jobqueue.broker import prepare_embedded
 
@@ -64,6 +65,7 @@ def add_task_cmd(definition: str) -> None:
     """Host a new task (or update one) from a task definition file and its gold files."""
     from leaderboard.services.campaign.phases import closed_notice, closed_subtasks
     from leaderboard.services.tasks.catalog import install_definition
+    from leaderboard.unit_of_work import unit_of
 
     limit = common.settings().max_decompressed_bytes
     try:
@@ -73,7 +75,8 @@ def add_task_cmd(definition: str) -> None:
     except Refused as exc:
         fail_every(str(exc), Path(definition), limit)
     with common.session() as session:
-        task = install_definition(session, common.store(), d, actor=common.actor())
+        with unit_of(session):
+            task = install_definition(session, common.store(), d, actor=common.actor())
         closed = [st.slug for st in closed_subtasks(session, task, common.now())]
     subtasks = ", ".join(f"{s.slug} ({', '.join(x.slug for x in s.sets)})" for s in d.subtasks)
     click.echo(f"Task {d.slug} is ready: subtasks {subtasks}.")

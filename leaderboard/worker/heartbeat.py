@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.services.jobs.core import beat
+from leaderboard.unit_of_work import opened
 
 log = logging.getLogger("leaderboard.worker")
 
@@ -24,8 +25,8 @@ def heartbeat(
     def loop() -> None:
         while not stop.wait(interval):
             try:
-                with sessions() as session:
-                    if not beat(session, job_id, worker=worker):
+                with opened(sessions) as unit:
+                    if not beat(unit.session, job_id, worker=worker):
                         return
             except Exception:  # a missed beat is retried at the next one
                 log.exception("heartbeat of job %s failed", job_id)

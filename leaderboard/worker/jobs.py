@@ -16,6 +16,7 @@ from leaderboard.services.common import mail, outbox
 from leaderboard.services.jobs import core as jobs
 from leaderboard.states import JobPurpose, JobStatus, MailStatus
 from leaderboard.storage import Store
+from leaderboard.unit_of_work import opened
 from leaderboard.worker.heartbeat import heartbeat
 from leaderboard.worker.runtime import resources
 
@@ -165,15 +166,15 @@ def summarize(eval_set_id: int, revision: int) -> int:
 def sweep() -> list[int]:
     """Send again the jobs whose worker fell silent or whose task was lost."""
     res = resources()
-    with res.sessionmaker() as session:
-        return jobs.sweep(session, stale=jobs.stale_after(res.settings))
+    with opened(res.sessionmaker) as unit:
+        return jobs.sweep(unit.session, stale=jobs.stale_after(res.settings))
 
 
 def sweep_mail() -> list[int]:
     """Queue again the outbox mails whose message seems lost; return their ids."""
     res = resources()
-    with res.sessionmaker() as session:
-        return outbox.resend_lost(session, res.clock.now())
+    with opened(res.sessionmaker) as unit:
+        return outbox.resend_lost(unit.session, res.clock.now())
 
 
 def check_campaign() -> dict[str, int]:

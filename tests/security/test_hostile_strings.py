@@ -23,6 +23,7 @@ from flask.testing import FlaskClient
 
 from leaderboard.services.accounts import core as accounts
 from leaderboard.services.common.errors import NotFound
+from leaderboard.unit_of_work import opened
 from tests.conftest import app_on_copy, csrf_from, dispose, login
 from tests.dispatch import draw_asked, summarize_changed
 from tests.runs import (
@@ -101,7 +102,8 @@ class World:
 def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> Iterator[World]:
     app = app_on_copy(template_instance, tmp_path_factory.mktemp("hostile"))
     make_organizer(app, "org@example.org")
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
+        session = unit.session
         for i, team in enumerate(TEAMS):
             accounts.create_team(session, team, actor="org@example.org")
             accounts.create_user(

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 from leaderboard.clock import FixedClock
 from leaderboard.models import ApiToken, AuditEvent
 from leaderboard.services.accounts import core as accounts
+from leaderboard.unit_of_work import unit_of
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant
 
@@ -150,7 +151,8 @@ def test_organizers_have_tokens_too_and_anonymous_visitors_log_in(app: Flask) ->
 def test_a_disabled_users_tokens_stay_refused(app: Flask, session: Session) -> None:
     client = _alice(app)
     token = _create(client, "before")
-    accounts.disable_user(session, ALICE, actor="test")
+    with unit_of(session):
+        accounts.disable_user(session, ALICE, actor="test")
     resp = app.test_client().get("/api/v1/tasks", headers={"Authorization": f"Bearer {token}"})
     assert resp.status_code == 401
 

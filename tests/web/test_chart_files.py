@@ -11,6 +11,7 @@ from sqlalchemy import func, select
 
 from leaderboard import charts
 from leaderboard.models import ChartFile
+from leaderboard.unit_of_work import opened
 from tests.conftest import login
 from tests.dispatch import draw_asked
 from tests.runs import make_organizer
@@ -150,9 +151,9 @@ def test_the_worker_draws_a_finished_analysis_charts_so_pages_only_read_them(
 
     _cli(hosted, "phase", "example-sentiment", "A", "test", "--names", "anonymous")
     ext = app.extensions["leaderboard"]
-    with ext["sessionmaker"]() as session:
-        target = resolve(session, "example-sentiment", "A")
-        job = request_analysis(session, target, Request(samples=200), actor="org").id
+    with opened(ext["sessionmaker"]) as unit:
+        target = resolve(unit.session, "example-sentiment", "A")
+        job = request_analysis(unit.session, target, Request(samples=200), actor="org").id
     assert _cli(hosted, "worker", "--once") == f"analysis {job}: done\n"
     # The finished job sent its charts to the workers ...
     dispatcher: LocalDispatcher = ext["dispatcher"]

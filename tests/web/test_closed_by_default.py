@@ -391,6 +391,7 @@ def test_upgrading_an_install_opens_its_presets_that_have_no_phase(
     from leaderboard.migrate import alembic_config
     from leaderboard.services.tasks.catalog import install_presets, resolve
     from leaderboard.storage import LocalStore
+    from leaderboard.unit_of_work import unit_of
 
     config = alembic_config(empty_database_url)
     before = ScriptDirectory.from_config(config).get_revision("0013").down_revision
@@ -401,7 +402,8 @@ def test_upgrading_an_install_opens_its_presets_that_have_no_phase(
     engine = make_engine(empty_database_url)
     make = make_sessionmaker(engine)
     with make() as s:
-        install_presets(s, LocalStore(tmp_path / "storage"), actor="test")
+        with unit_of(s):
+            install_presets(s, LocalStore(tmp_path / "storage"), actor="test")
         # As an install made before presets had phases; B runs a campaign of its own.
         s.execute(delete(Phase))
         b = resolve(s, T3, "B")

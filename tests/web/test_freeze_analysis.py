@@ -270,13 +270,14 @@ def test_a_queued_freeze_fails_with_the_reason_when_the_set_was_frozen_meanwhile
 ) -> None:
     from leaderboard.services.jobs.analyses import request_job
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import opened
 
     host(app, runner)
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        target = resolve(session, "example-sentiment", "A", None)
-        job = request_job(session, target, "freeze", actor="org@example.org").id
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
+        target = resolve(unit.session, "example-sentiment", "A", None)
+        job = request_job(unit.session, target, "freeze", actor="org@example.org").id
         # A second request while it waits is the same job.
-        assert request_job(session, target, "freeze", actor="org@example.org").id == job
+        assert request_job(unit.session, target, "freeze", actor="org@example.org").id == job
     assert invoke(runner, "freeze", "example-sentiment", "A").exit_code == 0
     worker = invoke(runner, "worker", "--once")
     assert worker.output.startswith(f"freeze {job}: failed (example-sentiment A (test) was frozen")
@@ -289,12 +290,13 @@ def test_a_queued_freeze_records_how_the_worker_analysed_the_table(
     from leaderboard.models import Job
     from leaderboard.services.jobs.analyses import request_job
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import opened
 
     host(app, runner)
     significance(runner, "--method", "bootstrap", "--samples", "500", "--seed", "7")
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        target = resolve(session, "example-sentiment", "A", None)
-        job = request_job(session, target, "freeze", actor="org@example.org").id
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
+        target = resolve(unit.session, "example-sentiment", "A", None)
+        job = request_job(unit.session, target, "freeze", actor="org@example.org").id
     worker = invoke(runner, "worker", "--once")
     assert worker.output == f"freeze {job}: done\n"
     analysis = snapshot(app).manifest["analysis"]

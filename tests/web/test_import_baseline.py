@@ -13,15 +13,23 @@ from leaderboard.services.results.tables import live_table
 from leaderboard.services.runs.baselines import import_baseline
 from leaderboard.services.runs.core import Upload
 from leaderboard.services.tasks.catalog import resolve
+from leaderboard.unit_of_work import unit_of
 from tests.runs import oracle_run
 
 
 def _import(app: Flask, session: Session, task: str, subtask: str, files: dict[str, bytes], **kw):  # type: ignore[no-untyped-def]
     ext = app.extensions["leaderboard"]
     target = resolve(session, task, subtask)
-    return import_baseline(
-        session, ext["store"], ext["settings"], target, Upload.from_bytes(files), actor="test", **kw
-    )
+    with unit_of(session):
+        return import_baseline(
+            session,
+            ext["store"],
+            ext["settings"],
+            target,
+            Upload.from_bytes(files),
+            actor="test",
+            **kw,
+        )
 
 
 def test_a_cqa_run_file_becomes_a_labelled_baseline_row(app: Flask, session: Session) -> None:

@@ -14,6 +14,7 @@ from leaderboard.models import Job, utcnow
 from leaderboard.services.jobs import core as jobs
 from leaderboard.services.results.significance import Request
 from leaderboard.states import JobStatus
+from leaderboard.unit_of_work import opened
 from tests.dispatch import LocalDispatcher
 from tests.helpers.jobs import job_row, sessions
 from tests.helpers.sentiment import queue
@@ -128,8 +129,8 @@ def test_the_sweep_sends_lost_jobs_again_and_leaves_live_ones(
     _set(app, alive, status=JobStatus.RUNNING, heartbeat_at=now, worker="a")
     _set(app, silent, status=JobStatus.RUNNING, heartbeat_at=now - STALE * 2, worker="b")
     dispatcher.sent.clear()
-    with sessions(app)() as session:
-        sent = jobs.sweep(session, now=now)
+    with opened(sessions(app)) as unit:
+        sent = jobs.sweep(unit.session, now=now)
     assert sent == [lost, silent]
     assert dispatcher.sent == [(RUN_JOB, (lost,)), (RUN_JOB, (silent,))]
     assert fresh not in sent and alive not in sent

@@ -216,11 +216,12 @@ def test_a_join_request_mails_the_captain_and_the_decision_the_requester(
     make_app: AppFactory,
 ) -> None:
     from leaderboard.services.common import settings as site
+    from leaderboard.unit_of_work import unit_of
 
     app = make_app(base_url=BASE)
     make_participant(app, "Aurora", "alice@example.org")  # the captain
     make_participant(app, "Aurora", "amy@example.org")
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+    with app.extensions["leaderboard"]["sessionmaker"]() as session, unit_of(session):
         site.set_value(session, "registration", "approval", actor="test")
     for email in ("newbie@example.org", "second@example.org"):
         loose_participant(app, email)
@@ -256,11 +257,12 @@ def test_a_join_request_mails_the_captain_and_the_decision_the_requester(
 
 def test_join_mails_respect_the_opt_out(make_app: AppFactory) -> None:
     from leaderboard.services.common import settings as site
+    from leaderboard.unit_of_work import unit_of
     from tests.notify_world import turn_off
 
     app = make_app(base_url=BASE)
     make_participant(app, "Aurora", "alice@example.org")
-    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+    with app.extensions["leaderboard"]["sessionmaker"]() as session, unit_of(session):
         site.set_value(session, "registration", "approval", actor="test")
     loose_participant(app, "newbie@example.org")
     turn_off(app, "alice@example.org", "join_requests")

@@ -101,8 +101,9 @@ def test_an_invitation_prefills_and_requires_its_address(
     site: Flask, org: FlaskClient, server: MailServer
 ) -> None:
     from leaderboard.services.common.settings import set_value
+    from leaderboard.unit_of_work import unit_of
 
-    with site.extensions["leaderboard"]["sessionmaker"]() as session:
+    with site.extensions["leaderboard"]["sessionmaker"]() as session, unit_of(session):
         set_value(session, "registration", "invite", actor="test")
     assert act(org, "/organizer/users/invite", {"email": NEW}).status_code == 302
     assert audit(site, "invite-user") == [{"actor": ORG, "email": NEW}]

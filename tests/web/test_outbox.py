@@ -22,6 +22,7 @@ from leaderboard.jobqueue import SEND_MAIL
 from leaderboard.models import OutboxMail, User, utcnow
 from leaderboard.services.common import mail, outbox
 from leaderboard.states import MailStatus
+from leaderboard.unit_of_work import opened, unit_of
 from leaderboard.worker import runtime
 from leaderboard.worker.celery_app import worker_app
 from tests import dispatch
@@ -129,16 +130,16 @@ def test_a_mail_queued_while_the_broker_is_down_is_sent_once_it_is_back(
     assert "Confirm your e-mail address" not in logged(caplog)
     assert mails_to(server.inbox, NEW) == []
     sessions = site.extensions["leaderboard"]["sessionmaker"]
-    with sessions() as session:
+    with opened(sessions) as unit:
         # Not yet counted lost: its message may still be on its way.
-        assert outbox.resend_lost(session, T0 + timedelta(minutes=1)) == []
-        assert outbox.queued_mail_count(session) == 1
-        assert outbox.resend_lost(session, T0 + timedelta(minutes=6)) == [row.id]
+        assert outbox.resend_lost(unit.session, T0 + timedelta(minutes=1)) == []
+        assert outbox.queued_mail_count(unit.session) == 1
+        assert outbox.resend_lost(unit.session, T0 + timedelta(minutes=6)) == [row.id]
     token = token_of(last_link(server.inbox, NEW))
     dispatch.flush()
-    with sessions() as session:
-        assert outbox.resend_lost(session, T0 + timedelta(minutes=20)) == []
-        assert outbox.queued_mail_count(session) == 0
+    with opened(sessions) as unit:
+        assert outbox.resend_lost(unit.session, T0 + timedelta(minutes=20)) == []
+        assert outbox.queued_mail_count(unit.session) == 0
     assert len(mails_to(server.inbox, NEW)) == 1
     [sent] = rows(site)
     assert sent.status == MailStatus.SENT and sent.message is None
@@ -231,7 +232,8 @@ def test_the_sweep_sends_again_only_the_mail_that_seems_lost(
             update(OutboxMail).where(OutboxMail.id == done).values(status=MailStatus.SENT)
         )
         session.commit()
-        assert outbox.resend_lost(session, now) == [lost, stuck]
+        with unit_of(session):
+            assert outbox.resend_lost(session, now) == [lost, stuck]
         assert outbox.queued_mail_count(session) == 3
     # Only ids, once each, after the commit; the fresh one is left to its own message.
     assert recorded == [(SEND_MAIL, (lost,)), (SEND_MAIL, (stuck,))]

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, Run, Team, User
 from leaderboard.services.accounts import core as accounts
+from leaderboard.unit_of_work import opened
 from tests.conftest import csrf_from, login
 from tests.helpers.teams import loose_participant
 from tests.runs import (
@@ -363,16 +364,16 @@ def test_adding_a_member_refusals(app: Flask, org: FlaskClient, session: Session
     assert post(org, add, email="org@example.org")[0] == 403  # organizers are in no team
     assert post(org, add, email="")[0] == 400
     assert post(org, "/organizer/teams/999999/members", email="dan@example.org")[0] == 404
-    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
         from leaderboard.services.common import settings
 
-        settings.set_value(s, "max_team_size", "1", actor="test")
+        settings.set_value(unit.session, "max_team_size", "1", actor="test")
     status, page = post(org, add, email="dan@example.org")
     assert status == 409 and "is full" in page
-    with app.extensions["leaderboard"]["sessionmaker"]() as s:
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
         from leaderboard.services.common import settings
 
-        settings.set_value(s, "max_team_size", "10", actor="test")
+        settings.set_value(unit.session, "max_team_size", "10", actor="test")
     assert post(org, f"/organizer/teams/{borealis}/withdraw")[0] == 200
     status, page = post(org, f"/organizer/teams/{borealis}/members", email="dan@example.org")
     assert status == 409 and "withdrawn" in page

@@ -17,6 +17,7 @@ from leaderboard.models import Team, team_name_key
 from leaderboard.services.accounts import core as accounts
 from leaderboard.services.common.errors import Conflict
 from leaderboard.services.teams import admin as team_admin
+from leaderboard.unit_of_work import unit_of
 from tests.helpers.teams import client_of, create, loose_participant, post
 from tests.runs import make_organizer, make_participant
 
@@ -85,7 +86,8 @@ def test_the_organizer_page_refuses_a_variant_and_merges_by_any_variant(
 
 
 def test_the_database_refuses_two_names_with_one_key(app: Flask, session: Session) -> None:
-    accounts.create_team(session, "Borealis", actor="test")
+    with unit_of(session):
+        accounts.create_team(session, "Borealis", actor="test")
     session.add(Team(name="BOREALIS"))
     with pytest.raises(IntegrityError, match=r"teams\.name_key|uq_teams_name_key"):
         session.commit()
@@ -113,14 +115,15 @@ def test_names_like_anonymous_labels_are_reserved(
     made = runner.invoke(args=["leaderboard", "create-team", name])
     assert made.exit_code == 1 and "reserved" in made.output
     make_participant(app, "Aurora", "alice@example.org")
-    with pytest.raises(Conflict, match="reserved"):
+    with pytest.raises(Conflict, match="reserved"), unit_of(session):
         team_admin.rename_team(session, accounts.find_team(session, "Aurora").id, name, actor="o")
     assert teams_named(session) == ["Aurora"]
 
 
 def test_names_that_are_not_labels_stay_free(app: Flask, session: Session) -> None:
     for name in ("Team Rocket", "Teams 4 Good", "A-Team 2", "Team12b"):
-        accounts.create_team(session, name, actor="test")
+        with unit_of(session):
+            accounts.create_team(session, name, actor="test")
     assert len(teams_named(session)) == 4
 
 

@@ -13,6 +13,7 @@ from leaderboard.models import Run, Team, User
 from leaderboard.services.common import settings
 from leaderboard.services.common.errors import DomainError
 from leaderboard.services.teams.admin import merge_teams
+from leaderboard.unit_of_work import opened, unit_of
 from tests.conftest import csrf_from, login
 from tests.helpers.teams import loose_participant
 from tests.runs import accepted, api_upload, constant_run, make_participant, oracle_run, token_for
@@ -43,9 +44,9 @@ def all_at_once(jobs: list[Callable[[], Any]]) -> list[Any]:
 def test_twenty_simultaneous_joins_into_two_free_places_leave_two_members(app: Flask) -> None:
     make_participant(app, "Aurora", "alice@example.org")
     factory = app.extensions["leaderboard"]["sessionmaker"]
-    with factory() as s:
-        settings.set_value(s, "max_team_size", "3", actor="test")
-        code = s.scalar(select(Team.invite_code).where(Team.name == "Aurora"))
+    with opened(factory) as unit:
+        settings.set_value(unit.session, "max_team_size", "3", actor="test")
+        code = unit.session.scalar(select(Team.invite_code).where(Team.name == "Aurora"))
     clients = []
     for i in range(20):
         email = f"joiner{i}@example.org"
@@ -84,8 +85,10 @@ def test_simultaneous_merges_of_one_team_lose_no_run(app: Flask) -> None:
 
     def merge(source: str, target: str) -> Callable[[], str]:
         def run() -> str:
-            with factory() as s:
-                return merge_teams(s, ids[source], ids[target], actor=f"org-{target}").name
+            with opened(factory) as unit:
+                return merge_teams(
+                    unit.session, ids[source], ids[target], actor=f"org-{target}"
+                ).name
 
         return run
 
@@ -124,8 +127,8 @@ def test_crossed_merges_lock_in_id_order_and_lose_no_run(app: Flask) -> None:
 
     def merge(source: int, target: int) -> Callable[[], str]:
         def run() -> str:
-            with factory() as s:
-                return merge_teams(s, source, target, actor="org").name
+            with opened(factory) as unit:
+                return merge_teams(unit.session, source, target, actor="org").name
 
         return run
 
@@ -148,7 +151,7 @@ def test_simultaneous_creations_of_one_name_in_two_spellings_make_one_team(app: 
 
     def founder(i: int) -> Callable[[], str]:
         def run() -> str:
-            with factory() as s:
+            with factory() as s, unit_of(s):
                 user = s.scalar(select(User).where(User.email == f"founder{i}@example.org"))
                 assert user is not None
                 return create_own_team(s, user, spellings[i]).name
@@ -177,7 +180,7 @@ def test_the_last_two_members_leaving_at_once_leave_an_empty_team_without_a_code
 
     def leaver(email: str) -> Callable[[], bool]:
         def run() -> bool:
-            with factory() as s:
+            with factory() as s, unit_of(s):
                 user = s.scalar(select(User).where(User.email == email))
                 assert user is not None
                 return leave_team(s, user).deleted

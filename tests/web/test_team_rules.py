@@ -14,6 +14,7 @@ from leaderboard.services.common import settings
 from leaderboard.services.common.errors import Conflict, Forbidden, InvalidInput, NotFound
 from leaderboard.services.teams import admin as team_admin
 from leaderboard.services.teams import members as teams
+from leaderboard.unit_of_work import unit_of
 from tests.helpers.teams import loose_participant
 from tests.runs import make_organizer, make_participant
 
@@ -77,11 +78,15 @@ def test_a_request_is_closed_when_its_user_joins_elsewhere(app: Flask, session: 
     make_participant(app, "Borealis", "b@example.org")
     loose_participant(app, "c@example.org")
     codes = dict(session.execute(select(Team.name, Team.invite_code)).tuples().all())
-    settings.set_value(session, "registration", "approval", actor="test")
-    teams.join_by_code(session, user(session, "c@example.org"), str(codes["Aurora"]))
-    teams.join_by_code(session, user(session, "c@example.org"), str(codes["Borealis"]))
+    with unit_of(session):
+        settings.set_value(session, "registration", "approval", actor="test")
+    with unit_of(session):
+        teams.join_by_code(session, user(session, "c@example.org"), str(codes["Aurora"]))
+    with unit_of(session):
+        teams.join_by_code(session, user(session, "c@example.org"), str(codes["Borealis"]))
     first, second = session.scalars(select(JoinRequest).order_by(JoinRequest.id)).all()
-    teams.decide_request(session, user(session, "b@example.org"), second.id, accept=True)
+    with unit_of(session):
+        teams.decide_request(session, user(session, "b@example.org"), second.id, accept=True)
     session.expire_all()
     assert session.get(JoinRequest, first.id).status == "withdrawn"  # type: ignore[union-attr]
     with pytest.raises(Conflict, match="That join request was already withdrawn"):
@@ -94,7 +99,8 @@ def test_a_withdrawn_team_has_no_valid_invite_link(app: Flask, session: Session)
     team = session.scalar(select(Team).where(Team.name == "Aurora"))
     assert team is not None
     code = str(team.invite_code)
-    team_admin.withdraw_team(session, team.id, actor="org")
+    with unit_of(session):
+        team_admin.withdraw_team(session, team.id, actor="org")
     with pytest.raises(
         NotFound, match=r"This invite link is not valid \(any more\); ask the team for a new one\."
     ):
@@ -107,20 +113,24 @@ def test_merging_a_team_without_captain_keeps_the_targets_captain(
     make_participant(app, "Aurora", "a@example.org")
     make_participant(app, "Borealis", "b@example.org")
     ids = dict(session.execute(select(Team.name, Team.id)).tuples().all())
-    team_admin.merge_teams(session, ids["Aurora"], ids["Borealis"], actor="org")
+    with unit_of(session):
+        team_admin.merge_teams(session, ids["Aurora"], ids["Borealis"], actor="org")
     captains = [u.email for u in session.scalars(select(User).where(User.is_captain))]
     assert captains == ["b@example.org"]
 
 
 def test_create_user_refuses_a_withdrawn_or_full_team(app: Flask, session: Session) -> None:
     make_participant(app, "Aurora", "a@example.org")
-    settings.set_value(session, "max_team_size", "1", actor="test")
+    with unit_of(session):
+        settings.set_value(session, "max_team_size", "1", actor="test")
     with pytest.raises(Conflict, match="is full"):
         accounts.create_user(session, "b@example.org", role="participant", team="Aurora")
-    settings.set_value(session, "max_team_size", "10", actor="test")
+    with unit_of(session):
+        settings.set_value(session, "max_team_size", "10", actor="test")
     team = session.scalar(select(Team).where(Team.name == "Aurora"))
     assert team is not None
-    team_admin.withdraw_team(session, team.id, actor="org")
+    with unit_of(session):
+        team_admin.withdraw_team(session, team.id, actor="org")
     with pytest.raises(Conflict, match="withdrawn"):
         accounts.create_user(session, "b@example.org", role="participant", team="Aurora")
     assert session.scalar(select(User).where(User.email == "b@example.org")) is None

@@ -12,14 +12,15 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import AuditEvent, JoinRequest, Team, User
 from leaderboard.services.common import settings
+from leaderboard.unit_of_work import opened, unit_of
 from tests.conftest import csrf_from
 from tests.helpers.teams import client_of, create, loose_participant, post
 from tests.runs import accepted, api_upload, make_organizer, make_participant, oracle_run, token_for
 
 
 def set_mode(app: Flask, name: str, value: str) -> None:
-    with app.extensions["leaderboard"]["sessionmaker"]() as s:
-        settings.set_value(s, name, value, actor="test")
+    with opened(app.extensions["leaderboard"]["sessionmaker"]) as unit:
+        settings.set_value(unit.session, name, value, actor="test")
 
 
 def team_named(session: Session, name: str) -> Team | None:
@@ -476,8 +477,28 @@ def test_no_request_is_accepted_into_a_withdrawn_team(
     assert team is not None
     from leaderboard.services.teams import admin as team_admin
 
-    team_admin.withdraw_team(session, team.id, actor="org")
+    with unit_of(session):
+        team_admin.withdraw_team(session, team.id, actor="org")
     set_mode(app, "registration", mode)
     status, page = post(carol, f"/team/requests/{req.id}/accept")
     assert status == 409 and "is withdrawn" in page
     assert user_by(session, "dan@example.org").team_id is None
+
+
+def test_accepting_a_request_whose_applicant_joined_elsewhere_closes_it(
+    app: Flask, carol: FlaskClient, session: Session
+) -> None:
+    create(carol, "Cassiopeia")
+    req = _request_to_join(app, session, "dan@example.org")
+    make_participant(app, "Aurora", "alice@example.org")
+    aurora = team_named(session, "Aurora")
+    assert aurora is not None
+    # As if Dan joined Aurora while the request was pending (a join withdraws requests).
+    dan = user_by(session, "dan@example.org")
+    dan.team_id = aurora.id
+    session.commit()
+    status, page = post(carol, f"/team/requests/{req.id}/accept")
+    assert status == 409 and "has joined another team meanwhile" in page
+    session.expire_all()
+    # The refusal still closes the request.
+    assert session.get(JoinRequest, req.id).status == "withdrawn"  # type: ignore[union-attr]

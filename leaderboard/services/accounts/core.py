@@ -101,9 +101,9 @@ def create_team(session: Session, name: str, *, actor: str = "cli") -> Team:
     check_name_usable(session, name)
     team = Team(name=name, invite_code=secrets.token_urlsafe(18))
     try:
-        with transaction(session):
-            session.add(team)
-            record(session, actor, "create-team", team=name)
+        session.add(team)
+        record(session, actor, "create-team", team=name)
+        session.flush()  # a name taken meanwhile is caught here, not at the caller's commit
     except IntegrityError:
         raise taken_name(name, discreet=False) from None
     return team
@@ -180,9 +180,9 @@ def create_user(
         verified_at=utcnow(),
     )
     try:
-        with transaction(session):
-            session.add(user)
-            record(session, actor, "create-user", email=email, role=role, team=team)
+        session.add(user)
+        record(session, actor, "create-user", email=email, role=role, team=team)
+        session.flush()  # an address taken meanwhile is caught here, not at the caller's commit
     except IntegrityError:
         raise Conflict(f"A user with e-mail {quoted(email)} already exists.") from None
     return user
@@ -240,7 +240,6 @@ def revoke_all_tokens(session: Session, user_id: int) -> int:
 def end_sessions(session: Session, user_id: int) -> None:
     """End every session of a user at once, in every browser (log-out does this)."""
     _bump_generation(session, user_id)
-    session.commit()
 
 
 def disable_user(session: Session, email: str, *, actor: str = "cli") -> None:
@@ -250,7 +249,6 @@ def disable_user(session: Session, email: str, *, actor: str = "cli") -> None:
     _bump_generation(session, user.id)
     revoke_all_tokens(session, user.id)
     record(session, actor, "disable-user", email=user.email)
-    session.commit()
 
 
 def enable_user(session: Session, email: str, *, actor: str = "cli") -> None:
@@ -258,7 +256,6 @@ def enable_user(session: Session, email: str, *, actor: str = "cli") -> None:
     user = find_user(session, email)
     user.is_active = True
     record(session, actor, "enable-user", email=user.email)
-    session.commit()
 
 
 def authenticate(session: Session, email: str, password: str) -> User | None:
@@ -277,7 +274,6 @@ def authenticate(session: Session, email: str, password: str) -> User | None:
         return None
     if _hasher.check_needs_rehash(stored):
         user.password_hash = _hasher.hash(password)
-        session.commit()
     return user
 
 
@@ -298,7 +294,6 @@ def issue_token(session: Session, email: str, *, name: str = "", actor: str = "c
     """Create an API token for a user and return it (it is shown once, never stored in clear)."""
     user = find_user(session, email)
     token = _new_token(session, user, name, actor=actor)
-    session.commit()
     return token
 
 

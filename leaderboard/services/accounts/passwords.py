@@ -54,7 +54,6 @@ def update_profile(session: Session, user: User, display_name: str, affiliation:
     """Change a user's display name and affiliation."""
     user.display_name = clean_text(display_name, "display name", required=True)
     user.affiliation = clean_text(affiliation, "affiliation")
-    session.commit()
 
 
 def change_password(session: Session, user: User, current: str, new: str) -> None:
@@ -71,7 +70,6 @@ def change_password(session: Session, user: User, current: str, new: str) -> Non
     user.password_hash = hasher.hash(new)
     _bump_generation(session, user.id)
     revoke_all_tokens(session, user.id)
-    session.commit()
 
 
 def reset_target(session: Session, email: str) -> User | None:

@@ -148,7 +148,6 @@ def resend_lost(session: Session, now: datetime) -> list[int]:
         )
         for outbox_id in ids:
             enqueue(session, SEND_MAIL, outbox_id)
-    session.commit()
     return ids
 
 

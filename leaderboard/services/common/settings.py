@@ -131,7 +131,6 @@ def set_value(session: Session, name: str, value: str, *, actor: str) -> str:
     else:
         stored.value = clean
     record(session, actor, "set-setting", name=name, old=old, new=clean)
-    session.commit()
     return clean
 
 
@@ -147,5 +146,4 @@ def set_values(session: Session, values: dict[str, str], *, actor: str) -> list[
         else:
             stored.value = checked[name]
         record(session, actor, "set-setting", name=name, old=current[name], new=checked[name])
-    session.commit()
     return changed

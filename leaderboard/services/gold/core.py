@@ -180,7 +180,6 @@ def store_gold(
         sha256=sha,
         previous_sha256=previous.sha256 if previous is not None else None,
     )
-    session.commit()
     return gold
 
 

@@ -84,7 +84,6 @@ def request_analysis(
     session.add(analysis)
     record_for(session, actor, "request-analysis", target, method=request.method, at=now)
     _send_once_committed(session, analysis, now)
-    session.commit()
     return analysis
 
 
@@ -134,7 +133,6 @@ def request_job(
     details = early_details(early) | ({"supersede": reason} if reason is not None else {})
     record_for(session, actor, f"request-{purpose}", target, at=now, **details)
     _send_once_committed(session, job, now)
-    session.commit()
     return job
 
 
@@ -208,7 +206,6 @@ def compute_now(
     session.add(analysis)
     touch(session, target.eval_set.id)
     record_for(session, actor, "compute-analysis", target, method=request.method, at=now)
-    session.commit()
     return analysis
 
 

@@ -168,7 +168,6 @@ def beat(session: Session, job_id: int, *, worker: str, now: datetime | None = N
     alive = session.execute(
         update(Job).where(_owned(job_id, worker)).values(heartbeat_at=now or utcnow())
     )
-    session.commit()
     return alive.rowcount == 1  # type: ignore[attr-defined]
 
 
@@ -336,5 +335,4 @@ def sweep(
         session.execute(update(Job).where(Job.id.in_(ids)).values(enqueued_at=now))
         for job_id in ids:
             enqueue(session, RUN_JOB, job_id)
-    session.commit()
     return ids

@@ -55,7 +55,6 @@ def add_baselines(
                    evaluation, gold_files, actor, lenient=True)
         )  # fmt: skip
     record_for(session, actor, "add-baselines", target, roles=[r.slot for r in placed])
-    session.commit()
     return placed
 
 
@@ -96,7 +95,6 @@ def import_baseline(
         run = _place(session, store, target, upload, role, label, description, report,
                      evaluation, gold_files, actor, lenient=lenient)  # fmt: skip
         record_for(session, actor, "import-baseline", target, label=label, sha256=run.file_sha256)
-        session.commit()
         return run
     finally:
         upload.close()

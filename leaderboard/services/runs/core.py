@@ -547,28 +547,27 @@ def withdraw_run(
         )
     check_withdrawal(session, run, now, zone)
     # Conditional on the run still being active: a concurrent upload may have replaced it.
-    with transaction(session):
-        done = session.execute(
-            update(_RUNS)
-            .where(_RUNS.c.id == run.id, _RUNS.c.status == RunStatus.ACTIVE)
-            .values(status=RunStatus.WITHDRAWN, active_key=None)
-        )
-        if done.rowcount != 1:  # type: ignore[attr-defined]
-            raise Conflict(f"Run {run.id} left its slot meanwhile; it cannot be withdrawn.")
-        expire_loaded(session, Run, run.id)
-        bump(session, run.eval_set_id)
-        record(
-            session,
-            user.email,
-            "withdraw-run",
-            at=now,
-            task=run.subtask.task.slug,
-            subtask=run.subtask.slug,
-            run=run.id,
-            team=run.team.name if run.team is not None else None,
-            slot=run.slot,
-            set=run.eval_set.slug,
-        )
+    done = session.execute(
+        update(_RUNS)
+        .where(_RUNS.c.id == run.id, _RUNS.c.status == RunStatus.ACTIVE)
+        .values(status=RunStatus.WITHDRAWN, active_key=None)
+    )
+    if done.rowcount != 1:  # type: ignore[attr-defined]
+        raise Conflict(f"Run {run.id} left its slot meanwhile; it cannot be withdrawn.")
+    expire_loaded(session, Run, run.id)
+    bump(session, run.eval_set_id)
+    record(
+        session,
+        user.email,
+        "withdraw-run",
+        at=now,
+        task=run.subtask.task.slug,
+        subtask=run.subtask.slug,
+        run=run.id,
+        team=run.team.name if run.team is not None else None,
+        slot=run.slot,
+        set=run.eval_set.slug,
+    )
     session.refresh(run)
     return run
 

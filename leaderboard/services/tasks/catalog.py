@@ -104,7 +104,6 @@ def install_definition(
             task=definition.slug,
             definition_sha256=definition.sha256,
         )
-    session.commit()
     return task
 
 

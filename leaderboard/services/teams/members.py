@@ -10,7 +10,7 @@ from sqlalchemy import ColumnElement, exists, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from leaderboard.db import get_row, in_key_range, transaction
+from leaderboard.db import get_row, in_key_range
 from leaderboard.formats.issues import quoted
 from leaderboard.models import JoinRequest, Run, Team, User, utcnow
 from leaderboard.services.accounts.core import (
@@ -116,20 +116,20 @@ def create_own_team(session: Session, user: User, name: str, affiliation: str = 
         invite_code=new_invite_code(),
     )
     try:
-        with transaction(session):
-            session.add(team)
-            session.flush()  # the name (or one read alike) may have been taken meanwhile
-            # Only if the user is still team-less: a concurrent join elsewhere wins.
-            moved = session.execute(
-                update(User)
-                .where(User.id == user.id, User.team_id.is_(None))
-                .values(team_id=team.id, is_captain=True, joined_team_at=utcnow())
-                .execution_options(synchronize_session=False)
-            )
-            if moved.rowcount != 1:  # type: ignore[attr-defined]
-                raise Conflict("You are already in a team; leave it before creating another one.")
-            _withdraw_requests(session, user.id)
-            record(session, user.email, "create-team", team=name, approved=team.approved)
+        session.add(team)
+        session.flush()  # the name (or one read alike) may have been taken meanwhile
+        # Only if the user is still team-less: a concurrent join elsewhere wins.
+        moved = session.execute(
+            update(User)
+            .where(User.id == user.id, User.team_id.is_(None))
+            .values(team_id=team.id, is_captain=True, joined_team_at=utcnow())
+            .execution_options(synchronize_session=False)
+        )
+        if moved.rowcount != 1:  # type: ignore[attr-defined]
+            raise Conflict("You are already in a team; leave it before creating another one.")
+        _withdraw_requests(session, user.id)
+        record(session, user.email, "create-team", team=name, approved=team.approved)
+        session.flush()  # a clash is caught here, not at the caller's commit
     except IntegrityError:
         raise taken_name(name, discreet=discreet) from None
     session.refresh(user)
@@ -224,32 +224,32 @@ def join_by_code(session: Session, user: User, code: str) -> JoinOutcome:
     if user.team_id is not None:
         raise Conflict("You are already in a team; leave it before joining another one.")
     team_id = team.id
-    with transaction(session):
-        lock_teams(session, team_id)
-        team = _fresh_team(session, team_id)
-        if team.invite_code != code or team.withdrawn_at is not None:
-            raise NotFound(INVALID_LINK)
-        if _fresh_user(session, user.id).team_id is not None:
-            raise Conflict("You are already in a team; leave it before joining another one.")
-        if mode in ("open", "invite"):
-            put_in_team(session, user.id, team)
-            record(session, user.email, "join-team", team=team.name, via="invite link")
-            joined = True
-        else:
-            pending = session.scalar(
-                select(JoinRequest.id).where(
-                    JoinRequest.team_id == team_id,
-                    JoinRequest.user_id == user.id,
-                    JoinRequest.status == JoinStatus.PENDING,
-                )
+    lock_teams(session, team_id)
+    team = _fresh_team(session, team_id)
+    if team.invite_code != code or team.withdrawn_at is not None:
+        raise NotFound(INVALID_LINK)
+    if _fresh_user(session, user.id).team_id is not None:
+        raise Conflict("You are already in a team; leave it before joining another one.")
+    if mode in ("open", "invite"):
+        put_in_team(session, user.id, team)
+        record(session, user.email, "join-team", team=team.name, via="invite link")
+        joined = True
+    else:
+        pending = session.scalar(
+            select(JoinRequest.id).where(
+                JoinRequest.team_id == team_id,
+                JoinRequest.user_id == user.id,
+                JoinRequest.status == JoinStatus.PENDING,
             )
-            if pending is not None:
-                raise Conflict(f"You have already asked to join {quoted(team.name)}.")
-            _check_room(session, team)
-            session.add(JoinRequest(team_id=team_id, user_id=user.id, status=JoinStatus.PENDING))
-            record(session, user.email, "request-join", team=team.name)
-            join_requested(session, team, user)
-            joined = False
+        )
+        if pending is not None:
+            raise Conflict(f"You have already asked to join {quoted(team.name)}.")
+        _check_room(session, team)
+        session.add(JoinRequest(team_id=team_id, user_id=user.id, status=JoinStatus.PENDING))
+        record(session, user.email, "request-join", team=team.name)
+        join_requested(session, team, user)
+        joined = False
+    session.flush()  # written before the refresh below reads the rows back
     session.refresh(user)
     return JoinOutcome(team, joined)
 
@@ -268,10 +268,9 @@ def _captain_team(session: Session, captain: User) -> Team:
 
 def regenerate_invite(session: Session, captain: User) -> str:
     """Give the captain's team a new invite code; the old link stops working."""
-    with transaction(session):
-        team = _captain_team(session, captain)
-        team.invite_code = new_invite_code()
-        record(session, captain.email, "regenerate-invite", team=team.name)
+    team = _captain_team(session, captain)
+    team.invite_code = new_invite_code()
+    record(session, captain.email, "regenerate-invite", team=team.name)
     return str(team.invite_code)
 
 
@@ -295,37 +294,39 @@ def own_pending_requests(session: Session, user: User) -> list[JoinRequest]:
     return _pending(session, JoinRequest.user_id == user.id)
 
 
+class JoinedMeanwhile(Conflict):
+    """A refused answer to a request whose applicant joined another team: commit its closing."""
+
+
 def decide_request(session: Session, captain: User, request_id: int, *, accept: bool) -> User:
     """Accept (within the size limit) or decline a pending request to join the captain's team."""
-    with transaction(session):
-        team = _captain_team(session, captain)
-        req = get_row(session, JoinRequest, request_id)
-        if req is None or req.team_id != team.id:
-            raise NotFound(f"No join request {request_id} for your team.")
-        if req.status != JoinStatus.PENDING:
-            raise Conflict(f"That join request was already {req.status}.")
-        applicant = _fresh_user(session, req.user_id)
-        if accept:
-            # Whatever the mode, a withdrawn team takes nobody; a closed site lets nobody in.
-            if team.withdrawn_at is not None:
-                raise Conflict(f"Team {quoted(team.name)} is withdrawn: nobody can join it.")
-            if settings.registration(session) == "closed":
-                raise Forbidden("Registration is closed: nobody can join a team now.")
-            if applicant.team_id is not None:
-                req.status, req.decided_at = JoinStatus.WITHDRAWN, utcnow()
-                session.commit()
-                raise Conflict(f"{quoted(applicant.email)} has joined another team meanwhile.")
-            put_in_team(session, applicant.id, team)
-        req.status = JoinStatus.ACCEPTED if accept else JoinStatus.DECLINED
-        req.decided_at = utcnow()
-        record(
-            session,
-            captain.email,
-            "accept-join" if accept else "decline-join",
-            team=team.name,
-            email=applicant.email,
-        )
-        join_decided(session, team, applicant, accepted=accept)
+    team = _captain_team(session, captain)
+    req = get_row(session, JoinRequest, request_id)
+    if req is None or req.team_id != team.id:
+        raise NotFound(f"No join request {request_id} for your team.")
+    if req.status != JoinStatus.PENDING:
+        raise Conflict(f"That join request was already {req.status}.")
+    applicant = _fresh_user(session, req.user_id)
+    if accept:
+        # Whatever the mode, a withdrawn team takes nobody; a closed site lets nobody in.
+        if team.withdrawn_at is not None:
+            raise Conflict(f"Team {quoted(team.name)} is withdrawn: nobody can join it.")
+        if settings.registration(session) == "closed":
+            raise Forbidden("Registration is closed: nobody can join a team now.")
+        if applicant.team_id is not None:
+            req.status, req.decided_at = JoinStatus.WITHDRAWN, utcnow()
+            raise JoinedMeanwhile(f"{quoted(applicant.email)} has joined another team meanwhile.")
+        put_in_team(session, applicant.id, team)
+    req.status = JoinStatus.ACCEPTED if accept else JoinStatus.DECLINED
+    req.decided_at = utcnow()
+    record(
+        session,
+        captain.email,
+        "accept-join" if accept else "decline-join",
+        team=team.name,
+        email=applicant.email,
+    )
+    join_decided(session, team, applicant, accepted=accept)
     return applicant
 
 
@@ -354,16 +355,16 @@ def _other_member(
 
 def hand_over(session: Session, captain: User, member_id: int) -> User:
     """Make another member of the captain's team its captain."""
-    with transaction(session):
-        team = _captain_team(session, captain)
-        member = _other_member(session, team, captain, member_id, "You are the captain already.")
-        session.execute(
-            update(User)
-            .where(User.team_id == team.id)
-            .values(is_captain=User.id == member.id)
-            .execution_options(synchronize_session=False)
-        )
-        record(session, captain.email, "hand-over-captaincy", team=team.name, to=member.email)
+    team = _captain_team(session, captain)
+    member = _other_member(session, team, captain, member_id, "You are the captain already.")
+    session.execute(
+        update(User)
+        .where(User.team_id == team.id)
+        .values(is_captain=User.id == member.id)
+        .execution_options(synchronize_session=False)
+    )
+    record(session, captain.email, "hand-over-captaincy", team=team.name, to=member.email)
+    session.flush()  # written before the refresh below reads the rows back
     session.refresh(captain)
     session.refresh(member)
     return member
@@ -371,15 +372,12 @@ def hand_over(session: Session, captain: User, member_id: int) -> User:
 
 def remove_member(session: Session, captain: User, member_id: int) -> User:
     """Remove another member from the captain's team (the team keeps its runs)."""
-    with transaction(session):
-        team = _captain_team(session, captain)
-        member = _other_member(
-            session, team, captain, member_id, "To leave your own team, use Leave."
-        )
-        member.team_id, member.is_captain, member.joined_team_at = None, False, None
-        # The removed member may know the link: it stops working.
-        team.invite_code = new_invite_code()
-        record(session, captain.email, "remove-member", team=team.name, email=member.email)
+    team = _captain_team(session, captain)
+    member = _other_member(session, team, captain, member_id, "To leave your own team, use Leave.")
+    member.team_id, member.is_captain, member.joined_team_at = None, False, None
+    # The removed member may know the link: it stops working.
+    team.invite_code = new_invite_code()
+    record(session, captain.email, "remove-member", team=team.name, email=member.email)
     return member
 
 
@@ -411,30 +409,30 @@ def leave_team(session: Session, user: User) -> LeaveOutcome:
     if user.team_id is None:
         raise Conflict("Your account is not in a team.")
     team_id = user.team_id
-    with transaction(session):
-        lock_teams(session, team_id)
-        me = _fresh_user(session, user.id)
-        if me.team_id != team_id:
-            raise Conflict("Your account is not in that team any more.")
-        team = _fresh_team(session, team_id)
-        was_captain = me.is_captain
-        me.team_id, me.is_captain, me.joined_team_at = None, False, None
+    lock_teams(session, team_id)
+    me = _fresh_user(session, user.id)
+    if me.team_id != team_id:
+        raise Conflict("Your account is not in that team any more.")
+    team = _fresh_team(session, team_id)
+    was_captain = me.is_captain
+    me.team_id, me.is_captain, me.joined_team_at = None, False, None
+    session.flush()
+    successor = longest_standing(session, team_id) if was_captain else None
+    if successor is not None:
+        successor.is_captain = True
+    empty = member_count(session, team_id) == 0
+    deleted = empty and not has_runs(session, team_id)
+    # Nobody is left to share a link: no code at all, so that no old link lets anyone in.
+    team.invite_code = None if empty else new_invite_code()
+    details: dict[str, Any] = {"team": team.name, "deleted_team": deleted}
+    if successor is not None:
+        details["captain"] = successor.email
+    record(session, user.email, "leave-team", **details)
+    name = team.name
+    if deleted:
         session.flush()
-        successor = longest_standing(session, team_id) if was_captain else None
-        if successor is not None:
-            successor.is_captain = True
-        empty = member_count(session, team_id) == 0
-        deleted = empty and not has_runs(session, team_id)
-        # Nobody is left to share a link: no code at all, so that no old link lets anyone in.
-        team.invite_code = None if empty else new_invite_code()
-        details: dict[str, Any] = {"team": team.name, "deleted_team": deleted}
-        if successor is not None:
-            details["captain"] = successor.email
-        record(session, user.email, "leave-team", **details)
-        name = team.name
-        if deleted:
-            session.flush()
-            session.delete(team)
+        session.delete(team)
+    session.flush()  # written before the refresh below reads the rows back
     session.refresh(user)
     return LeaveOutcome(name, deleted, successor)
 

@@ -288,14 +288,15 @@ def account_page() -> ResponseReturnValue:
     if not form.validate_on_submit():
         return render_template("account/account.html", **page), 400
     try:
-        if changing_password:
-            change_password(
-                db(), user, password.current_password.data or "", password.password.data or ""
-            )
-        else:
-            update_profile(
-                db(), user, profile.display_name.data or "", profile.affiliation.data or ""
-            )
+        with unit_of(db()):
+            if changing_password:
+                change_password(
+                    db(), user, password.current_password.data or "", password.password.data or ""
+                )
+            else:
+                update_profile(
+                    db(), user, profile.display_name.data or "", profile.affiliation.data or ""
+                )
     except DomainError as exc:
         page["error"] = exc.message
         return render_template("account/account.html", **page), exc.status

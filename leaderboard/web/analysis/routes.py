@@ -126,18 +126,19 @@ def organizer_page(task: str, subtask: str) -> ResponseReturnValue:
     target = asked_target(task, subtask)
     form = analysis_form(target)
     if form.validate_on_submit():
-        analysis = request_analysis(
-            db(),
-            target,
-            Request(
-                measure=form.measure.data,
-                method=form.method.data or "randomization",
-                samples=int(form.samples.data or 0),
-                seed=int(form.seed.data or 0),
-            ),
-            actor=str(current_user.email),
-            now=now(),
-        )
+        with unit_of(db()):
+            analysis = request_analysis(
+                db(),
+                target,
+                Request(
+                    measure=form.measure.data,
+                    method=form.method.data or "randomization",
+                    samples=int(form.samples.data or 0),
+                    seed=int(form.seed.data or 0),
+                ),
+                actor=str(current_user.email),
+                now=now(),
+            )
         flash(f"Analysis {analysis.id} is queued; `leaderboard worker` computes it.", "info")
         return redirect(
             url_for("analysis.organizer_page", task=task, subtask=subtask, set=target.eval_set.slug)

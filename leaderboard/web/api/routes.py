@@ -34,6 +34,7 @@ from leaderboard.services.tasks.catalog import (
 )
 from leaderboard.states import Role
 from leaderboard.tables.exports import table_to_dict
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.api.openapi import openapi_document
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.downloads import send_run
@@ -178,5 +179,6 @@ def run_file(run_id: int) -> ResponseReturnValue:
 def withdraw(run_id: int) -> ResponseReturnValue:
     """Withdraw one of the team's active runs before the deadline: its slot becomes empty."""
     user = _user()
-    run = withdraw_run(db(), user, run_id, now(), settings().display_timezone)
+    with unit_of(db()):
+        run = withdraw_run(db(), user, run_id, now(), settings().display_timezone)
     return jsonify(run_json(run, show_scores=hiding_phase(db(), run.eval_set, user) is None))

@@ -10,6 +10,7 @@ from flask_login import current_user, login_required
 
 from leaderboard.services.accounts.core import authenticate
 from leaderboard.services.common.throttle import TooManyAttempts, attempt_succeeded, claim_attempt
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now
 from leaderboard.web.common.extensions import end_session, start_session
 from leaderboard.web.common.forms import LoginForm
@@ -45,7 +46,8 @@ def login() -> ResponseReturnValue:
             resp = make_response(render_template("auth/login.html", form=form), 429)
             resp.headers["Retry-After"] = str(exc.retry_after)
             return resp
-        user = authenticate(db(), email, form.password.data or "")
+        with unit_of(db()):
+            user = authenticate(db(), email, form.password.data or "")
         if user is not None and user.verified_at is None:
             # The right password, but the address is unconfirmed: no session, a resend offer.
             attempt_succeeded(db(), attempt)

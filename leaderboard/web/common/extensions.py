@@ -10,6 +10,7 @@ from flask_wtf import CSRFProtect
 
 from leaderboard.models import User
 from leaderboard.services.accounts.core import end_sessions
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now, settings
 
 csrf = CSRFProtect()
@@ -76,7 +77,8 @@ def start_session(user: User) -> None:
 
 def end_session(user: User) -> None:
     """Log out: end every session of the user, here and in any other browser or copied cookie."""
-    end_sessions(db(), user.id)
+    with unit_of(db()):
+        end_sessions(db(), user.id)
     logout_user()
     _forget_login()
 

@@ -16,6 +16,7 @@ from leaderboard.services.signup.admin import (
     unverified_for_resend,
     user_by_id,
 )
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.account.forms import EmailForm, SiteSettingsForm
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import ConfirmForm
@@ -65,10 +66,12 @@ def user_action(user_id: int, action: str) -> ResponseReturnValue:
             box.verification(target)
             flash(f"Verification link to {email} queued: a worker sends it.", "info")
         elif action == "enable":
-            set_active(session, user, True, actor=_actor())
+            with unit_of(session):
+                set_active(session, user, True, actor=_actor())
             flash(f"{email} enabled (its API tokens stay revoked).", "info")
         else:
-            set_active(session, user, False, actor=_actor())
+            with unit_of(session):
+                set_active(session, user, False, actor=_actor())
             flash(
                 f"{email} disabled: every session of it ended and every API token was revoked.",
                 "info",
@@ -114,7 +117,8 @@ def site_settings() -> ResponseReturnValue:
         return render_template("organizer/settings.html", **page), 400
     values = {name: str(getattr(form, name).data or "") for name in SETTINGS}
     try:
-        changed = site.set_values(session, values, actor=_actor())
+        with unit_of(session):
+            changed = site.set_values(session, values, actor=_actor())
     except DomainError as exc:
         page["error"] = exc.message
         return render_template("organizer/settings.html", **page), exc.status

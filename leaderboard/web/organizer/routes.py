@@ -377,7 +377,8 @@ def baselines(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
-        runs = add_baselines(db(), store(), settings(), target, actor=_actor())
+        with unit_of(db()):
+            runs = add_baselines(db(), store(), settings(), target, actor=_actor())
     except DomainError as exc:
         flash(exc.message, "error")
     else:
@@ -432,17 +433,19 @@ def gold(task: str, subtask: str) -> ResponseReturnValue:
         raise InvalidInput("Choose the new reference file.")
     set_slug, _, role = (form.target.data or "").partition("|")
     target, role = gold_target_by_role(db(), task, subtask, set_slug, role)
-    gold_file = store_gold(
-        db(),
-        store(),
-        settings(),
-        target,
-        role,
-        upload.stream.read(),
-        upload.filename,
-        actor=_actor(),
-    )
-    job = request_job(db(), target, JobPurpose.RESCORE, actor=_actor(), now=now())
+    with unit_of(db()):
+        gold_file = store_gold(
+            db(),
+            store(),
+            settings(),
+            target,
+            role,
+            upload.stream.read(),
+            upload.filename,
+            actor=_actor(),
+        )
+    with unit_of(db()):
+        job = request_job(db(), target, JobPurpose.RESCORE, actor=_actor(), now=now())
     flash(
         f"Stored {role} version {gold_file.version}; "
         + QUEUED[JobPurpose.RESCORE].format(set=set_slug, job=job.id),
@@ -487,17 +490,18 @@ def _queue(
     confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
-        job = request_job(
-            db(),
-            target,
-            purpose,
-            actor=_actor(),
-            now=now(),
-            before_deadline=purpose == JobPurpose.FREEZE
-            and bool(request.form.get("before_deadline")),
-            zone=settings().display_timezone,
-            supersede=supersede,
-        )
+        with unit_of(db()):
+            job = request_job(
+                db(),
+                target,
+                purpose,
+                actor=_actor(),
+                now=now(),
+                before_deadline=purpose == JobPurpose.FREEZE
+                and bool(request.form.get("before_deadline")),
+                zone=settings().display_timezone,
+                supersede=supersede,
+            )
     except DeadlineAhead as exc:
         # Said at once, on the page whose freeze form offers the confirmation.
         flash(f"Not frozen: {exc.message}", "error")

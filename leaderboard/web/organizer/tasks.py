@@ -11,6 +11,7 @@ from flask_login import current_user
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.services.upload import core as uploads
 from leaderboard.services.upload.core import TaskRefused, UploadedFile
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.forms import ConfirmForm, confirmed
 from leaderboard.web.common.guards import organizer_required
@@ -122,7 +123,8 @@ def confirm_new() -> ResponseReturnValue:
     confirmed()
     token = _staged_token(None)
     try:
-        task = uploads.create_task(db(), store(), settings(), token, actor=_actor())
+        with unit_of(db()):
+            task = uploads.create_task(db(), store(), settings(), token, actor=_actor())
     except TaskRefused as exc:
         _forget()
         return _render(exc.status, problems=exc.problems)
@@ -167,9 +169,10 @@ def confirm_edit(task: str, subtask: str) -> ResponseReturnValue:
     resolve(db(), task, subtask)
     token = _staged_token((task, subtask))
     try:
-        _task, jobs = uploads.edit_task(
-            db(), store(), settings(), token, task, actor=_actor(), now=now()
-        )
+        with unit_of(db()):
+            _task, jobs = uploads.edit_task(
+                db(), store(), settings(), token, task, actor=_actor(), now=now()
+            )
     except TaskRefused as exc:
         _forget()
         return _render(exc.status, problems=exc.problems, edit=(task, subtask))

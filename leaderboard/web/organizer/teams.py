@@ -9,6 +9,7 @@ from flask_login import current_user
 from leaderboard.services.accounts.core import create_team, find_team
 from leaderboard.services.common import settings as site_settings
 from leaderboard.services.teams import admin as team_admin
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import (
     AddMemberForm,
@@ -56,7 +57,8 @@ def new_team() -> ResponseReturnValue:
     """Create a team, as ``leaderboard create-team`` does."""
     form = NewTeamForm()
     filled(form, "Give the new team's name (field name).")
-    team = create_team(db(), form.name.data or "", actor=_actor())
+    with unit_of(db()):
+        team = create_team(db(), form.name.data or "", actor=_actor())
     flash(f"Team {team.name} created; add its members below.", "info")
     return _back()
 
@@ -66,7 +68,8 @@ def new_team() -> ResponseReturnValue:
 def approve(team_id: int) -> ResponseReturnValue:
     """Approve a team: its members may upload runs."""
     confirmed()
-    team = team_admin.approve_team(db(), team_id, actor=_actor())
+    with unit_of(db()):
+        team = team_admin.approve_team(db(), team_id, actor=_actor())
     flash(f"Team {team.name} approved.", "info")
     return _back()
 
@@ -77,7 +80,8 @@ def rename(team_id: int) -> ResponseReturnValue:
     """Rename a team."""
     form = RenameTeamForm()
     filled(form, "Give the team's new name.")
-    team = team_admin.rename_team(db(), team_id, form.name.data or "", actor=_actor())
+    with unit_of(db()):
+        team = team_admin.rename_team(db(), team_id, form.name.data or "", actor=_actor())
     flash(f"Team renamed to {team.name}.", "info")
     return _back()
 
@@ -91,7 +95,8 @@ def merge(team_id: int) -> ResponseReturnValue:
     filled(form, "Give the name of the team to merge into.")
     source = team_admin.team_by_id(session, team_id).name
     into = find_team(session, (form.into.data or "").strip()).id
-    target = team_admin.merge_teams(session, team_id, into, actor=_actor())
+    with unit_of(session):
+        target = team_admin.merge_teams(session, team_id, into, actor=_actor())
     flash(f"Team {source} merged into {target.name}.", "info")
     return _back()
 
@@ -103,7 +108,8 @@ def add_member(team_id: int) -> ResponseReturnValue:
     form = AddMemberForm()
     filled(form, "Give the e-mail address of the account to add.")
     session = db()
-    member = team_admin.add_member(session, team_id, form.email.data or "", actor=_actor())
+    with unit_of(session):
+        member = team_admin.add_member(session, team_id, form.email.data or "", actor=_actor())
     team = team_admin.team_by_id(session, team_id)
     role = " as its captain" if member.is_captain else ""
     # A flash is plain text: U+2068 ... U+2069 isolate the names as <bdi> would.
@@ -116,7 +122,8 @@ def add_member(team_id: int) -> ResponseReturnValue:
 def withdraw(team_id: int) -> ResponseReturnValue:
     """Withdraw a team: its runs leave every live table and export."""
     confirmed()
-    team = team_admin.withdraw_team(db(), team_id, actor=_actor())
+    with unit_of(db()):
+        team = team_admin.withdraw_team(db(), team_id, actor=_actor())
     flash(f"Team {team.name} withdrawn.", "info")
     return _back()
 
@@ -126,6 +133,7 @@ def withdraw(team_id: int) -> ResponseReturnValue:
 def delete(team_id: int) -> ResponseReturnValue:
     """Delete a team with no members and no runs."""
     confirmed()
-    name = team_admin.delete_team(db(), team_id, actor=_actor())
+    with unit_of(db()):
+        name = team_admin.delete_team(db(), team_id, actor=_actor())
     flash(f"Team {name} deleted.", "info")
     return _back()

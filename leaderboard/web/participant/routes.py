@@ -22,6 +22,7 @@ from leaderboard.services.runs.core import (
 )
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import Role, RunKind
+from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.forms import ConfirmForm, UploadForm, options
@@ -121,7 +122,8 @@ def withdraw(run_id: int) -> ResponseReturnValue:
     form = ConfirmForm()
     if not form.validate_on_submit():
         abort(400, "The form was missing its security token; reload the page and try again.")
-    run = withdraw_run(db(), _user(), run_id, now(), settings().display_timezone)
+    with unit_of(db()):
+        run = withdraw_run(db(), _user(), run_id, now(), settings().display_timezone)
     flash(f"Run {run.id} was withdrawn: its slot is empty and it is no longer ranked.", "info")
     if request.form.get("back") == "results":
         # Back to the subtask page whose table the button was in (a URL of ours, never given).

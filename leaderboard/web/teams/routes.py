@@ -63,9 +63,10 @@ def new_team() -> ResponseReturnValue:
                 if user.team_id is None:
                     # Every name tried counts: uniqueness must not let anyone list teams quickly.
                     claim_request(session, "team", user.email, request.remote_addr or "", now())
-                team = teams.create_own_team(
-                    session, user, form.name.data or "", form.affiliation.data or ""
-                )
+                with unit_of(session):
+                    team = teams.create_own_team(
+                        session, user, form.name.data or "", form.affiliation.data or ""
+                    )
             except TooManyAttempts as exc:
                 flash(
                     f"Too many team names tried; try again in {-(-exc.retry_after // 60)} minute(s).",
@@ -120,7 +121,8 @@ def team_page() -> ResponseReturnValue:
 def regenerate_invite() -> ResponseReturnValue:
     """Make a new invite link (captain); the old one stops working."""
     confirmed()
-    teams.regenerate_invite(db(), _user())
+    with unit_of(db()):
+        teams.regenerate_invite(db(), _user())
     flash("A new invite link was made; the old one no longer works.", "info")
     return _back()
 
@@ -130,7 +132,12 @@ def regenerate_invite() -> ResponseReturnValue:
 def accept_request(request_id: int) -> ResponseReturnValue:
     """Accept a pending join request (captain)."""
     confirmed()
-    member = teams.decide_request(db(), _user(), request_id, accept=True)
+    with unit_of(db()) as unit:
+        try:
+            member = teams.decide_request(unit.session, _user(), request_id, accept=True)
+        except teams.JoinedMeanwhile:
+            unit.commit()  # the request is closed, though the answer is refused
+            raise
     flash(f"{member.display_name or member.email} joined the team.", "info")
     return _back()
 
@@ -140,7 +147,8 @@ def accept_request(request_id: int) -> ResponseReturnValue:
 def decline_request(request_id: int) -> ResponseReturnValue:
     """Decline a pending join request (captain)."""
     confirmed()
-    applicant = teams.decide_request(db(), _user(), request_id, accept=False)
+    with unit_of(db()):
+        applicant = teams.decide_request(db(), _user(), request_id, accept=False)
     flash(f"The request of {applicant.display_name or applicant.email} was declined.", "info")
     return _back()
 
@@ -161,7 +169,8 @@ def withdraw_request(request_id: int) -> ResponseReturnValue:
 def hand_over(user_id: int) -> ResponseReturnValue:
     """Hand the captaincy to another member (captain)."""
     confirmed()
-    member = teams.hand_over(db(), _user(), user_id)
+    with unit_of(db()):
+        member = teams.hand_over(db(), _user(), user_id)
     flash(f"{member.display_name or member.email} is now the captain.", "info")
     return _back()
 
@@ -171,7 +180,8 @@ def hand_over(user_id: int) -> ResponseReturnValue:
 def remove_member(user_id: int) -> ResponseReturnValue:
     """Remove a member from the team (captain)."""
     confirmed()
-    member = teams.remove_member(db(), _user(), user_id)
+    with unit_of(db()):
+        member = teams.remove_member(db(), _user(), user_id)
     flash(f"{member.display_name or member.email} was removed from the team.", "info")
     return _back()
 
@@ -181,7 +191,8 @@ def remove_member(user_id: int) -> ResponseReturnValue:
 def leave() -> ResponseReturnValue:
     """Leave the team (a captain's captaincy passes to the longest-standing member)."""
     confirmed()
-    outcome = teams.leave_team(db(), _user())
+    with unit_of(db()):
+        outcome = teams.leave_team(db(), _user())
     gone = (
         " The team had no runs and no other members, so it was deleted." if outcome.deleted else ""
     )
@@ -203,7 +214,8 @@ def join(code: str) -> ResponseReturnValue:
         abort(403, "Organizers cannot be team members.")
     if request.method == "POST":
         confirmed()
-        outcome = teams.join_by_code(session, user, code)
+        with unit_of(session):
+            outcome = teams.join_by_code(session, user, code)
         if outcome.joined:
             flash(f"You joined team {outcome.team.name}.", "info")
         else:

@@ -99,12 +99,23 @@ STS_MEASURES = (
 )
 
 
+def measured_entry(
+    measures: tuple[MeasureSpec, ...],
+    team: str | None,
+    run: str,
+    slot: str | None,
+    official: tuple[str, ...],
+    **kw: object,
+) -> Entry:
+    """Return a run (or baseline when team is None) with one value per measure, in order."""
+    values = vals(dict(zip([m.key for m in measures], official, strict=True)))
+    kind = "run" if team is not None else "baseline"
+    return Entry(kind=kind, team=team, run=run, slot=slot, values=values, **kw)  # type: ignore[arg-type]
+
+
 def sts_entry(team: str | None, run: str, *official: str, **kw: object) -> Entry:
     """Return an STS run (or baseline when team is None) with ALL then the five sets."""
-    keys = [m.key for m in STS_MEASURES]
-    values = vals(dict(zip(keys, official, strict=True)))
-    kind = "run" if team is not None else "baseline"
-    return Entry(kind=kind, team=team, run=run, slot=None, values=values, **kw)  # type: ignore[arg-type]
+    return measured_entry(STS_MEASURES, team, run, None, official, **kw)
 
 
 def sts_entries() -> list[Entry]:
@@ -157,10 +168,7 @@ TREC_MEASURES = tuple(
 
 def trec_entry(team: str | None, tag: str, slot: str | None, *official: str, **kw: object) -> Entry:
     """Return a TREC run (or baseline when team is None) with the 9 values in column order."""
-    keys = [m.key for m in TREC_MEASURES]
-    values = vals(dict(zip(keys, official, strict=True)))
-    kind = "run" if team is not None else "baseline"
-    return Entry(kind=kind, team=team, run=tag, slot=slot, values=values, **kw)  # type: ignore[arg-type]
+    return measured_entry(TREC_MEASURES, team, tag, slot, official, **kw)
 
 
 def trec_entries() -> list[Entry]:

@@ -121,13 +121,13 @@ def worker_cmd(
 
         start(common.settings(), queues=queues, concurrency=concurrency, loglevel=loglevel)
         return
-    from leaderboard.services.jobs.core import CHARTED, claim_name, claim_next, stale_after
+    from leaderboard.services.jobs.core import CHARTED, claim_name, stale_after
     from leaderboard.services.notify.notices import check_campaign
     from leaderboard.services.results.chart_data import draw_job_charts
     from leaderboard.services.results.query_summaries import stale_sets, summarize_set
     from leaderboard.states import JobStatus
     from leaderboard.unit_of_work import unit_of
-    from leaderboard.worker.jobs import outcome_line, run_taken
+    from leaderboard.worker.jobs import outcome_line, run_taken, take_next
     from leaderboard.worker.periodic import record_seen, remove_expired_uploads
 
     # A worker too, for the health check; it runs the campaign check now, unclaimed: the
@@ -148,7 +148,7 @@ def worker_cmd(
     stale = stale_after(config)
     while True:
         with common.session() as session:
-            job = claim_next(session, worker=claim_name(), stale=stale)
+            job = take_next(session, worker=claim_name(), stale=stale)
             if job is None:
                 # Then the sets whose scores changed: their per-query summaries and charts.
                 for set_id, _revision in stale_sets(session):

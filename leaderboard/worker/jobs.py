@@ -1,22 +1,28 @@
-"""Run one job row, deliver one mail, sweep lost jobs: the bodies of the Celery tasks."""
+"""Run one job row, deliver one mail, sweep lost jobs: the bodies of the Celery tasks.
+
+A job's task owns its transactions: the claim commits before the run (no lock is held over
+it), and the run's work commits with its outcome, or is rolled back when the job was handed on
+meanwhile, refused (its failure stored alone) or broken (the job given back).
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
+from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.config import Settings
-from leaderboard.models import Job
+from leaderboard.models import Job, utcnow
 from leaderboard.services.common import mail, outbox
+from leaderboard.services.common.errors import DomainError
 from leaderboard.services.jobs import core as jobs
 from leaderboard.states import JobPurpose, JobStatus, MailStatus
 from leaderboard.storage import Store
-from leaderboard.unit_of_work import opened
+from leaderboard.unit_of_work import opened, unit_of
 from leaderboard.worker.heartbeat import heartbeat
 from leaderboard.worker.runtime import resources
 
@@ -44,6 +50,38 @@ class Outcome(StrEnum):
     RELEASED = "released"
 
 
+def take(
+    session: Session,
+    job_id: int,
+    *,
+    worker: str,
+    stale: timedelta = jobs.STALE_AFTER,
+    now: datetime | None = None,
+) -> jobs.Claim:
+    """Claim a job in a transaction of its own, committed before the job runs."""
+    with unit_of(session):
+        return jobs.claim(session, job_id, worker=worker, now=now, stale=stale)
+
+
+def take_next(
+    session: Session,
+    *,
+    worker: str,
+    stale: timedelta = jobs.STALE_AFTER,
+    now: datetime | None = None,
+) -> Job | None:
+    """Take the oldest job that is queued or has lost its worker, if any; each try committed."""
+    now = now or utcnow()
+    while True:
+        candidates = jobs.claimable(session, now=now, stale=stale)
+        if not candidates:
+            return None
+        for candidate in candidates:
+            claim = take(session, candidate, worker=worker, stale=stale, now=now)
+            if claim.taken == jobs.Taken.TAKEN:
+                return claim.job
+
+
 def run_taken(
     session: Session,
     job: Job,
@@ -53,9 +91,33 @@ def run_taken(
     settings: Settings,
     clock: Callable[[], datetime],
 ) -> Job:
-    """Run a job this worker has taken, beating its heartbeat meanwhile; return the row after."""
-    with heartbeat(sessions, job.id, worker=job.worker, interval=settings.job_heartbeat_seconds):
-        return jobs.run_claimed(session, store, settings, job, clock=clock)
+    """Run a job this worker has taken, beating its heartbeat meanwhile; return the row after.
+
+    The run's work commits with its outcome while the job is still this worker's, and not at
+    all once it was handed on; a refused job stores why, without the work it had done.
+    """
+    unit = unit_of(session)
+    worker = job.worker
+    with heartbeat(sessions, job.id, worker=worker, interval=settings.job_heartbeat_seconds):
+        try:
+            values = jobs.run_claimed(session, store, settings, job, clock=clock)
+        except DomainError as exc:
+            unit.rollback()
+            values = jobs.refused(exc, clock())
+        if jobs.finish(session, job, worker, values):
+            unit.commit()
+        else:
+            # Handed on meanwhile: the new claimant's result stands, this one is dropped whole.
+            unit.rollback()
+    return session.get(Job, job.id, populate_existing=True) or job
+
+
+def give_back(session: Session, job_id: int, *, worker: str, error: str) -> JobStatus | None:
+    """Drop a broken run's work and give its job back (queued again, or failed at its last try)."""
+    unit = unit_of(session)
+    unit.rollback()
+    with unit:
+        return jobs.release(session, job_id, worker=worker, error=error)
 
 
 def outcome_line(job: Job) -> str:
@@ -71,7 +133,7 @@ def run_job(job_id: int) -> Outcome:
     worker = jobs.claim_name()
     stale = jobs.stale_after(res.settings)
     with res.sessionmaker() as session:
-        claim = jobs.claim(session, job_id, worker=worker, stale=stale)
+        claim = take(session, job_id, worker=worker, stale=stale)
         if claim.taken == jobs.Taken.BUSY:
             return Outcome.BUSY
         if claim.job is None:
@@ -87,7 +149,7 @@ def run_job(job_id: int) -> Outcome:
             )
         except Exception as exc:
             log.exception("job %s broke", job_id)
-            state = jobs.release(
+            state = give_back(
                 session, job_id, worker=worker, error=f"{type(exc).__name__}: {exc}"[:2000]
             )
             return Outcome.RELEASED if state == JobStatus.QUEUED else Outcome.FAILED

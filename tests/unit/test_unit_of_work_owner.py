@@ -36,11 +36,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
         "Attempt counters are kept even when the request is refused, and a busy SQLite or a "
         "PostgreSQL deadlock is retried after a rollback.",
     ),
-    "jobs/core.py": (
-        7,
-        "A job is claimed, run and stored in three transactions, and a lost claim rolls its "
-        "work back: not yet split into steps the worker task commits between.",
-    ),
     "notify/notices.py": (
         5,
         "Each phase's release and mails are one transaction, so one that fails leaves the "

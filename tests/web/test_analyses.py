@@ -14,6 +14,7 @@ from leaderboard.services.jobs import analyses
 from leaderboard.services.jobs import core as jobs
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
+from leaderboard.worker.jobs import take_next
 from tests.helpers.jobs import sessions
 from tests.helpers.sentiment import PATH, SENTIMENT, queue
 from tests.runs import api_upload, token_for
@@ -77,13 +78,13 @@ def test_a_job_whose_worker_was_lost_is_claimed_again(
 ) -> None:
     job = queue(app, Request(samples=200))
     with sessions(app)() as session:
-        claimed = jobs.claim_next(session, worker="lost:1")
+        claimed = take_next(session, worker="lost:1")
         assert claimed is not None and claimed.id == job
         # Claimed and running: nobody else takes it ...
-        assert jobs.claim_next(session, worker="other:2") is None
+        assert take_next(session, worker="other:2") is None
         # ... until it has run longer than a worker may.
         later = utcnow() + jobs.STALE_AFTER + timedelta(seconds=1)
-        again = jobs.claim_next(session, worker="other:2", now=later)
+        again = take_next(session, worker="other:2", now=later)
         assert again is not None and again.id == job and again.worker == "other:2"
 
 
@@ -95,7 +96,7 @@ def test_racing_workers_claim_each_job_once(app: Flask, hosted: FlaskCliRunner) 
     def claim(n: int) -> None:
         with sessions(app)() as session:
             barrier.wait()
-            found = jobs.claim_next(session, worker=f"w:{n}")
+            found = take_next(session, worker=f"w:{n}")
             if found is not None:
                 claims.append(found.id)
 

@@ -4,6 +4,9 @@ Delivery is at least once: a job's task may arrive twice, or at a second worker 
 first still runs. Every step is therefore a conditional update of the row: a job is taken
 when it is queued or its worker has been silent for three heartbeats, and a worker stores its
 result only while the job is still its own, so a job never runs twice to a different end.
+
+Each step works in the open transaction; the worker's task commits between them (see
+``leaderboard.worker.jobs``): the claim before the run, the run's work with its outcome.
 """
 
 from __future__ import annotations
@@ -95,7 +98,11 @@ def claim(
     now: datetime | None = None,
     stale: timedelta = STALE_AFTER,
 ) -> Claim:
-    """Take a job that is queued, or running with a silent worker; say why not otherwise."""
+    """Take a job that is queued, or running with a silent worker; say why not otherwise.
+
+    One whose every attempt lost its worker is failed instead. The caller commits the claim
+    before running the job.
+    """
     now = now or utcnow()
     # The conditional update is the claim: of two workers racing, one changes the row.
     taken = session.execute(
@@ -113,7 +120,6 @@ def claim(
             attempts=Job.attempts + 1,
         )
     )
-    session.commit()
     if taken.rowcount == 1:  # type: ignore[attr-defined]
         return Claim(Taken.TAKEN, session.get(Job, job_id, populate_existing=True))
     job = session.get(Job, job_id, populate_existing=True)
@@ -139,28 +145,22 @@ def _give_up(session: Session, job_id: int, now: datetime, stale: timedelta) -> 
             worker="",
         )
     )
-    session.commit()
     return failed.rowcount == 1  # type: ignore[attr-defined]
 
 
-def claim_next(
-    session: Session, *, worker: str, now: datetime | None = None, stale: timedelta = STALE_AFTER
-) -> Job | None:
-    """Take the oldest job that is queued or has lost its worker, if any."""
+def claimable(
+    session: Session, *, now: datetime | None = None, stale: timedelta = STALE_AFTER
+) -> list[int]:
+    """Return the ids of the twenty oldest jobs that are queued or have lost their worker."""
     now = now or utcnow()
-    while True:
-        candidates = session.scalars(
+    return list(
+        session.scalars(
             select(Job.id)
             .where(or_(Job.status == JobStatus.QUEUED, _stale(now, stale)))
             .order_by(Job.id)
             .limit(20)
-        ).all()
-        if not candidates:
-            return None
-        for candidate in candidates:
-            outcome = claim(session, candidate, worker=worker, now=now, stale=stale)
-            if outcome.taken == Taken.TAKEN:
-                return outcome.job
+        )
+    )
 
 
 def beat(session: Session, job_id: int, *, worker: str, now: datetime | None = None) -> bool:
@@ -171,19 +171,17 @@ def beat(session: Session, job_id: int, *, worker: str, now: datetime | None = N
     return alive.rowcount == 1  # type: ignore[attr-defined]
 
 
-def _finish(session: Session, job: Job, worker: str, values: dict[str, Any]) -> bool:
-    """Store a job's outcome in the open transaction if it is still this worker's; commit.
+def finish(session: Session, job: Job, worker: str, values: dict[str, Any]) -> bool:
+    """Store a job's outcome in the open transaction if it is still this worker's; say whether.
 
+    When it is not, the caller rolls the run's work back: the new claimant's result stands.
     A finished analysis (or freeze) has its charts drawn next, by whichever worker takes that.
     """
     stored = session.execute(update(Job).where(_owned(job.id, worker)).values(**values))
     if stored.rowcount != 1:  # type: ignore[attr-defined]
-        # Handed on meanwhile: the new claimant's result stands, this one is dropped whole.
-        session.rollback()
         return False
     if values.get("status") == JobStatus.DONE and job.purpose in CHARTED:
         enqueue(session, DRAW_CHARTS, job.id)
-    session.commit()
     return True
 
 
@@ -194,24 +192,22 @@ def run_claimed(
     job: Job,
     *,
     clock: Callable[[], datetime] = utcnow,
-) -> Job:
-    """Run a taken job on the set as it is now; store its report or why it failed.
+) -> dict[str, Any]:
+    """Run a taken job on the set as it is now, in the open transaction; return its row's values.
 
-    An analysis stores its report; a freeze freezes the official table (as of the request)
-    and stores the analysis frozen with it; a verification stores what it found. Nothing is
-    stored when the job was handed to another worker meanwhile.
+    An analysis makes its report; a freeze freezes the official table (as of the request)
+    and the analysis frozen with it; a verification reports what it found. A refused job
+    raises DomainError: the caller rolls its work back and stores ``refused`` instead.
     """
-    worker = job.worker
-    values: dict[str, Any] = {}
-    try:
-        values = _run(session, store, settings, job, clock)
-        values["status"] = JobStatus.DONE
-    except DomainError as exc:
-        session.rollback()
-        values = {"status": JobStatus.FAILED, "error": exc.message}
+    values = _run(session, store, settings, job, clock)
+    values["status"] = JobStatus.DONE
     values["finished_at"] = clock()
-    _finish(session, job, worker, values)
-    return session.get(Job, job.id, populate_existing=True) or job
+    return values
+
+
+def refused(error: DomainError, now: datetime) -> dict[str, Any]:
+    """Return the row's values of a job refused with ``error``."""
+    return {"status": JobStatus.FAILED, "error": error.message, "finished_at": now}
 
 
 def _run(
@@ -293,9 +289,9 @@ def release(
 ) -> JobStatus | None:
     """Give back a job whose run broke unexpectedly: queued again, or failed at the last attempt.
 
-    Returns the job's new state, or None when it was no longer this worker's.
+    The caller rolls the broken run's work back first. Returns the job's new state, or None
+    when it was no longer this worker's.
     """
-    session.rollback()
     job = session.get(Job, job_id, populate_existing=True)
     if job is None:
         return None
@@ -307,7 +303,6 @@ def release(
     )
     values["worker"] = ""
     given = session.execute(update(Job).where(_owned(job_id, worker)).values(**values))
-    session.commit()
     if given.rowcount != 1:  # type: ignore[attr-defined]
         return None
     return JobStatus(values["status"])

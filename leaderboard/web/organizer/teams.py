@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from flask import Blueprint, flash, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
+from sqlalchemy.orm import Session
 
+from leaderboard.models import Team
 from leaderboard.services.accounts.core import create_team, find_team
 from leaderboard.services.common import settings as site_settings
 from leaderboard.services.teams import admin as team_admin
@@ -31,6 +35,21 @@ def _actor() -> str:
 
 def _back() -> ResponseReturnValue:
     return redirect(url_for("organizer_teams.teams"))
+
+
+class _TeamChange(Protocol):
+    """A ``team_admin`` change of one team: approve or withdraw it."""
+
+    def __call__(self, session: Session, team_id: int, *, actor: str) -> Team: ...
+
+
+def _change_team(change: _TeamChange, team_id: int, outcome: str) -> ResponseReturnValue:
+    """Apply a confirmed change to one team, flash "Team <name> <outcome>." and go back."""
+    confirmed()
+    with unit_of(db()):
+        team = change(db(), team_id, actor=_actor())
+    flash(f"Team {team.name} {outcome}.", "info")
+    return _back()
 
 
 @bp.route("/")
@@ -67,11 +86,7 @@ def new_team() -> ResponseReturnValue:
 @organizer_required
 def approve(team_id: int) -> ResponseReturnValue:
     """Approve a team: its members may upload runs."""
-    confirmed()
-    with unit_of(db()):
-        team = team_admin.approve_team(db(), team_id, actor=_actor())
-    flash(f"Team {team.name} approved.", "info")
-    return _back()
+    return _change_team(team_admin.approve_team, team_id, "approved")
 
 
 @bp.route("/<int:team_id>/rename", methods=["POST"])
@@ -121,11 +136,7 @@ def add_member(team_id: int) -> ResponseReturnValue:
 @organizer_required
 def withdraw(team_id: int) -> ResponseReturnValue:
     """Withdraw a team: its runs leave every live table and export."""
-    confirmed()
-    with unit_of(db()):
-        team = team_admin.withdraw_team(db(), team_id, actor=_actor())
-    flash(f"Team {team.name} withdrawn.", "info")
-    return _back()
+    return _change_team(team_admin.withdraw_team, team_id, "withdrawn")
 
 
 @bp.route("/<int:team_id>/delete", methods=["POST"])

@@ -24,7 +24,7 @@ from leaderboard.web.common.forms import (
     confirmed,
     filled,
 )
-from leaderboard.web.common.guards import organizer_required
+from leaderboard.web.common.guards import organizer_post, organizer_required
 
 bp = Blueprint("organizer_teams", __name__, url_prefix="/organizer/teams")
 
@@ -70,8 +70,7 @@ def teams() -> ResponseReturnValue:
     )
 
 
-@bp.route("/new", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/new")
 def new_team() -> ResponseReturnValue:
     """Create a team, as ``leaderboard create-team`` does."""
     form = NewTeamForm()
@@ -82,15 +81,13 @@ def new_team() -> ResponseReturnValue:
     return _back()
 
 
-@bp.route("/<int:team_id>/approve", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/approve")
 def approve(team_id: int) -> ResponseReturnValue:
     """Approve a team: its members may upload runs."""
     return _change_team(team_admin.approve_team, team_id, "approved")
 
 
-@bp.route("/<int:team_id>/rename", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/rename")
 def rename(team_id: int) -> ResponseReturnValue:
     """Rename a team."""
     form = RenameTeamForm()
@@ -101,8 +98,7 @@ def rename(team_id: int) -> ResponseReturnValue:
     return _back()
 
 
-@bp.route("/<int:team_id>/merge", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/merge")
 def merge(team_id: int) -> ResponseReturnValue:
     """Merge a team into another: members and runs move, the slots must not collide."""
     session = db()
@@ -116,8 +112,7 @@ def merge(team_id: int) -> ResponseReturnValue:
     return _back()
 
 
-@bp.route("/<int:team_id>/members", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/members")
 def add_member(team_id: int) -> ResponseReturnValue:
     """Add an account without a team to a team (its captain if it has none)."""
     form = AddMemberForm()
@@ -132,15 +127,13 @@ def add_member(team_id: int) -> ResponseReturnValue:
     return _back()
 
 
-@bp.route("/<int:team_id>/withdraw", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/withdraw")
 def withdraw(team_id: int) -> ResponseReturnValue:
     """Withdraw a team: its runs leave every live table and export."""
     return _change_team(team_admin.withdraw_team, team_id, "withdrawn")
 
 
-@bp.route("/<int:team_id>/delete", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/delete")
 def delete(team_id: int) -> ResponseReturnValue:
     """Delete a team with no members and no runs."""
     confirmed()

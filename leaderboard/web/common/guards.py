@@ -6,7 +6,7 @@ from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
-from flask import abort
+from flask import Blueprint, abort
 from flask_login import current_user, login_required
 
 
@@ -21,3 +21,12 @@ def organizer_required(view: Callable[..., Any]) -> Callable[..., Any]:
         return view(*args, **kwargs)
 
     return wrapped
+
+
+def organizer_post(bp: Blueprint, rule: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Route POSTs to ``rule`` of ``bp`` to the decorated view, for logged-in organizers only."""
+
+    def register(view: Callable[..., Any]) -> Callable[..., Any]:
+        return bp.route(rule, methods=["POST"])(organizer_required(view))
+
+    return register

@@ -20,7 +20,7 @@ from leaderboard.unit_of_work import unit_of
 from leaderboard.web.account.forms import EmailForm, SiteSettingsForm
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import ConfirmForm
-from leaderboard.web.common.guards import organizer_required
+from leaderboard.web.common.guards import organizer_post, organizer_required
 from leaderboard.web.common.outbox import outbox
 
 bp = Blueprint("organizer_accounts", __name__, url_prefix="/organizer")
@@ -50,8 +50,7 @@ def users() -> ResponseReturnValue:
     return _users_page()
 
 
-@bp.route("/users/<int:user_id>/<action>", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/users/<int:user_id>/<action>")
 def user_action(user_id: int, action: str) -> ResponseReturnValue:
     """Disable or enable an account, or resend its verification link (audited)."""
     if action not in USER_ACTIONS:
@@ -84,8 +83,7 @@ def user_action(user_id: int, action: str) -> ResponseReturnValue:
     return redirect(url_for("organizer_accounts.users"))
 
 
-@bp.route("/users/invite", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/users/invite")
 def invite() -> ResponseReturnValue:
     """Mail a signed sign-up link for one address (audited)."""
     form = EmailForm()

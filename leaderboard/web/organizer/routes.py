@@ -66,7 +66,7 @@ from leaderboard.web.common.forms import (
     import_modes,
     options,
 )
-from leaderboard.web.common.guards import organizer_required
+from leaderboard.web.common.guards import organizer_post, organizer_required
 from leaderboard.web.common.uploads import form_submission, upload_fields
 from leaderboard.web.organizer.job_states import set_jobs
 
@@ -357,8 +357,7 @@ def phase(task: str, subtask: str) -> ResponseReturnValue:
     return _back(task, subtask)
 
 
-@bp.route("/tasks/<task>/<subtask>/phase/delete", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/phase/delete")
 def delete_phase_view(task: str, subtask: str) -> ResponseReturnValue:
     """Delete a phase (field ``name``); its runs stay, no longer in a phase."""
     confirmed()
@@ -370,8 +369,7 @@ def delete_phase_view(task: str, subtask: str) -> ResponseReturnValue:
     return _back(task, subtask)
 
 
-@bp.route("/tasks/<task>/<subtask>/<eval_set>/baselines", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/<eval_set>/baselines")
 def baselines(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Generate and store the baselines of one set."""
     confirmed()
@@ -388,8 +386,7 @@ def baselines(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     return _back(task, subtask)
 
 
-@bp.route("/tasks/<task>/<subtask>/import", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/import")
 def import_run(task: str, subtask: str) -> ResponseReturnValue:
     """Import one run for a team, strictly or as the official scorer read it."""
     base = resolve(db(), task, subtask)
@@ -419,8 +416,7 @@ def import_run(task: str, subtask: str) -> ResponseReturnValue:
     return _back(task, subtask)
 
 
-@bp.route("/tasks/<task>/<subtask>/gold", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/gold")
 def gold(task: str, subtask: str) -> ResponseReturnValue:
     """Add or replace a reference file and queue the re-scoring of every run of its set."""
     base = resolve(db(), task, subtask)
@@ -454,8 +450,7 @@ def gold(task: str, subtask: str) -> ResponseReturnValue:
     return _back(task, subtask)
 
 
-@bp.route("/tasks/<task>/<subtask>/<eval_set>/rescore", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/<eval_set>/rescore")
 def rescore(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue the re-scoring of every run of a set against its current gold."""
     return _queue(task, subtask, eval_set, JobPurpose.RESCORE)
@@ -513,15 +508,13 @@ def _queue(
     return _back(task, subtask)
 
 
-@bp.route("/tasks/<task>/<subtask>/<eval_set>/freeze", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/<eval_set>/freeze")
 def freeze_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue the freeze of a set's official ranking: the worker analyses it, then freezes."""
     return _queue(task, subtask, eval_set, JobPurpose.FREEZE)
 
 
-@bp.route("/tasks/<task>/<subtask>/<eval_set>/supersede", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/<eval_set>/supersede")
 def supersede_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue a new frozen version of a set's official ranking; the current one is kept."""
     return _queue(
@@ -529,8 +522,7 @@ def supersede_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue
     )
 
 
-@bp.route("/tasks/<task>/<subtask>/<eval_set>/verify", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/<eval_set>/verify")
 def verify_set(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     """Queue the verification of a frozen ranking: re-scoring every run and its analysis."""
     return _queue(task, subtask, eval_set, JobPurpose.VERIFY)
@@ -552,8 +544,7 @@ def listing(task: str, subtask: str, eval_set: str, ext: str) -> ResponseReturnV
     )
 
 
-@bp.route("/tasks/<task>/<subtask>/data", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/data")
 def add_data(task: str, subtask: str) -> ResponseReturnValue:
     """Attach a file for participants to one of the subtask's phases."""
     target = resolve(db(), task, subtask)
@@ -580,8 +571,7 @@ def add_data(task: str, subtask: str) -> ResponseReturnValue:
     return _back(task, subtask)
 
 
-@bp.route("/tasks/<task>/<subtask>/data/<int:file_id>/delete", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/tasks/<task>/<subtask>/data/<int:file_id>/delete")
 def delete_data(task: str, subtask: str, file_id: int) -> ResponseReturnValue:
     """Remove a data file from its phase."""
     confirmed()

@@ -12,7 +12,7 @@ from leaderboard.services.tasks.hiding import set_hidden
 from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now
 from leaderboard.web.common.forms import confirmed
-from leaderboard.web.common.guards import organizer_required
+from leaderboard.web.common.guards import organizer_post
 
 bp = Blueprint("organizer_task_state", __name__, url_prefix="/organizer/tasks")
 
@@ -34,22 +34,19 @@ def _hide_or_show(task: str, hidden: bool) -> ResponseReturnValue:
     return redirect(url_for("public.task_page", task=task))
 
 
-@bp.route("/<task>/hide", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<task>/hide")
 def hide_task(task: str) -> ResponseReturnValue:
     """Hide a task from everyone but the organizers (404); nothing is deleted."""
     return _hide_or_show(task, True)
 
 
-@bp.route("/<task>/show", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<task>/show")
 def show_task(task: str) -> ResponseReturnValue:
     """Show a hidden task to everyone again."""
     return _hide_or_show(task, False)
 
 
-@bp.route("/<task>/delete", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<task>/delete")
 def delete_task_view(task: str) -> ResponseReturnValue:
     """Delete a task without runs, once its name is typed as the confirmation."""
     confirmed()

@@ -14,7 +14,7 @@ from leaderboard.services.upload.core import TaskRefused, UploadedFile
 from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.forms import ConfirmForm, confirmed
-from leaderboard.web.common.guards import organizer_required
+from leaderboard.web.common.guards import organizer_post, organizer_required
 
 bp = Blueprint("organizer_tasks", __name__, url_prefix="/organizer/tasks")
 
@@ -116,8 +116,7 @@ def new_task() -> ResponseReturnValue:
     return _stage(None)
 
 
-@bp.route("/new/confirm", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/new/confirm")
 def confirm_new() -> ResponseReturnValue:
     """Host the previewed task, as ``leaderboard add-task`` does."""
     confirmed()
@@ -144,8 +143,7 @@ def _cancel(edit: tuple[str, str] | None) -> ResponseReturnValue:
     return redirect(url_for("organizer_tasks.edit_definition", task=edit[0], subtask=edit[1]))
 
 
-@bp.route("/new/cancel", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/new/cancel")
 def cancel_new() -> ResponseReturnValue:
     """Cancel the previewed new task: its staged files are removed."""
     return _cancel(None)
@@ -161,8 +159,7 @@ def edit_definition(task: str, subtask: str) -> ResponseReturnValue:
     return _stage((task, subtask))
 
 
-@bp.route("/<task>/<subtask>/definition/confirm", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<task>/<subtask>/definition/confirm")
 def confirm_edit(task: str, subtask: str) -> ResponseReturnValue:
     """Apply the previewed definition: new reference file versions, re-scoring queued."""
     confirmed()
@@ -186,8 +183,7 @@ def confirm_edit(task: str, subtask: str) -> ResponseReturnValue:
     return redirect(url_for("organizer.subtask_page", task=task, subtask=subtask))
 
 
-@bp.route("/<task>/<subtask>/definition/cancel", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<task>/<subtask>/definition/cancel")
 def cancel_edit(task: str, subtask: str) -> ResponseReturnValue:
     """Cancel the previewed definition: its staged files are removed."""
     resolve(db(), task, subtask)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from flask import Blueprint, flash, redirect, render_template, url_for
 from flask.typing import ResponseReturnValue
 from flask_login import current_user
+from sqlalchemy.orm import Session
 
+from leaderboard.models import Team
 from leaderboard.services.accounts.core import create_team, find_team
 from leaderboard.services.common import settings as site_settings
 from leaderboard.services.teams import admin as team_admin
@@ -20,7 +24,7 @@ from leaderboard.web.common.forms import (
     confirmed,
     filled,
 )
-from leaderboard.web.common.guards import organizer_required
+from leaderboard.web.common.guards import organizer_post, organizer_required
 
 bp = Blueprint("organizer_teams", __name__, url_prefix="/organizer/teams")
 
@@ -31,6 +35,21 @@ def _actor() -> str:
 
 def _back() -> ResponseReturnValue:
     return redirect(url_for("organizer_teams.teams"))
+
+
+class _TeamChange(Protocol):
+    """A ``team_admin`` change of one team: approve or withdraw it."""
+
+    def __call__(self, session: Session, team_id: int, *, actor: str) -> Team: ...
+
+
+def _change_team(change: _TeamChange, team_id: int, outcome: str) -> ResponseReturnValue:
+    """Apply a confirmed change to one team, flash "Team <name> <outcome>." and go back."""
+    confirmed()
+    with unit_of(db()):
+        team = change(db(), team_id, actor=_actor())
+    flash(f"Team {team.name} {outcome}.", "info")
+    return _back()
 
 
 @bp.route("/")
@@ -51,8 +70,7 @@ def teams() -> ResponseReturnValue:
     )
 
 
-@bp.route("/new", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/new")
 def new_team() -> ResponseReturnValue:
     """Create a team, as ``leaderboard create-team`` does."""
     form = NewTeamForm()
@@ -63,19 +81,13 @@ def new_team() -> ResponseReturnValue:
     return _back()
 
 
-@bp.route("/<int:team_id>/approve", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/approve")
 def approve(team_id: int) -> ResponseReturnValue:
     """Approve a team: its members may upload runs."""
-    confirmed()
-    with unit_of(db()):
-        team = team_admin.approve_team(db(), team_id, actor=_actor())
-    flash(f"Team {team.name} approved.", "info")
-    return _back()
+    return _change_team(team_admin.approve_team, team_id, "approved")
 
 
-@bp.route("/<int:team_id>/rename", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/rename")
 def rename(team_id: int) -> ResponseReturnValue:
     """Rename a team."""
     form = RenameTeamForm()
@@ -86,8 +98,7 @@ def rename(team_id: int) -> ResponseReturnValue:
     return _back()
 
 
-@bp.route("/<int:team_id>/merge", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/merge")
 def merge(team_id: int) -> ResponseReturnValue:
     """Merge a team into another: members and runs move, the slots must not collide."""
     session = db()
@@ -101,8 +112,7 @@ def merge(team_id: int) -> ResponseReturnValue:
     return _back()
 
 
-@bp.route("/<int:team_id>/members", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/members")
 def add_member(team_id: int) -> ResponseReturnValue:
     """Add an account without a team to a team (its captain if it has none)."""
     form = AddMemberForm()
@@ -117,19 +127,13 @@ def add_member(team_id: int) -> ResponseReturnValue:
     return _back()
 
 
-@bp.route("/<int:team_id>/withdraw", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/withdraw")
 def withdraw(team_id: int) -> ResponseReturnValue:
     """Withdraw a team: its runs leave every live table and export."""
-    confirmed()
-    with unit_of(db()):
-        team = team_admin.withdraw_team(db(), team_id, actor=_actor())
-    flash(f"Team {team.name} withdrawn.", "info")
-    return _back()
+    return _change_team(team_admin.withdraw_team, team_id, "withdrawn")
 
 
-@bp.route("/<int:team_id>/delete", methods=["POST"])
-@organizer_required
+@organizer_post(bp, "/<int:team_id>/delete")
 def delete(team_id: int) -> ResponseReturnValue:
     """Delete a team with no members and no runs."""
     confirmed()

@@ -31,11 +31,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
         "A mail is claimed (committed) before its SMTP conversation and its outcome committed "
         "after: deliver would have to be split into steps its callers commit between.",
     ),
-    "common/throttle.py": (
-        6,
-        "Attempt counters are kept even when the request is refused, and a busy SQLite or a "
-        "PostgreSQL deadlock is retried after a rollback.",
-    ),
     "jobs/core.py": (
         7,
         "A job is claimed, run and stored in three transactions, and a lost claim rolls its "

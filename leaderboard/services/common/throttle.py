@@ -76,10 +76,8 @@ def _window(scope: str) -> timedelta:
 
 
 def claim_request(session: Session, action: str, email: str, remote: str, now: datetime) -> None:
-    """Count one sign-up, reset, resend or team-name request; raise TooManyAttempts when over.
-
-    The caller commits the count on its own, so that a request refused later keeps it.
-    """
+    """Count one sign-up, reset, resend or team-name request; raise TooManyAttempts when over."""
+    # The caller commits the count on its own, so that a request refused later keeps it.
     per_address, per_account = REQUEST_LIMITS[action]
     login = Attempt.of(email, remote)
     account, address = login.keys[1][1], login.keys[2][1]
@@ -93,11 +91,9 @@ def claim_request(session: Session, action: str, email: str, remote: str, now: d
 
 
 def claim_attempt(session: Session, email: str, remote: str, now: datetime) -> Attempt:
-    """Count one log-in attempt before its password is checked; raise TooManyAttempts when over.
-
-    The caller commits the count before checking the password: a wrong one keeps it, and
-    SQLite's write lock is not held while the password is hashed.
-    """
+    """Count one log-in attempt before its password is checked; raise TooManyAttempts when over."""
+    # The caller commits the count before checking the password: a wrong one keeps it, and
+    # SQLite's write lock is not held while the password is hashed.
     # Known and unknown accounts are counted alike, so the answer tells nothing about either.
     attempt = Attempt.of(email, remote)
     _claim_all(session, attempt, now)

@@ -21,12 +21,9 @@ TRIES = 5
 
 
 def counted(claim: Callable[[Session, datetime], Claimed]) -> Claimed:
-    """Run a throttle claim in a unit of its own, committed before the request's slow work.
-
-    A request refused later keeps its count. Expired counters are forgotten first, in their
-    own unit; a claim the database gave up on is tried again, and refused (for a second) when
-    it gives up every time.
-    """
+    """Run a throttle claim in a unit of its own, committed before the request's slow work."""
+    # So a request refused later (a wrong password, a taken name) keeps its count. A claim the
+    # database gave up on is tried again, and refused for a second when it gives up every time.
     session, at = db(), now()
     # Housekeeping only: when the database is busy, the next attempt tries again.
     with suppress(OperationalError), unit_of(session):

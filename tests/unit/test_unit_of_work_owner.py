@@ -16,11 +16,6 @@ SERVICES = Path(leaderboard.services.__file__).parent
 
 #: Modules that still end transactions themselves: how many sites each, and why.
 ALLOWED: dict[str, tuple[int, str]] = {
-    "accounts/core.py": (
-        2,
-        "A token's note of use is written in a transaction of its own (SQLite's one write lock "
-        "must not hold up a request that only read), after rolling back the request's reads.",
-    ),
     "campaign/phases.py": (
         1,
         "prepare_quota creates a team's quota counters in a transaction of their own before the "
@@ -30,11 +25,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
         3,
         "A mail is claimed (committed) before its SMTP conversation and its outcome committed "
         "after: deliver would have to be split into steps its callers commit between.",
-    ),
-    "common/throttle.py": (
-        6,
-        "Attempt counters are kept even when the request is refused, and a busy SQLite or a "
-        "PostgreSQL deadlock is retried after a rollback.",
     ),
     "notify/notices.py": (
         5,

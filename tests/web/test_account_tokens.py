@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import select
+from sqlalchemy import event, select
 from sqlalchemy.orm import Session
 
 from leaderboard.clock import FixedClock
-from leaderboard.models import ApiToken, AuditEvent
+from leaderboard.models import ApiToken, AuditEvent, Run, Team
 from leaderboard.services.accounts import core as accounts
 from leaderboard.unit_of_work import unit_of
+from leaderboard.web.api import routes as api_routes
 from tests.conftest import AppFactory, csrf_from, login
 from tests.runs import make_organizer, make_participant
 
@@ -164,3 +167,56 @@ def test_the_cli_token_command_takes_a_name(app: Flask) -> None:
     token = result.output.strip()
     (row,) = _tokens(app)
     assert row.name == "cron" and row.token_sha256 == hashlib.sha256(token.encode()).hexdigest()
+
+
+def _commits(app: Flask) -> tuple[list[str], Callable[[], None]]:
+    """Return a list that grows by one at each commit of the app's engine, and its stopper."""
+    engine = app.extensions["leaderboard"]["engine"]
+    seen: list[str] = []
+
+    def count(_conn: object) -> None:
+        seen.append("COMMIT")
+
+    event.listen(engine, "commit", count)
+    return seen, lambda: event.remove(engine, "commit", count)
+
+
+def test_a_note_of_use_is_one_commit_and_a_request_within_the_minute_commits_nothing(
+    make_app: AppFactory,
+) -> None:
+    clock = FixedClock(T0)
+    app = make_app(clock=clock)
+    token = _create(_alice(app), "ci")
+    auth = {"Authorization": f"Bearer {token}"}
+    api = app.test_client()
+    seen, stop = _commits(app)
+    try:
+        assert api.get("/api/v1/team/runs", headers=auth).status_code == 200
+        noted = len(seen)
+        clock.set(T0 + timedelta(seconds=30))
+        assert api.get("/api/v1/team/runs", headers=auth).status_code == 200
+    finally:
+        stop()
+    # The read-only request within the minute neither writes nor waits for the write lock.
+    assert (noted, len(seen)) == (1, 1)
+    assert _tokens(app)[0].last_used_at == T0
+
+
+def test_sqlite_commits_the_note_before_the_request_runs_postgresql_at_its_end(
+    make_app: AppFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    app = make_app(clock=FixedClock(T0))
+    token = _create(_alice(app), "ci")
+    seen: list[datetime | None] = []
+    listed = api_routes.team_runs
+
+    def peeking(session: Session, team: Team) -> list[Run]:
+        seen.append(_tokens(app)[0].last_used_at)  # from another session: committed only
+        return listed(session, team)
+
+    monkeypatch.setattr(api_routes, "team_runs", peeking)
+    resp = app.test_client().get("/api/v1/team/runs", headers={"Authorization": f"Bearer {token}"})
+    assert resp.status_code == 200
+    sqlite = app.extensions["leaderboard"]["engine"].dialect.name == "sqlite"
+    assert seen == [T0 if sqlite else None]
+    assert _tokens(app)[0].last_used_at == T0

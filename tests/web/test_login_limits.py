@@ -12,17 +12,26 @@ from pathlib import Path
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.orm import Session
 from werkzeug.test import TestResponse
 
 from leaderboard.clock import FixedClock
+from leaderboard.models import LoginCounter, User
+from leaderboard.services.accounts.core import authenticate
 from leaderboard.services.common.throttle import (
     PER_ACCOUNT,
     PER_ADDRESS,
     PER_PAIR,
+    WINDOW,
     TooManyAttempts,
     attempt_succeeded,
     claim_attempt,
 )
+from leaderboard.unit_of_work import unit_of
+from leaderboard.web.auth import routes as auth_routes
+from leaderboard.web.common.limits import TRIES, counted
 from tests.conftest import AppFactory, csrf_from
 from tests.live import LiveServer
 from tests.runs import make_participant
@@ -124,17 +133,19 @@ def failures(app: Flask, email: str, addr: str, n: int) -> None:
     """Count ``n`` failed log-ins straight in the service (no password hashing: quicker)."""
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         for _ in range(n):
-            claim_attempt(session, email, addr, T0)
+            with unit_of(session):
+                claim_attempt(session, email, addr, T0)
 
 
 def test_a_request_that_read_the_clock_a_little_earlier_still_counts(limited: Flask) -> None:
     """Parallel requests read the clock in one order and reach the database in another."""
     failures(limited, ALICE, "203.0.113.8", PER_PAIR)
     with limited.extensions["leaderboard"]["sessionmaker"]() as session:
-        with pytest.raises(TooManyAttempts, match=r"^\d+$"):
+        with pytest.raises(TooManyAttempts, match=r"^\d+$"), unit_of(session):
             claim_attempt(session, ALICE, "203.0.113.8", T0 - timedelta(milliseconds=3))
         # A clock moved back by far more (a rehearsal) finds the window over.
-        claim_attempt(session, ALICE, "203.0.113.8", T0 - timedelta(days=2))
+        with unit_of(session):
+            claim_attempt(session, ALICE, "203.0.113.8", T0 - timedelta(days=2))
 
 
 def test_the_per_account_cap_stops_guessing_from_many_addresses(limited: Flask) -> None:
@@ -158,7 +169,8 @@ def test_the_per_address_cap_stops_one_address_trying_many_accounts(limited: Fla
     # Successful log-ins are not counted: many people behind one address log in all day.
     with limited.extensions["leaderboard"]["sessionmaker"]() as session:
         for _ in range(PER_ADDRESS + 1):
-            attempt_succeeded(session, claim_attempt(session, ALICE, "203.0.113.5", T0))
+            with unit_of(session):
+                attempt_succeeded(session, claim_attempt(session, ALICE, "203.0.113.5", T0))
     assert b.attempt(ALICE, PASSWORD, addr="203.0.113.5").status_code == 302
     others = [f"user{i}@example.org" for i in range(PER_ADDRESS // PER_PAIR - 1)]
     for email in others:
@@ -261,3 +273,83 @@ def test_sixteen_parallel_wrong_passwords_get_exactly_five_401(
         assert again.stdout == "429"
     finally:
         live.stop()
+
+
+# ------------------------------------------------------------------- claims and their units
+
+
+def _counts(app: Flask) -> dict[tuple[str, str], int]:
+    """Return every committed counter's count, by scope and key (read in a session of its own)."""
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        rows = session.execute(select(LoginCounter.scope, LoginCounter.key, LoginCounter.count))
+        return {(scope, key): count for scope, key, count in rows}
+
+
+def test_a_refused_claim_takes_no_slot_even_where_there_was_room(limited: Flask) -> None:
+    addr = "203.0.113.5"
+    for i in range(PER_ADDRESS // PER_PAIR):
+        failures(limited, f"user{i}@example.org", addr, PER_PAIR)
+    before = _counts(limited)
+    with limited.extensions["leaderboard"]["sessionmaker"]() as session:
+        with pytest.raises(TooManyAttempts):
+            claim_attempt(session, "fresh@example.org", addr, T0)
+        session.commit()  # even committed, the refusal keeps no slot in pair and account
+    after = _counts(limited)
+    assert after[("address", addr)] == PER_ADDRESS
+    assert after.get(("pair", f"{addr} fresh@example.org"), 0) == 0
+    assert after.get(("account", "fresh@example.org"), 0) == 0
+    assert {k: v for k, v in after.items() if v} == before
+
+
+def test_the_count_is_committed_before_the_password_is_checked(
+    limited: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    seen: list[dict[tuple[str, str], int]] = []
+
+    def checking(session: Session, email: str, password: str) -> User | None:
+        # Another session sees it: a wrong password keeps it, and SQLite's lock is free.
+        seen.append(_counts(limited))
+        return authenticate(session, email, password)
+
+    monkeypatch.setattr(auth_routes, "authenticate", checking)
+    assert Browser(limited.test_client()).attempt(ALICE, "wrong").status_code == 401
+    pair = ("pair", f"127.0.0.1 {ALICE}")
+    assert [counts[pair] for counts in seen] == [1]
+    assert _counts(limited)[pair] == 1
+
+
+def test_a_claim_the_database_gave_up_on_is_tried_again(limited: Flask) -> None:
+    tries: list[datetime] = []
+
+    def busy_twice(session: Session, at: datetime) -> str:
+        tries.append(at)
+        if len(tries) <= 2:
+            raise OperationalError("UPDATE login_counters", {}, Exception("database is locked"))
+        return "claimed"
+
+    def always_busy(session: Session, at: datetime) -> str:
+        tries.append(at)
+        raise OperationalError("UPDATE login_counters", {}, Exception("database is locked"))
+
+    with limited.test_request_context():
+        assert counted(busy_twice) == "claimed"
+        assert tries == [T0] * 3
+        tries.clear()
+        with pytest.raises(TooManyAttempts) as refused:
+            counted(always_busy)
+    assert refused.value.retry_after == 1 and len(tries) == TRIES
+
+
+def test_expired_counters_are_forgotten_in_their_own_unit_before_a_claim(
+    limited: Flask, clock: FixedClock
+) -> None:
+    failures(limited, "old@example.org", "203.0.113.7", 1)
+    clock.set(T0 + WINDOW)
+
+    def refused(session: Session, at: datetime) -> None:
+        raise TooManyAttempts(60)
+
+    with limited.test_request_context(), pytest.raises(TooManyAttempts):
+        counted(refused)
+    # Forgotten though the claim after it was refused (and rolled back).
+    assert _counts(limited) == {}

@@ -6,18 +6,17 @@ import hashlib
 import re
 import secrets
 from collections.abc import Callable
-from contextlib import suppress
 from datetime import datetime, timedelta
 from functools import cache
-from typing import Any, cast
+from typing import cast
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from sqlalchemy import Table, bindparam, exists, or_, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
-from leaderboard.db import expire_loaded, get_row, transaction
+from leaderboard.db import expire_loaded, get_row
 from leaderboard.formats.issues import quoted
 from leaderboard.models import MAX_NAME_KEY, ApiToken, Phase, Team, User, team_name_key, utcnow
 from leaderboard.services.common import settings as site_settings
@@ -330,8 +329,9 @@ def user_for_token(session: Session, token: str, now: datetime | None = None) ->
     """Return the active, verified user owning an unrevoked token, or None; note its use.
 
     The use is written at most once a minute per token, so a burst of requests costs no writes.
-    On PostgreSQL it is written by the session's next commit (an upload's), which saves a
-    transaction of its own; ``note_pending_use`` writes it when no commit came.
+    The note rides on the session's next commit (an upload's, which saves a transaction of its
+    own); the entry point commits it alone (``take_note``) at once on SQLite (``note_at_once``),
+    or at the request's end when no commit came.
     """
     if not token.startswith(TOKEN_PREFIX) or len(token) > 200:
         return None
@@ -343,35 +343,21 @@ def user_for_token(session: Session, token: str, now: datetime | None = None) ->
     now = now or utcnow()
     if last_used is None or last_used < now - LAST_USED_STEP:
         note = {"digest": digest, "now": now, "before": now - LAST_USED_STEP}
-        if session.get_bind().dialect.name == "sqlite":
-            # SQLite has one write lock for the whole file: a commit that only read must not
-            # wait for it, so the note goes in at once, as its own transaction.
-            _write_note(session, note)
-        else:
-            # Written by the transaction that commits next, or by note_pending_use.
-            unit_of(session).before_commit(_NOTE, lambda s: s.execute(_NOTE_USE, note))
+        # Conditional, so that concurrent requests with one token write it once.
+        unit_of(session).before_commit(_NOTE, lambda s: s.execute(_NOTE_USE, note))
     return user
 
 
-def note_pending_use(session: Session) -> None:
-    """Write a token's note of use that no commit has written yet (the request only read)."""
-    write = unit_of(session).take_before_commit(_NOTE)
-    if write is not None:
-        session.rollback()
-        _in_own_transaction(session, write)
+def note_at_once(session: Session) -> bool:
+    """Return whether a token's note of use is committed alone at once, not with a later commit."""
+    # SQLite has one write lock for the whole file: a commit that only read must not wait for
+    # it, so the note goes in at once, as its own transaction.
+    return session.get_bind().dialect.name == "sqlite"
 
 
-def _write_note(session: Session, note: dict[str, Any]) -> None:
-    """Write a token's note of use in a transaction of its own."""
-    _in_own_transaction(session, lambda s: s.execute(_NOTE_USE, note))
-
-
-def _in_own_transaction(session: Session, write: Callable[[Session], object]) -> None:
-    """Run a note's write as a transaction of its own, giving up if the database is busy."""
-    # Conditional, so that concurrent requests with one token write it once.
-    # A note of use is not worth failing or delaying the request for.
-    with suppress(OperationalError), transaction(session):
-        write(session)
+def take_note(session: Session) -> Callable[[Session], object] | None:
+    """Remove and return the write of a token's note of use that no commit has run yet."""
+    return unit_of(session).take_before_commit(_NOTE)
 
 
 _NOTE = "leaderboard.token_note"

@@ -4,25 +4,24 @@
 # - an account from one address ("pair"): the lockout, which never blocks the owner elsewhere;
 # - an account from all addresses ("account"): a much higher cap against distributed guessing;
 # - an address over all accounts ("address"): against one address trying many accounts.
-# An attempt takes a slot in all three with conditional UPDATEs (count < limit) in one
-# transaction and commits before the password is verified, so parallel requests on any number
-# of workers and hosts cannot exceed a limit; a successful log-in gives its slots back.
+# An attempt locks all three counters, checks their room and takes a slot in each with
+# conditional UPDATEs (count < limit) in one transaction, which the request commits before the
+# password is verified, so parallel requests on any number of workers and hosts cannot exceed a
+# limit, and a refused log-in keeps its count; a successful log-in gives its slots back.
+# Expired counters are forgotten (forget_expired) in a transaction of their own before a claim.
 # Sign-ups, password-reset and verification-resend requests are counted the same way, per
 # address and per account (e-mail), in windows of an hour (REQUEST_LIMITS).
 
 from __future__ import annotations
 
-from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import case, delete, select, update
+from sqlalchemy import ColumnElement, case, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
 
-from leaderboard.db import transaction
 from leaderboard.models import LoginCounter
 
 WINDOW = timedelta(minutes=15)
@@ -40,8 +39,6 @@ _WINDOWS = {
     for action in REQUEST_LIMITS
     for kind in ("address", "account")
 }
-#: Tries at a claim when a counter row vanished in between or the database gave up on a lock.
-_TRIES = 5
 
 
 class TooManyAttempts(Exception):
@@ -80,6 +77,7 @@ def _window(scope: str) -> timedelta:
 
 def claim_request(session: Session, action: str, email: str, remote: str, now: datetime) -> None:
     """Count one sign-up, reset, resend or team-name request; raise TooManyAttempts when over."""
+    # The caller commits the count on its own, so that a request refused later keeps it.
     per_address, per_account = REQUEST_LIMITS[action]
     login = Attempt.of(email, remote)
     account, address = login.keys[1][1], login.keys[2][1]
@@ -94,6 +92,8 @@ def claim_request(session: Session, action: str, email: str, remote: str, now: d
 
 def claim_attempt(session: Session, email: str, remote: str, now: datetime) -> Attempt:
     """Count one log-in attempt before its password is checked; raise TooManyAttempts when over."""
+    # The caller commits the count before checking the password: a wrong one keeps it, and
+    # SQLite's write lock is not held while the password is hashed.
     # Known and unknown accounts are counted alike, so the answer tells nothing about either.
     attempt = Attempt.of(email, remote)
     _claim_all(session, attempt, now)
@@ -101,92 +101,77 @@ def claim_attempt(session: Session, email: str, remote: str, now: datetime) -> A
 
 
 def _claim_all(session: Session, attempt: Attempt, now: datetime) -> None:
-    """Take a slot in every counter of ``attempt`` or raise TooManyAttempts."""
-    _forget_expired(session, now)
-    for _ in range(_TRIES):
-        try:
-            _ensure_rows(session, attempt, now)
-            refused = _claim(session, attempt, now)
-        except OperationalError:
-            session.rollback()  # SQLite busy past its timeout, or a PostgreSQL deadlock: again
-            continue
-        if refused is None:
-            return
-        if refused > 0:
-            raise TooManyAttempts(refused)
-        # A counter row was removed between the two steps (expired rows are cleared): again.
-    raise TooManyAttempts(1)
-
-
-def attempt_succeeded(session: Session, attempt: Attempt) -> None:
-    """Forget the account's failures from this address and give back the attempt's slots."""
-    pair = attempt.keys[0]
-    session.execute(
-        delete(LoginCounter).where(LoginCounter.scope == pair[0], LoginCounter.key == pair[1])
-    )
-    for scope, key, _limit in attempt.keys[1:]:
+    """Take a slot in every counter of ``attempt`` or raise TooManyAttempts, taking none."""
+    # Every counter is locked and checked before any is claimed, so a refusal has nothing to
+    # undo, and the lock keeps the room found until the claim. Rows are always locked in the same
+    # order (pair, account, address), so no deadlock.
+    for scope, key, limit in attempt.keys:
+        room, started = _lock(session, scope, key, limit, now)
+        if not room:
+            raise TooManyAttempts(max(1, int((started + _window(scope) - now).total_seconds())))
+    for scope, key, limit in attempt.keys:
+        expired = _expired(scope, now)
         session.execute(
             update(LoginCounter)
-            .where(LoginCounter.scope == scope, LoginCounter.key == key, LoginCounter.count > 0)
-            .values(count=LoginCounter.count - 1)
-            .execution_options(synchronize_session=False)
-        )
-    session.commit()
-
-
-def _ensure_rows(session: Session, attempt: Attempt, now: datetime) -> None:
-    """Create the attempt's missing counters, committed on their own before any is claimed."""
-    rows = [{"scope": s, "key": k, "count": 0, "window_start": now} for s, k, _ in attempt.keys]
-    if session.get_bind().dialect.name == "postgresql":
-        pg = pg_insert(LoginCounter).values(rows)
-        session.execute(pg.on_conflict_do_nothing(index_elements=["scope", "key"]))
-    else:
-        lite = sqlite_insert(LoginCounter).values(rows)
-        session.execute(lite.on_conflict_do_nothing(index_elements=["scope", "key"]))
-    session.commit()
-
-
-def _claim(session: Session, attempt: Attempt, now: datetime) -> int | None:
-    """Claim a slot in every counter: None if done, else the seconds to wait (0: a row vanished)."""
-    # Nothing is kept unless every counter had room.
-    # Rows are always taken in the same order (pair, account, address), so no deadlock.
-    for scope, key, limit in attempt.keys:
-        window = _window(scope)
-        # A window starting far ahead (a rehearsal clock moved back) is over too; a little ahead
-        # is normal, as parallel requests read the clock in one order and reach the database in
-        # another.
-        expired = (LoginCounter.window_start <= now - window) | (
-            LoginCounter.window_start > now + window
-        )
-        this = (LoginCounter.scope == scope, LoginCounter.key == key)
-        claimed = session.execute(
-            update(LoginCounter)
-            .where(*this, expired | (LoginCounter.count < limit))
+            .where(*_this(scope, key), expired | (LoginCounter.count < limit))
             .values(
                 count=case((expired, 1), else_=LoginCounter.count + 1),
                 window_start=case((expired, now), else_=LoginCounter.window_start),
             )
             .execution_options(synchronize_session=False)
         )
-        if claimed.rowcount == 1:  # type: ignore[attr-defined]
-            continue
-        started = session.scalar(select(LoginCounter.window_start).where(*this))
-        session.rollback()
-        if started is None:
-            return 0
-        return max(1, int((started + window - now).total_seconds()))
-    session.commit()
-    return None
 
 
-def _forget_expired(session: Session, now: datetime) -> None:
+def attempt_succeeded(session: Session, attempt: Attempt) -> None:
+    """Forget the account's failures from this address and give back the attempt's slots."""
+    pair = attempt.keys[0]
+    session.execute(delete(LoginCounter).where(*_this(pair[0], pair[1])))
+    for scope, key, _limit in attempt.keys[1:]:
+        session.execute(
+            update(LoginCounter)
+            .where(*_this(scope, key), LoginCounter.count > 0)
+            .values(count=LoginCounter.count - 1)
+            .execution_options(synchronize_session=False)
+        )
+
+
+def _this(scope: str, key: str) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
+    return LoginCounter.scope == scope, LoginCounter.key == key
+
+
+def _expired(scope: str, now: datetime) -> ColumnElement[bool]:
+    """Return whether a counter's window is over at ``now``."""
+    window = _window(scope)
+    # A window starting far ahead (a rehearsal clock moved back) is over too; a little ahead is
+    # normal, as parallel requests read the clock in one order and reach the database in another.
+    return (LoginCounter.window_start <= now - window) | (LoginCounter.window_start > now + window)
+
+
+def _lock(
+    session: Session, scope: str, key: str, limit: int, now: datetime
+) -> tuple[bool, datetime]:
+    """Make a counter if missing and lock it; return whether it has room and since when it counts."""
+    # An upsert, not a read: it locks the row, and a row removed meanwhile is made again.
+    row = {"scope": scope, "key": key, "count": 0, "window_start": now}
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    locked = (
+        insert(LoginCounter)
+        .values(row)
+        .on_conflict_do_update(index_elements=["scope", "key"], set_={"count": LoginCounter.count})
+        .returning(_expired(scope, now) | (LoginCounter.count < limit), LoginCounter.window_start)
+    )
+    room, started = session.execute(locked).one()
+    return bool(room), started
+
+
+def forget_expired(session: Session, now: datetime) -> None:
     """Delete counters whose window ended, skipping rows another attempt holds."""
+    # Committed on its own before a claim: it waits for no lock, so a claim waiting for its
+    # deletions cannot make a deadlock with it.
     long_scopes = list(_WINDOWS)
     # Request counters keep their hour; log-in counters go after their own window.
     over = (LoginCounter.window_start <= now - REQUEST_WINDOW) | (
         LoginCounter.scope.not_in(long_scopes) & (LoginCounter.window_start <= now - WINDOW)
     )
     stale = select(LoginCounter.id).where(over).with_for_update(skip_locked=True)
-    # Housekeeping only: when the database is busy, the next attempt tries again.
-    with suppress(OperationalError), transaction(session):
-        session.execute(delete(LoginCounter).where(LoginCounter.id.in_(stale)))
+    session.execute(delete(LoginCounter).where(LoginCounter.id.in_(stale)))

@@ -47,6 +47,7 @@ from leaderboard.web.account.notifications import preferences_form
 from leaderboard.web.common.context import db, now, settings
 from leaderboard.web.common.extensions import start_session
 from leaderboard.web.common.forms import ConfirmForm
+from leaderboard.web.common.limits import counted
 from leaderboard.web.common.outbox import outbox
 
 bp = Blueprint("account", __name__)
@@ -62,7 +63,8 @@ def _too_many(exc: TooManyAttempts, template: str, **context: Any) -> ResponseRe
 
 def _claimed(action: str, email: str) -> None:
     """Count a mailing request by address and account; raise TooManyAttempts when over."""
-    claim_request(db(), action, email, request.remote_addr or "unknown", now())
+    remote = request.remote_addr or "unknown"
+    counted(lambda s, at: claim_request(s, action, email, remote, at))
 
 
 def _check_mail(email: str, what: str) -> ResponseReturnValue:

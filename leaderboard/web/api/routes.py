@@ -11,7 +11,7 @@ from flask.typing import ResponseReturnValue
 
 from leaderboard.formats.issues import quoted
 from leaderboard.models import User
-from leaderboard.services.accounts.core import user_for_token
+from leaderboard.services.accounts.core import note_at_once, user_for_token
 from leaderboard.services.campaign.overview import tasks_overview
 from leaderboard.services.campaign.phases import remaining_quota
 from leaderboard.services.campaign.visibility import hiding_phase
@@ -36,7 +36,7 @@ from leaderboard.states import Role
 from leaderboard.tables.exports import table_to_dict
 from leaderboard.unit_of_work import unit_of
 from leaderboard.web.api.openapi import openapi_document
-from leaderboard.web.common.context import db, now, settings, store
+from leaderboard.web.common.context import commit_token_note, db, now, settings, store
 from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.hidden_tasks import refuse_hidden_task
 from leaderboard.web.common.present import run_json
@@ -59,6 +59,8 @@ def token_required(view: Callable[..., Any]) -> Callable[..., Any]:
             )
             resp.headers["WWW-Authenticate"] = 'Bearer realm="leaderboard"'
             return resp, 401
+        if note_at_once(db()):
+            commit_token_note(db())
         g.api_user = user
         refuse_hidden_task(user)
         return view(*args, **kwargs)

@@ -11,9 +11,10 @@ from flask_login import current_user, login_required
 from leaderboard.services.accounts.core import authenticate
 from leaderboard.services.common.throttle import TooManyAttempts, attempt_succeeded, claim_attempt
 from leaderboard.unit_of_work import unit_of
-from leaderboard.web.common.context import db, now
+from leaderboard.web.common.context import db
 from leaderboard.web.common.extensions import end_session, start_session
 from leaderboard.web.common.forms import LoginForm
+from leaderboard.web.common.limits import counted
 
 bp = Blueprint("auth", __name__)
 
@@ -38,8 +39,9 @@ def login() -> ResponseReturnValue:
         email = form.email.data or ""
         remote = request.remote_addr or "unknown"
         try:
-            # Counted before the password is checked, so parallel guesses cannot slip past.
-            attempt = claim_attempt(db(), email, remote, now())
+            # Counted and committed before the password is checked, so parallel guesses cannot
+            # slip past and a wrong one stays counted.
+            attempt = counted(lambda s, at: claim_attempt(s, email, remote, at))
         except TooManyAttempts as exc:
             minutes = -(-exc.retry_after // 60)
             flash(f"Too many failed log-ins; try again in {minutes} minute(s).", "error")
@@ -48,13 +50,14 @@ def login() -> ResponseReturnValue:
             return resp
         with unit_of(db()):
             user = authenticate(db(), email, form.password.data or "")
+            if user is not None:
+                # The right password gives the attempt's slots back, verified address or not.
+                attempt_succeeded(db(), attempt)
         if user is not None and user.verified_at is None:
             # The right password, but the address is unconfirmed: no session, a resend offer.
-            attempt_succeeded(db(), attempt)
             flash("Your e-mail address is not verified yet; open the link we mailed you.", "error")
             return render_template("auth/login.html", form=form, unverified=user.email), 403
         if user is not None:
-            attempt_succeeded(db(), attempt)
             start_session(user)
             return redirect(_safe_next(request.args.get("next")))
         flash("Wrong e-mail address or password.", "error")

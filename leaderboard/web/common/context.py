@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
 from datetime import datetime
 from typing import Any
 
 from flask import current_app, g
 from flask_login import current_user
+from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.clock import Clock
 from leaderboard.config import Settings
 from leaderboard.jobqueue import Dispatcher
 from leaderboard.models import User
-from leaderboard.services.accounts.core import note_pending_use
+from leaderboard.services.accounts.core import take_note
 from leaderboard.storage import Store
+from leaderboard.unit_of_work import unit_of
 
 
 def _ext() -> dict[str, Any]:
@@ -55,10 +58,19 @@ def queue() -> Dispatcher:
     return _ext()["dispatcher"]
 
 
+def commit_token_note(session: Session) -> None:
+    """Commit a token's note of use that no commit has written yet, in a transaction of its own."""
+    write = take_note(session)
+    if write is not None:
+        # A note of use is not worth failing the request for.
+        with suppress(OperationalError), unit_of(session):
+            write(session)
+
+
 def close_db(_exc: BaseException | None = None) -> None:
-    """Roll back anything uncommitted and close this request's session."""
+    """Roll back anything uncommitted, write a pending token note and close the session."""
     session = g.pop("db", None)
     if session is not None:
-        note_pending_use(session)
         session.rollback()
+        commit_token_note(session)
         session.close()

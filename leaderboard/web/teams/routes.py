@@ -24,8 +24,9 @@ from leaderboard.services.runs.core import team_runs
 from leaderboard.services.teams import members as teams
 from leaderboard.states import RunStatus
 from leaderboard.unit_of_work import unit_of
-from leaderboard.web.common.context import db, now
+from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import EXPIRED, ConfirmForm, TeamForm, confirmed
+from leaderboard.web.common.limits import counted
 from leaderboard.web.common.present import score_lines
 
 bp = Blueprint("teams", __name__)
@@ -62,7 +63,8 @@ def new_team() -> ResponseReturnValue:
             try:
                 if user.team_id is None:
                     # Every name tried counts: uniqueness must not let anyone list teams quickly.
-                    claim_request(session, "team", user.email, request.remote_addr or "", now())
+                    remote = request.remote_addr or ""
+                    counted(lambda s, at: claim_request(s, "team", user.email, remote, at))
                 with unit_of(session):
                     team = teams.create_own_team(
                         session, user, form.name.data or "", form.affiliation.data or ""

@@ -522,6 +522,28 @@ def test_the_deadline_notice_goes_out_in_its_window_once(world: Flask) -> None:
     assert queued(world) == []
 
 
+def test_a_deadline_notice_whose_mails_fail_is_not_marked_sent(
+    world: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leaderboard.services.notify import notices
+    from tests.runs import post_evaluation_phases
+
+    name = post_evaluation_phases(T3, "A")[0]
+    cli(world, "phase", T3, "A", name, "--end", DEADLINE.isoformat())
+    queued(world)
+
+    def broken(*_: object, **__: object) -> int:
+        raise RuntimeError("no mail today")
+
+    monkeypatch.setattr(notices, "notify_all", broken)
+    with pytest.raises(RuntimeError):
+        check(world, DEADLINE - timedelta(hours=23, minutes=30))
+    monkeypatch.undo()
+    # The notice's key rolled back with its phase: the next check sends it.
+    assert check(world, DEADLINE - timedelta(hours=23, minutes=29))["deadline_mails"] == 3
+    assert recipients(world) == WAITING
+
+
 def test_the_deadline_notice_leaves_out_opted_out_members_and_a_late_check_sends_none(
     world: Flask,
 ) -> None:

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from leaderboard.formats.issues import Issue
@@ -94,12 +95,13 @@ def _once(session: Session, key: str) -> bool:
     """Claim a notice's key (in the caller's transaction); False when it was sent already."""
     if session.get(NoticeSent, key) is not None:
         return False
-    try:
-        with session.begin_nested():
-            session.add(NoticeSent(key=key))
-    except IntegrityError:
-        return False  # another worker claimed it a moment ago
-    return True
+    # One INSERT that skips a key another worker claimed a moment ago. No savepoint: opened
+    # before any write on SQLite, its release would commit the key before the notice's mails.
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    claimed = session.execute(
+        insert(NoticeSent).values(key=key).on_conflict_do_nothing(index_elements=["key"])
+    )
+    return claimed.rowcount == 1  # type: ignore[attr-defined]
 
 
 def release_key(phase: Phase) -> str:

@@ -21,6 +21,7 @@ from leaderboard.jobqueue import SEND_MAIL
 from leaderboard.models import OutboxMail, utcnow
 from leaderboard.services.common import mail, outbox
 from leaderboard.states import MailStatus
+from leaderboard.worker.jobs import deliver_mail
 
 _threads: list[threading.Thread] = []
 _lock = threading.Lock()
@@ -60,7 +61,7 @@ class LocalDispatcher:
     def _deliver(self, outbox_id: int) -> None:
         transport = mail.Transport.parse(self.settings.mail_url)
         with self._sessions() as session:
-            done = outbox.deliver(session, outbox_id, transport, utcnow())
+            done = deliver_mail(session, outbox_id, transport, utcnow())
             if done.status == MailStatus.QUEUED:
                 # A worker would retry; a test reads the failure in the log.
                 reason = outbox.last_error(session, outbox_id)

@@ -122,12 +122,11 @@ def worker_cmd(
         start(common.settings(), queues=queues, concurrency=concurrency, loglevel=loglevel)
         return
     from leaderboard.services.jobs.core import CHARTED, claim_name, stale_after
-    from leaderboard.services.notify.notices import check_campaign
     from leaderboard.services.results.chart_data import draw_job_charts
     from leaderboard.services.results.query_summaries import stale_sets, summarize_set
     from leaderboard.states import JobStatus
     from leaderboard.unit_of_work import unit_of
-    from leaderboard.worker.jobs import outcome_line, run_taken, take_next
+    from leaderboard.worker.jobs import campaign_check, outcome_line, run_taken, take_next
     from leaderboard.worker.periodic import record_seen, remove_expired_uploads
 
     # A worker too, for the health check; it runs the campaign check now, unclaimed: the
@@ -136,7 +135,7 @@ def worker_cmd(
         record_seen(session, "once")
         unit_of(session).commit()
         # What a worker's periodic thread does every minute: scheduled releases, then notices.
-        campaign = check_campaign(session, common.now())
+        campaign = campaign_check(session, common.now())
     if any(campaign.values()):
         click.echo(
             f"campaign: {campaign['released']} release(s); "

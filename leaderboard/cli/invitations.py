@@ -39,6 +39,23 @@ def _outbox(session: Session) -> Outbox:
     )
 
 
+def _send_now(session: Session, box: Outbox) -> None:
+    """Commit the mails with their cause, then send them; raise MailError when one must wait."""
+    from leaderboard.services.common import outbox
+    from leaderboard.services.common.mail import MailError
+    from leaderboard.states import MailStatus
+    from leaderboard.unit_of_work import unit_of
+    from leaderboard.worker.jobs import deliver_mail
+
+    unit_of(session).commit()
+    while box.unsent:
+        outbox_id = box.unsent.pop(0)
+        done = deliver_mail(session, outbox_id, box.transport, box.now)
+        if done.status == MailStatus.QUEUED:
+            reason = outbox.last_error(session, outbox_id)
+            raise MailError(f"{reason} (the mail stays in the outbox: a worker tries again later)")
+
+
 def _mail(send: Callable[[Session], str]) -> None:
     from leaderboard.services.common.mail import MailError
 
@@ -58,6 +75,7 @@ def invite_cmd(session: Session, email: str) -> str:
     box = _outbox(session)
     address = invitable(session, email, actor=common.actor())
     box.invitation(address, "The organizers")
+    _send_now(session, box)
     return f"Invitation sent to {address}."
 
 
@@ -69,6 +87,7 @@ def resend_verification_cmd(session: Session, email: str) -> str:
     box = _outbox(session)
     user = unverified_for_resend(session, email, actor=common.actor())
     box.verification(user)
+    _send_now(session, box)
     return f"Verification link sent to {user.email}."
 
 

@@ -157,12 +157,30 @@ def run_job(job_id: int) -> Outcome:
         return Outcome.DONE if done.status == JobStatus.DONE else Outcome.FAILED
 
 
+def deliver_mail(
+    session: Session, outbox_id: int, transport: mail.Transport, now: datetime
+) -> outbox.Delivery:
+    """Send one outbox mail unless it is taken or done, and record the outcome on its row.
+
+    The claim commits before the transport is reached and the outcome after it: no
+    transaction (nor SQLite's one write lock) waits on a mail server.
+    """
+    unit = unit_of(session)
+    with unit:
+        row = outbox.take(session, outbox_id, now)
+    if row is None:
+        return outbox.Delivery(None)
+    failure = outbox.send(row, transport)
+    with unit:
+        return outbox.record(row, failure, now)
+
+
 def send_mail(outbox_id: int, *, settings: Settings | None = None) -> outbox.Delivery:
     """Send one outbox mail through the configured transport, once however often it is asked."""
     res = resources()
     transport = mail.Transport.parse((settings or res.settings).mail_url)
     with res.sessionmaker() as session:
-        done = outbox.deliver(session, outbox_id, transport, res.clock.now())
+        done = deliver_mail(session, outbox_id, transport, res.clock.now())
         # The transport's answer, never the mail: its text holds links.
         if done.status == MailStatus.QUEUED:
             reason = outbox.last_error(session, outbox_id)
@@ -239,13 +257,34 @@ def sweep_mail() -> list[int]:
         return outbox.resend_lost(unit.session, res.clock.now())
 
 
+def campaign_check(session: Session, now: datetime) -> dict[str, int]:
+    """Release the results whose time has come and queue the notices due, once each.
+
+    Each phase is a transaction of its own: one that fails leaves the ones before it done.
+    """
+    from leaderboard.services.notify.notices import deadline_ahead, due_work, release_due
+
+    unit = unit_of(session)
+    with unit:
+        due = due_work(session, now)
+    done = {"released": 0, "release_mails": 0, "deadline_mails": 0}
+    for phase in due.releases:
+        with unit:
+            mails = release_due(session, phase, now)
+        if mails is not None:
+            done["released"] += 1
+            done["release_mails"] += mails
+    for phase in due.deadlines:
+        with unit:
+            done["deadline_mails"] += deadline_ahead(session, phase, now)
+    return done
+
+
 def check_campaign() -> dict[str, int]:
     """Release the results due by now and send the notices that are due (each once)."""
-    from leaderboard.services.notify.notices import check_campaign as check
-
     res = resources()
     with res.sessionmaker() as session:
-        done = check(session, res.clock.now())
+        done = campaign_check(session, res.clock.now())
     if any(done.values()):
         log.info("campaign check: %s", done)
     return done

@@ -21,16 +21,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
         "prepare_quota creates a team's quota counters in a transaction of their own before the "
         "upload's: a concurrent upload making the same counter is a clash caught there.",
     ),
-    "common/outbox.py": (
-        3,
-        "A mail is claimed (committed) before its SMTP conversation and its outcome committed "
-        "after: deliver would have to be split into steps its callers commit between.",
-    ),
-    "notify/notices.py": (
-        5,
-        "Each phase's release and mails are one transaction, so one that fails leaves the "
-        "others done; a refused run's mail must never fail the refusal.",
-    ),
     "results/chart_files.py": (
         1,
         "A chart row another worker stored meanwhile is a clash swallowed in its own transaction.",
@@ -43,11 +33,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
         1,
         "place_run retries an upload that lost the race for its slot: each attempt is a "
         "transaction of its own, rolled back before the next.",
-    ),
-    "signup/notices.py": (
-        2,
-        "A mail commits with its cause so that the command line can send it at once from the "
-        "outbox.",
     ),
 }
 

@@ -182,14 +182,10 @@ def _every_mail(app: Flask) -> list[EmailMessage]:
     """Make the server write one mail of each kind it sends; return them all."""
     from leaderboard.services.common.mail import Transport
     from leaderboard.services.notify.messages import Message, send_message
-    from leaderboard.services.notify.notices import (
-        check_campaign,
-        join_decided,
-        join_requested,
-        run_refused,
-    )
+    from leaderboard.services.notify.notices import join_decided, join_requested, run_refused
     from leaderboard.services.signup.notices import Outbox
     from leaderboard.unit_of_work import unit_of
+    from leaderboard.worker.jobs import campaign_check
     from tests.runs import post_evaluation_phases
 
     def cli(*args: str) -> None:
@@ -211,8 +207,9 @@ def _every_mail(app: Flask) -> list[EmailMessage]:
         join_decided(session, team, users["ed@example.org"], accepted=True)
         join_decided(session, team, users["ed@example.org"], accepted=False)
         session.commit()
-        run_refused(session, users[ALICE], T3, "A", "The file is empty.", [])
-        check_campaign(session, DEADLINE - timedelta(hours=23, minutes=30))
+        with unit_of(session):
+            run_refused(session, users[ALICE], T3, "A", "The file is empty.", [])
+        campaign_check(session, DEADLINE - timedelta(hours=23, minutes=30))
         message = Message(T3, "members", "", "Results are out", MESSAGE)
         with unit_of(session):
             send_message(session, message, actor=ORG, now=NOW)

@@ -8,6 +8,7 @@ from email.message import EmailMessage
 import pytest
 from flask import Flask
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from leaderboard.clock import FixedClock
 from leaderboard.models import NotificationOptOut, User
@@ -312,6 +313,25 @@ def test_a_run_refused_through_the_api_mails_its_uploader_the_verdict(world: Fla
     assert text.count("\n- ") <= 21
 
 
+def test_a_refused_runs_mail_that_cannot_be_queued_leaves_the_refusal_as_it_is(
+    world: Flask, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    from sqlalchemy.exc import OperationalError
+
+    from leaderboard.web.api import routes
+    from tests.runs import api_upload, token_for
+
+    def broken(*_: object) -> bool:
+        raise OperationalError("INSERT INTO outbox", {}, Exception("database is locked"))
+
+    monkeypatch.setattr(routes, "run_refused", broken)
+    resp = api_upload(world.test_client(), token_for(world, "amy@example.org"), b"bad\n")
+    assert resp.status_code == 422
+    assert resp.get_json()["issues"]
+    assert queued(world) == []
+    assert "the verdict mail of a refused run to user" in caplog.text
+
+
 def test_a_run_refused_on_the_web_form_or_accepted_sends_nothing(world: Flask) -> None:
     from tests.runs import GOLD_TEST_A, api_upload, constant_run, token_for
 
@@ -379,10 +399,10 @@ def test_a_release_on_the_organizers_page_mails_the_teams(world: Flask) -> None:
 
 
 def check(app: Flask, at: datetime) -> dict[str, int]:
-    from leaderboard.services.notify.notices import check_campaign
+    from leaderboard.worker.jobs import campaign_check
 
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        return check_campaign(session, at)
+        return campaign_check(session, at)
 
 
 def audit_actions(app: Flask, action: str) -> int:
@@ -428,6 +448,46 @@ def test_a_scheduled_release_is_made_and_announced_once(world: Flask) -> None:
     assert queued(world) == []
 
 
+def test_a_phase_whose_release_fails_leaves_the_release_before_it_done(
+    world: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leaderboard.models import Phase
+    from leaderboard.services.notify import notices
+    from tests.runs import post_evaluation_phases
+
+    when = datetime(2030, 1, 1, tzinfo=UTC)
+    for subtask in ("A", "B"):
+        name = post_evaluation_phases(T3, subtask)[0]
+        cli(
+            world,
+            "phase",
+            T3,
+            subtask,
+            name,
+            "--results",
+            "hidden",
+            "--release-at",
+            when.isoformat(),
+        )
+    release = notices.release_due
+    calls: list[int] = []
+
+    def second_fails(session: Session, phase: Phase, now: datetime) -> int | None:
+        calls.append(phase.id)
+        mails = release(session, phase, now)
+        if len(calls) == 2:
+            raise RuntimeError("the mail server's address book is gone")
+        return mails
+
+    monkeypatch.setattr(notices, "release_due", second_fails)
+    with pytest.raises(RuntimeError):
+        check(world, when + timedelta(seconds=30))
+    assert audit_actions(world, "release-results") == 1  # the second rolled back
+    assert recipients(world) == RELEASED_TO
+    monkeypatch.setattr(notices, "release_due", release)
+    assert check(world, when + timedelta(minutes=1))["released"] == 1
+
+
 def test_worker_once_runs_the_campaign_check(world: Flask) -> None:
     from tests.runs import post_evaluation_phases
 
@@ -460,6 +520,28 @@ def test_the_deadline_notice_goes_out_in_its_window_once(world: Flask) -> None:
     assert check(world, DEADLINE - timedelta(hours=23, minutes=10))["deadline_mails"] == 0
     assert check(world, DEADLINE - timedelta(hours=2))["deadline_mails"] == 0
     assert queued(world) == []
+
+
+def test_a_deadline_notice_whose_mails_fail_is_not_marked_sent(
+    world: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leaderboard.services.notify import notices
+    from tests.runs import post_evaluation_phases
+
+    name = post_evaluation_phases(T3, "A")[0]
+    cli(world, "phase", T3, "A", name, "--end", DEADLINE.isoformat())
+    queued(world)
+
+    def broken(*_: object, **__: object) -> int:
+        raise RuntimeError("no mail today")
+
+    monkeypatch.setattr(notices, "notify_all", broken)
+    with pytest.raises(RuntimeError):
+        check(world, DEADLINE - timedelta(hours=23, minutes=30))
+    monkeypatch.undo()
+    # The notice's key rolled back with its phase: the next check sends it.
+    assert check(world, DEADLINE - timedelta(hours=23, minutes=29))["deadline_mails"] == 3
+    assert recipients(world) == WAITING
 
 
 def test_the_deadline_notice_leaves_out_opted_out_members_and_a_late_check_sends_none(

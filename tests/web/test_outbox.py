@@ -7,6 +7,7 @@ import socket
 import sqlite3
 import threading
 import time
+from dataclasses import replace
 from datetime import timedelta
 from email.message import EmailMessage
 from pathlib import Path
@@ -25,6 +26,7 @@ from leaderboard.states import MailStatus
 from leaderboard.unit_of_work import opened, unit_of
 from leaderboard.worker import runtime
 from leaderboard.worker.celery_app import worker_app
+from leaderboard.worker.jobs import deliver_mail
 from tests import dispatch
 from tests.accounts import BASE, last_link, mailing, mails_to, sign_up, user_row
 from tests.conftest import AppFactory
@@ -78,7 +80,7 @@ def deliver(app: Flask, outbox_id: int) -> outbox.Delivery:
     """Deliver one outbox mail as a worker does, in a session of its own."""
     settings = app.extensions["leaderboard"]["settings"]
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
-        return outbox.deliver(session, outbox_id, mail.Transport.parse(settings.mail_url), utcnow())
+        return deliver_mail(session, outbox_id, mail.Transport.parse(settings.mail_url), utcnow())
 
 
 def test_a_sign_up_queues_only_its_mails_id_and_leaves_no_token_behind(
@@ -144,6 +146,48 @@ def test_a_mail_queued_while_the_broker_is_down_is_sent_once_it_is_back(
     [sent] = rows(site)
     assert sent.status == MailStatus.SENT and sent.message is None
     assert token not in logged(caplog)
+
+
+def test_a_mail_is_claimed_and_committed_before_the_transport_is_reached(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sessions = app.extensions["leaderboard"]["sessionmaker"]
+    seen: list[tuple[MailStatus, int, bool]] = []
+
+    def watched(transport: mail.Transport, message: EmailMessage) -> None:
+        with sessions() as other:
+            row = other.get(OutboxMail, outbox_id)
+            assert row is not None
+            seen.append((row.status, row.attempts, delivering.in_transaction()))
+
+    monkeypatch.setattr(mail, "send", watched)
+    outbox_id = put_mail(app)
+    with sessions() as delivering:
+        done = deliver_mail(delivering, outbox_id, mail.Transport("null"), utcnow())
+    # Another session sees the claim; the delivering one holds no transaction while sending.
+    assert seen == [(MailStatus.SENDING, 1, False)]
+    assert done == outbox.Delivery(MailStatus.SENT)
+    [row] = rows(app)
+    assert (row.status, row.message) == (MailStatus.SENT, None)
+
+
+def test_an_account_mail_rides_on_its_callers_transaction(app: Flask) -> None:
+    from leaderboard.services.signup.notices import Outbox
+
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        queued = Outbox(mail.Transport("null"), "lb@example.org", "s", BASE, "LB", T0, session)
+        queued.invitation(NEW, "The organizers")
+        at_once = replace(queued, background=False, unsent=[])
+        at_once.invitation("erin@example.org", "The organizers")
+        assert queued.unsent == []
+        assert [r.recipient for r in session.scalars(select(OutboxMail))] == [
+            NEW,
+            "erin@example.org",
+        ]
+        # Only the command line's mail waits to be sent by its caller, after the commit.
+        assert at_once.unsent == [session.scalars(select(OutboxMail.id)).all()[1]]
+        session.rollback()
+    assert rows(app) == []  # neither mail committed itself
 
 
 def test_two_deliveries_of_one_mail_send_it_once(

@@ -82,7 +82,10 @@ class Delivery:
 
 
 def take(session: Session, outbox_id: int, now: datetime) -> OutboxMail | None:
-    """Mark a queued mail as being sent by this worker; None when another has it or it is done."""
+    """Mark a queued mail as being sent by this worker; None when another has it or it is done.
+
+    The caller commits the claim before sending, so no transaction waits on the transport.
+    """
     # One conditional UPDATE: of two workers given the same id, only one changes the row.
     taken = session.execute(
         update(OutboxMail)
@@ -90,42 +93,44 @@ def take(session: Session, outbox_id: int, now: datetime) -> OutboxMail | None:
         .values(status=MailStatus.SENDING, attempts=OutboxMail.attempts + 1, queued_at=now)
         .execution_options(synchronize_session=False)
     )
-    session.commit()
     if taken.rowcount != 1:  # type: ignore[attr-defined]
         return None
     return session.get(OutboxMail, outbox_id, populate_existing=True)
 
 
-def deliver(session: Session, outbox_id: int, transport: mail.Transport, now: datetime) -> Delivery:
-    """Send one outbox mail unless it is taken or done; record the outcome on its row."""
-    row = take(session, outbox_id, now)
-    if row is None:
-        return Delivery(None)
+def send(row: OutboxMail, transport: mail.Transport) -> str | None:
+    """Send a taken mail (not one to drop) without touching the database; return why it failed."""
     if not row.deliver or row.message is None:
-        return _finish(session, row, MailStatus.DROPPED, now)
+        return None
     try:
         mail.send(transport, mail.parse(row.message))
     except Exception as exc:  # retried like a refusal, never left "sending" for ever
         # A transport's answer is kept; of anything else only its kind (it may quote the mail).
-        reason = str(exc) if isinstance(exc, mail.MailError) else type(exc).__name__
-        row.last_error = reason[:ERROR_LENGTH]
-        if row.attempts > RETRIES:
-            return _finish(session, row, MailStatus.FAILED, now)
-        wait = backoff(row.attempts)
-        row.status = MailStatus.QUEUED
-        row.queued_at = now + timedelta(seconds=wait)
-        session.commit()
-        return Delivery(MailStatus.QUEUED, wait)
-    return _finish(session, row, MailStatus.SENT, now)
+        return str(exc) if isinstance(exc, mail.MailError) else type(exc).__name__
+    return None
 
 
-def _finish(session: Session, row: OutboxMail, status: MailStatus, now: datetime) -> Delivery:
+def record(row: OutboxMail, failure: str | None, now: datetime) -> Delivery:
+    """Record on a taken mail's row what became of its sending (its session's owner commits)."""
+    if not row.deliver or row.message is None:
+        return _finish(row, MailStatus.DROPPED, now)
+    if failure is None:
+        return _finish(row, MailStatus.SENT, now)
+    row.last_error = failure[:ERROR_LENGTH]
+    if row.attempts > RETRIES:
+        return _finish(row, MailStatus.FAILED, now)
+    wait = backoff(row.attempts)
+    row.status = MailStatus.QUEUED
+    row.queued_at = now + timedelta(seconds=wait)
+    return Delivery(MailStatus.QUEUED, wait)
+
+
+def _finish(row: OutboxMail, status: MailStatus, now: datetime) -> Delivery:
     # A done mail keeps no text: a failed one too, since its link may still be valid.
     row.status = status
     row.message = None
     if status == MailStatus.SENT:
         row.sent_at = now
-    session.commit()
     return Delivery(status)
 
 

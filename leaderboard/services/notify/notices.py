@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import logging
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
-from sqlalchemy.exc import IntegrityError, SQLAlchemyError
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from leaderboard.formats.issues import Issue
@@ -23,8 +24,6 @@ from leaderboard.services.notify.core import (
     notify_all,
 )
 from leaderboard.services.notify.links import site_link
-
-log = logging.getLogger("leaderboard.notify")
 
 #: How many of a refused run's issues its mail lists (the rest are counted).
 MAX_ISSUES = 20
@@ -75,22 +74,12 @@ def issue_lines(issues: list[Issue], limit: int = MAX_ISSUES) -> str:
 def run_refused(
     session: Session, user: User, task: str, subtask: str, message: str, issues: list[Issue]
 ) -> bool:
-    """Mail the uploader of a run refused through the API its verdict, and commit.
+    """Queue the mail of a run refused through the API with its verdict to its uploader.
 
-    A failure here is logged, not raised: the refusal's answer must not change over its mail.
+    The caller commits it in a transaction of its own and must not let a failure here change
+    the refusal's answer.
     """
-    try:
-        return _run_refused(session, user, task, subtask, message, issues)
-    except SQLAlchemyError:
-        session.rollback()
-        log.exception("the verdict mail of a refused run to user %s was not queued", user.id)
-        return False
-
-
-def _run_refused(
-    session: Session, user: User, task: str, subtask: str, message: str, issues: list[Issue]
-) -> bool:
-    sent = notify(
+    return notify(
         session,
         user,
         REJECTED_API,
@@ -100,20 +89,19 @@ def _run_refused(
         f"{message[:1000]}\n\n{issue_lines(issues)}\n\n"
         "Fix the file and upload it again.",
     )
-    session.commit()
-    return sent
 
 
 def _once(session: Session, key: str) -> bool:
     """Claim a notice's key (in the caller's transaction); False when it was sent already."""
     if session.get(NoticeSent, key) is not None:
         return False
-    try:
-        with session.begin_nested():
-            session.add(NoticeSent(key=key))
-    except IntegrityError:
-        return False  # another worker claimed it a moment ago
-    return True
+    # One INSERT that skips a key another worker claimed a moment ago. No savepoint: opened
+    # before any write on SQLite, its release would commit the key before the notice's mails.
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    claimed = session.execute(
+        insert(NoticeSent).values(key=key).on_conflict_do_nothing(index_elements=["key"])
+    )
+    return claimed.rowcount == 1  # type: ignore[attr-defined]
 
 
 def release_key(phase: Phase) -> str:
@@ -229,42 +217,50 @@ def _deadlines_near(session: Session, now: datetime) -> list[Phase]:
     )
 
 
-def check_campaign(session: Session, now: datetime) -> dict[str, int]:
-    """Release the results whose time has come and send the notices that are due, once each.
+@dataclass(frozen=True)
+class DueWork:
+    """The campaign's work due now: results to release, and deadlines to announce."""
 
-    Run every minute by whichever worker claims it, and by ``leaderboard worker --once``. Each
-    phase is its own transaction: one that fails leaves the others done.
+    releases: list[Phase]
+    deadlines: list[Phase]
+
+
+def due_work(session: Session, now: datetime) -> DueWork:
+    """List the phases whose scheduled release passed and those whose deadline notice is due.
+
+    Run every minute by whichever worker claims it, and by ``leaderboard worker --once``; the
+    caller runs ``release_due`` or ``deadline_ahead`` on each phase in a transaction of its own,
+    so one that fails leaves the others done.
     """
-    done = {"released": 0, "release_mails": 0, "deadline_mails": 0}
-    for phase in due_releases(session, now):
-        scheduled = phase.release_at
-        # Conditional: of two workers checking at once, one releases (and announces) it. The
-        # schedule is spent: hiding the results again later does not release them again.
-        taken = session.execute(
-            update(Phase)
-            .where(Phase.id == phase.id, Phase.results_hidden.is_(True))
-            .values(results_hidden=False, released_at=now, release_at=None)
-            .execution_options(synchronize_session=False)
-        )
-        if taken.rowcount != 1:  # type: ignore[attr-defined]
-            session.rollback()
-            continue
-        session.refresh(phase)
-        bump(session, phase.eval_set_id)
-        record(
-            session,
-            "system",
-            "release-results",
-            at=now,
-            task=phase.subtask.task.slug,
-            subtask=phase.subtask.slug,
-            phase=phase.name,
-            scheduled=scheduled.isoformat() if scheduled else None,
-        )
-        done["released"] += 1
-        done["release_mails"] += results_released(session, phase)
-        session.commit()
-    for phase in _deadlines_near(session, now):
-        done["deadline_mails"] += deadline_ahead(session, phase, now)
-        session.commit()
-    return done
+    return DueWork(due_releases(session, now), _deadlines_near(session, now))
+
+
+def release_due(session: Session, phase: Phase, now: datetime) -> int | None:
+    """Release a phase's results and queue their mails; None when another worker released them.
+
+    Returns how many mails were queued; the caller commits the release with them.
+    """
+    scheduled = phase.release_at
+    # Conditional: of two workers checking at once, one releases (and announces) it. The
+    # schedule is spent: hiding the results again later does not release them again.
+    taken = session.execute(
+        update(Phase)
+        .where(Phase.id == phase.id, Phase.results_hidden.is_(True))
+        .values(results_hidden=False, released_at=now, release_at=None)
+        .execution_options(synchronize_session=False)
+    )
+    if taken.rowcount != 1:  # type: ignore[attr-defined]
+        return None  # nothing was written
+    session.refresh(phase)
+    bump(session, phase.eval_set_id)
+    record(
+        session,
+        "system",
+        "release-results",
+        at=now,
+        task=phase.subtask.task.slug,
+        subtask=phase.subtask.slug,
+        phase=phase.name,
+        scheduled=scheduled.isoformat() if scheduled else None,
+    )
+    return results_released(session, phase)

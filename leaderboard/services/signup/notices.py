@@ -6,7 +6,7 @@ chosen by whoever typed the address, and must not open a mail in someone else's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import quote
 
@@ -18,7 +18,6 @@ from leaderboard.services.accounts.links import absolute, fingerprint, make_toke
 from leaderboard.services.common import mail, outbox
 from leaderboard.services.common.mail import NO_BASE_URL, NoBaseUrl
 from leaderboard.services.signup.core import verification_payload
-from leaderboard.states import MailStatus
 
 
 def link_base(settings: Settings) -> str:
@@ -43,13 +42,15 @@ class Outbox:
     base_url: str
     site_name: str
     now: datetime
-    #: The session of what caused the mail: the mail's row commits with it.
+    #: The session of what caused the mail: the mail's row commits with it (its owner commits).
     session: Session
     #: Web answers leave the mail to the workers; the command line sends it at once.
     background: bool = True
+    #: The outbox ids the command line sends once it has committed them (not ``background``).
+    unsent: list[int] = field(default_factory=list)
 
     def _send(self, kind: str, to: str, subject: str, body: str, deliver: bool = True) -> None:
-        """Put a mail in the outbox and commit it with its cause; the command line sends it now.
+        """Put a mail in the outbox, in the transaction of its cause; queue it or note it as unsent.
 
         A mail not to ``deliver`` is written and queued like any other, so the answer's work
         says nothing; a worker drops it.
@@ -61,7 +62,6 @@ class Outbox:
                 raise
             # A web answer never fails over mail (nor says whether there was any to send).
             mail.log.error("%s mail to %r not sent: %s", kind, to, exc)
-            self.session.commit()
             return
         row = outbox.put(
             self.session,
@@ -71,18 +71,8 @@ class Outbox:
             deliver=deliver,
             queue=self.background,
         )
-        self.session.commit()
         if not self.background:
-            self._deliver_now(row.id)
-
-    def _deliver_now(self, outbox_id: int) -> None:
-        """Send a committed mail from this process; raise MailError when it must wait."""
-        done = outbox.deliver(self.session, outbox_id, self.transport, self.now)
-        if done.status == MailStatus.QUEUED:
-            reason = outbox.last_error(self.session, outbox_id)
-            raise mail.MailError(
-                f"{reason} (the mail stays in the outbox: a worker tries again later)"
-            )
+            self.unsent.append(row.id)
 
     def _link(self, purpose: str, payload: dict[str, object], path: str) -> str:
         token = make_token(self.secret, purpose, payload, self.now)

@@ -143,12 +143,14 @@ def signup() -> ResponseReturnValue:
         return render_template("account/signup.html", **page), exc.status
     # One mail is built and signed whatever the address, and dropped for a disabled account.
     box = outbox()
-    if outcome.mail == "verify":
-        box.verification(outcome.user, invite_code)
-    elif outcome.mail == "pending":
-        box.pending(outcome.user)
-    else:
-        box.already_registered(outcome.user, deliver=outcome.deliver)
+    # The sign-up commits with its mail.
+    with unit_of(session):
+        if outcome.mail == "verify":
+            box.verification(outcome.user, invite_code)
+        elif outcome.mail == "pending":
+            box.pending(outcome.user)
+        else:
+            box.already_registered(outcome.user, deliver=outcome.deliver)
     return _check_mail(email, "signup")
 
 
@@ -202,7 +204,8 @@ def _mail_link(
     except TooManyAttempts as exc:
         return _too_many(exc, template, form=form)
     user = find(db(), email)
-    send(outbox(), user or stand_in(email), user is not None)
+    with unit_of(db()):
+        send(outbox(), user or stand_in(email), user is not None)
     return _check_mail(email, kind)
 
 

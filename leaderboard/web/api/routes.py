@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
 
 from flask import Blueprint, g, jsonify, request
 from flask.typing import ResponseReturnValue
+from sqlalchemy.exc import SQLAlchemyError
 
 from leaderboard.formats.issues import quoted
 from leaderboard.models import User
@@ -43,6 +45,7 @@ from leaderboard.web.common.present import run_json
 from leaderboard.web.common.uploads import collect_upload
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+log = logging.getLogger("leaderboard.notify")
 
 
 def token_required(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -109,13 +112,25 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
         run = submit_run(db(), store(), settings(), sub, user=user, now=now())
     except RunRejected as exc:
         # The uploader gets the verdict by mail too (a script's log is easily missed).
-        run_refused(db(), user, target.task.slug, target.subtask.slug, exc.message, exc.issues)
+        _mail_verdict(user, target.task.slug, target.subtask.slug, exc)
         raise
     body = run_json(run, show_scores=hidden is None)
     phase = run.phase
     body["phase"] = phase.name if phase is not None else None
     body["quota_remaining"] = remaining_quota(db(), phase, run.team, now()) if run.team else None
     return jsonify(body), 201
+
+
+def _mail_verdict(user: User, task: str, subtask: str, exc: RunRejected) -> None:
+    """Queue and commit a refused run's verdict mail; a failure is logged, not raised.
+
+    The refusal's answer must not change over its mail.
+    """
+    try:
+        with unit_of(db()):
+            run_refused(db(), user, task, subtask, exc.message, exc.issues)
+    except SQLAlchemyError:
+        log.exception("the verdict mail of a refused run to user %s was not queued", user.id)
 
 
 @bp.route("/v1/runs/<int:run_id>")

@@ -61,8 +61,9 @@ def user_action(user_id: int, action: str) -> ResponseReturnValue:
     try:
         if action == "resend":
             box = outbox()  # no base URL: refused before anything is recorded
-            target = unverified_for_resend(session, email, actor=_actor())
-            box.verification(target)
+            with unit_of(session):
+                target = unverified_for_resend(session, email, actor=_actor())
+                box.verification(target)
             flash(f"Verification link to {email} queued: a worker sends it.", "info")
         elif action == "enable":
             with unit_of(session):
@@ -91,8 +92,9 @@ def invite() -> ResponseReturnValue:
         return _users_page(form, 400)
     try:
         box = outbox()  # no base URL: refused before anything is recorded
-        email = invitable(db(), form.email.data or "", actor=_actor())
-        box.invitation(email, _actor())
+        with unit_of(db()):
+            email = invitable(db(), form.email.data or "", actor=_actor())
+            box.invitation(email, _actor())
     except DomainError as exc:
         flash(exc.message, "error")
         return _users_page(form, exc.status)

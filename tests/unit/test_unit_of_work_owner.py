@@ -21,11 +21,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
         "A token's note of use is written in a transaction of its own (SQLite's one write lock "
         "must not hold up a request that only read), after rolling back the request's reads.",
     ),
-    "campaign/phases.py": (
-        1,
-        "prepare_quota creates a team's quota counters in a transaction of their own before the "
-        "upload's: a concurrent upload making the same counter is a clash caught there.",
-    ),
     "common/outbox.py": (
         3,
         "A mail is claimed (committed) before its SMTP conversation and its outcome committed "
@@ -45,19 +40,6 @@ ALLOWED: dict[str, tuple[int, str]] = {
         5,
         "Each phase's release and mails are one transaction, so one that fails leaves the "
         "others done; a refused run's mail must never fail the refusal.",
-    ),
-    "results/chart_files.py": (
-        1,
-        "A chart row another worker stored meanwhile is a clash swallowed in its own transaction.",
-    ),
-    "results/query_summaries.py": (
-        1,
-        "Summaries another worker stored meanwhile are a clash caught in their own transaction.",
-    ),
-    "runs/core.py": (
-        1,
-        "place_run retries an upload that lost the race for its slot: each attempt is a "
-        "transaction of its own, rolled back before the next.",
     ),
     "signup/notices.py": (
         2,

@@ -62,8 +62,8 @@ def transaction(session: Session) -> Iterator[Session]:
 
 def insert_missing(
     session: Session, model: Any, key: str | Sequence[str], values: dict[str, Any]
-) -> int:
-    """Insert ``values`` unless a row with the same ``key`` exists; return how many were inserted.
+) -> None:
+    """Insert ``values`` unless a row with the same ``key`` exists.
 
     One statement on SQLite and PostgreSQL alike: a concurrent insert of the same key is no
     error (PostgreSQL waits for its transaction, then inserts nothing if it committed).
@@ -71,7 +71,7 @@ def insert_missing(
     insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     columns = [key] if isinstance(key, str) else list(key)
     statement = insert(model).values(values).on_conflict_do_nothing(index_elements=columns)
-    return int(session.execute(statement).rowcount)  # type: ignore[attr-defined]
+    session.execute(statement)
 
 
 Row = TypeVar("Row")

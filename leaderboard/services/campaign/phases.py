@@ -429,7 +429,7 @@ def claim_quota(session: Session, phase: Phase | None, team: Team, now: datetime
     for period, limit, label in _periods(phase, now):
         if _use_one(session, phase, team, period, limit):
             continue
-        # No counter yet, or none left: only the first costs these two statements more.
+        # No counter yet (the team's first run of the day or phase), or no run left.
         values = {"phase_id": phase.id, "team_id": team.id, "period": period, "used": 0}
         insert_missing(session, QuotaUsage, ("phase_id", "team_id", "period"), values)
         if not _use_one(session, phase, team, period, limit):

@@ -71,8 +71,9 @@ class Load:
 def populate(instance: Instance, teams: int, seed: int = 3) -> int:
     """Create the teams and their runs through the services; return the number of runs."""
     from leaderboard.services.accounts import core as accounts
-    from leaderboard.services.runs.core import Submission, Upload, submit_run
+    from leaderboard.services.runs.core import Submission, Upload, prepare_run
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import retried
 
     ext = instance.app().extensions["leaderboard"]
     rng = random.Random(seed)
@@ -94,7 +95,10 @@ def populate(instance: Instance, teams: int, seed: int = 3) -> int:
                     description="synthetic benchmark run",
                     via="cli",
                 )
-                submit_run(session, ext["store"], ext["settings"], sub, user=None, team=team)
+                retried(
+                    session,
+                    prepare_run(session, ext["store"], ext["settings"], sub, user=None, team=team),
+                )
                 stored += 1
     ext["engine"].dispose()
     return stored

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.util import identity_key
 
@@ -56,6 +58,20 @@ def transaction(session: Session) -> Iterator[Session]:
     """Commit the block's work when it ends; roll all of it back if it raises, and re-raise."""
     with unit_of(session):
         yield session
+
+
+def insert_missing(
+    session: Session, model: Any, key: str | Sequence[str], values: dict[str, Any]
+) -> None:
+    """Insert ``values`` unless a row with the same ``key`` exists.
+
+    One statement on SQLite and PostgreSQL alike: a concurrent insert of the same key is no
+    error (PostgreSQL waits for its transaction, then inserts nothing if it committed).
+    """
+    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    columns = [key] if isinstance(key, str) else list(key)
+    statement = insert(model).values(values).on_conflict_do_nothing(index_elements=columns)
+    session.execute(statement)
 
 
 Row = TypeVar("Row")

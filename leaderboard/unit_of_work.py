@@ -10,16 +10,20 @@ services receive it, or its session, and register work on it instead of committi
 * a cache of what the session has read, dropped whenever the session flushes or a transaction
   ends, so it is never stale after a change.
 
+A step that can lose a race to another transaction (an upload's slot) raises ``Lost``; the entry
+point runs it with ``retried``, each attempt in a transaction of its own.
+
 The unit follows its own session's events (those of the factory's sessions, see ``watch``; not
 every ``Session``'s), so its lists run whoever calls ``commit``.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session, SessionTransaction, sessionmaker
@@ -154,3 +158,30 @@ def opened(sessions: Callable[[], Session]) -> Iterator[UnitOfWork]:
     """Open a session and its unit of work; commit at the end, or roll back and re-raise."""
     with sessions() as session, unit_of(session) as unit:
         yield unit
+
+
+T = TypeVar("T")
+
+
+class Lost(Exception):
+    """A step lost a race to another transaction: roll back, wait ``pause`` seconds, run it again."""
+
+    def __init__(self, pause: float) -> None:
+        super().__init__(pause)
+        self.pause = pause
+
+
+def retried(session: Session, step: Callable[[int], T]) -> T:
+    """Run ``step(attempt)`` in a unit of work of its own, committed; after a ``Lost``, again.
+
+    Each lost attempt is rolled back before the next; the step, told which attempt it is, gives
+    up by raising anything else.
+    """
+    attempt = 0
+    while True:
+        try:
+            with unit_of(session):
+                return step(attempt)
+        except Lost as lost:
+            time.sleep(lost.pause)
+        attempt += 1

@@ -89,7 +89,8 @@ def use_broker(app: Flask, queue_url: str = "") -> None:
 
 def summarize_changed(app: Flask) -> int:
     """Summarize every set whose scores changed, as a worker does unasked; return how many."""
-    from leaderboard.services.results.query_summaries import stale_sets, summarize_set
+    from leaderboard.services.results.query_summaries import stale_sets
+    from leaderboard.worker.jobs import summarize_set
 
     ext = app.extensions["leaderboard"]
     with ext["sessionmaker"]() as session:
@@ -103,6 +104,7 @@ def draw_asked(app: Flask) -> int:
     """Draw every chart a page asked for and found not drawn, as a worker would; return how many."""
     from leaderboard.jobqueue import DRAW_CHART
     from leaderboard.services.results.chart_files import draw_chart
+    from leaderboard.unit_of_work import unit_of
 
     ext = app.extensions["leaderboard"]
     dispatcher = ext["dispatcher"]
@@ -111,7 +113,8 @@ def draw_asked(app: Flask) -> int:
     dispatcher.sent[:] = [(t, a) for t, a in dispatcher.sent if t != DRAW_CHART]
     with ext["sessionmaker"]() as session:
         for kind, fmt, data in asked:
-            draw_chart(session, ext["store"], kind, fmt, data)
+            with unit_of(session):
+                draw_chart(session, ext["store"], kind, fmt, data)
     return len(asked)
 
 

@@ -33,6 +33,7 @@ def _place_run_then_die(
     make: Callable[[], Run],
     before_commit: Callable[[Run], None],
     scores: Sequence[Mapping[str, Any]],
+    attempt: int = 0,
 ) -> Run:
     """Place a run as usual, but die just before its commit while the flag file exists."""
 
@@ -47,7 +48,7 @@ def _place_run_then_die(
             flag.unlink()
             os.kill(os.getpid(), signal.SIGKILL)
 
-    return _place_run(session, key, make, then_die, scores)
+    return _place_run(session, key, make, then_die, scores, attempt)
 
 
 runs.place_run = _place_run_then_die

@@ -47,13 +47,14 @@ def significance_cmd(
 ) -> None:
     """Test every pair of the table's runs; store and print p-values, clusters and intervals."""
     from leaderboard.services.jobs.analyses import compute_now
-    from leaderboard.services.results.chart_data import draw_report_charts
-    from leaderboard.services.results.query_summaries import is_stale, summarize_set
+    from leaderboard.services.results.chart_data import report_charts
+    from leaderboard.services.results.query_summaries import is_stale
     from leaderboard.services.results.significance import Request
     from leaderboard.services.results.tables import caption_of
     from leaderboard.services.tasks.catalog import resolve
     from leaderboard.tables import significance_exports as exports
     from leaderboard.unit_of_work import unit_of
+    from leaderboard.worker.jobs import draw_all, summarize_set
 
     request = Request(measure, method, samples, seed, alpha, correction, runs)
     with common.session() as session:
@@ -65,7 +66,11 @@ def significance_cmd(
                 )
             report = dict(analysis.report or {})
             # Computed at once, so drawn at once: pages only read stored charts.
-            draw_report_charts(session, common.store(), target, report, live=True)
+            draw_all(
+                session,
+                common.store(),
+                report_charts(session, common.store(), target, report, live=True),
+            )
             if is_stale(session, target.eval_set):
                 summarize_set(session, common.store(), target.eval_set.id)
             # Tables name the task, subtask and set by their titles, not their slugs.
@@ -122,11 +127,18 @@ def worker_cmd(
         start(common.settings(), queues=queues, concurrency=concurrency, loglevel=loglevel)
         return
     from leaderboard.services.jobs.core import CHARTED, claim_name, stale_after
-    from leaderboard.services.results.chart_data import draw_job_charts
-    from leaderboard.services.results.query_summaries import stale_sets, summarize_set
+    from leaderboard.services.results.chart_data import job_charts
+    from leaderboard.services.results.query_summaries import stale_sets
     from leaderboard.states import JobStatus
     from leaderboard.unit_of_work import unit_of
-    from leaderboard.worker.jobs import campaign_check, outcome_line, run_taken, take_next
+    from leaderboard.worker.jobs import (
+        campaign_check,
+        draw_all,
+        outcome_line,
+        run_taken,
+        summarize_set,
+        take_next,
+    )
     from leaderboard.worker.periodic import record_seen, remove_expired_uploads
 
     # A worker too, for the health check; it runs the campaign check now, unclaimed: the
@@ -163,7 +175,7 @@ def worker_cmd(
             )
             if done.status == JobStatus.DONE and done.purpose in CHARTED:
                 # What a worker's next task would do: the charts, drawn here too.
-                draw_job_charts(session, common.store(), done.id)
+                draw_all(session, common.store(), job_charts(session, common.store(), done.id))
             click.echo(outcome_line(done))
 
 

@@ -168,9 +168,10 @@ def freeze_cmd(
         common.fail("--reason goes with --supersede (a first freeze needs no reason).")
     from leaderboard.services.freeze.analysis import describe_analysis
     from leaderboard.services.freeze.core import DeadlineAhead, freeze
-    from leaderboard.services.results.chart_data import draw_report_charts
+    from leaderboard.services.results.chart_data import report_charts
     from leaderboard.services.tasks.catalog import resolve
     from leaderboard.unit_of_work import unit_of
+    from leaderboard.worker.jobs import draw_all
 
     with common.session() as session:
         try:
@@ -193,7 +194,8 @@ def freeze_cmd(
         frozen = snapshot.manifest.get("analysis")
         if frozen is not None and "pairs" in frozen:
             # Frozen at once, drawn at once: the official view's charts are only read.
-            draw_report_charts(session, common.store(), target, frozen, live=False)
+            charts = report_charts(session, common.store(), target, frozen, live=False)
+            draw_all(session, common.store(), charts)
         click.echo(
             f"Frozen {task} {subtask} ({target.eval_set.slug}) at {snapshot.frozen_at.isoformat()}: "
             f"{len(snapshot.manifest['runs'])} rows; snapshot SHA-256 {snapshot.manifest_sha256}."

@@ -34,8 +34,9 @@ def _import_one(
     modes: dict[str, bool],
 ) -> bool:
     """Import one file; print its report; return whether it was stored."""
-    from leaderboard.services.runs.core import Submission, Upload, submit_run
+    from leaderboard.services.runs.core import Submission, Upload, prepare_run
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.unit_of_work import retried
 
     target = resolve(session, task, subtask, set_slug)
     try:
@@ -57,7 +58,7 @@ def _import_one(
     )
     label = f"{team_name}/{path.name}"
     try:
-        run = submit_run(
+        placement = prepare_run(
             session,
             common.store(),
             common.settings(),
@@ -66,6 +67,7 @@ def _import_one(
             team=team_name,
             now=common.now(),
         )
+        run = retried(session, placement)
     except RunRejected as exc:
         return _rejected(label, exc)
     official = _official(run)
@@ -131,7 +133,7 @@ def _import_baseline(
     from leaderboard.services.runs.baselines import import_baseline
     from leaderboard.services.runs.core import Upload
     from leaderboard.services.tasks.catalog import resolve
-    from leaderboard.unit_of_work import unit_of
+    from leaderboard.unit_of_work import retried
 
     settings = common.settings()
     target = resolve(session, task, subtask, set_slug)
@@ -143,18 +145,18 @@ def _import_baseline(
         click.echo(f"REJECTED baseline {label!r} ({path.name}): {exc}")
         return False
     try:
-        with unit_of(session):
-            run = import_baseline(
-                session,
-                common.store(),
-                settings,
-                target,
-                Upload(inputs, {k: path.name for k in inputs}),
-                label=label,
-                lenient=lenient,
-                description=description,
-                actor=common.actor(),
-            )
+        placement = import_baseline(
+            session,
+            common.store(),
+            settings,
+            target,
+            Upload(inputs, {k: path.name for k in inputs}),
+            label=label,
+            lenient=lenient,
+            description=description,
+            actor=common.actor(),
+        )
+        run = retried(session, placement)
     except RunRejected as exc:
         return _rejected(f"baseline {label!r} ({path.name})", exc)
     official = _official(run)
@@ -272,15 +274,17 @@ def add_baselines_cmd(task: str, subtask: str, set_slug: str | None) -> None:
     """Compute and store the subtask's standard baselines from the gold data."""
     from leaderboard.services.runs.baselines import add_baselines
     from leaderboard.services.tasks.catalog import resolve
-    from leaderboard.unit_of_work import unit_of
+    from leaderboard.unit_of_work import retried, unit_of
 
     with common.session() as session:
         try:
+            # Each baseline committed once placed; the record of the action last.
             with unit_of(session):
                 target = resolve(session, task, subtask, set_slug)
-                runs = add_baselines(
+                placements = add_baselines(
                     session, common.store(), common.settings(), target, actor=common.actor()
                 )
+                runs = [retried(session, placement) for placement in placements]
         except DomainError as exc:
             common.fail(exc.message)
         for run in runs:

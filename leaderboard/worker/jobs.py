@@ -8,11 +8,12 @@ meanwhile, refused (its failure stored alone) or broken (the job given back).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from leaderboard.config import Settings
@@ -20,6 +21,7 @@ from leaderboard.models import Job, utcnow
 from leaderboard.services.common import mail, outbox
 from leaderboard.services.common.errors import DomainError
 from leaderboard.services.jobs import core as jobs
+from leaderboard.services.results.chart_files import Chart
 from leaderboard.states import JobPurpose, JobStatus, MailStatus
 from leaderboard.storage import Store
 from leaderboard.unit_of_work import opened, unit_of
@@ -193,14 +195,41 @@ def send_mail(outbox_id: int, *, settings: Settings | None = None) -> outbox.Del
     return done
 
 
+def draw_all(session: Session, store: Store, charts: Iterable[Chart]) -> int:
+    """Draw and store each chart, committing each before the next is drawn; return how many."""
+    from leaderboard.services.results.chart_files import draw_chart
+
+    drawn = 0
+    for kind, fmt, data in charts:
+        # One at a time: a chart drawn is kept if a later one fails, and SQLite's write lock,
+        # taken by the chart's row, is not held while the next one is drawn.
+        with unit_of(session):
+            draw_chart(session, store, kind, fmt, data)
+        drawn += 1
+    return drawn
+
+
+def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:
+    """Store a set's per-query summaries, then draw its runs' charts; return how many measures."""
+    from leaderboard.services.results.query_summaries import summarize_set as summarize
+
+    try:
+        with unit_of(session):
+            summarized = summarize(session, store, eval_set_id)
+    except IntegrityError:
+        return 0  # another worker stored the same set's summaries meanwhile
+    draw_all(session, store, summarized.charts)
+    return summarized.measures
+
+
 def draw_charts(job_id: int) -> int:
     """Draw and store the charts of a finished job's analysis, and summarize its set if stale."""
-    from leaderboard.services.results.chart_data import draw_job_charts
-    from leaderboard.services.results.query_summaries import is_stale, summarize_set
+    from leaderboard.services.results.chart_data import job_charts
+    from leaderboard.services.results.query_summaries import is_stale
 
     res = resources()
     with res.sessionmaker() as session:
-        drawn = draw_job_charts(session, res.store, job_id)
+        drawn = draw_all(session, res.store, job_charts(session, res.store, job_id))
         job = session.get(Job, job_id)
         if job is not None and is_stale(session, job.eval_set):
             summarize_set(session, res.store, job.eval_set_id)
@@ -212,8 +241,8 @@ def draw_chart(kind: str, fmt: str, data: dict[str, Any]) -> int:
     from leaderboard.services.results.chart_files import draw_chart as draw
 
     res = resources()
-    with res.sessionmaker() as session:
-        return len(draw(session, res.store, kind, fmt, data))
+    with opened(res.sessionmaker) as unit:
+        return len(draw(unit.session, res.store, kind, fmt, data))
 
 
 def stale_sets() -> list[tuple[int, int]]:
@@ -233,7 +262,7 @@ def queue_summary(eval_set_id: int, revision: int) -> None:
 
 def summarize(eval_set_id: int, revision: int) -> int:
     """Store a set's per-query summaries unless they already cover ``revision``; return how many."""
-    from leaderboard.services.results.query_summaries import summarize_set, summarized_revision
+    from leaderboard.services.results.query_summaries import summarized_revision
 
     res = resources()
     with res.sessionmaker() as session:

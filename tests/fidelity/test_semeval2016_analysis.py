@@ -183,7 +183,7 @@ def test_per_question_diagnostics_are_in_the_tables_scale(
 ) -> None:
     from leaderboard.models import Run
     from leaderboard.services.results.diagnostics import run_diagnostics
-    from leaderboard.services.results.query_summaries import summarize_set
+    from leaderboard.worker.jobs import summarize_set
 
     submissions = shared_path("semeval2016-task3", "submissions")
     result = invoke(runner, "import-runs", "semeval2016-task3", "A", "--lenient", str(submissions))

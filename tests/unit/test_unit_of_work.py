@@ -9,7 +9,7 @@ from sqlalchemy import Column, Integer, MetaData, Table, create_engine, func, se
 from sqlalchemy.orm import Session
 
 from leaderboard.db import make_sessionmaker
-from leaderboard.unit_of_work import opened, unit_of
+from leaderboard.unit_of_work import Lost, opened, retried, unit_of
 
 _METADATA = MetaData()
 _ROWS = Table("rows", _METADATA, Column("id", Integer, primary_key=True))
@@ -111,3 +111,31 @@ def test_the_cache_is_dropped_when_the_session_flushes_or_ends(session: Session)
     assert unit.cache == {"k": 1}
     unit.rollback()
     assert unit.cache == {}
+
+
+def test_retried_runs_a_lost_step_again_in_a_new_transaction(session: Session) -> None:
+    attempts: list[int] = []
+
+    def step(attempt: int) -> int:
+        attempts.append(attempt)
+        session.execute(_ROWS.insert())
+        if attempt < 2:
+            raise Lost(0)  # each lost attempt's row is rolled back with it
+        return attempt
+
+    assert retried(session, step) == 2
+    assert attempts == [0, 1, 2]
+    session.rollback()  # the last attempt was committed: nothing left to undo
+    assert _count(session) == 1
+
+
+def test_retried_gives_up_when_the_step_raises_anything_else(session: Session) -> None:
+    def step(attempt: int) -> None:
+        session.execute(_ROWS.insert())
+        if attempt == 0:
+            raise Lost(0)
+        raise LookupError("given up")
+
+    with pytest.raises(LookupError, match="given up"):
+        retried(session, step)
+    assert _count(session) == 0

@@ -1,7 +1,7 @@
 """Services never commit: the entry point that calls them owns the unit of work.
 
 Walks ``leaderboard/services`` and counts every ``.commit()``, ``.rollback()`` and
-``transaction(`` use; only the allow-listed ones, each with its reason, may remain.
+``transaction(`` use: there must be none.
 """
 
 from __future__ import annotations
@@ -13,28 +13,6 @@ from pathlib import Path
 import leaderboard.services
 
 SERVICES = Path(leaderboard.services.__file__).parent
-
-#: Modules that still end transactions themselves: how many sites each, and why.
-ALLOWED: dict[str, tuple[int, str]] = {
-    "campaign/phases.py": (
-        1,
-        "prepare_quota creates a team's quota counters in a transaction of their own before the "
-        "upload's: a concurrent upload making the same counter is a clash caught there.",
-    ),
-    "results/chart_files.py": (
-        1,
-        "A chart row another worker stored meanwhile is a clash swallowed in its own transaction.",
-    ),
-    "results/query_summaries.py": (
-        1,
-        "Summaries another worker stored meanwhile are a clash caught in their own transaction.",
-    ),
-    "runs/core.py": (
-        1,
-        "place_run retries an upload that lost the race for its slot: each attempt is a "
-        "transaction of its own, rolled back before the next.",
-    ),
-}
 
 
 def _ends_transaction(call: ast.Call) -> bool:
@@ -60,10 +38,10 @@ def _found() -> Counter[str]:
     return found
 
 
-def test_services_commit_only_where_allowed() -> None:
-    allowed = {module: count for module, (count, _reason) in ALLOWED.items()}
-    # A new site: have the entry point commit its unit of work instead. One fewer: lower ALLOWED.
-    assert dict(_found()) == allowed
+def test_no_service_ends_a_transaction() -> None:
+    # A site found: have the entry point commit its unit of work instead, between steps if the
+    # work needs several transactions.
+    assert dict(_found()) == {}
 
 
 def test_a_commit_in_a_service_is_found() -> None:

@@ -306,3 +306,50 @@ def test_corrections_after_the_deadline_only_when_allowed(
         and official["rows"][0]["rank_marker"] == ""
     )
     assert official["rows"][0]["cells"]["MAP"]["display"] != "96.33"
+
+
+def test_a_teams_first_run_makes_its_quota_counters_in_the_runs_own_transaction(
+    campaign_app: Flask, clock: FixedClock
+) -> None:
+    from sqlalchemy import func, select
+
+    from leaderboard.models import Phase, QuotaUsage, Team
+    from leaderboard.services.campaign.phases import claim_quota
+    from leaderboard.services.common.errors import Conflict
+
+    app = campaign_app
+    make_participant(app, "Aurora", "alice@example.org")
+    own_campaign(app)
+    r = cli(
+        app.test_cli_runner(), "phase", "semeval2016-task3", "A", "test", "--set", "test",
+        "--start", "2016-01-01T00:00:00Z", "--end", "2016-01-31T23:59:00+00:00",
+        "--daily-quota", "2", "--total-quota", "3",
+    )  # fmt: skip
+    assert r.exit_code == 0, r.output
+    now = at("2016-01-12T08:00:00")
+
+    def counters(session) -> dict[str, int]:  # type: ignore[no-untyped-def]
+        rows = session.execute(select(QuotaUsage.period, QuotaUsage.used)).all()
+        return {period: used for period, used in rows}
+
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        phase = session.scalars(select(Phase).where(Phase.name == "test")).one()
+        team = session.scalars(select(Team).where(Team.name == "Aurora")).one()
+        # Made with the claim, not committed on their own: a rolled-back upload leaves none.
+        claim_quota(session, phase, team, now)
+        assert counters(session) == {"2016-01-12": 1, "total": 1}
+        session.rollback()
+        assert session.scalar(select(func.count()).select_from(QuotaUsage)) == 0
+        claim_quota(session, phase, team, now)
+        session.commit()
+        # Counters that exist are used; the daily one refuses the third run of the day.
+        claim_quota(session, phase, team, now)
+        session.commit()
+        with pytest.raises(Conflict, match="2 run\\(s\\) today"):
+            claim_quota(session, phase, team, now)
+        session.rollback()
+        # The next day's counter is made, the phase's total one used up.
+        claim_quota(session, phase, team, at("2016-01-13T08:00:00"))
+        assert counters(session) == {"2016-01-12": 2, "2016-01-13": 1, "total": 3}
+        with pytest.raises(Conflict, match="3 run\\(s\\) in phase test"):
+            claim_quota(session, phase, team, at("2016-01-14T08:00:00"))

@@ -144,9 +144,10 @@ def test_the_worker_draws_a_finished_analysis_charts_so_pages_only_read_them(
 ) -> None:
     from leaderboard.jobqueue import DRAW_CHARTS
     from leaderboard.services.jobs.analyses import request_analysis
-    from leaderboard.services.results.chart_data import draw_job_charts
+    from leaderboard.services.results.chart_data import job_charts
     from leaderboard.services.results.significance import Request
     from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.worker.jobs import draw_all
     from tests.dispatch import LocalDispatcher
 
     _cli(hosted, "phase", "example-sentiment", "A", "test", "--names", "anonymous")
@@ -161,7 +162,7 @@ def test_the_worker_draws_a_finished_analysis_charts_so_pages_only_read_them(
     # ... which draw the organizers' and the public variant of both charts, SVG and PDF.
     # (``worker --once`` drew them already, as the task would: found, not drawn again.)
     with ext["sessionmaker"]() as session:
-        assert draw_job_charts(session, ext["store"], job) == 8
+        assert draw_all(session, ext["store"], job_charts(session, ext["store"], job)) == 8
         # (with the five runs' difference charts, drawn when --once summarized the set)
         assert session.scalar(select(func.count()).select_from(ChartFile)) == 8 + 5
 
@@ -180,3 +181,36 @@ def test_the_worker_draws_a_finished_analysis_charts_so_pages_only_read_them(
     login(org, "org@example.org", "organizer password")
     named = org.get(f"/organizer/analyses/{job}/measure.svg")
     assert named.status_code == 200 and b"Aurora" in named.data
+
+
+def test_a_chart_row_waits_for_the_callers_commit_and_a_rivals_row_is_no_error(
+    app: Flask, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leaderboard.services.results import chart_files
+    from leaderboard.unit_of_work import unit_of
+
+    ext = app.extensions["leaderboard"]
+    data = chart_files.difference_data(["q1", "q2"], [0.25, -0.5], measure="MAP", unit="questions")
+    key = chart_files.chart_key("difference", "svg", data)
+    with ext["sessionmaker"]() as session:
+        # The service commits nothing: the entry point's rollback drops the row (not the file).
+        chart_files.draw_chart(session, ext["store"], "difference", "svg", data)
+        session.rollback()
+        assert session.get(ChartFile, key) is None
+
+    draw = chart_files._draw
+
+    def drawn_while_a_rival_stores_it(*args):  # type: ignore[no-untyped-def]
+        body = draw(*args)
+        with opened(ext["sessionmaker"]) as rival:
+            rival.session.add(ChartFile(key=key, sha256="0" * 64, storage_key="theirs"))
+        return body
+
+    monkeypatch.setattr(chart_files, "_draw", drawn_while_a_rival_stores_it)
+    with ext["sessionmaker"]() as session:
+        with unit_of(session):
+            body = chart_files.draw_chart(session, ext["store"], "difference", "svg", data)
+        assert body.startswith(b"<?xml") or b"<svg" in body[:500]
+        # The rival's row stays (it names the same bytes in practice); ours was not inserted.
+        row = session.get(ChartFile, key)
+        assert row is not None and row.storage_key == "theirs"

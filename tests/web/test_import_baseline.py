@@ -13,23 +13,23 @@ from leaderboard.services.results.tables import live_table
 from leaderboard.services.runs.baselines import import_baseline
 from leaderboard.services.runs.core import Upload
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.unit_of_work import unit_of
+from leaderboard.unit_of_work import retried
 from tests.runs import oracle_run
 
 
 def _import(app: Flask, session: Session, task: str, subtask: str, files: dict[str, bytes], **kw):  # type: ignore[no-untyped-def]
     ext = app.extensions["leaderboard"]
     target = resolve(session, task, subtask)
-    with unit_of(session):
-        return import_baseline(
-            session,
-            ext["store"],
-            ext["settings"],
-            target,
-            Upload.from_bytes(files),
-            actor="test",
-            **kw,
-        )
+    placement = import_baseline(
+        session,
+        ext["store"],
+        ext["settings"],
+        target,
+        Upload.from_bytes(files),
+        actor="test",
+        **kw,
+    )
+    return retried(session, placement)
 
 
 def test_a_cqa_run_file_becomes_a_labelled_baseline_row(app: Flask, session: Session) -> None:
@@ -78,3 +78,33 @@ def test_a_refused_file_or_label_stores_nothing(app: Flask, session: Session) ->
     with pytest.raises(InvalidInput, match="A baseline label is 1 to 100 printable characters"):
         _import(app, session, "semeval2016-task3", "A", {"file": oracle_run()}, label=" ")
     assert session.scalars(select(Run)).all() == before
+
+
+def test_an_imported_baseline_is_recorded_with_its_placement(app: Flask, session: Session) -> None:
+    from leaderboard.models import AuditEvent
+
+    run = _import(app, session, "semeval2016-task3", "A", {"file": oracle_run()}, label="Oracle")
+    session.rollback()  # committed with the run: nothing left for the entry point to commit
+    (event,) = session.scalars(select(AuditEvent).where(AuditEvent.action == "import-baseline"))
+    assert event.details["sha256"] == run.file_sha256 and event.details["label"] == "Oracle"
+
+
+def test_each_generated_baseline_is_committed_before_the_next_is_made(
+    app: Flask, session: Session
+) -> None:
+    from leaderboard.models import AuditEvent
+    from leaderboard.services.runs.baselines import add_baselines
+
+    ext = app.extensions["leaderboard"]
+    target = resolve(session, "semeval2016-task3", "A")
+    placed: list[Run] = []
+    for placement in add_baselines(session, ext["store"], ext["settings"], target, actor="t"):
+        # Those placed before are committed: another session sees them.
+        with ext["sessionmaker"]() as other:
+            seen = other.scalars(select(Run.id).where(Run.kind == "baseline")).all()
+        assert [r.id for r in placed if r.id not in seen] == []
+        placed.append(retried(session, placement))
+    assert len(placed) > 1
+    # The action is recorded once all are placed, for the entry point's commit.
+    (event,) = [e for e in session.new if isinstance(e, AuditEvent)]
+    assert event.action == "add-baselines" and event.details["roles"] == [r.slot for r in placed]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 
@@ -10,13 +11,14 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from flask import Flask
 from flask.testing import FlaskClient
-from sqlalchemy import create_engine, select
+from sqlalchemy import create_engine, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from leaderboard.migrate import upgrade
 from leaderboard.models import Base, Run
-from leaderboard.services.runs.core import Submission, Upload, submit_run
+from leaderboard.services.runs.core import Submission, Upload, prepare_run
 from leaderboard.services.tasks.catalog import resolve
+from leaderboard.unit_of_work import retried
 from tests.conftest import login
 from tests.runs import constant_run, make_participant, oracle_run, own_campaign
 
@@ -48,12 +50,15 @@ def _submit(app: Flask, data: bytes, slot: str = "primary") -> Run:
 
         user = find_user(session, "alice@example.org")
         target = resolve(session, "semeval2016-task3", "A")
-        return submit_run(
+        return retried(
             session,
-            ext["store"],
-            ext["settings"],
-            Submission(target, slot, Upload.from_bytes({"file": data})),
-            user=user,
+            prepare_run(
+                session,
+                ext["store"],
+                ext["settings"],
+                Submission(target, slot, Upload.from_bytes({"file": data})),
+                user=user,
+            ),
         )
 
 
@@ -100,6 +105,69 @@ def test_parallel_uploads_into_one_slot_leave_exactly_one_active(app: Flask) -> 
     assert all("same moment" in str(e) for e in errors)
 
 
+def _prepared(app: Flask, session, data: bytes):  # type: ignore[no-untyped-def]
+    from leaderboard.services.accounts.core import find_user
+
+    ext = app.extensions["leaderboard"]
+    target = resolve(session, "semeval2016-task3", "A")
+    sub = Submission(target, "primary", Upload.from_bytes({"file": data}))
+    user = find_user(session, "alice@example.org")
+    return prepare_run(session, ext["store"], ext["settings"], sub, user=user)
+
+
+def _rival_takes_the_slot(session, run: Run) -> None:  # type: ignore[no-untyped-def]
+    """Insert another active run under the run's key, as a concurrent upload that won would."""
+    session.execute(
+        insert(Run).values(
+            subtask_id=run.subtask_id, eval_set_id=run.eval_set_id, team_id=run.team_id,
+            slot="primary", name="rival", file_sha256=run.file_sha256, active_key=run.active_key,
+        )
+    )  # fmt: skip
+
+
+def test_an_upload_that_lost_its_slot_is_rolled_back_and_placed_again(app: Flask) -> None:
+    make_participant(app, "Aurora", "alice@example.org")
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        placement = _prepared(app, session, oracle_run())
+        # Prepared, nothing is written: the placement's commit is the entry point's.
+        session.rollback()
+        assert session.scalars(select(Run)).all() == []
+        tries: list[int] = []
+
+        def lose_the_first_race(run: Run) -> None:
+            tries.append(run.id)
+            if len(tries) == 1:
+                _rival_takes_the_slot(session, run)
+            placement.before_commit(run)
+
+        run = retried(session, dataclasses.replace(placement, before_commit=lose_the_first_race))
+        assert len(tries) == 2
+        # The lost attempt left nothing: neither its run nor the rival's.
+        assert session.scalars(select(Run)).all() == [run]
+        assert run.status == "active" and len(run.scores) > 0
+
+
+def test_an_upload_losing_its_last_try_is_refused(app: Flask) -> None:
+    from leaderboard.services.common.errors import Conflict
+    from leaderboard.services.runs.core import _SLOT_RETRIES
+    from leaderboard.unit_of_work import Lost
+
+    make_participant(app, "Aurora", "alice@example.org")
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        placement = _prepared(app, session, oracle_run())
+        losing = dataclasses.replace(
+            placement, before_commit=lambda run: _rival_takes_the_slot(session, run)
+        )
+        with pytest.raises(Lost) as lost:
+            losing(0)
+        assert 0 < lost.value.pause < 0.1
+        session.rollback()
+        with pytest.raises(Conflict, match="same moment"):
+            losing(_SLOT_RETRIES - 1)
+        session.rollback()
+        assert session.scalars(select(Run)).all() == []
+
+
 def test_hostile_team_names_are_escaped(app: Flask, client: FlaskClient) -> None:
     evil = '<script>alert("x")</script>\u202e'
     make_participant(app, evil, "eve@example.org")
@@ -109,17 +177,20 @@ def test_hostile_team_names_are_escaped(app: Flask, client: FlaskClient) -> None
 
         user = find_user(session, "eve@example.org")
         target = resolve(session, "semeval2016-task3", "A")
-        submit_run(
+        retried(
             session,
-            _submit_for["store"],
-            _submit_for["settings"],
-            Submission(
-                target,
-                "primary",
-                Upload.from_bytes({"file": oracle_run()}),
-                description="<img src=x onerror=1>",
+            prepare_run(
+                session,
+                _submit_for["store"],
+                _submit_for["settings"],
+                Submission(
+                    target,
+                    "primary",
+                    Upload.from_bytes({"file": oracle_run()}),
+                    description="<img src=x onerror=1>",
+                ),
+                user=user,
             ),
-            user=user,
         )
     page = client.get("/tasks/semeval2016-task3/A").get_data(as_text=True)
     assert "<script>alert" not in page
@@ -192,12 +263,15 @@ def test_results_page_shows_subindices_and_dir_auto(app: Flask, client: FlaskCli
         user = find_user(session, "arabic@example.org")
         ext = app.extensions["leaderboard"]
         target = resolve(session, "semeval2016-task3", "A")
-        submit_run(
+        retried(
             session,
-            ext["store"],
-            ext["settings"],
-            Submission(target, "primary", Upload.from_bytes({"file": oracle_run()})),
-            user=user,
+            prepare_run(
+                session,
+                ext["store"],
+                ext["settings"],
+                Submission(target, "primary", Upload.from_bytes({"file": oracle_run()})),
+                user=user,
+            ),
         )
     page = client.get("/tasks/semeval2016-task3/A").get_data(as_text=True)
     assert re.search(r"<sub[^>]*>1</sub>", page)

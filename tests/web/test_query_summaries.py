@@ -10,9 +10,10 @@ from sqlalchemy import select
 
 from leaderboard.jobqueue import DRAW_CHART, enqueue_once
 from leaderboard.models import EvalSet, QuerySummary, Run, Score
-from leaderboard.services.results.query_summaries import stale_sets, summarize_set
+from leaderboard.services.results.query_summaries import stale_sets
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import RunKind, RunStatus
+from leaderboard.worker.jobs import summarize_set
 from tests.dispatch import LocalDispatcher
 from tests.helpers.sentiment import PATH, SENTIMENT
 from tests.runs import api_upload, token_for
@@ -109,3 +110,40 @@ def test_work_a_reader_asks_for_is_sent_once_per_interval(
         assert enqueue_once(session, "k1", 30, DRAW_CHART, "a")
         session.commit()
     assert dispatcher.sent == [(DRAW_CHART, ("a",)), (DRAW_CHART, ("b",)), (DRAW_CHART, ("a",))]
+
+
+def test_summaries_another_worker_stored_meanwhile_leave_nothing_to_draw(
+    app: Flask, hosted: FlaskCliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leaderboard.services.results import query_summaries
+    from leaderboard.worker import jobs
+
+    ext = app.extensions["leaderboard"]
+    set_id = _set_id(app)
+    with ext["sessionmaker"]() as session:
+        assert summarize_set(session, ext["store"], set_id) >= 1
+    summarize = query_summaries.summarize_set
+    drawn: list[object] = []
+
+    def clashing(session, store, eval_set_id):  # type: ignore[no-untyped-def]
+        summarized = summarize(session, store, eval_set_id)
+        # As if another worker's rows were there first: the commit fails on the same key.
+        session.flush()
+        row = session.get(QuerySummary, (eval_set_id, "Acc"))
+        session.expunge(row)
+        session.add(QuerySummary(eval_set_id=eval_set_id, measure="Acc", revision=0, runs=0,
+                                 values={}))  # fmt: skip
+        return summarized
+
+    monkeypatch.setattr(query_summaries, "summarize_set", clashing)
+    monkeypatch.setattr(jobs, "draw_all", lambda *args: drawn.append(args) or 0)
+    with ext["sessionmaker"]() as session:
+        assert jobs.summarize_set(session, ext["store"], set_id) == 0
+        assert drawn == []
+        # Rolled back whole: the summaries stored before are there, unchanged.
+        row = session.get(QuerySummary, (set_id, "Acc"))
+        assert row is not None and row.runs == 2
+    monkeypatch.setattr(query_summaries, "summarize_set", summarize)
+    with ext["sessionmaker"]() as session:
+        assert jobs.summarize_set(session, ext["store"], set_id) >= 1
+        assert len(drawn) == 1 and drawn[0][2]  # the runs' charts, drawn after the commit

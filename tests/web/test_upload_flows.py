@@ -12,8 +12,9 @@ from sqlalchemy import select
 
 from leaderboard.models import Run
 from leaderboard.services.common.errors import RunRejected
-from leaderboard.services.runs.core import Submission, Upload, submit_run
+from leaderboard.services.runs.core import Submission, Upload, prepare_run
 from leaderboard.services.tasks.catalog import resolve
+from leaderboard.unit_of_work import retried
 from leaderboard.web.common.context import db, settings, store
 from tests.conftest import AppFactory, csrf_from, login
 from tests.helpers.uploads import SUBMIT_A, form_upload
@@ -289,14 +290,14 @@ def test_upload_over_the_size_limit_is_refused(make_app: AppFactory) -> None:
 
 
 @pytest.mark.parametrize("run", [oracle_run(), b"not a run\n"], ids=["accepted", "refused"])
-def test_submit_run_closes_the_files_it_was_given(app: Flask, run: bytes) -> None:
+def test_prepare_run_closes_the_files_it_was_given(app: Flask, run: bytes) -> None:
     # The CLI hands over files it opened by path: left open, each leaked until collected.
     upload = Upload.from_bytes({"file": run})
     with app.app_context():
         target = resolve(db(), "semeval2016-task3", "A")
         sub = Submission(target=target, slot="primary", upload=upload, via="cli")
         try:
-            submit_run(db(), store(), settings(), sub, user=None, team="Aurora")
+            retried(db(), prepare_run(db(), store(), settings(), sub, user=None, team="Aurora"))
         except RunRejected:
             assert run != oracle_run()
     assert all(stream.closed for stream in upload.files.values())

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, bindparam, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session
 
 from leaderboard.clock import utc_and_local
-from leaderboard.db import transaction
+from leaderboard.db import insert_missing
 from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, Phase, QuotaUsage, Run, Subtask, Task, Team
 from leaderboard.services.common.audit import record
@@ -418,44 +416,35 @@ def check_quota(session: Session, phase: Phase | None, team: Team, now: datetime
             raise _quota_reached(limit, label)
 
 
-def prepare_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:
-    """Create the team's counters for this phase and day if missing (committed on its own)."""
-    if phase is None:
-        return
-    for period, _limit, _label in _periods(phase, now):
-        exists = session.scalar(select(QuotaUsage.id).where(*_counter(phase, team, period)))
-        for attempt in range(30):
-            if exists is not None:
-                break
-            try:
-                with transaction(session):
-                    session.add(
-                        QuotaUsage(phase_id=phase.id, team_id=team.id, period=period, used=0)
-                    )
-                break
-            except IntegrityError:
-                break  # a concurrent upload created it: fine
-            except OperationalError:
-                time.sleep(0.01 * (attempt + 1))  # SQLite lock conflict: try again shortly
-
-
 def claim_quota(session: Session, phase: Phase | None, team: Team, now: datetime) -> None:
     """Use one run of each quota inside the caller's transaction; refuse when one is used up.
 
     A conditional UPDATE (``used < limit``) is atomic in the database, so parallel uploads
-    cannot exceed a quota; a rejected or rolled-back upload uses nothing.
+    cannot exceed a quota; a rejected or rolled-back upload uses nothing. A team's first run of
+    a day or phase finds no counter: it is made in the same transaction (a concurrent upload
+    making it too is no error: PostgreSQL waits for that upload's transaction) and used.
     """
     if phase is None:
         return
     for period, limit, label in _periods(phase, now):
-        result = session.execute(
-            update(QuotaUsage)
-            .where(*_counter(phase, team, period), QuotaUsage.used < limit)
-            .values(used=QuotaUsage.used + 1)
-            .execution_options(synchronize_session=False)
-        )
-        if result.rowcount != 1:  # type: ignore[attr-defined]
+        if _use_one(session, phase, team, period, limit):
+            continue
+        # No counter yet (the team's first run of the day or phase), or no run left.
+        values = {"phase_id": phase.id, "team_id": team.id, "period": period, "used": 0}
+        insert_missing(session, QuotaUsage, ("phase_id", "team_id", "period"), values)
+        if not _use_one(session, phase, team, period, limit):
             raise _quota_reached(limit, label)
+
+
+def _use_one(session: Session, phase: Phase, team: Team, period: str, limit: int) -> bool:
+    """Use one run of a counter with room left; return False if it is used up or missing."""
+    result = session.execute(
+        update(QuotaUsage)
+        .where(*_counter(phase, team, period), QuotaUsage.used < limit)
+        .values(used=QuotaUsage.used + 1)
+        .execution_options(synchronize_session=False)
+    )
+    return bool(result.rowcount == 1)  # type: ignore[attr-defined]
 
 
 def hidden_phase(session: Session, eval_set: EvalSet) -> Phase | None:

@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, update
 from sqlalchemy.orm import Session
 
+from leaderboard.db import insert_missing
 from leaderboard.models import PeriodicRun
-from leaderboard.services.operations.upsert import insert_missing
 
 
 def claim(session: Session, name: str, *, every: timedelta, worker: str, now: datetime) -> bool:

@@ -7,8 +7,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
+from leaderboard.db import insert_missing
 from leaderboard.models import WorkerSeen
-from leaderboard.services.operations.upsert import insert_missing
 
 #: A worker silent this long is forgotten (its row would only tell of a process long gone).
 FORGET_AFTER = timedelta(days=7)

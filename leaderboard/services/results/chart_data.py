@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, undefer
 from leaderboard.models import Job
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import PUBLIC, Audience
+from leaderboard.services.results.chart_files import Chart
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import resolve
@@ -86,10 +87,10 @@ def chart_spec(report: dict[str, Any], name: str) -> tuple[str, dict[str, Any]]:
     return "matrix", chart_files.matrix_data(report["runs"], matrix(report), report["alpha"])
 
 
-def draw_report_charts(
+def report_charts(
     session: Session, store: Store, target: Target, report: dict[str, Any], *, live: bool
-) -> int:
-    """Draw and store every chart of a report (SVG and PDF); return how many.
+) -> list[Chart]:
+    """Return every chart of a report to draw and store (SVG and PDF).
 
     The organizers' charts, and for a live analysis the public ones (runs named as the public
     table names them); a member's own (their team named in an anonymous phase) are drawn when
@@ -99,23 +100,19 @@ def draw_report_charts(
     readers = [report]
     if live:
         readers.append(relabel(report, table_labels(session, store, target, PUBLIC)))
-    drawn = 0
+    charts: list[Chart] = []
     for shown in readers:
         for name in CHARTS:
             kind, data = chart_spec(shown, name)
-            for fmt in FORMATS:
-                chart_files.draw_chart(session, store, kind, fmt, data)
-                drawn += 1
-    return drawn
+            charts.extend((kind, fmt, data) for fmt in FORMATS)
+    return charts
 
 
-def draw_job_charts(session: Session, store: Store, job_id: int) -> int:
-    """Draw and store the charts of a finished analysis or freeze; return how many."""
+def job_charts(session: Session, store: Store, job_id: int) -> list[Chart]:
+    """Return the charts of a finished analysis or freeze to draw and store."""
     job = session.get(Job, job_id, options=[undefer(Job.report)])
     if job is None or job.status != JobStatus.DONE or not job.report or "pairs" not in job.report:
-        return 0
+        return []
     eval_set = job.eval_set
     target = resolve(session, eval_set.subtask.task.slug, eval_set.subtask.slug, eval_set.slug)
-    return draw_report_charts(
-        session, store, target, job.report, live=job.purpose == JobPurpose.TABLE
-    )
+    return report_charts(session, store, target, job.report, live=job.purpose == JobPurpose.TABLE)

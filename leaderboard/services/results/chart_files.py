@@ -10,16 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-from contextlib import suppress
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import version
 from typing import Any
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from leaderboard.db import transaction
+from leaderboard.db import insert_missing
 from leaderboard.jobqueue import DRAW_CHART, enqueue_once
 from leaderboard.models import ChartFile
 from leaderboard.storage import Store
@@ -31,6 +29,9 @@ from leaderboard.storage import Store
 KINDS = ("measure", "matrix", "difference", "progress")
 #: Seconds before a chart still not drawn is asked of the workers again (a lost message).
 ASK_AGAIN_AFTER = 30.0
+
+#: A chart to draw: its kind, format and data, as ``draw_chart`` takes them.
+Chart = tuple[str, str, dict[str, Any]]
 
 
 @cache
@@ -108,7 +109,11 @@ def _draw(kind: str, fmt: str, data: dict[str, Any]) -> bytes:
 
 
 def draw_chart(session: Session, store: Store, kind: str, fmt: str, data: dict[str, Any]) -> bytes:
-    """Return the chart of ``data``: the stored file, or drawn now once and stored (the worker)."""
+    """Return the chart of ``data``: the stored file, or drawn now once and stored (the worker).
+
+    Its row joins the caller's transaction, to be committed before the next chart is drawn
+    (SQLite's one write lock is taken by the row's INSERT and held until then).
+    """
     if kind not in KINDS:
         raise ValueError(f"unknown chart kind {kind!r}")
     key = chart_key(kind, fmt, data)
@@ -120,8 +125,9 @@ def draw_chart(session: Session, store: Store, kind: str, fmt: str, data: dict[s
     if row is not None:
         return body  # the row was there, its file lost (a restore): stored again, same bytes
     # Another worker may store the same chart meanwhile: its row points at the same bytes.
-    with suppress(IntegrityError), transaction(session):
-        session.add(ChartFile(key=key, sha256=sha, storage_key=storage_key))
+    insert_missing(
+        session, ChartFile, "key", {"key": key, "sha256": sha, "storage_key": storage_key}
+    )
     return body
 
 

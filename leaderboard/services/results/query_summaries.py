@@ -8,23 +8,23 @@ each run's chart of the measure its page shows first; pages read the rows and th
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, or_, select
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from leaderboard.db import transaction
 from leaderboard.models import EvalSet, QuerySummary, Run, Score, SummarizedSet
 from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
 from leaderboard.scoring.diagnostics import QuerySummary as SummaryRow
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import ALL_NAMES
+from leaderboard.services.results.chart_files import Chart
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.storage import Store
-from leaderboard.tables.model import official_key
+from leaderboard.tables.model import MeasureSpec, Row, official_key
 from leaderboard.targets import Target
 
 
@@ -64,17 +64,26 @@ def per_query_values(
     return {int(run_id): values for run_id, values in rows if values is not None}
 
 
-def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:
-    """Store the set's per-query summaries at its current revision, draw its runs' charts.
+@dataclass(frozen=True)
+class Summarized:
+    """What ``summarize_set`` wrote: how many measures, and the runs' charts to draw next."""
 
-    Returns the number of measures summarized. Each measure with per-query values gets the best,
-    median and worst value per query over the runs ranked on it (baselines left out); each run
-    in the table gets the SVG chart of its differences on the measure its page shows first (the
-    official one if it is a mean over queries).
+    measures: int
+    charts: list[Chart]
+
+
+def summarize_set(session: Session, store: Store, eval_set_id: int) -> Summarized:
+    """Write the set's per-query summaries at its current revision; return its runs' charts.
+
+    Each measure with per-query values gets the best, median and worst value per query over the
+    runs ranked on it (baselines left out); each run in the table gets the SVG chart of its
+    differences on the measure its page shows first (the official one if it is a mean over
+    queries), drawn after the summaries commit. Summaries another worker stored meanwhile make
+    the commit fail (IntegrityError): the caller then draws nothing.
     """
     eval_set = session.get(EvalSet, eval_set_id)
     if eval_set is None:
-        return 0
+        return Summarized(0, [])
     revision = eval_set.revision
     subtask = eval_set.subtask
     target = resolve(session, subtask.task.slug, subtask.slug, eval_set.slug)
@@ -98,32 +107,42 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> int:
             q: [s.best, s.median, s.worst, s.runs] for q, s in sorted(summary.items())
         }
         counts[spec.key] = len(values)
-    try:
-        with transaction(session):
-            session.execute(delete(QuerySummary).where(QuerySummary.eval_set_id == eval_set_id))
-            session.add_all(
-                QuerySummary(
-                    eval_set_id=eval_set_id, measure=k, revision=revision, runs=counts[k], values=v
-                )
-                for k, v in stored.items()
-            )
-            session.merge(SummarizedSet(eval_set_id=eval_set_id, revision=revision))
-    except IntegrityError:
-        return 0  # another worker stored the same set's summaries meanwhile
+    # Read before the writes below, which take SQLite's write lock until the commit.
+    charts = _run_charts(session, target, table.rows, specs, stored)
+    session.execute(delete(QuerySummary).where(QuerySummary.eval_set_id == eval_set_id))
+    session.add_all(
+        QuerySummary(
+            eval_set_id=eval_set_id, measure=k, revision=revision, runs=counts[k], values=v
+        )
+        for k, v in stored.items()
+    )
+    session.merge(SummarizedSet(eval_set_id=eval_set_id, revision=revision))
+    return Summarized(len(stored), charts)
+
+
+def _run_charts(
+    session: Session,
+    target: Target,
+    rows: Sequence[Row],
+    specs: Sequence[MeasureSpec],
+    stored: dict[str, dict[str, Any]],
+) -> list[Chart]:
+    """Return each table run's difference chart on the measure its page shows first."""
     # The measure a run's page shows first: the official one, else the first with values.
     shown = next((k for k in [official_key(specs), *(s.key for s in specs)] if k in stored), None)
-    if shown is not None:
-        spec = next(s for s in specs if s.key == shown)
-        run_ids = [r.run_id for r in table.rows if r.run_id is not None]
-        own = per_query_values(session, run_ids, shown)
-        summary = _summary_of(stored[shown])
-        for run_id in run_ids:
-            if run_id in own:
-                rows = compare(own[run_id], summary, lower_is_better=spec.lower_is_better)
-                rows = in_table_scale(rows, spec.scale)
-                data = chart_data(rows, shown, target)
-                chart_files.draw_chart(session, store, "difference", "svg", data)
-    return len(stored)
+    if shown is None:
+        return []
+    spec = next(s for s in specs if s.key == shown)
+    run_ids = [r.run_id for r in rows if r.run_id is not None]
+    own = per_query_values(session, run_ids, shown)
+    summary = _summary_of(stored[shown])
+    charts: list[Chart] = []
+    for run_id in run_ids:
+        if run_id in own:
+            compared = compare(own[run_id], summary, lower_is_better=spec.lower_is_better)
+            compared = in_table_scale(compared, spec.scale)
+            charts.append(("difference", "svg", chart_data(compared, shown, target)))
+    return charts
 
 
 def in_table_scale(rows: list[QueryComparison], factor: float) -> list[QueryComparison]:

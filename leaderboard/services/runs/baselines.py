@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from sqlalchemy.orm import Session
@@ -14,10 +14,10 @@ from leaderboard.models import GoldFile, Run, run_report
 from leaderboard.services.common.audit import record_for
 from leaderboard.services.common.errors import InvalidInput, RunRejected
 from leaderboard.services.runs.core import (
+    Placement,
     Upload,
     active_key,
     manifest_sha,
-    place_run,
     rejection,
     score_values,
     store_inputs,
@@ -35,12 +35,16 @@ IMPORTED_ORDER = 100
 
 def add_baselines(
     session: Session, store: Store, settings: Settings, target: Target, *, actor: str
-) -> list[Run]:
-    """Generate, score and store every baseline recipe of the target's set; replaces older ones."""
+) -> Iterator[Placement]:
+    """Generate and score each baseline recipe of the target's set, replacing older ones.
+
+    Yields each baseline's placement in turn, for the entry point to commit (with ``retried``)
+    before the next is made; once all are placed, records the action in the session.
+    """
     gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
     ctx = target.context(settings.max_decompressed_bytes)
     contents = {role: store.read(g.storage_key) for role, g in gold_files.items()}
-    placed: list[Run] = []
+    roles: list[str] = []
     for b in target.family.baselines(gold, contents, ctx):
         # Baseline files come from the organizers' side: read them as the official scorer did.
         upload = Upload.from_bytes(b.files, {k: f"baseline_{b.role}_{k}.txt" for k in b.files})
@@ -50,12 +54,10 @@ def add_baselines(
                 f"Baseline {quoted(b.label)} could not be read.", evaluation.verdict.errors
             )
         report = {"shown": list(b.visible_measures), "order": b.order}
-        placed.append(
-            _place(session, store, target, upload, b.role, b.label, b.description, report,
-                   evaluation, gold_files, actor, lenient=True)
-        )  # fmt: skip
-    record_for(session, actor, "add-baselines", target, roles=[r.slot for r in placed])
-    return placed
+        yield _placement(session, store, target, upload, b.role, b.label, b.description,
+                         report, evaluation, gold_files, actor, lenient=True)  # fmt: skip
+        roles.append(b.role)
+    record_for(session, actor, "add-baselines", target, roles=roles)
 
 
 def import_baseline(
@@ -69,11 +71,12 @@ def import_baseline(
     lenient: bool = False,
     description: str = "",
     actor: str,
-) -> Run:
-    """Validate, score and store a run file as a baseline row labelled ``label`` (no team).
+) -> Placement:
+    """Validate and score a run file, store it; return its placement as a baseline (no team).
 
-    A baseline imported again under the same label replaces the earlier one. The upload's
-    files are closed when this returns or raises.
+    The row is labelled ``label``; the entry point commits it with ``retried``. A baseline
+    imported again under the same label replaces the earlier one. The upload's files are closed
+    when this returns or raises.
     """
     try:
         label = label.strip()
@@ -92,15 +95,19 @@ def import_baseline(
             "order": IMPORTED_ORDER,
             **evaluation.verdict.report,
         }
-        run = _place(session, store, target, upload, role, label, description, report,
-                     evaluation, gold_files, actor, lenient=lenient)  # fmt: skip
-        record_for(session, actor, "import-baseline", target, label=label, sha256=run.file_sha256)
-        return run
+
+        def record(run: Run) -> None:
+            record_for(
+                session, actor, "import-baseline", target, label=label, sha256=run.file_sha256
+            )
+
+        return _placement(session, store, target, upload, role, label, description, report,
+                          evaluation, gold_files, actor, lenient=lenient, before_commit=record)  # fmt: skip
     finally:
         upload.close()
 
 
-def _place(
+def _placement(
     session: Session,
     store: Store,
     target: Target,
@@ -114,8 +121,12 @@ def _place(
     actor: str,
     *,
     lenient: bool,
-) -> Run:
-    """Store a scored baseline in the slot of its role, replacing the role's previous row."""
+    before_commit: Callable[[Run], None] | None = None,
+) -> Placement:
+    """Store a scored baseline's files; return its placement in the slot of its role.
+
+    Placed, it replaces the role's previous row; ``before_commit`` runs in its transaction.
+    """
     stored = store_inputs(store, upload)
 
     def make() -> Run:
@@ -139,7 +150,8 @@ def _place(
 
     assert evaluation.results is not None
     rows: Sequence[Mapping[str, Any]] = score_values(evaluation.results, gold_files)
-    return place_run(session, active_key(target.eval_set.id, None, role), make, _no_op, rows)
+    key = active_key(target.eval_set.id, None, role)
+    return Placement(session, key, make, before_commit or _no_op, rows)
 
 
 def _no_op(_run: Run) -> None:

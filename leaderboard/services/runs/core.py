@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import io
 import random
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -18,7 +17,7 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.attributes import set_committed_value
 
 from leaderboard.config import Settings
-from leaderboard.db import expire_loaded, get_row, transaction
+from leaderboard.db import expire_loaded, get_row
 from leaderboard.formats.issues import Issue, quoted, summarise
 from leaderboard.models import (
     GoldFile,
@@ -42,7 +41,6 @@ from leaderboard.services.campaign.phases import (
     check_withdrawal,
     claim_quota,
     current_phase,
-    prepare_quota,
 )
 from leaderboard.services.common.audit import record
 from leaderboard.services.common.errors import (
@@ -60,6 +58,7 @@ from leaderboard.states import Role, RunKind, RunStatus
 from leaderboard.storage import Flushes, Store
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
+from leaderboard.unit_of_work import Lost
 
 MAX_NAME = 100
 MAX_DESCRIPTION = 5000
@@ -110,7 +109,7 @@ NAME_SOURCES = {
 
 @dataclass(frozen=True)
 class Submission:
-    """Who submits what, where: the input of :func:`submit_run`."""
+    """Who submits what, where: the input of :func:`prepare_run`."""
 
     target: Target
     slot: str
@@ -258,7 +257,7 @@ def check_and_score(
     return ScoredUpload(evaluation, dict(verdict.report), gold_files)
 
 
-def submit_run(
+def prepare_run(
     session: Session,
     store: Store,
     settings: Settings,
@@ -267,24 +266,25 @@ def submit_run(
     user: User | None,
     team: Team | str | None = None,
     now: datetime | None = None,
-) -> Run:
-    """Validate, store, score and slot a run; replace the slot's previous run, keeping it.
+) -> Placement:
+    """Validate, score and store a run's files; return its placement in the slot.
 
-    Participants submit for their own team; organizers may import for any team (``team``,
-    or its name: a team that does not exist yet is created with the run, and not at all when
-    the run is refused) and alone may use the lenient mode. The slot swap is guarded by a
-    unique column, so concurrent uploads into one slot can never leave two active runs.
-    The upload's files are read here only, and closed when this returns or raises.
+    The entry point commits the placement with ``retried``: the run replaces the slot's
+    previous run, which is kept. Participants submit for their own team; organizers may import
+    for any team (``team``, or its name: a team that does not exist yet is created with the
+    run, and not at all when the run is refused) and alone may use the lenient mode. The slot
+    swap is guarded by a unique column, so concurrent uploads into one slot can never leave two
+    active runs. The upload's files are read here only, and closed when this returns or raises.
     """
     try:
-        return _submit_run(session, store, settings, sub, user=user, team=team, now=now)
+        return _prepare_run(session, store, settings, sub, user=user, team=team, now=now)
     finally:
         # Files opened by a caller (the CLI opens run files by path) would otherwise stay
         # open until collected; a web request's are closed again by werkzeug, harmlessly.
         sub.upload.close()
 
 
-def _submit_run(
+def _prepare_run(
     session: Session,
     store: Store,
     settings: Settings,
@@ -293,8 +293,8 @@ def _submit_run(
     user: User | None,
     team: Team | str | None,
     now: datetime | None,
-) -> Run:
-    """Do the work of submit_run, leaving the upload's files open."""
+) -> Placement:
+    """Do the work of prepare_run, leaving the upload's files open."""
     target = sub.target
     # A hidden task takes no participant upload, whatever route it came by.
     if user is not None and target.task.hidden and not sees_hidden(user):
@@ -311,8 +311,6 @@ def _submit_run(
     now = now or utcnow()
     admission = _admission(session, settings, target, sub.slot, counted, now)
     scored = check_and_score(session, store, settings, sub)
-    if counted is not None:
-        prepare_quota(session, admission.phase, counted, now)
     actor = user.email if user is not None else "cli"
     # An organizer's import may name a team that does not exist yet: found or added per attempt.
     owner = team if isinstance(team, Team) else None
@@ -368,16 +366,8 @@ def _submit_run(
         if user is None or user.is_organizer:
             _record_import(session, actor, sub, owner_of(), run, now)
 
-    try:
-        return place_run(
-            session,
-            slot_key,
-            new_run,
-            claim_quota_and_record,
-            score_values(scored.results, gold_files),
-        )
-    finally:
-        flushes.join()
+    scores = score_values(scored.results, gold_files)
+    return Placement(session, slot_key, new_run, claim_quota_and_record, scores, flushes)
 
 
 def _own_team(user: User, team: Team | str | None, *, lenient: bool) -> Team:
@@ -444,56 +434,92 @@ def _record_import(
     )
 
 
+@dataclass(frozen=True)
+class Placement:
+    """A run ready to take its slot: each call is one attempt, in the caller's transaction.
+
+    The entry point commits it with ``retried``, which rolls a lost attempt back and calls
+    again (see ``place_run``).
+    """
+
+    session: Session
+    key: str | Callable[[], str]
+    make: Callable[[], Run]
+    before_commit: Callable[[Run], None]
+    scores: Sequence[Mapping[str, Any]]
+    #: The flushes of the run's files, which ``before_commit`` waits for.
+    flushes: Flushes | None = None
+
+    def __call__(self, attempt: int) -> Run:
+        """Place the run (attempt ``attempt``, counted from 0); Lost when another won the race."""
+        try:
+            return place_run(
+                self.session, self.key, self.make, self.before_commit, self.scores, attempt
+            )
+        except Lost:
+            raise
+        except BaseException:
+            # Given up: no thread is left flushing a file the run would have named.
+            if self.flushes is not None:
+                self.flushes.join()
+            raise
+
+
 def place_run(
     session: Session,
     key: str | Callable[[], str],
     make: Callable[[], Run],
     before_commit: Callable[[Run], None],
     scores: Sequence[Mapping[str, Any]],
+    attempt: int = 0,
 ) -> Run:
     """Insert a new active run and its scores under ``key``; mark the slot's previous run replaced.
 
     The unique ``active_key`` column makes the database refuse a second active run; when a
-    concurrent upload wins the race we retry, so its run becomes the one replaced. SQLite
-    reports a write after a stale read as "database is locked"; that is retried the same way.
-    Statements are few and plain (every upload of a deadline burst runs them): one UPDATE
-    frees the slot, one INSERT adds the run and one its score rows (``run.scores``).
+    concurrent upload wins the race this raises Lost, and the caller's ``retried`` rolls back
+    and calls again, so the other's run becomes the one replaced. SQLite reports a write after
+    a stale read as "database is locked"; that is retried the same way, ``attempt`` counting
+    the tries. Statements are few and plain (every upload of a deadline burst runs them): one
+    UPDATE frees the slot, one INSERT adds the run and one its score rows (``run.scores``).
     """
-    for attempt in range(_SLOT_RETRIES):
-        added: list[Any] = []
-        try:
-            with transaction(session):
-                slot_key = key() if callable(key) else key
-                previous = session.execute(
-                    _FREE_SLOT, {"slot_key": slot_key, "at": utcnow()}
-                ).scalar_one_or_none()
-                if previous is not None:
-                    expire_loaded(session, Run, previous)
-                run = make()
-                run.status = RunStatus.ACTIVE
-                run.active_key = slot_key
-                added.append(run)
-                insert_as_loaded(session, run)
-                added.extend(add_scores(session, run, scores))
-                set_committed_value(run, "scores", added[1:])
-                if previous is not None:
-                    session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
-                bump(session, run.eval_set_id)
-                before_commit(run)
-            return run
-        except BaseException as exc:
-            # The rows inserted as loaded are gone with the transaction (and SQLite may give
-            # their ids again): the session must not keep them.
-            for row in added:
-                if row in session:
-                    session.expunge(row)
-            if not isinstance(exc, IntegrityError | OperationalError):
-                raise
-            if isinstance(exc, OperationalError) and not is_lock_error(exc):
-                raise
-            # Back off a little, randomly, so racing uploads do not collide again in lockstep.
-            time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 10))
-    raise Conflict("Another upload into this slot happened at the same moment; please try again.")
+    added: list[Any] = []
+    try:
+        slot_key = key() if callable(key) else key
+        previous = session.execute(
+            _FREE_SLOT, {"slot_key": slot_key, "at": utcnow()}
+        ).scalar_one_or_none()
+        if previous is not None:
+            expire_loaded(session, Run, previous)
+        run = make()
+        run.status = RunStatus.ACTIVE
+        run.active_key = slot_key
+        added.append(run)
+        insert_as_loaded(session, run)
+        added.extend(add_scores(session, run, scores))
+        set_committed_value(run, "scores", added[1:])
+        if previous is not None:
+            session.execute(_REPLACED_BY, {"old_id": previous, "new_id": run.id})
+        bump(session, run.eval_set_id)
+        before_commit(run)
+        # Pending writes (an audit entry) go now: a clash or lock in them is this attempt's too.
+        session.flush()
+        return run
+    except BaseException as exc:
+        # The rows inserted as loaded are gone with the transaction (and SQLite may give
+        # their ids again): the session must not keep them.
+        for row in added:
+            if row in session:
+                session.expunge(row)
+        if not isinstance(exc, IntegrityError | OperationalError):
+            raise
+        if isinstance(exc, OperationalError) and not is_lock_error(exc):
+            raise
+        if attempt + 1 >= _SLOT_RETRIES:
+            raise Conflict(
+                "Another upload into this slot happened at the same moment; please try again."
+            ) from exc
+        # Back off a little, randomly, so racing uploads do not collide again in lockstep.
+        raise Lost(random.uniform(0.005, 0.02) * min(attempt + 1, 10)) from exc
 
 
 def visible_run(session: Session, user: User, run_id: int) -> Run:

@@ -24,7 +24,7 @@ from leaderboard.services.results.anonymity import audience_for
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.runs.core import (
     Submission,
-    submit_run,
+    prepare_run,
     team_runs,
     visible_run,
     withdraw_run,
@@ -36,7 +36,7 @@ from leaderboard.services.tasks.catalog import (
 )
 from leaderboard.states import Role
 from leaderboard.tables.exports import table_to_dict
-from leaderboard.unit_of_work import unit_of
+from leaderboard.unit_of_work import retried, unit_of
 from leaderboard.web.api.openapi import openapi_document
 from leaderboard.web.common.context import commit_token_note, db, now, settings, store
 from leaderboard.web.common.downloads import send_run
@@ -109,7 +109,7 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
     # another transaction (three more round trips) on every upload.
     hidden = hiding_phase(db(), target.eval_set, user)
     try:
-        run = submit_run(db(), store(), settings(), sub, user=user, now=now())
+        run = retried(db(), prepare_run(db(), store(), settings(), sub, user=user, now=now()))
     except RunRejected as exc:
         # The uploader gets the verdict by mail too (a script's log is easily missed).
         _mail_verdict(user, target.task.slug, target.subtask.slug, exc)

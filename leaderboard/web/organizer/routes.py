@@ -48,12 +48,12 @@ from leaderboard.services.jobs.analyses import latest_job, request_job
 from leaderboard.services.operations.health import ago, health
 from leaderboard.services.results.listing import LISTING_FORMATS, run_listing
 from leaderboard.services.runs.baselines import add_baselines
-from leaderboard.services.runs.core import submit_run
+from leaderboard.services.runs.core import prepare_run
 from leaderboard.services.tasks.catalog import list_tasks, resolve
 from leaderboard.services.tasks.data import add_data_file, data_files, delete_data_file
 from leaderboard.states import JobPurpose
 from leaderboard.targets import Target
-from leaderboard.unit_of_work import unit_of
+from leaderboard.unit_of_work import retried, unit_of
 from leaderboard.web.analysis.context import analysis_context
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.forms import (
@@ -375,8 +375,10 @@ def baselines(task: str, subtask: str, eval_set: str) -> ResponseReturnValue:
     confirmed()
     target = resolve(db(), task, subtask, eval_set)
     try:
+        # Each baseline committed once placed; the record of the action last.
         with unit_of(db()):
-            runs = add_baselines(db(), store(), settings(), target, actor=_actor())
+            placements = add_baselines(db(), store(), settings(), target, actor=_actor())
+            runs = [retried(db(), placement) for placement in placements]
     except DomainError as exc:
         flash(exc.message, "error")
     else:
@@ -405,9 +407,10 @@ def import_run(task: str, subtask: str) -> ResponseReturnValue:
         options={o.name: form.mode.data == o.name for o in target.family.import_options},
     )
     try:
-        run = submit_run(
+        placement = prepare_run(
             db(), store(), settings(), sub, user=_user(), team=form.team.data or "", now=now()
         )
+        run = retried(db(), placement)
     except RunRejected as exc:
         return _page(
             base, import_form=form, import_error=exc.message, import_issues=exc.issues

@@ -16,13 +16,13 @@ from leaderboard.services.campaign.phases import (
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common.errors import DomainError, RunRejected
 from leaderboard.services.runs.core import (
-    submit_run,
+    prepare_run,
     visible_run,
     withdraw_run,
 )
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import Role, RunKind
-from leaderboard.unit_of_work import unit_of
+from leaderboard.unit_of_work import retried, unit_of
 from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.forms import ConfirmForm, UploadForm, options
@@ -77,7 +77,7 @@ def submit(task: str, subtask: str) -> ResponseReturnValue:
             return render_template("participant/submit.html", **context), 400
         try:
             sub = form_submission(target, form)
-            run = submit_run(db(), store(), settings(), sub, user=user, now=now())
+            run = retried(db(), prepare_run(db(), store(), settings(), sub, user=user, now=now()))
         except RunRejected as exc:
             context.update(error=exc.message, issues=exc.issues, warnings=exc.warnings)
             return render_template("participant/submit.html", **context), 422

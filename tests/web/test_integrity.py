@@ -158,7 +158,7 @@ def test_an_upload_losing_its_last_try_is_refused(app: Flask) -> None:
         losing = dataclasses.replace(
             placement, before_commit=lambda run: _rival_takes_the_slot(session, run)
         )
-        with pytest.raises(Lost) as lost:
+        with pytest.raises(Lost, match=r"^0\.\d+$") as lost:
             losing(0)
         assert 0 < lost.value.pause < 0.1
         session.rollback()

@@ -291,7 +291,7 @@ def test_a_refused_claim_takes_no_slot_even_where_there_was_room(limited: Flask)
         failures(limited, f"user{i}@example.org", addr, PER_PAIR)
     before = _counts(limited)
     with limited.extensions["leaderboard"]["sessionmaker"]() as session:
-        with pytest.raises(TooManyAttempts):
+        with pytest.raises(TooManyAttempts, match=r"^\d+$"):  # the seconds to wait
             claim_attempt(session, "fresh@example.org", addr, T0)
         session.commit()  # even committed, the refusal keeps no slot in pair and account
     after = _counts(limited)
@@ -335,7 +335,7 @@ def test_a_claim_the_database_gave_up_on_is_tried_again(limited: Flask) -> None:
         assert counted(busy_twice) == "claimed"
         assert tries == [T0] * 3
         tries.clear()
-        with pytest.raises(TooManyAttempts) as refused:
+        with pytest.raises(TooManyAttempts, match="^1$") as refused:
             counted(always_busy)
     assert refused.value.retry_after == 1 and len(tries) == TRIES
 
@@ -349,7 +349,7 @@ def test_expired_counters_are_forgotten_in_their_own_unit_before_a_claim(
     def refused(session: Session, at: datetime) -> None:
         raise TooManyAttempts(60)
 
-    with limited.test_request_context(), pytest.raises(TooManyAttempts):
+    with limited.test_request_context(), pytest.raises(TooManyAttempts, match="^60$"):
         counted(refused)
     # Forgotten though the claim after it was refused (and rolled back).
     assert _counts(limited) == {}

@@ -480,7 +480,7 @@ def test_a_phase_whose_release_fails_leaves_the_release_before_it_done(
         return mails
 
     monkeypatch.setattr(notices, "release_due", second_fails)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="address book is gone"):
         check(world, when + timedelta(seconds=30))
     assert audit_actions(world, "release-results") == 1  # the second rolled back
     assert recipients(world) == RELEASED_TO
@@ -536,7 +536,7 @@ def test_a_deadline_notice_whose_mails_fail_is_not_marked_sent(
         raise RuntimeError("no mail today")
 
     monkeypatch.setattr(notices, "notify_all", broken)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="no mail today"):
         check(world, DEADLINE - timedelta(hours=23, minutes=30))
     monkeypatch.undo()
     # The notice's key rolled back with its phase: the next check sends it.

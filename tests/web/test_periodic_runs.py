@@ -80,6 +80,14 @@ def test_a_clock_moved_back_runs_the_job_again_rather_than_waiting(app: Flask) -
     assert schedule_row(app).due_at == AT - timedelta(days=1) + EVERY
 
 
+def test_a_worker_that_read_the_clock_a_little_earlier_does_not_claim_again(app: Flask) -> None:
+    # Two workers read the clock in one order and reach the database in the other.
+    assert len(race(app, AT)) == 1
+    assert race(app, AT - timedelta(seconds=2)) == []
+    assert race(app, AT - EVERY) == []
+    assert schedule_row(app).due_at == AT + EVERY
+
+
 def test_the_end_of_a_run_is_recorded_only_for_its_claimant(app: Flask) -> None:
     with opened(sessions(app)) as unit:
         assert periodic.claim(unit.session, "check", every=EVERY, worker="a", now=AT)

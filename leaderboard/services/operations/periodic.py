@@ -29,8 +29,9 @@ def claim(session: Session, name: str, *, every: timedelta, worker: str, now: da
         update(PeriodicRun)
         .where(
             PeriodicRun.name == name,
-            # A due time more than a period ahead means the clock went back: run now.
-            or_(PeriodicRun.due_at <= now, PeriodicRun.due_at > now + every),
+            # A due time more than two periods ahead means the clock went back: run now. Within
+            # them it is a worker that read the clock before the one that just claimed the row.
+            or_(PeriodicRun.due_at <= now, PeriodicRun.due_at > now + 2 * every),
         )
         .values(due_at=now + every, claimed_by=worker, claimed_at=now, runs=PeriodicRun.runs + 1)
     )

@@ -14,6 +14,7 @@ from leaderboard.services.accounts.core import create_team, find_team
 from leaderboard.services.common import settings as site_settings
 from leaderboard.services.teams import admin as team_admin
 from leaderboard.unit_of_work import unit_of
+from leaderboard.web.common.changes import confirmed_change
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import (
     AddMemberForm,
@@ -21,7 +22,6 @@ from leaderboard.web.common.forms import (
     MergeTeamForm,
     NewTeamForm,
     RenameTeamForm,
-    confirmed,
     filled,
 )
 from leaderboard.web.common.guards import organizer_post, organizer_required
@@ -45,11 +45,11 @@ class _TeamChange(Protocol):
 
 def _change_team(change: _TeamChange, team_id: int, outcome: str) -> ResponseReturnValue:
     """Apply a confirmed change to one team, flash "Team <name> <outcome>." and go back."""
-    confirmed()
-    with unit_of(db()):
-        team = change(db(), team_id, actor=_actor())
-    flash(f"Team {team.name} {outcome}.", "info")
-    return _back()
+    return confirmed_change(
+        lambda session: change(session, team_id, actor=_actor()),
+        lambda team: f"Team {team.name} {outcome}.",
+        "organizer_teams.teams",
+    )
 
 
 @bp.route("/")
@@ -136,8 +136,8 @@ def withdraw(team_id: int) -> ResponseReturnValue:
 @organizer_post(bp, "/<int:team_id>/delete")
 def delete(team_id: int) -> ResponseReturnValue:
     """Delete a team with no members and no runs."""
-    confirmed()
-    with unit_of(db()):
-        name = team_admin.delete_team(db(), team_id, actor=_actor())
-    flash(f"Team {name} deleted.", "info")
-    return _back()
+    return confirmed_change(
+        lambda session: team_admin.delete_team(session, team_id, actor=_actor()),
+        lambda name: f"Team {name} deleted.",
+        "organizer_teams.teams",
+    )

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from flask import (
     Blueprint,
     abort,
@@ -14,6 +16,7 @@ from flask import (
 )
 from flask.typing import ResponseReturnValue
 from flask_login import current_user, login_required
+from sqlalchemy.orm import Session
 
 from leaderboard.models import User
 from leaderboard.services.campaign.visibility import hiding_phase
@@ -24,6 +27,7 @@ from leaderboard.services.runs.core import team_runs
 from leaderboard.services.teams import members as teams
 from leaderboard.states import RunStatus
 from leaderboard.unit_of_work import unit_of
+from leaderboard.web.common.changes import Done, confirmed_change
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import EXPIRED, ConfirmForm, TeamForm, confirmed
 from leaderboard.web.common.limits import counted
@@ -38,6 +42,15 @@ def _user() -> User:
 
 def _back() -> ResponseReturnValue:
     return redirect(url_for("teams.team_page"))
+
+
+def _name(member: User) -> str:
+    return member.display_name or member.email
+
+
+def _change(change: Callable[[Session], Done], said: Callable[[Done], str]) -> ResponseReturnValue:
+    """Apply a confirmed change of the user's team, say what it did, back to the team page."""
+    return confirmed_change(change, said, "teams.team_page")
 
 
 @bp.route("/teams/new", methods=["GET", "POST"])
@@ -122,11 +135,10 @@ def team_page() -> ResponseReturnValue:
 @login_required
 def regenerate_invite() -> ResponseReturnValue:
     """Make a new invite link (captain); the old one stops working."""
-    confirmed()
-    with unit_of(db()):
-        teams.regenerate_invite(db(), _user())
-    flash("A new invite link was made; the old one no longer works.", "info")
-    return _back()
+    return _change(
+        lambda session: teams.regenerate_invite(session, _user()),
+        lambda _: "A new invite link was made; the old one no longer works.",
+    )
 
 
 @bp.route("/team/requests/<int:request_id>/accept", methods=["POST"])
@@ -140,7 +152,7 @@ def accept_request(request_id: int) -> ResponseReturnValue:
         except teams.JoinedMeanwhile:
             unit.commit()  # the request is closed, though the answer is refused
             raise
-    flash(f"{member.display_name or member.email} joined the team.", "info")
+    flash(f"{_name(member)} joined the team.", "info")
     return _back()
 
 
@@ -148,44 +160,40 @@ def accept_request(request_id: int) -> ResponseReturnValue:
 @login_required
 def decline_request(request_id: int) -> ResponseReturnValue:
     """Decline a pending join request (captain)."""
-    confirmed()
-    with unit_of(db()):
-        applicant = teams.decide_request(db(), _user(), request_id, accept=False)
-    flash(f"The request of {applicant.display_name or applicant.email} was declined.", "info")
-    return _back()
+    return _change(
+        lambda session: teams.decide_request(session, _user(), request_id, accept=False),
+        lambda applicant: f"The request of {_name(applicant)} was declined.",
+    )
 
 
 @bp.route("/team/requests/<int:request_id>/withdraw", methods=["POST"])
 @login_required
 def withdraw_request(request_id: int) -> ResponseReturnValue:
     """Take back one's own pending join request."""
-    confirmed()
-    with unit_of(db()) as unit:
-        teams.withdraw_own_request(unit.session, _user(), request_id)
-    flash("Your join request was withdrawn.", "info")
-    return _back()
+    return _change(
+        lambda session: teams.withdraw_own_request(session, _user(), request_id),
+        lambda _: "Your join request was withdrawn.",
+    )
 
 
 @bp.route("/team/members/<int:user_id>/captain", methods=["POST"])
 @login_required
 def hand_over(user_id: int) -> ResponseReturnValue:
     """Hand the captaincy to another member (captain)."""
-    confirmed()
-    with unit_of(db()):
-        member = teams.hand_over(db(), _user(), user_id)
-    flash(f"{member.display_name or member.email} is now the captain.", "info")
-    return _back()
+    return _change(
+        lambda session: teams.hand_over(session, _user(), user_id),
+        lambda member: f"{_name(member)} is now the captain.",
+    )
 
 
 @bp.route("/team/members/<int:user_id>/remove", methods=["POST"])
 @login_required
 def remove_member(user_id: int) -> ResponseReturnValue:
     """Remove a member from the team (captain)."""
-    confirmed()
-    with unit_of(db()):
-        member = teams.remove_member(db(), _user(), user_id)
-    flash(f"{member.display_name or member.email} was removed from the team.", "info")
-    return _back()
+    return _change(
+        lambda session: teams.remove_member(session, _user(), user_id),
+        lambda member: f"{_name(member)} was removed from the team.",
+    )
 
 
 @bp.route("/team/leave", methods=["POST"])
@@ -200,7 +208,7 @@ def leave() -> ResponseReturnValue:
     )
     if outcome.captain is not None:
         heir = outcome.captain
-        gone += f" {heir.display_name or heir.email} is now its captain."
+        gone += f" {_name(heir)} is now its captain."
     flash(f"You left team {outcome.team}.{gone}", "info")
     return _back()
 

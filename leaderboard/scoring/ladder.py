@@ -118,7 +118,7 @@ def one_sided_p(
 
     The paired bootstrap draws units with replacement and recomputes both measures on each
     sample; p = (1 + #{δ* − δ ≥ δ}) / (samples + 1), the bootstrap distribution shifted to
-    the null of no difference.
+    the null of no difference. A sample whose δ* is NaN counts as a hit: no evidence.
     """
     every = np.arange(units, dtype=np.int64)
     observed = float(new(every)) - float(best(every))
@@ -127,7 +127,8 @@ def one_sided_p(
         diffs = np.fromiter(
             (float(new(idx)) - float(best(idx)) for idx in chunk), np.float64, len(chunk)
         )
-        hits += int(np.count_nonzero(diffs - observed >= observed))
+        # "not <" rather than ">=": a NaN sample must not make the new run look better.
+        hits += int(np.count_nonzero(~(diffs - observed < observed)))
     return observed, (hits + 1) / (samples + 1)
 
 

@@ -76,6 +76,7 @@ def listed_public_units(
     is the organizer's and short. Surrounding whitespace of a line is ignored. A file listing
     no unit, or every unit (no private part left), is an issue of the whole file.
     """
+    known = units if isinstance(units, set | frozenset) else frozenset(units)
     issues: list[LineIssue] = []
     first: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -92,14 +93,14 @@ def listed_public_units(
             )
         else:
             first[unit] = number
-            if unit not in units:
+            if unit not in known:
                 issues.append(
                     (number, f"Line {number}: {_quoted(unit)} is not a unit of the gold.")
                 )
-    public = frozenset(u for u in first if u in units)
+    public = frozenset(u for u in first if u in known)
     if not first:
         issues.append((None, "The file lists no unit: the public part would be empty."))
-    elif units and len(public) == len(set(units)):
+    elif known and len(public) == len(known):
         issues.append((None, "The file lists every unit of the gold: no private part is left."))
     return public, issues
 

@@ -253,6 +253,17 @@ def test_bootstrap_recomputes_the_measure_on_each_sample() -> None:
     assert any(len(np.unique(idx)) < len(GOLD) for idx in seen)
 
 
+def test_bootstrap_samples_without_a_value_are_no_evidence() -> None:
+    units = 50
+
+    def only_whole(idx: np.ndarray) -> float:
+        # Like an F1 with nothing to count: defined on the whole set, NaN on every resample.
+        return 1.0 if len(np.unique(idx)) == units else math.nan
+
+    decision = bootstrap_step(0.5, lambda idx: 0.0, only_whole, units, seed=3, decimals=2)
+    assert (decision.replaced, decision.p_value) == (False, 1.0)
+
+
 @pytest.mark.parametrize(
     ("units", "kwargs", "message"),
     [

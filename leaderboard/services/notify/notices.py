@@ -98,10 +98,14 @@ def _once(session: Session, key: str) -> bool:
     # One INSERT that skips a key another worker claimed a moment ago. No savepoint: opened
     # before any write on SQLite, its release would commit the key before the notice's mails.
     insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
+    # RETURNING says whether the row went in: psycopg reports no row count for such an INSERT.
     claimed = session.execute(
-        insert(NoticeSent).values(key=key).on_conflict_do_nothing(index_elements=["key"])
+        insert(NoticeSent)
+        .values(key=key)
+        .on_conflict_do_nothing(index_elements=["key"])
+        .returning(NoticeSent.key)
     )
-    return claimed.rowcount == 1  # type: ignore[attr-defined]
+    return claimed.scalar_one_or_none() is not None
 
 
 def release_key(phase: Phase) -> str:

@@ -62,16 +62,22 @@ def transaction(session: Session) -> Iterator[Session]:
 
 def insert_missing(
     session: Session, model: Any, key: str | Sequence[str], values: dict[str, Any]
-) -> None:
-    """Insert ``values`` unless a row with the same ``key`` exists.
+) -> bool:
+    """Insert ``values`` unless a row with the same ``key`` exists; return whether it went in.
 
     One statement on SQLite and PostgreSQL alike: a concurrent insert of the same key is no
     error (PostgreSQL waits for its transaction, then inserts nothing if it committed).
+    RETURNING tells whether the row went in: psycopg reports no row count for such an INSERT.
     """
     insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
     columns = [key] if isinstance(key, str) else list(key)
-    statement = insert(model).values(values).on_conflict_do_nothing(index_elements=columns)
-    session.execute(statement)
+    statement = (
+        insert(model)
+        .values(values)
+        .on_conflict_do_nothing(index_elements=columns)
+        .returning(getattr(model, columns[0]))
+    )
+    return session.execute(statement).first() is not None
 
 
 Row = TypeVar("Row")

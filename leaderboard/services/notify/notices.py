@@ -6,10 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from sqlalchemy import select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
+from leaderboard.db import insert_missing
 from leaderboard.formats.issues import Issue
 from leaderboard.models import NoticeSent, Phase, Subtask, Team, User
 from leaderboard.services.common.audit import record
@@ -97,15 +96,7 @@ def _once(session: Session, key: str) -> bool:
         return False
     # One INSERT that skips a key another worker claimed a moment ago. No savepoint: opened
     # before any write on SQLite, its release would commit the key before the notice's mails.
-    insert = pg_insert if session.get_bind().dialect.name == "postgresql" else sqlite_insert
-    # RETURNING says whether the row went in: psycopg reports no row count for such an INSERT.
-    claimed = session.execute(
-        insert(NoticeSent)
-        .values(key=key)
-        .on_conflict_do_nothing(index_elements=["key"])
-        .returning(NoticeSent.key)
-    )
-    return claimed.scalar_one_or_none() is not None
+    return insert_missing(session, NoticeSent, "key", {"key": key})
 
 
 def release_key(phase: Phase) -> str:

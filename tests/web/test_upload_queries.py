@@ -281,16 +281,19 @@ def test_an_upload_commits_only_once_its_file_is_on_disk(
     app: Flask, client: FlaskClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The file's flush runs beside the run's rows, and the commit waits for it."""
-    import time
+    import threading
 
     from leaderboard import storage
 
     make_participant(app, "Team Q", "q@example.org")
     token = token_for(app, "q@example.org")
     events: list[str] = []
+    inserted = threading.Event()
 
     def slow_fsync(fd: int) -> None:
-        time.sleep(0.3)
+        # The flush ends only after the rows went in (or never, if it ran before them, so the
+        # order below fails): a fixed sleep raced a slow insert.
+        inserted.wait(timeout=10)
         events.append("file flushed")
 
     monkeypatch.setattr(storage.os, "fsync", slow_fsync)
@@ -299,6 +302,7 @@ def test_an_upload_commits_only_once_its_file_is_on_disk(
     def on_run_insert(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
         if statement.startswith("INSERT INTO runs"):
             events.append("run inserted")
+            inserted.set()
 
     def on_commit(conn: Any) -> None:
         events.append("commit")

@@ -187,6 +187,9 @@ class Phase(Base):
     # Whether anyone may see each run's per-query diagnostics once results are visible (else
     # only the run's own team and the organizers).
     public_diagnostics: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # Whether a split set's private part is shown to participants and the public (released);
+    # until then everything they see is computed on the public part.
+    private_visible: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     subtask: Mapped[Subtask] = relationship()
@@ -540,6 +543,8 @@ class Score(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
     measure: Mapped[str] = mapped_column(String(64))
+    #: The units the value is computed on: "all", or a split set's "public" or "private" part.
+    part: Mapped[str] = mapped_column(String(8), default="all", server_default="all")
     #: None when the measure is undefined for the run (e.g. a correlation of a constant
     #: prediction); ``official`` is then empty and the table shows "—".
     value: Mapped[float | None] = mapped_column(Float)

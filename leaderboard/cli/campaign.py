@@ -59,6 +59,12 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
     help="Who sees each run's per-query values once results are visible: its team, or anyone.",
 )
 @click.option(
+    "--private",
+    type=click.Choice(["hidden", "visible"]),
+    help="A split set's private part: hidden (participants and the public see scores on the "
+    "public part only; the default) or visible (released: the table shows every part).",
+)
+@click.option(
     "--release-at",
     help="ISO 8601 time with a zone: hidden results become visible then (the worker releases "
     "them and mails the teams).",
@@ -122,6 +128,7 @@ def phase_cmd(task: str, subtask: str, name: str, delete: bool, **options: Any) 
             f"quota {phase.daily_quota or 'none'} per day, {phase.total_quota or 'none'} in total; "
             f"team names {phase.names}; per-query diagnostics for "
             f"{'everyone' if phase.public_diagnostics else 'its own team only'}"
+            f"; private part {'visible' if phase.private_visible else 'hidden'}"
             + (
                 f"; results released at {show_time(phase.release_at, zone)}"
                 if phase.release_at and phase.results_hidden

@@ -89,10 +89,11 @@ def _rejected(what: str, exc: RunRejected) -> bool:
 
 
 def _official(run: Run, visible: list[str] | None = None) -> dict[str, str]:
+    # The organizer's command line reports the scores on every unit of the set.
     return {
         s.measure: s.official
         for s in run.scores
-        if s.current and (visible is None or s.measure in visible)
+        if s.current and s.part == "all" and (visible is None or s.measure in visible)
     }
 
 

@@ -34,15 +34,29 @@ FORMATS = {
     type=int,
     help="With --official: print this frozen version (default: the newest, the official one).",
 )
+@click.option(
+    "--part",
+    type=click.Choice(["public", "private", "all"]),
+    help="A split set's live table on this part (default: public until the private part is "
+    "released, then the official part).",
+)
 @with_appcontext
 def table_cmd(
-    task: str, subtask: str, set_slug: str | None, fmt: str, official: bool, version: int | None
+    task: str,
+    subtask: str,
+    set_slug: str | None,
+    fmt: str,
+    official: bool,
+    version: int | None,
+    part: str | None,
 ) -> None:
     """Print the ranking table: live (late and corrected runs marked), or the frozen official one."""
     from leaderboard.services.tasks.catalog import resolve
 
     if version is not None and not official:
         common.fail("--version names a frozen version: it goes with --official.")
+    if part is not None and official:
+        common.fail("--part chooses a live table's part: the official table has its own.")
 
     with common.session() as session:
         try:
@@ -63,10 +77,13 @@ def table_cmd(
                 text = snapshot.renders["tex" if fmt == "latex" else fmt]
             else:
                 from leaderboard.services.results.anonymity import ALL_NAMES
+                from leaderboard.services.results.parts import chosen_part
                 from leaderboard.services.results.tables import live_table
 
-                # The command line is the organizers': every team by name, as on their pages.
-                text = FORMATS[fmt](live_table(session, common.store(), target, ALL_NAMES))
+                # The command line is the organizers': every team by name and every part.
+                chosen = chosen_part(session, target, part, organizer=True)
+                table = live_table(session, common.store(), target, ALL_NAMES, part=chosen)
+                text = FORMATS[fmt](table)
         except DomainError as exc:
             common.fail(exc.message)
         click.echo(text, nl=not text.endswith("\n"))

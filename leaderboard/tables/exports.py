@@ -31,6 +31,7 @@ def table_to_dict(table: Table) -> dict[str, Any]:
         "set": table.set,
         "official": table.official,
         "frozen_at": table.frozen_at,
+        "part": table.part,
         "columns": [
             {"key": c.key, "label": c.label, "group": c.group, "official": c.official}
             for c in table.columns

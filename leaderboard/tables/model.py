@@ -212,6 +212,8 @@ class Table:
     rows: tuple[Row, ...]
     footnotes: tuple[str, ...] = ()
     extra: SimpleTable | None = None
+    #: The units the values are computed on: "all", or a split set's "public" or "private".
+    part: str = "all"
 
     @property
     def grouped(self) -> bool:

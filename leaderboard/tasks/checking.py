@@ -18,6 +18,7 @@ from typing import Any
 
 from leaderboard.formats.issues import quoted
 from leaderboard.tasks.definition import (
+    PUBLIC_UNITS_ROLE,
     DefinitionError,
     FileRefused,
     SetDef,
@@ -25,8 +26,14 @@ from leaderboard.tasks.definition import (
     TaskDefinition,
 )
 from leaderboard.tasks.families import get_family
-from leaderboard.tasks.families.base import Context, ReferenceFileError, reference_problem
+from leaderboard.tasks.families.base import (
+    Context,
+    Family,
+    ReferenceFileError,
+    reference_problem,
+)
 from leaderboard.tasks.loading import load_definition_file, parse_raw_definition
+from leaderboard.tasks.splitting import SplitRefused, split_set
 
 #: What a family's ``load_gold`` raises for a reference file it cannot read.
 REFERENCE_ERRORS = (ValueError, KeyError, UnicodeDecodeError)
@@ -368,7 +375,7 @@ def read_set_gold(
     if problems:
         raise SetRefused(first, problems)
     try:
-        return family.load_gold(
+        gold = family.load_gold(
             contents, Context(definition, subtask, setdef.slug, max_decompressed)
         )
     except REFERENCE_ERRORS as exc:
@@ -385,6 +392,30 @@ def read_set_gold(
             line = int(found.group(1)) if found else None
             problems = [Problem(name, f"{where}: {_LINE.sub('', message)}", line=line)]
         raise SetRefused(f"{name}: {message}", problems) from None
+    if setdef.split is not None:
+        _check_split(family, gold, setdef, contents, names, subtask)
+    return gold
+
+
+def _check_split(
+    family: Family[Any, Any],
+    gold: Any,
+    setdef: SetDef,
+    contents: dict[str, bytes],
+    names: dict[str, str],
+    subtask: SubtaskDef,
+) -> None:
+    """Refuse a set whose split leaves a part empty or lists ids that are not units of the gold."""
+    assert setdef.split is not None
+    try:
+        split_set(family, gold, setdef.split, contents)
+    except SplitRefused as exc:
+        name = names.get(PUBLIC_UNITS_ROLE, "the definition")
+        where = f"subtask {subtask.slug} ({setdef.slug})"
+        problems = [
+            Problem(name, f"{where}: {message}", line=line) for line, message in exc.problems
+        ]
+        raise SetRefused(f"{name}: {where}: {exc.problems[0][1]}", problems) from None
 
 
 def _drop_unknown_measure(raw: dict[str, Any], exc: DefinitionError) -> bool:

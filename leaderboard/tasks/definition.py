@@ -64,6 +64,31 @@ class FileRefused(DefinitionError):
         self.name = name
 
 
+#: The role of a set's file listing its public units (organizer-only, like the gold).
+PUBLIC_UNITS_ROLE = "public-units"
+#: The parts a frozen ranking of a split set may rank by.
+OFFICIAL_PARTS = ("private", "all")
+
+
+@dataclass(frozen=True)
+class SplitDef:
+    """A set's public/private split: a fraction and seed (the SHA-256 rule) or a listed file.
+
+    With a listed file its path is the set's ``public-units`` file; ``fraction`` and ``seed``
+    are then None.
+    """
+
+    fraction: float | None = None
+    seed: int | None = None
+    #: What a frozen ranking of the set ranks by: "private" (default) or "all".
+    official_part: str = "private"
+
+    @property
+    def listed(self) -> bool:
+        """Return whether the public units are listed in a file rather than drawn by a seed."""
+        return self.fraction is None
+
+
 @dataclass(frozen=True)
 class SetDef:
     """An evaluation set and the reference files that belong to it (paths relative to the file)."""
@@ -72,6 +97,52 @@ class SetDef:
     title: str
     files: dict[str, str]
     options: dict[str, Any] = field(default_factory=dict)
+    #: The public/private split of the set's units; None: no split (every score is "all").
+    split: SplitDef | None = None
+
+
+def _split(
+    raw: Any, official_part: Any, base_dir: Path | None, where: str, files: dict[str, str]
+) -> SplitDef | None:
+    """Return a set's split from its ``public`` table and ``official_part``, checked."""
+    from leaderboard.scoring.splits import check_fraction, check_seed
+
+    if raw is None:
+        if official_part is not None:
+            raise DefinitionError(
+                f"{where}official_part", "applies to a set with a split only (add public = {...})"
+            )
+        return None
+    key = f"{where}public"
+    if not isinstance(raw, dict):
+        raise DefinitionError(
+            key, 'must be a table: { fraction = 0.3, seed = 1234 } or { units = "FILE" }'
+        )
+    part = "private" if official_part is None else official_part
+    if part not in OFFICIAL_PARTS:
+        raise DefinitionError(
+            f"{where}official_part", f'must be "private" or "all", not {quote(repr(part))}'
+        )
+    unknown = set(raw) - {"fraction", "seed", "units"}
+    if unknown:
+        raise DefinitionError(f"{key}.{quote(sorted(unknown)[0])}", "unknown key")
+    if "units" in raw:
+        if set(raw) != {"units"}:
+            raise DefinitionError(key, "give either units = FILE or fraction and seed, not both")
+        files[PUBLIC_UNITS_ROLE] = _file(raw["units"], base_dir, f"{key}.units")
+        return SplitDef(official_part=part)
+    for name in ("fraction", "seed"):
+        if name not in raw:
+            raise DefinitionError(f"{key}.{name}", "is required (or give units = FILE)")
+    try:
+        fraction = check_fraction(raw["fraction"])
+    except ValueError as exc:
+        raise DefinitionError(f"{key}.fraction", str(exc)) from None
+    try:
+        seed = check_seed(raw["seed"])
+    except ValueError as exc:
+        raise DefinitionError(f"{key}.seed", str(exc)) from None
+    return SplitDef(fraction, seed, part)
 
 
 def subtask_heading(slug: str, title: str) -> str:
@@ -359,8 +430,9 @@ def parse_definition(
             s_slug = _member_slug(s, f"{where}sets[{j}]")
             files: dict[str, str] = {}
             options: dict[str, Any] = {}
+            split = _split(s.get("public"), s.get("official_part"), base_dir, swhere, files)
             for key, value in s.items():
-                if key in ("slug", "title"):
+                if key in ("slug", "title", "public", "official_part"):
                     continue
                 if key in file_roles:
                     files[key] = _file(value, base_dir, f"{swhere}{key}")
@@ -379,7 +451,13 @@ def parse_definition(
                 if required and role not in files:
                     raise DefinitionError(f"{swhere}{role}", "is required (a file path)")
             sets.append(
-                SetDef(slug=s_slug, title=str(s.get("title", s_slug)), files=files, options=options)
+                SetDef(
+                    slug=s_slug,
+                    title=str(s.get("title", s_slug)),
+                    files=files,
+                    options=options,
+                    split=split,
+                )
             )
         if len({s.slug for s in sets}) != len(sets):
             raise DefinitionError(f"{where}sets", "two sets share a slug")

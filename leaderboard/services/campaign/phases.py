@@ -55,6 +55,8 @@ class PhaseChange:
     total_quota: int | None = None
     names: str | None = None  # "public" | "anonymous"
     diagnostics: str | None = None  # "teams" (own runs only) | "public" (every run's)
+    # A split set's private part: "hidden" (participants see the public part) | "visible".
+    private: str | None = None
     release_at: datetime | None = None  # hidden results become visible then (by the worker)
     clear_release: bool = False  # drop the scheduled release (refused together with release_at)
 
@@ -138,6 +140,12 @@ def upsert_phase(
                 f"Diagnostics must be 'teams' or 'public', not {quoted(change.diagnostics)}."
             )
         phase.public_diagnostics = change.diagnostics == "public"
+    if change.private is not None:
+        if change.private not in ("hidden", "visible"):
+            raise InvalidInput(
+                f"The private part must be 'hidden' or 'visible', not {quoted(change.private)}."
+            )
+        phase.private_visible = change.private == "visible"
     for attr in ("daily_quota", "total_quota"):
         value = getattr(change, attr)
         if value is not None:
@@ -184,6 +192,7 @@ def _settings_of(phase: Phase, set_slug: str) -> dict[str, Any]:
         "total_quota": phase.total_quota,
         "names": str(phase.names),
         "diagnostics": "public" if phase.public_diagnostics else "teams",
+        "private": "visible" if phase.private_visible else "hidden",
     }
 
 

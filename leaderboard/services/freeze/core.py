@@ -28,15 +28,17 @@ from leaderboard.services.freeze.analysis import (
     recheck,
 )
 from leaderboard.services.results.anonymity import PUBLIC, masked_names
+from leaderboard.services.results.parts import private_released, split_of
 from leaderboard.services.results.significance import Request, stored_scores
 from leaderboard.services.results.tables import TableInputs, official_runs, render, table_inputs
-from leaderboard.services.tasks.catalog import current_files, load_gold
+from leaderboard.services.tasks.catalog import current_files, load_set, part_gold
 from leaderboard.storage import Store, key_for
 from leaderboard.tables import exports
 from leaderboard.tables.html import to_html
 from leaderboard.tables.model import Entry, Value
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import Family
+from leaderboard.tasks.splitting import SplitRefused, split_of_record, split_record, split_set
 
 RENDERERS = {
     "json": exports.to_json,
@@ -237,7 +239,7 @@ def check_deadline(
     return phase
 
 
-def _run_record(run: Run, entry: Entry, family: Family) -> dict[str, Any]:
+def _run_record(run: Run, entry: Entry, family: Family, part: str) -> dict[str, Any]:
     return {
         "entry": entry_record(entry),
         "files": {name: meta["sha256"] for name, meta in sorted(run.files.items())},
@@ -245,7 +247,7 @@ def _run_record(run: Run, entry: Entry, family: Family) -> dict[str, Any]:
         "lenient": run.lenient,
         "options": family.stored_options(run.report),
         "shown": run.report.get("shown"),
-        "gold": {s.measure: s.gold_sha256 for s in run.scores if s.current},
+        "gold": {s.measure: s.gold_sha256 for s in run.scores if s.current and s.part == part},
     }
 
 
@@ -281,18 +283,35 @@ def freeze(
         before_deadline=before_deadline,
         zone=settings.display_timezone,
     )
+    split = split_of(target)
+    if (
+        split is not None
+        and split.official_part != "public"
+        and not private_released(session, target)
+    ):
+        # A frozen ranking is public: on a part not yet released it would publish it.
+        raise InvalidInput(
+            f"Set {target.eval_set.slug} ranks by its {split.official_part} part, which is not "
+            "released yet: release it first (leaderboard phase ... --private visible, or the "
+            "phase page), then freeze."
+        )
     runs = official_runs(session, target)
     # The snapshot keeps what the public was shown: anonymous names stay after a reveal.
     masked = masked_names(session, target, PUBLIC)
-    inputs = table_inputs(session, store, target, runs, include_late=False, masked=masked)
+    # A split set's official ranking is on its official part (the private one by default).
+    loaded = load_set(session, store, target)
+    part = "all" if split is None else split.official_part
+    inputs = table_inputs(
+        session, store, target, runs, include_late=False, masked=masked, part=part
+    )
     frozen_at = now.isoformat()
     table = render(target, inputs, official=True, frozen_at=frozen_at)
-    parsed_gold, _files = load_gold(session, store, target)
+    parsed_gold = part_gold(session, store, target, part)
     table, analysis = analyse_frozen(
         target,
         table,
         parsed_gold,
-        partial(stored_scores, session),
+        partial(stored_scores, session, part=part),
         request or freeze_request(session, target, table.official_key),
     )
     gold = {
@@ -310,11 +329,14 @@ def freeze(
         "gold": gold,
         "options": inputs.options,
         "runs": [
-            _run_record(run, entry, target.family)
+            _run_record(run, entry, target.family, part)
             for run, entry in zip(runs, inputs.entries, strict=True)
         ],
         "analysis": analysis,
     }
+    if loaded.split is not None:
+        # Published with the ranking: anyone can check the split once the seed is out.
+        manifest["split"] = split_record(loaded.split, part)
     if existing is not None and reason is not None:
         # In the new version's hashed manifest: the chain of versions is itself verifiable.
         manifest["supersedes"] = {
@@ -484,6 +506,20 @@ def verify(
     target = dataclasses.replace(target, loaded=frozenset(manifest["gold"]))
     ctx = target.context(settings.max_decompressed_bytes)
     gold = target.family.load_gold(gold_contents, ctx)
+    part, parts = "all", None
+    if "split" in manifest:
+        record = manifest["split"]
+        part = record["official_part"]
+        try:
+            split = split_set(target.family, gold, split_of_record(record), gold_contents)
+        except SplitRefused as exc:
+            report.differences.append(f"the set's public/private split cannot be rebuilt: {exc}")
+            return report
+        if split_record(split, part) != record:
+            report.differences.append(
+                "the public/private split rebuilt from the frozen gold differs from the stored one"
+            )
+        parts = split.parts
     entries: list[Entry] = []
     kept: dict[int, RescoredRun] = {}
     for item in manifest["runs"]:
@@ -512,8 +548,11 @@ def verify(
             ctx,
             lenient=item["lenient"],
             options=item["options"],
+            parts=parts,
         )
         results = evaluation.results
+        if results is not None and part != "all":
+            results = evaluation.parts[part]
         if results is None:
             errors = evaluation.verdict.errors
             first = errors[0].text if errors else "the run could not be read"
@@ -538,13 +577,14 @@ def verify(
     if report.ok:
         table = render(
             target,
-            TableInputs(entries, target.family.stored_table_options(manifest["options"])),
+            TableInputs(entries, target.family.stored_table_options(manifest["options"]), part),
             official=True,
             frozen_at=manifest["frozen_at"],
         )
         stored = manifest.get("analysis")
         if stored is not None:
-            table, found = recheck(target, table, gold, kept, stored)
+            analysed = gold if parts is None else parts[part].gold
+            table, found = recheck(target, table, analysed, kept, stored)
             report.differences += found
         rebuilt = exports.table_to_dict(table)
         if report.ok and _canonical(rebuilt) != _canonical(snapshot.table):

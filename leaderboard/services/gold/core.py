@@ -16,11 +16,12 @@ from leaderboard.services.common.audit import record_for
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.runs.core import gold_versions, score_rows
-from leaderboard.services.tasks.catalog import current_files, load_gold, resolve
+from leaderboard.services.tasks.catalog import current_files, load_set, resolve
 from leaderboard.services.tasks.data import data_copying
 from leaderboard.storage import Store
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import SET_OPTION, GoldAddress, GoldSlot, reference_problem
+from leaderboard.tasks.splitting import SplitRefused, split_set
 
 
 @dataclass
@@ -130,11 +131,21 @@ def store_gold(
     contents[role] = data
     ctx = target.context(settings.max_decompressed_bytes)
     try:
-        target.family.load_gold(contents, ctx)
+        gold = target.family.load_gold(contents, ctx)
     except (ValueError, KeyError, UnicodeDecodeError) as exc:
         raise InvalidInput(
             f"{quoted(filename)}: the new {role} file was refused: {reference_problem(exc)}"
         ) from exc
+    split = ctx.set.split
+    if split is not None:
+        # The set's listed public units must all remain units of the new gold.
+        try:
+            split_set(target.family, gold, split, contents)
+        except SplitRefused as exc:
+            raise InvalidInput(
+                f"{quoted(filename)}: the new {role} file was refused: it breaks the set's "
+                f"public/private split: {exc}"
+            ) from None
     leak = data_copying(session, store, target.task, role, data)
     if leak is not None:
         raise InvalidInput(
@@ -200,7 +211,9 @@ def rescore_set(
 
     The new scores are flushed; the caller's unit of work commits them (a job's, with its row).
     """
-    gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+    loaded = load_set(session, store, target, settings.max_decompressed_bytes)
+    gold, gold_files = loaded.gold, loaded.files
+    parts = None if loaded.split is None else loaded.split.parts
     ctx = target.context(settings.max_decompressed_bytes)
     runs = session.scalars(
         select(Run)
@@ -218,6 +231,7 @@ def rescore_set(
                 ctx,
                 lenient=run.lenient,
                 options=target.family.stored_options(run.report),
+                parts=parts,
             )
         finally:
             for stream in inputs.values():
@@ -229,7 +243,7 @@ def rescore_set(
             continue
         for s in run.scores:
             s.current = False
-        run.scores.extend(score_rows(results, gold_files))
+        run.scores.extend(score_rows(results, gold_files, evaluation.parts))
         run.item_values = evaluation.item_values
         run.report = run_report(
             {

@@ -14,6 +14,7 @@ from leaderboard.scoring.diagnostics import QueryComparison
 from leaderboard.services.campaign.phases import hidden_phase, phases_of
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.results.anonymity import PUBLIC, Audience
+from leaderboard.services.results.parts import set_part
 from leaderboard.services.results.query_summaries import (
     comparison,
     in_table_scale,
@@ -134,7 +135,9 @@ def run_diagnostics(
         raise InvalidInput(f"This task has no measure {measure!r}.")
     candidates = [measure] if measure else [official_key(list(specs.values())), *specs]
     for key in candidates:
-        values = per_query_values(session, [run.id], key).get(run.id)
+        values = per_query_values(session, [run.id], key, set_part(session, run.eval_set)).get(
+            run.id
+        )
         if values is not None:
             break
     else:
@@ -166,7 +169,10 @@ def _shown_value(session: Session, run: Run, spec: MeasureSpec) -> str:
     """Return a run's current value of a measure as the table shows it, or "" without one."""
     value = session.scalar(
         select(Score.value).where(
-            Score.run_id == run.id, Score.measure == spec.key, Score.current.is_(True)
+            Score.run_id == run.id,
+            Score.measure == spec.key,
+            Score.part == set_part(session, run.eval_set),
+            Score.current.is_(True),
         )
     )
     return "" if value is None else format(value * spec.scale, f".{spec.display_decimals}f")

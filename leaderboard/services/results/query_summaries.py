@@ -21,6 +21,7 @@ from leaderboard.scoring.diagnostics import QuerySummary as SummaryRow
 from leaderboard.services.results import chart_files
 from leaderboard.services.results.anonymity import ALL_NAMES
 from leaderboard.services.results.chart_files import Chart
+from leaderboard.services.results.parts import set_part
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.storage import Store
@@ -51,14 +52,17 @@ def is_stale(session: Session, eval_set: EvalSet) -> bool:
 
 
 def per_query_values(
-    session: Session, run_ids: list[int], measure: str
+    session: Session, run_ids: list[int], measure: str, part: str
 ) -> dict[int, dict[str, float]]:
-    """Return each run's current per-query values of a measure (runs without them left out)."""
+    """Return each run's current per-query values of a measure on a part (others left out)."""
     if not run_ids:
         return {}
     rows = session.execute(
         select(Score.run_id, Score.per_query).where(
-            Score.run_id.in_(run_ids), Score.measure == measure, Score.current.is_(True)
+            Score.run_id.in_(run_ids),
+            Score.measure == measure,
+            Score.part == part,
+            Score.current.is_(True),
         )
     ).all()
     return {int(run_id): values for run_id, values in rows if values is not None}
@@ -99,7 +103,7 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> Summarize
             for r in table.run_rows(spec.key, "ranked")
             if r.run_id is not None and r.kind != "baseline"
         ]
-        values = per_query_values(session, ranked, spec.key)
+        values = per_query_values(session, ranked, spec.key, set_part(session, eval_set))
         if not values:
             continue
         summary = summarize(list(values.values()), lower_is_better=spec.lower_is_better)
@@ -134,7 +138,7 @@ def _run_charts(
         return []
     spec = next(s for s in specs if s.key == shown)
     run_ids = [r.run_id for r in rows if r.run_id is not None]
-    own = per_query_values(session, run_ids, shown)
+    own = per_query_values(session, run_ids, shown, set_part(session, target.eval_set))
     summary = _summary_of(stored[shown])
     charts: list[Chart] = []
     for run_id in run_ids:

@@ -31,9 +31,10 @@ from leaderboard.scoring.significance import (
 from leaderboard.scoring.significance import intervals as run_intervals
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.results.anonymity import ALL_NAMES
+from leaderboard.services.results.parts import default_part
 from leaderboard.services.results.report_scale import TABLE_SCALE
 from leaderboard.services.results.tables import live_table
-from leaderboard.services.tasks.catalog import load_gold
+from leaderboard.services.tasks.catalog import part_gold
 from leaderboard.storage import Store
 from leaderboard.tables.model import Row, Table
 from leaderboard.targets import Target
@@ -87,8 +88,10 @@ def check_request(request: Request) -> None:
         raise InvalidInput(f"seed must be a non-negative integer below 2^63, not {request.seed}.")
 
 
-def stored_scores(session: Session, run_ids: list[int], measure: str) -> dict[int, StoredScore]:
-    """Return each run's kept values of one measure (current scores only)."""
+def stored_scores(
+    session: Session, run_ids: list[int], measure: str, part: str = "all"
+) -> dict[int, StoredScore]:
+    """Return each run's kept values of one measure on one part (current scores only)."""
     runs = session.scalars(
         select(Run)
         .where(Run.id.in_(run_ids))
@@ -99,7 +102,9 @@ def stored_scores(session: Session, run_ids: list[int], measure: str) -> dict[in
     ).all()
     out: dict[int, StoredScore] = {}
     for run in runs:
-        score = next((s for s in run.scores if s.current and s.measure == measure), None)
+        score = next(
+            (s for s in run.scores if s.current and s.part == part and s.measure == measure), None
+        )
         if score is None:
             continue
         out[run.id] = StoredScore(score.per_query, score.item_stats, run.item_values)
@@ -167,9 +172,12 @@ class Source:
 def source_of(session: Session, store: Store, target: Target) -> Source:
     """Build the live table and load the gold an analysis of the set reads, once for all parts."""
     # Analyses are the organizers' own: computed and stored with every team's name.
-    table = live_table(session, store, target, ALL_NAMES, analysed=False)
-    gold, _files = load_gold(session, store, target)
-    return Source(table, gold, partial(stored_scores, session))
+    # On a split set, on the part every reader sees, with that part's own gold.
+    part = default_part(session, target)
+    table = live_table(session, store, target, ALL_NAMES, analysed=False, part=part)
+    return Source(
+        table, part_gold(session, store, target, part), partial(stored_scores, session, part=part)
+    )
 
 
 def intervals(

@@ -20,6 +20,7 @@ from leaderboard.models import Phase, Run, Team, User
 from leaderboard.services.campaign.phases import current_phase, may_withdraw, remaining_quota
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.results.anonymity import Audience
+from leaderboard.services.results.parts import set_part
 from leaderboard.services.results.tables import (
     TableInputs,
     active_runs,
@@ -146,7 +147,7 @@ def team_submissions(
         if set_ranks is not None:
             spec = official_spec(targets[set_id])
             measure = spec.label
-            score = _display(run, spec)
+            score = _display(run, spec, set_part(session, run.eval_set))
         rows.append(
             SubmissionRow(
                 run=run,
@@ -161,9 +162,11 @@ def team_submissions(
     return TeamSubmissions(team, rows, phase, remaining_quota(session, phase, team, now))
 
 
-def _display(run: Run, spec: MeasureSpec) -> str:
+def _display(run: Run, spec: MeasureSpec, part: str) -> str:
     """Return a run's current value of a measure as the table shows it ("—" if it has none)."""
-    score = next((s for s in run.scores if s.current and s.measure == spec.key), None)
+    score = next(
+        (s for s in run.scores if s.current and s.part == part and s.measure == spec.key), None
+    )
     if score is None or not score.official:
         return MISSING
     return format(float(score.official) * spec.scale, f".{spec.display_decimals}f")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.models import Run, Team
 from leaderboard.services.results.anonymity import PUBLIC, Audience, masked_names
+from leaderboard.services.results.parts import default_part
 from leaderboard.services.results.table_analysis import with_analysis
 from leaderboard.services.tasks.catalog import load_gold
 from leaderboard.states import RunKind, RunStatus
@@ -28,6 +30,17 @@ class TableInputs:
 
     entries: list[Entry]
     options: dict[str, Any]
+    #: The part of the set the values are on ("all" unless the set is split).
+    part: str = "all"
+
+
+#: The footnote of a table on one part of a split set.
+PART_NOTES = {
+    "public": "Scores on the public part of the test set only; the private part is not shown "
+    "until the organizers release it.",
+    "private": "Scores on the private part of the test set (units never scored publicly before "
+    "the release).",
+}
 
 
 #: Runs of a withdrawn team leave every live table (frozen snapshots keep what they showed).
@@ -102,7 +115,12 @@ def _note(family: Family | None, flags: list[str]) -> str | None:
 
 
 def entry_for(
-    run: Run, measures: tuple[str, ...], masked: str | None = None, *, family: Family | None = None
+    run: Run,
+    measures: tuple[str, ...],
+    masked: str | None = None,
+    *,
+    family: Family | None = None,
+    part: str = "all",
 ) -> Entry:
     """Turn a stored run into a table entry (baselines keep only their shown measures).
 
@@ -115,7 +133,7 @@ def entry_for(
     values = {
         s.measure: Value(raw=s.value, official=s.official, note=_note(family, s.flags))
         for s in run.scores
-        if s.current and s.measure in visible and s.value is not None
+        if s.current and s.part == part and s.measure in visible and s.value is not None
     }
     return Entry(
         kind="baseline" if run.kind == RunKind.BASELINE else "run",
@@ -158,14 +176,14 @@ UNDEFINED_NOTE = (
 )
 
 
-def _undefined_note(runs: list[Run], columns: tuple[str, ...]) -> str:
+def _undefined_note(runs: list[Run], columns: tuple[str, ...], part: str) -> str:
     """Return the footnote for measures stored without a value, naming them, or ""."""
     names = sorted(
         {
             s.measure
             for r in runs
             for s in r.scores
-            if s.current and s.value is None and s.measure in columns
+            if s.current and s.part == part and s.value is None and s.measure in columns
         }
     )
     if not names:
@@ -173,13 +191,13 @@ def _undefined_note(runs: list[Run], columns: tuple[str, ...]) -> str:
     return f"{UNDEFINED_NOTE} Undefined here: {', '.join(names)}."
 
 
-def _measure_notes(runs: list[Run], columns: tuple[str, ...]) -> list[str]:
+def _measure_notes(runs: list[Run], columns: tuple[str, ...], part: str) -> list[str]:
     """Return one footnote per measure and distinct note of its scores (e.g. a signature)."""
     notes = {
         (s.measure, s.note)
         for r in runs
         for s in r.scores
-        if s.current and s.note and s.measure in columns
+        if s.current and s.part == part and s.note and s.measure in columns
     }
     order = {key: i for i, key in enumerate(columns)}
     return [f"{m}: {note}" for m, note in sorted(notes, key=lambda mn: (order[mn[0]], mn[1]))]
@@ -193,15 +211,18 @@ def table_inputs(
     *,
     include_late: bool,
     masked: Mapping[int, str] | None = None,
+    part: str = "all",
 ) -> TableInputs:
-    """Return the entries and style options of a table over ``runs``.
+    """Return the entries and style options of a table over ``runs``, on one part of the set.
 
     ``masked`` maps the ids of teams shown anonymously to their shown names.
     """
     masked = masked or {}
     columns = tuple(m.key for m in target.family.measure_specs(target.context()))
     family = target.family
-    entries = [entry_for(r, columns, masked.get(r.team_id or 0), family=family) for r in runs]
+    entries = [
+        entry_for(r, columns, masked.get(r.team_id or 0), family=family, part=part) for r in runs
+    ]
     # A run's own notes, keyed by the label the table gives a team's run.
     row_notes = {
         f"{masked.get(r.team.id) or r.team.name}-{r.slot}": notes
@@ -213,10 +234,12 @@ def table_inputs(
     note = target.subtask_def.options.get("baseline_note")
     if note and any(e.kind == "baseline" for e in entries):
         footnotes.append(f"† {note}")
-    undefined = _undefined_note(runs, columns)
+    undefined = _undefined_note(runs, columns, part)
     if undefined:
         footnotes.append(undefined)
-    footnotes.extend(_measure_notes(runs, columns))
+    footnotes.extend(_measure_notes(runs, columns, part))
+    if part != "all":
+        footnotes.append(PART_NOTES[part])
     options: dict[str, Any] = {
         "footnotes": footnotes,
         "note_texts": family.marker_texts(),
@@ -229,7 +252,7 @@ def table_inputs(
     if target.loaded and family.table_reads_gold():
         gold, _files = load_gold(session, store, target)
         options.update(family.table_options(gold))
-    return TableInputs(entries, options)
+    return TableInputs(entries, options, part)
 
 
 def caption_of(target: Target) -> str:
@@ -242,7 +265,7 @@ def render(
     target: Target, inputs: TableInputs, *, official: bool = False, frozen_at: str | None = None
 ) -> Table:
     """Build the table in the task's style."""
-    return build_table(
+    table = build_table(
         target.family.table_style(target.definition),
         task=target.task.slug,
         subtask=target.subtask.slug,
@@ -253,6 +276,7 @@ def render(
         frozen_at=frozen_at,
         options=inputs.options,
     )
+    return table if inputs.part == "all" else dataclasses.replace(table, part=inputs.part)
 
 
 def live_table(
@@ -262,17 +286,24 @@ def live_table(
     audience: Audience = PUBLIC,
     *,
     analysed: bool = True,
+    part: str | None = None,
 ) -> Table:
     """Build the live table: every active run, late and corrected ones marked and ranked "as if".
 
     Team names are those the audience may see (anonymous phases hide the others'). With
-    ``analysed``, the set's current analysis adds clusters and intervals.
+    ``analysed``, the set's current analysis adds clusters and intervals. A split set's table is
+    on ``part``, by default the part every reader sees (public until the private is released).
     """
+    part = part or default_part(session, target)
     runs = active_runs(session, target)
     # It is a post-deadline view only once a late or corrected run exists.
     off_time = any(r.late or r.corrected for r in runs)
     masked = masked_names(session, target, audience)
     table = render(
-        target, table_inputs(session, store, target, runs, include_late=off_time, masked=masked)
+        target,
+        table_inputs(session, store, target, runs, include_late=off_time, masked=masked, part=part),
     )
-    return with_analysis(session, target, table) if analysed else table
+    # The stored analysis is of the table every reader sees by default.
+    if analysed and part == default_part(session, target):
+        return with_analysis(session, target, table)
+    return table

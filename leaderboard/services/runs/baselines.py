@@ -22,7 +22,7 @@ from leaderboard.services.runs.core import (
     score_values,
     store_inputs,
 )
-from leaderboard.services.tasks.catalog import load_gold
+from leaderboard.services.tasks.catalog import load_set
 from leaderboard.states import RunKind
 from leaderboard.storage import Store
 from leaderboard.targets import Target
@@ -41,14 +41,18 @@ def add_baselines(
     Yields each baseline's placement in turn, for the entry point to commit (with ``retried``)
     before the next is made; once all are placed, records the action in the session.
     """
-    gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+    loaded = load_set(session, store, target, settings.max_decompressed_bytes)
+    gold, gold_files = loaded.gold, loaded.files
+    parts = None if loaded.split is None else loaded.split.parts
     ctx = target.context(settings.max_decompressed_bytes)
     contents = {role: store.read(g.storage_key) for role, g in gold_files.items()}
     roles: list[str] = []
     for b in target.family.baselines(gold, contents, ctx):
         # Baseline files come from the organizers' side: read them as the official scorer did.
         upload = Upload.from_bytes(b.files, {k: f"baseline_{b.role}_{k}.txt" for k in b.files})
-        evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=True, options={})
+        evaluation = target.family.evaluate(
+            upload.files, gold, ctx, lenient=True, options={}, parts=parts
+        )
         if evaluation.results is None:
             raise RunRejected(
                 f"Baseline {quoted(b.label)} could not be read.", evaluation.verdict.errors
@@ -84,9 +88,17 @@ def import_baseline(
             raise InvalidInput(
                 f"A baseline label is 1 to {MAX_LABEL} printable characters, not {quoted(label)}."
             )
-        gold, gold_files = load_gold(session, store, target, settings.max_decompressed_bytes)
+        loaded = load_set(session, store, target, settings.max_decompressed_bytes)
+        gold, gold_files = loaded.gold, loaded.files
         ctx = target.context(settings.max_decompressed_bytes)
-        evaluation = target.family.evaluate(upload.files, gold, ctx, lenient=lenient, options={})
+        evaluation = target.family.evaluate(
+            upload.files,
+            gold,
+            ctx,
+            lenient=lenient,
+            options={},
+            parts=None if loaded.split is None else loaded.split.parts,
+        )
         if evaluation.results is None:
             raise rejection(evaluation.verdict, "baseline")
         role = "import-" + (re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-")[:48] or "baseline")
@@ -149,7 +161,9 @@ def _placement(
         )
 
     assert evaluation.results is not None
-    rows: Sequence[Mapping[str, Any]] = score_values(evaluation.results, gold_files)
+    rows: Sequence[Mapping[str, Any]] = score_values(
+        evaluation.results, gold_files, evaluation.parts
+    )
     key = active_key(target.eval_set.id, None, role)
     return Placement(session, key, make, before_commit or _no_op, rows)
 

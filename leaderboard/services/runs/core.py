@@ -52,7 +52,7 @@ from leaderboard.services.common.errors import (
 )
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import clean_text
-from leaderboard.services.tasks.catalog import load_gold
+from leaderboard.services.tasks.catalog import load_set
 from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.states import Role, RunKind, RunStatus
 from leaderboard.storage import Flushes, Store
@@ -145,35 +145,45 @@ def primary_gold(gold_files: Mapping[str, GoldFile]) -> GoldFile:
 
 
 def score_values(
-    results: Mapping[str, MeasureResult], gold_files: Mapping[str, GoldFile]
+    results: Mapping[str, MeasureResult],
+    gold_files: Mapping[str, GoldFile],
+    parts: Mapping[str, Mapping[str, MeasureResult]] | None = None,
 ) -> list[dict[str, Any]]:
-    """Return the columns of score rows, each pointing at the gold file version behind it."""
+    """Return the columns of score rows, each pointing at the gold file version behind it.
+
+    A split set's run has a row per measure and part: "all", then each part given.
+    """
     rows = []
-    for m, r in results.items():
-        role = r.gold_role or ""
-        gold = gold_files[role] if role in gold_files else primary_gold(gold_files)
-        rows.append(
-            {
-                "measure": m,
-                "value": r.raw,
-                "official": r.official,
-                "gold_file_id": gold.id,
-                "gold_sha256": gold.sha256,
-                "scorer_version": SCORER_VERSION,
-                "flags": list(r.flags),
-                "per_query": None if r.per_query is None else dict(r.per_query),
-                "note": r.note,
-                "item_stats": r.item_stats,
-            }
-        )
+    every = [("all", results), *(parts or {}).items()]
+    for part, scored in every:
+        for m, r in scored.items():
+            role = r.gold_role or ""
+            gold = gold_files[role] if role in gold_files else primary_gold(gold_files)
+            rows.append(
+                {
+                    "measure": m,
+                    "part": part,
+                    "value": r.raw,
+                    "official": r.official,
+                    "gold_file_id": gold.id,
+                    "gold_sha256": gold.sha256,
+                    "scorer_version": SCORER_VERSION,
+                    "flags": list(r.flags),
+                    "per_query": None if r.per_query is None else dict(r.per_query),
+                    "note": r.note,
+                    "item_stats": r.item_stats,
+                }
+            )
     return rows
 
 
 def score_rows(
-    results: Mapping[str, MeasureResult], gold_files: Mapping[str, GoldFile]
+    results: Mapping[str, MeasureResult],
+    gold_files: Mapping[str, GoldFile],
+    parts: Mapping[str, Mapping[str, MeasureResult]] | None = None,
 ) -> list[Score]:
     """Return score rows, each pointing at the gold file version that produced it."""
-    return [Score(**values) for values in score_values(results, gold_files)]
+    return [Score(**values) for values in score_values(results, gold_files, parts)]
 
 
 def gold_versions(gold_files: Mapping[str, GoldFile]) -> dict[str, GoldVersion]:
@@ -237,9 +247,8 @@ def check_and_score(
 ) -> ScoredUpload:
     """Validate and score an upload without storing anything; raise RunRejected on errors."""
     target = sub.target
-    gold, gold_files = load_gold(
-        session, store, target, settings.max_decompressed_bytes, fresh=False
-    )
+    loaded = load_set(session, store, target, settings.max_decompressed_bytes, fresh=False)
+    gold, gold_files = loaded.gold, loaded.files
     evaluation = target.family.evaluate(
         sub.upload.files,
         gold,
@@ -250,6 +259,7 @@ def check_and_score(
             "run_name_source": NAME_SOURCES.get(sub.via, "given with the upload"),
             **sub.options,
         },
+        parts=None if loaded.split is None else loaded.split.parts,
     )
     verdict = evaluation.verdict
     if evaluation.results is None:
@@ -366,7 +376,7 @@ def _prepare_run(
         if user is None or user.is_organizer:
             _record_import(session, actor, sub, owner_of(), run, now)
 
-    scores = score_values(scored.results, gold_files)
+    scores = score_values(scored.results, gold_files, scored.evaluation.parts)
     return Placement(session, slot_key, new_run, claim_quota_and_record, scores, flushes)
 
 

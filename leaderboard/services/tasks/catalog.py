@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, NoReturn
 
@@ -14,7 +15,7 @@ from sqlalchemy.orm import Session
 from leaderboard.formats.issues import quoted
 from leaderboard.models import EvalSet, GoldFile, Phase, Subtask, Task
 from leaderboard.services.common.audit import record
-from leaderboard.services.common.errors import NotFound
+from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.tasks.deletion import deleted_slugs, forget_deletion
 from leaderboard.storage import Store
@@ -23,6 +24,7 @@ from leaderboard.tasks.definition import TaskDefinition, preset_paths, slug_like
 from leaderboard.tasks.families import get_family
 from leaderboard.tasks.families.base import Context, Family
 from leaderboard.tasks.loading import load_definition_file, stored_definition
+from leaderboard.tasks.splitting import SetSplit, SplitRefused, split_set
 
 
 def install_definition(
@@ -281,15 +283,24 @@ class _GoldCache:
 _cache = _GoldCache()
 
 
-def load_gold(
+@dataclass(frozen=True)
+class LoadedSet:
+    """A set's parsed gold, the file rows it came from and, when the set is split, its parts."""
+
+    gold: Any
+    files: dict[str, GoldFile]
+    split: SetSplit | None
+
+
+def load_set(
     session: Session,
     store: Store,
     target: Target,
     max_decompressed: int = 1 << 30,
     *,
     fresh: bool = True,
-) -> tuple[Any, dict[str, GoldFile]]:
-    """Return the parsed gold of a target's set and the file rows it came from.
+) -> LoadedSet:
+    """Return the parsed gold of a target's set, the file rows it came from and its split.
 
     With ``fresh=False`` the files read when the target was resolved are used, saving a query
     where nothing in the request can have changed them (an upload); the default reads again.
@@ -306,12 +317,48 @@ def load_gold(
         target.eval_set.slug,
         tuple(sorted((r, g.sha256) for r, g in files.items())),
     )
-    gold = _cache.get(key)
-    if gold is None:
+    cached = _cache.get(key)
+    if cached is None:
         contents = {role: store.read(g.storage_key) for role, g in files.items()}
-        gold = target.family.load_gold(contents, target.context(max_decompressed))
-        _cache.put(key, gold)
-    return gold, files
+        ctx = target.context(max_decompressed)
+        gold = target.family.load_gold(contents, ctx)
+        setdef = target.subtask_def.set(target.eval_set.slug)
+        split = None
+        if setdef is not None and setdef.split is not None:
+            # The split was checked when the definition was installed; a gold replaced since
+            # may drop a listed unit, which refuses the set's uploads until it is fixed.
+            try:
+                split = split_set(target.family, gold, setdef.split, contents)
+            except SplitRefused as exc:
+                raise InvalidInput(
+                    f"Set {target.eval_set.slug!r}'s public/private split no longer fits its "
+                    f"gold: {exc}"
+                ) from None
+        cached = (gold, split)
+        _cache.put(key, cached)
+    gold, split = cached
+    return LoadedSet(gold, files, split)
+
+
+def load_gold(
+    session: Session,
+    store: Store,
+    target: Target,
+    max_decompressed: int = 1 << 30,
+    *,
+    fresh: bool = True,
+) -> tuple[Any, dict[str, GoldFile]]:
+    """Return the parsed gold of a target's set and the file rows it came from."""
+    loaded = load_set(session, store, target, max_decompressed, fresh=fresh)
+    return loaded.gold, loaded.files
+
+
+def part_gold(session: Session, store: Store, target: Target, part: str) -> Any:
+    """Return the parsed gold of one part of the target's set ("all": the whole set's)."""
+    loaded = load_set(session, store, target)
+    if part == "all" or loaded.split is None:
+        return loaded.gold
+    return loaded.split.parts[part].gold
 
 
 def _default_contexts(session: Session) -> Iterator[tuple[str, Family, Context]]:

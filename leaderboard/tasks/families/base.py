@@ -177,11 +177,21 @@ class Evaluation:
     results: dict[str, MeasureResult] | None
     #: The run's prediction per item id, stored with the run (``Family.item_values``).
     item_values: dict[str, Any] | None = None
+    #: A split set's scores on each part ("public", "private"), beside ``results`` on all units.
+    parts: dict[str, dict[str, MeasureResult]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
         """Return whether the run was accepted and scored."""
         return self.results is not None
+
+
+@dataclass(frozen=True)
+class PartGold:
+    """A part of a split set: its units and the gold restricted to them (``restrict_gold``)."""
+
+    units: frozenset[str]
+    gold: Any
 
 
 @dataclass(frozen=True)
@@ -629,17 +639,24 @@ class Family(
         *,
         lenient: bool,
         options: Mapping[str, Any],
+        parts: Mapping[str, PartGold] | None = None,
     ) -> Evaluation:
-        """Validate a run within its bounds, then score it if accepted.
+        """Validate a run within its bounds, then score it if accepted, on every part given.
 
         The one pipeline of uploads, imports, re-scoring, verify, baselines and offline scoring.
+        A split set's parts are scored from their own units (corpus-level measures recomputed,
+        never averaged).
         """
         verdict = self.validate(inputs, gold, ctx, lenient=lenient, options=options)
         parsed = verdict.parsed
         # An accepted run has its parsed form: the second test only narrows its type.
         if not verdict.ok or parsed is None:
             return Evaluation(verdict, None)
-        return Evaluation(verdict, self.score(parsed, gold), self.item_values(parsed, gold))
+        scored = {
+            name: self.score_part(parsed, gold, part.gold, part.units)
+            for name, part in (parts or {}).items()
+        }
+        return Evaluation(verdict, self.score(parsed, gold), self.item_values(parsed, gold), scored)
 
 
 class SingleFileFamily(Family[GoldT, RunT]):

@@ -66,6 +66,12 @@ _RUN = {
         "created_at": {"type": "string", "format": "date-time"},
         "sha256": {"type": "string"},
         "warnings": {"type": "array", "items": {"type": "string"}},
+        "part": {
+            "type": "string",
+            "enum": ["public", "private", "all"],
+            "description": "The units the scores are on: a split set's public part until its "
+            "private part is released.",
+        },
         "scores": {"type": "object", "additionalProperties": {"type": ["number", "null"]}},
         "official": {"type": "object", "additionalProperties": {"type": "string"}},
         "notes": {"type": "array", "items": {"type": "string"}},
@@ -311,7 +317,9 @@ def openapi_document(
                         "While the set's phase shows names anonymously, teams other than the "
                         "caller's are named Team 1, Team 2, ... (numbered by their first run) "
                         "and their run names are replaced by their slots; organizers see every "
-                        "name. A frozen table is served as it was shown when it was frozen."
+                        "name. A frozen table is served as it was shown when it was frozen. "
+                        "A split set's live table is on its public part until the private part "
+                        "is released (the table's \"part\" says which); organizers may ask any."
                     ),
                     "parameters": [
                         *task_params,
@@ -322,12 +330,21 @@ def openapi_document(
                             {"type": "string", "enum": ["official", "live"]},
                             required=False,
                         ),
+                        _parameter(
+                            "part",
+                            "query",
+                            {"type": "string", "enum": ["public", "private", "all"]},
+                            required=False,
+                        ),
                     ],
                     "responses": {
                         "200": _json("The table", "Table"),
-                        "400": _err("Unknown view"),
+                        "400": _err("Unknown view or part"),
                         "401": _err("No valid token"),
-                        "403": _err("Results hidden until the organizers release them"),
+                        "403": _err(
+                            "Results hidden until the organizers release them, or a part not "
+                            "released"
+                        ),
                         "404": _err("No such task, subtask or set"),
                     },
                 }

@@ -21,6 +21,7 @@ from leaderboard.services.common.errors import Forbidden, InvalidInput, RunRejec
 from leaderboard.services.freeze.core import frozen_of
 from leaderboard.services.notify.notices import run_refused
 from leaderboard.services.results.anonymity import audience_for
+from leaderboard.services.results.parts import chosen_part, default_part, set_part
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.runs.core import (
     Submission,
@@ -108,13 +109,14 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
     # Asked before the upload, inside its transaction: asking after the commit would open
     # another transaction (three more round trips) on every upload.
     hidden = hiding_phase(db(), target.eval_set, user)
+    part = default_part(db(), target)
     try:
         run = retried(db(), prepare_run(db(), store(), settings(), sub, user=user, now=now()))
     except RunRejected as exc:
         # The uploader gets the verdict by mail too (a script's log is easily missed).
         _mail_verdict(user, target.task.slug, target.subtask.slug, exc)
         raise
-    body = run_json(run, show_scores=hidden is None)
+    body = run_json(run, show_scores=hidden is None, part=part)
     phase = run.phase
     body["phase"] = phase.name if phase is not None else None
     body["quota_remaining"] = remaining_quota(db(), phase, run.team, now()) if run.team else None
@@ -138,7 +140,8 @@ def _mail_verdict(user: User, task: str, subtask: str, exc: RunRejected) -> None
 def get_run(run_id: int) -> ResponseReturnValue:
     """Return one of the caller's own runs."""
     run = visible_run(db(), _user(), run_id)
-    return jsonify(run_json(run, show_scores=hiding_phase(db(), run.eval_set, _user()) is None))
+    shown = hiding_phase(db(), run.eval_set, _user()) is None
+    return jsonify(run_json(run, show_scores=shown, part=set_part(db(), run.eval_set)))
 
 
 @bp.route("/v1/tasks/<task>/<subtask>/table")
@@ -151,13 +154,15 @@ def table(task: str, subtask: str) -> ResponseReturnValue:
         raise Forbidden(
             f"The results of phase {phase.name} are hidden until the organizers release them."
         )
+    user = _user()
+    part = chosen_part(db(), target, request.args.get("part"), organizer=user.is_organizer)
     snapshot = frozen_of(db(), target)
     view = request.args.get("view") or ("official" if snapshot is not None else "live")
     if view == "official" and snapshot is not None:
         return jsonify(snapshot.table)
     if view not in ("official", "live"):
         raise InvalidInput(f"Unknown view {quoted(view)}; use official or live.")
-    return jsonify(table_to_dict(live_table(db(), store(), target, audience_for(_user()))))
+    return jsonify(table_to_dict(live_table(db(), store(), target, audience_for(user), part=part)))
 
 
 @bp.route("/v1/tasks")
@@ -180,7 +185,8 @@ def my_team_runs() -> ResponseReturnValue:
     for run in team_runs(db(), user.team):
         if run.eval_set_id not in hidden:
             hidden[run.eval_set_id] = hiding_phase(db(), run.eval_set, user) is not None
-        out.append(run_json(run, show_scores=not hidden[run.eval_set_id]))
+        part = set_part(db(), run.eval_set)
+        out.append(run_json(run, show_scores=not hidden[run.eval_set_id], part=part))
     return jsonify({"runs": out})
 
 
@@ -198,4 +204,5 @@ def withdraw(run_id: int) -> ResponseReturnValue:
     user = _user()
     with unit_of(db()):
         run = withdraw_run(db(), user, run_id, now(), settings().display_timezone)
-    return jsonify(run_json(run, show_scores=hiding_phase(db(), run.eval_set, user) is None))
+    shown = hiding_phase(db(), run.eval_set, user) is None
+    return jsonify(run_json(run, show_scores=shown, part=set_part(db(), run.eval_set)))

@@ -112,6 +112,17 @@ class PhaseForm(FlaskForm):
         default="",
         choices=options([("", "unchanged"), ("teams", "each run's team"), ("public", "everyone")]),
     )
+    private = SelectField(
+        "Private part of a split set",
+        default="",
+        choices=options(
+            [
+                ("", "unchanged"),
+                ("hidden", "hidden (public part only)"),
+                ("visible", "visible (released)"),
+            ]
+        ),
+    )
     release_at = StringField(
         "Scheduled release of hidden results", validators=[Optional(), Length(max=64)]
     )

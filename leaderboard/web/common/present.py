@@ -41,9 +41,9 @@ def display(spec: MeasureSpec, official: str) -> str:
     return format(float(official) * spec.scale, f".{spec.display_decimals}f")
 
 
-def score_lines(run: Run) -> list[dict[str, Any]]:
-    """Return a run's current scores in column order: label, display and unrounded value."""
-    current = {s.measure: s for s in run.scores if s.current}
+def score_lines(run: Run, part: str = "all") -> list[dict[str, Any]]:
+    """Return a run's current scores on a part in column order: label, display and value."""
+    current = {s.measure: s for s in run.scores if s.current and s.part == part}
     visible = run.visible_measures(current)
     out = []
     for spec in measure_specs(run):
@@ -64,9 +64,12 @@ def score_lines(run: Run) -> list[dict[str, Any]]:
     return out
 
 
-def run_json(run: Run, *, show_scores: bool = True) -> dict[str, Any]:
-    """Return the API representation of a run; scores only where the viewer may see them."""
-    lines = score_lines(run) if show_scores else []
+def run_json(run: Run, *, show_scores: bool = True, part: str = "all") -> dict[str, Any]:
+    """Return the API representation of a run; scores only where the viewer may see them.
+
+    A split set's run is shown on ``part`` (public until the private part is released).
+    """
+    lines = score_lines(run, part) if show_scores else []
     return {
         "id": run.id,
         "task": run.subtask.task.slug,
@@ -84,6 +87,7 @@ def run_json(run: Run, *, show_scores: bool = True) -> dict[str, Any]:
         "sha256": run.file_sha256,
         "warnings": list(run.warnings),
         "scores_hidden": not show_scores,
+        "part": part,
         "scores": {line["key"]: line["value"] for line in lines},
         "official": {line["key"]: line["official"] for line in lines},
         "notes": [

@@ -250,6 +250,7 @@ def _filled_form(target: Target, name: str, zone: ZoneInfo) -> PhaseForm:
     form.results.data = "hidden" if current.results_hidden else "visible"
     form.names.data = str(current.names)
     form.diagnostics.data = "public" if current.public_diagnostics else "teams"
+    form.private.data = "visible" if current.private_visible else "hidden"
     form.daily_quota.data = str(current.daily_quota or 0)
     form.total_quota.data = str(current.total_quota or 0)
     return form
@@ -272,6 +273,7 @@ def _change(
         total_quota=_int_or_none(form.total_quota.data, "The total quota"),
         names=form.names.data or None,
         diagnostics=form.diagnostics.data or None,
+        private=form.private.data or None,
         release_at=release_at,
         clear_release=bool(form.release_clear.data),
     )

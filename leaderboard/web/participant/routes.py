@@ -15,6 +15,7 @@ from leaderboard.services.campaign.phases import (
 )
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common.errors import DomainError, RunRejected
+from leaderboard.services.results.parts import set_part
 from leaderboard.services.runs.core import (
     prepare_run,
     visible_run,
@@ -104,7 +105,8 @@ def run_page(run_id: int) -> ResponseReturnValue:
         "participant/run.html",
         run=run,
         rank=rank,
-        scores=[] if hidden else score_lines(run),
+        scores=[] if hidden else score_lines(run, set_part(db(), run.eval_set)),
+        part=set_part(db(), run.eval_set),
         notes=run_notes(run),
         hidden=hidden,
         seen_hidden=seen_hidden(run.eval_set),

@@ -25,6 +25,7 @@ from leaderboard.services.results.anonymity import (
     audience_key,
     is_anonymous,
 )
+from leaderboard.services.results.parts import chosen_part, readable_parts
 from leaderboard.services.results.standing import team_submissions
 from leaderboard.services.results.tables import has_active_runs, live_table
 from leaderboard.services.tasks.catalog import definition_of, list_tasks
@@ -90,17 +91,37 @@ def task_page(task: str) -> ResponseReturnValue:
     )
 
 
-def rendered(target: Target, view: str, fmt: str, snapshot: FrozenTable | None) -> str:
-    """Return the table of a view in a format (html, csv, json, md, tex), cached by revision."""
+def rendered(
+    target: Target, view: str, fmt: str, snapshot: FrozenTable | None, part: str = "all"
+) -> str:
+    """Return the table of a view in a format (html, csv, json, md, tex), cached by revision.
+
+    A live table of a split set is on ``part`` (the reader's choice, checked by the caller).
+    """
     if view == "official" and snapshot is not None:
         return str(snapshot.renders[fmt])
     audience = audience_for(viewer())
     # Anonymous tables differ by reader (their own team by name): the reader is in the key.
     names = audience_key(db(), target, audience)
-    key = (target.eval_set.id, target.eval_set.revision, target.eval_set.analysed, view, fmt, names)
-    return pagecache.tables().get_or_make(
-        key, lambda: RENDERERS[fmt](live_table(db(), store(), target, audience))
+    key = (
+        target.eval_set.id,
+        target.eval_set.revision,
+        target.eval_set.analysed,
+        view,
+        fmt,
+        names,
+        part,
     )
+    return pagecache.tables().get_or_make(
+        key, lambda: RENDERERS[fmt](live_table(db(), store(), target, audience, part=part))
+    )
+
+
+def asked_part(target: Target) -> str:
+    """Return the part of a split set the reader asks for (``?part=``), or the default."""
+    user = viewer()
+    organizer = user is not None and user.is_organizer
+    return chosen_part(db(), target, request.args.get("part"), organizer=organizer)
 
 
 def progress_state(target: Target) -> str:
@@ -131,6 +152,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     view = chosen_view(snapshot)
     # An older version's page shows its table and exports; the charts are the official one's.
     superseded = snapshot is not None and snapshot is not versions[-1].snapshot
+    part = asked_part(target)
     hidden = hiding_phase(db(), target.eval_set, viewer())
     table_html = None
     empty = not has_active_runs(db(), target)
@@ -138,7 +160,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     progressed = ""
     if hidden is None:
         # Rendered (and escaped) by our own table template, now or at freeze time.
-        table_html = Markup(rendered(target, view, "html", snapshot))
+        table_html = Markup(rendered(target, view, "html", snapshot, part))
         charted = not superseded and shown_report(db(), target, view, snapshot) is not None
         progressed = "" if empty else progress_state(target)
     user = viewer()
@@ -167,6 +189,10 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         withdraw_form=ConfirmForm() if ours is not None else None,
         schedule=schedule,
         seen_hidden=seen_hidden(target.eval_set),
+        part=part,
+        parts=readable_parts(
+            db(), target, organizer=viewer() is not None and viewer().is_organizer
+        ),
     )
     resp = make_response(page)
     if ours is not None:
@@ -189,6 +215,7 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
     target = visible_target(task, subtask)
     snapshot, versions = chosen_snapshot(target)
     view = chosen_view(snapshot)
+    part = asked_part(target)
     if view == "official" and snapshot is None:
         raise InvalidInput(
             "This table has not been frozen yet; download the live view (?view=live)."
@@ -198,7 +225,7 @@ def download(task: str, subtask: str, ext: str) -> ResponseReturnValue:
     )
     name = f"{task}-{subtask}-{target.eval_set.slug}-{view}{version}.{ext}"
     resp = Response(
-        rendered(target, view, ext, snapshot),
+        rendered(target, view, ext, snapshot, part),
         mimetype=DOWNLOADS[ext],
         headers={"Content-Disposition": f'attachment; filename="{name}"'},
     )

@@ -23,6 +23,7 @@ from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.common import settings as site_settings
 from leaderboard.services.common.errors import DomainError
 from leaderboard.services.common.throttle import TooManyAttempts, claim_request
+from leaderboard.services.results.parts import set_part
 from leaderboard.services.runs.core import team_runs
 from leaderboard.services.teams import members as teams
 from leaderboard.states import RunStatus
@@ -117,7 +118,15 @@ def team_page() -> ResponseReturnValue:
             confirm=ConfirmForm(),
         )
     runs = team_runs(session, team)
-    listed = [(r, [] if hiding_phase(session, r.eval_set, user) else score_lines(r)) for r in runs]
+    listed = [
+        (
+            r,
+            []
+            if hiding_phase(session, r.eval_set, user)
+            else score_lines(r, set_part(session, r.eval_set)),
+        )
+        for r in runs
+    ]
     return render_template(
         "teams/team.html",
         team=team,

@@ -1,0 +1,240 @@
+"""A split set end to end: scores per part, the public part shown until release, then shake-up."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from flask import Flask
+from flask.testing import FlaskClient, FlaskCliRunner
+from sklearn import metrics
+from sqlalchemy import select
+
+from leaderboard.models import Run, Score
+from tests.conftest import csrf_from, login
+from tests.helpers.item_tasks import pairs
+from tests.runs import api_upload, make_organizer, make_participant, open_task, token_for
+
+SENTIMENT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
+LABELS = ["positive", "negative", "neutral"]
+TASK, SUBTASK = "example-sentiment", "A"
+UPLOAD = f"/api/v1/tasks/{TASK}/{SUBTASK}/runs"
+TABLE = f"/api/v1/tasks/{TASK}/{SUBTASK}/table"
+PAGE = f"/tasks/{TASK}/{SUBTASK}"
+FRACTION, SEED = 0.5, 2016
+
+
+def public_by_rule(unit: str) -> bool:
+    """Return whether a unit is public, written out from the rule as published."""
+    digest = hashlib.sha256(f"{SEED}:{unit}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < FRACTION
+
+
+def split_task(tmp_path: Path, public: str) -> Path:
+    """Copy the sentiment example with a ``public = ...`` line in its test set."""
+    folder = tmp_path / "task"
+    shutil.copytree(SENTIMENT, folder)
+    toml = folder / "task.toml"
+    text = toml.read_text().replace('gold = "gold.tsv"', f'gold = "gold.tsv"\npublic = {public}')
+    toml.write_text(text)
+    return folder
+
+
+def macro_f1(ids: list[str], gold: dict[str, str], run: dict[str, str]) -> float:
+    """Return scikit-learn's macro-F1 over three labels on some items."""
+    return float(
+        metrics.f1_score(
+            [gold[i] for i in ids], [run[i] for i in ids], labels=LABELS, average="macro"
+        )
+    )
+
+
+@pytest.fixture
+def hosted(app: Flask, runner: FlaskCliRunner, tmp_path: Path) -> dict[str, str]:
+    """Host the split task; return tokens of a participant and an organizer."""
+    folder = split_task(tmp_path, f"{{ fraction = {FRACTION}, seed = {SEED} }}")
+    result = runner.invoke(args=["leaderboard", "add-task", str(folder / "task.toml")])
+    assert result.exit_code == 0, result.output
+    open_task(app, folder / "task.toml")
+    make_participant(app, "Aurora", "alice@example.org")
+    make_organizer(app, "org@example.org")
+    return {"alice": token_for(app, "alice@example.org"), "org": token_for(app, "org@example.org")}
+
+
+def _get(client: FlaskClient, token: str, path: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    resp = client.get(path, headers={"Authorization": f"Bearer {token}"})
+    return resp.status_code, resp.get_json()
+
+
+def _release(runner: FlaskCliRunner, value: str = "visible") -> str:
+    result = runner.invoke(args=["leaderboard", "phase", TASK, SUBTASK, "open", "--private", value])
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_scores_are_stored_per_part_and_corpus_measures_recomputed(
+    app: Flask, client: FlaskClient, hosted: dict[str, str]
+) -> None:
+    gold, run = pairs(SENTIMENT / "gold.tsv"), pairs(SENTIMENT / "run-valid.tsv")
+    public = [i for i in gold if public_by_rule(i)]
+    private = [i for i in gold if not public_by_rule(i)]
+    assert public and private
+    resp = api_upload(
+        client, hosted["alice"], (SENTIMENT / "run-valid.tsv").read_bytes(), path=UPLOAD
+    )
+    body = resp.get_json()
+    assert resp.status_code == 201, body
+    # The participant's answer is on the public part, and says so.
+    assert body["part"] == "public"
+    assert body["scores"]["macro-F1"] == pytest.approx(macro_f1(public, gold, run), abs=1e-12)
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        rows = session.scalars(select(Score).where(Score.run_id == body["id"])).all()
+        by_part = {(s.part, s.measure): s.value for s in rows}
+    assert {p for p, _m in by_part} == {"public", "private", "all"}
+    for part, ids in (("public", public), ("private", private), ("all", list(gold))):
+        assert by_part[(part, "macro-F1")] == pytest.approx(macro_f1(ids, gold, run), abs=1e-12)
+        expected_acc = metrics.accuracy_score([gold[i] for i in ids], [run[i] for i in ids])
+        assert by_part[(part, "Acc")] == pytest.approx(expected_acc, abs=1e-12)
+    # A corpus measure is not the average of the parts' values.
+    mean_of_parts = (by_part[("public", "macro-F1")] + by_part[("private", "macro-F1")]) / 2
+    assert by_part[("all", "macro-F1")] != pytest.approx(mean_of_parts, abs=1e-9)
+
+
+def test_participants_see_the_public_part_only_until_release(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, hosted: dict[str, str]
+) -> None:
+    gold, run = pairs(SENTIMENT / "gold.tsv"), pairs(SENTIMENT / "run-valid.tsv")
+    public = [i for i in gold if public_by_rule(i)]
+    private = [i for i in gold if not public_by_rule(i)]
+    body = api_upload(
+        client, hosted["alice"], (SENTIMENT / "run-valid.tsv").read_bytes(), path=UPLOAD
+    ).get_json()
+    alice, org = hosted["alice"], hosted["org"]
+
+    status, table = _get(client, alice, TABLE)
+    assert status == 200 and table["part"] == "public"
+    cell = next(r for r in table["rows"] if r["kind"] == "run")["cells"]["macro-F1"]
+    assert cell["value"] == pytest.approx(macro_f1(public, gold, run) * 100, abs=1e-9) or cell[
+        "value"
+    ] == pytest.approx(macro_f1(public, gold, run), abs=1e-12)
+    for part in ("private", "all"):
+        status, refused = _get(client, alice, f"{TABLE}?part={part}")
+        assert status == 403, refused
+        assert str(round(macro_f1(private, gold, run), 4)) not in json.dumps(refused)
+    status, bad = _get(client, alice, f"{TABLE}?part=secret")
+    assert status == 400 and "public, private, all" in bad["error"]
+    # The organizer reads the public part by default, as participants do, and may ask the others.
+    status, table = _get(client, org, TABLE)
+    assert status == 200 and table["part"] == "public"
+    status, table = _get(client, org, f"{TABLE}?part=private")
+    assert status == 200 and table["part"] == "private"
+    # The page and every export are on the public part, and say so; asking for another is refused.
+    page = client.get(PAGE).get_data(as_text=True)
+    assert "public part" in page
+    exported = json.loads(client.get(f"{PAGE}/results.json").get_data(as_text=True))
+    assert exported["part"] == "public"
+    assert client.get(f"{PAGE}?part=private").status_code == 403
+    assert client.get(f"{PAGE}/results.csv?part=private").status_code == 403
+    status, seen = _get(client, alice, f"/api/v1/runs/{body['id']}")
+    assert status == 200 and seen["part"] == "public"
+
+    output = _release(runner)
+    assert "private part visible" in output
+    status, table = _get(client, alice, TABLE)
+    assert status == 200 and table["part"] == "private"
+    status, table = _get(client, alice, f"{TABLE}?part=all")
+    assert status == 200 and table["part"] == "all"
+    status, seen = _get(client, alice, f"/api/v1/runs/{body['id']}")
+    assert seen["part"] == "private"
+    assert seen["scores"]["macro-F1"] == pytest.approx(macro_f1(private, gold, run), abs=1e-12)
+
+
+def test_the_phase_page_releases_the_private_part(
+    app: Flask, client: FlaskClient, hosted: dict[str, str]
+) -> None:
+    api_upload(client, hosted["alice"], (SENTIMENT / "run-valid.tsv").read_bytes(), path=UPLOAD)
+    org = app.test_client()
+    login(org, "org@example.org", "organizer password")
+    page_url = f"/organizer/tasks/{TASK}/{SUBTASK}/phase?name=open"
+    page = org.get(page_url).get_data(as_text=True)
+    assert 'name="private"' in page
+    data = {"name": "open", "eval_set": "test", "zone": "UTC", "late": "", "corrections": ""}
+    data.update(results="", names="", diagnostics="", daily_quota="", total_quota="")
+    token = csrf_from(page)
+    resp = org.post(
+        f"/organizer/tasks/{TASK}/{SUBTASK}/phase",
+        data={**data, "private": "visible", "csrf_token": token},
+    )
+    assert resp.status_code == 302, resp.get_data(as_text=True)
+    status, table = _get(client, hosted["alice"], TABLE)
+    assert status == 200 and table["part"] == "private"
+
+
+def test_a_freeze_ranks_by_the_private_part_once_released(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, hosted: dict[str, str]
+) -> None:
+    api_upload(client, hosted["alice"], (SENTIMENT / "run-valid.tsv").read_bytes(), path=UPLOAD)
+    refused = runner.invoke(args=["leaderboard", "freeze", TASK, SUBTASK])
+    assert refused.exit_code != 0
+    assert "release it first" in refused.output
+    _release(runner)
+    done = runner.invoke(args=["leaderboard", "freeze", TASK, SUBTASK])
+    assert done.exit_code == 0, done.output
+    status, table = _get(client, hosted["alice"], f"{TABLE}?view=official")
+    assert status == 200 and table["part"] == "private"
+    verified = runner.invoke(args=["leaderboard", "verify", TASK, SUBTASK])
+    assert verified.exit_code == 0, verified.output
+
+
+def test_a_listed_split_refuses_ids_that_are_not_units(
+    runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    folder = split_task(tmp_path, '{ units = "public.txt" }')
+    (folder / "public.txt").write_text("tw-001\nnot-an-item\ntw-001\n")
+    result = runner.invoke(args=["leaderboard", "add-task", str(folder / "task.toml")])
+    assert result.exit_code != 0
+    assert "'not-an-item' is not a unit of the gold" in result.output
+    assert "listed twice" in result.output
+
+
+@pytest.mark.parametrize(
+    ("public", "message"),
+    [
+        ("{ fraction = 1.5, seed = 1 }", "strictly between 0 and 1"),
+        ("{ fraction = 0.5 }", "public.seed: is required"),
+        ('{ fraction = 0.5, seed = 1, units = "x.txt" }', "not both"),
+        ("{ fraction = 0.5, seed = 1, size = 3 }", "unknown key"),
+        ("0.5", "must be a table"),
+    ],
+)
+def test_a_wrong_split_is_refused_with_its_key(
+    runner: FlaskCliRunner, tmp_path: Path, public: str, message: str
+) -> None:
+    folder = split_task(tmp_path, public)
+    result = runner.invoke(args=["leaderboard", "add-task", str(folder / "task.toml")])
+    assert result.exit_code != 0
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_runs_stay_unsplit_without_a_split(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner
+) -> None:
+    result = runner.invoke(args=["leaderboard", "add-task", str(SENTIMENT / "task.toml")])
+    assert result.exit_code == 0, result.output
+    open_task(app, SENTIMENT / "task.toml")
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    body = api_upload(
+        client, token, (SENTIMENT / "run-valid.tsv").read_bytes(), path=UPLOAD
+    ).get_json()
+    assert body["part"] == "all"
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        parts = set(session.scalars(select(Score.part).where(Score.run_id == body["id"])))
+        assert parts == {"all"}
+        assert session.get(Run, body["id"]) is not None
+    status, refused = _get(client, token, f"{TABLE}?part=public")
+    assert status == 400 and "no public/private split" in refused["error"]

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from sklearn import metrics
 
 from leaderboard.cli.references import read_definition
 from leaderboard.scoring.resampling import NotResampled
@@ -26,6 +27,7 @@ from leaderboard.tasks.families.classification.family import ZERO_WEIGHT
 from leaderboard.tasks.families.cqa.family import TRUNCATED_OUTSIDE
 from leaderboard.tasks.families.sts.family import NO_PAIRS
 from leaderboard.tasks.families.sts.scoring import CONSTANT_ON_SCORED
+from tests.helpers.item_tasks import pairs
 from tests.helpers.sts import noisy_output
 from tests.runs import gold_lines
 
@@ -172,17 +174,27 @@ def test_classification_keeps_the_declared_labels_on_a_part_missing_some() -> No
     gold = t.gold()
     parsed = t.run({"file": (EXAMPLES / "classification" / "run-valid.tsv").read_bytes()}, gold)
     labels = gold.extra["labels"]
-    only = frozenset(i for i, v in zip(gold.gold.ids, gold.gold.values.tolist()) if v == 0)
+    truth = pairs(EXAMPLES / "classification" / "gold.tsv")
+    predicted = pairs(EXAMPLES / "classification" / "run-valid.tsv")
+    only = frozenset(i for i, label in truth.items() if label == "negative")
     part_gold = t.family.restrict_gold(gold, only)
-    assert part_gold.extra["labels"] == labels and set(part_gold.gold.values.tolist()) == {0}
+    assert part_gold.extra["labels"] == labels
     assert part_gold.gold.ids == tuple(i for i in gold.gold.ids if i in only)
+    part = t.family.score_part(parsed, gold, part_gold, only)
+    chosen = [i for i in truth if i in only]
+    expected = metrics.f1_score(
+        [truth[i] for i in chosen], [predicted[i] for i in chosen], labels=labels, average="macro"
+    )
+    assert part["macro-F1"].raw == pytest.approx(expected, abs=1e-12)
 
 
 def test_a_part_whose_items_all_weigh_zero_has_no_values() -> None:
     t = task(EXAMPLES / "classification" / "task-weighted.toml")
     gold = t.gold()
     parsed = t.run({"file": (EXAMPLES / "classification" / "run-valid.tsv").read_bytes()}, gold)
-    weightless = frozenset(i for i, w in zip(gold.gold.ids, gold.gold.weights.tolist()) if w == 0)
+    weightless = frozenset(
+        i for i, w in zip(gold.gold.ids, gold.gold.weights.tolist(), strict=True) if w == 0
+    )
     assert len(weightless) == 7
     part = score_part(t, gold, parsed, weightless)
     assert list(part) == list(t.ctx.subtask.measures)

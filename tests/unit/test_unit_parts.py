@@ -21,8 +21,14 @@ from sklearn import metrics
 
 from leaderboard.cli.references import read_definition
 from leaderboard.scoring.resampling import NotResampled
-from leaderboard.tasks.families import get_family
-from leaderboard.tasks.families.base import Context, Family, MeasureResult, StoredScore
+from leaderboard.tasks.families import all_families, get_family
+from leaderboard.tasks.families.base import (
+    Context,
+    Family,
+    MeasureResult,
+    StoredScore,
+    UnitParts,
+)
 from leaderboard.tasks.families.classification.family import ZERO_WEIGHT
 from leaderboard.tasks.families.cqa.family import TRUNCATED_OUTSIDE
 from leaderboard.tasks.families.sts.family import NO_PAIRS
@@ -122,6 +128,15 @@ def assert_unit_ids_are_unit_rows_ids(
         checked += 1
         assert units == t.family.unit_ids(gold), key
     assert checked > 0
+
+
+def test_every_built_in_family_writes_its_unit_parts() -> None:
+    for family in all_families():
+        for method in ("unit_ids", "restrict_gold", "restrict_run"):
+            assert getattr(type(family), method) is not getattr(UnitParts, method), (
+                family.name,
+                method,
+            )
 
 
 # --------------------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from leaderboard.tasks.families.base import (
     SingleFileFamily,
     TableNotes,
     TableOptions,
+    UnitParts,
     UnitValues,
     Verdict,
 )
@@ -41,6 +42,7 @@ PARTS = (
     GoldAddressing,
     Diagnostics,
     UnitValues,
+    UnitParts,
 )
 
 
@@ -132,6 +134,13 @@ def test_every_optional_part_has_its_defaults() -> None:
     assert family.score_file(Path("run.txt")) is None
     assert (family.unit, family.unit_plural) == ("query", "queries")
     assert family.table_reads_gold() is False
+
+
+def test_a_family_that_writes_no_unit_parts_cannot_be_split() -> None:
+    with pytest.raises(NotImplementedError, match="Bare does not split its units"):
+        Bare().restrict_gold(3, frozenset(["1"]))
+    with pytest.raises(NotImplementedError, match="Bare does not split its units"):
+        Bare().score_part("run", 3, 3, frozenset(["1"]))
 
 
 def test_a_folder_is_refused_as_a_single_file_run(tmp_path: Path) -> None:

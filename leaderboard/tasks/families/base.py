@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Generic, TypeVar, cast
@@ -536,6 +536,42 @@ class UnitValues(Generic[GoldT, RunT]):
         return None
 
 
+#: How many unknown unit ids a refused restriction names.
+NAMED_UNITS = 5
+
+
+def check_units(units: frozenset[str], known: Collection[str]) -> None:
+    """Raise ValueError naming the ids of ``units`` that are not among the set's ``known`` units."""
+    unknown = sorted(units.difference(known))
+    if unknown:
+        named = ", ".join(quoted(u) for u in unknown[:NAMED_UNITS])
+        more = len(unknown) - NAMED_UNITS
+        raise ValueError(
+            f"not units of the set: {named}" + (f" and {more:,} more" if more > 0 else "")
+        )
+
+
+class UnitParts(Generic[GoldT, RunT]):
+    """The units of a set and their restriction, to score a run on part of them (a split).
+
+    A restricted gold and run score as files holding only those units would, parsed from
+    scratch: corpus-level measures are recomputed on the part, never averaged; options that
+    are set-wide (declared labels, sacrebleu options) stay the whole set's.
+    """
+
+    def unit_ids(self, gold: GoldT) -> list[str]:
+        """Return the ids of the set's units, in gold order."""
+        raise NotImplementedError(f"{type(self).__name__} does not split its units")
+
+    def restrict_gold(self, gold: GoldT, units: frozenset[str]) -> GoldT:
+        """Return the gold on these units only."""
+        raise NotImplementedError(f"{type(self).__name__} does not split its units")
+
+    def restrict_run(self, parsed: RunT, gold: GoldT, units: frozenset[str]) -> RunT:
+        """Return the validated run on these units only (gold: the whole set's)."""
+        raise NotImplementedError(f"{type(self).__name__} does not split its units")
+
+
 class Family(
     DefinitionKeys,
     TableNotes,
@@ -545,6 +581,7 @@ class Family(
     GoldAddressing,
     Diagnostics[GoldT],
     UnitValues[GoldT, RunT],
+    UnitParts[GoldT, RunT],
     ABC,
     Generic[GoldT, RunT],
 ):
@@ -554,7 +591,7 @@ class Family(
     validation parses a run into. A family writes ``name``, ``file_roles`` and the abstract
     methods below; the optional parts it inherits (``DefinitionKeys``, ``TableNotes``,
     ``TableOptions``, ``RunUpload``, ``ImportOptions``, ``GoldAddressing``, ``Diagnostics``,
-    ``UnitValues``) have defaults it may override.
+    ``UnitValues``) have defaults it may override; ``UnitParts`` it must write to be split.
     """
 
     name: str
@@ -657,6 +694,12 @@ class Family(
             for name, part in (parts or {}).items()
         }
         return Evaluation(verdict, self.score(parsed, gold), self.item_values(parsed, gold), scored)
+
+    def score_part(
+        self, parsed: RunT, gold: GoldT, part_gold: GoldT, units: frozenset[str]
+    ) -> dict[str, MeasureResult]:
+        """Score a validated run on a part of its set's units (part_gold = restrict_gold(gold, units))."""
+        return self.score(self.restrict_run(parsed, gold, units), part_gold)
 
 
 class SingleFileFamily(Family[GoldT, RunT]):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import IO, Any
 
 import numpy as np
@@ -23,6 +23,7 @@ from leaderboard.tasks.families.base import (
     ReferenceFileError,
     SingleFileFamily,
     Verdict,
+    check_units,
     read_all,
 )
 
@@ -158,6 +159,36 @@ class ItemFamily(SingleFileFamily[ItemsGold, np.ndarray]):
         """Return parsed values in gold order as stored (numbers; families may name them)."""
         return list(values.tolist())
 
+    def unit_ids(self, gold: ItemsGold) -> list[str]:
+        """Return the item ids in gold order."""
+        return list(gold.gold.ids)
+
+    def restrict_gold(self, gold: ItemsGold, units: frozenset[str]) -> ItemsGold:
+        """Return the gold on these items; the parser, measures and labels stay the set's."""
+        check_units(units, gold.gold.index)
+        keep = _rows_of(gold, units)
+        whole = gold.gold
+        ids = tuple(whole.ids[i] for i in keep.tolist())
+        part = items.ItemGold(
+            ids,
+            whole.values[keep],
+            {item: row for row, item in enumerate(ids)},
+            None if whole.weights is None else whole.weights[keep],
+        )
+        return replace(gold, gold=part)
+
+    def restrict_run(
+        self, parsed: np.ndarray, gold: ItemsGold, units: frozenset[str]
+    ) -> np.ndarray:
+        """Return the run's values on these items (a run's values are in gold order)."""
+        return parsed[_rows_of(gold, units)]
+
     def per_item(self, gold: ItemsGold, values: np.ndarray) -> dict[str, float]:
         """Return per-item values keyed by item id."""
         return dict(zip(gold.gold.ids, values.tolist(), strict=True))
+
+
+def _rows_of(gold: ItemsGold, units: frozenset[str]) -> np.ndarray:
+    """Return the gold rows of these items, in gold order (ids the gold lacks are ignored)."""
+    index = gold.gold.index
+    return np.sort(np.array([index[u] for u in units if u in index], dtype=np.intp))

@@ -25,6 +25,8 @@ from leaderboard.tasks.families.itemwise import ItemFamily, ItemsGold
 
 #: Why kappa or MCC can have no value.
 UNDEFINED_REASON = "undefined when gold and prediction are one same label"
+#: Why a part of a weighted set has no values: a gold file of only its items would be refused.
+ZERO_WEIGHT = "every item of this part weighs 0"
 #: The seed of the random baseline when the subtask names none.
 DEFAULT_SEED = 0
 
@@ -143,6 +145,15 @@ class ClassificationFamily(ItemFamily):
             )
             for key, value in found.items()
         }
+
+    def score_part(
+        self, parsed: np.ndarray, gold: ItemsGold, part_gold: ItemsGold, units: frozenset[str]
+    ) -> dict[str, MeasureResult]:
+        """Score a run on a part of the items; a part whose items all weigh 0 has no values."""
+        weights = part_gold.gold.weights
+        if weights is not None and not (weights > 0).any():
+            return {key: MeasureResult.undefined(ZERO_WEIGHT) for key in part_gold.measures}
+        return super().score_part(parsed, gold, part_gold, units)
 
     def unit_rows(
         self, key: str, gold: ItemsGold, stored: StoredScore

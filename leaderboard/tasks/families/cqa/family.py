@@ -24,6 +24,7 @@ from leaderboard.tasks.families.base import (
     SingleFileFamily,
     StoredScore,
     Verdict,
+    check_units,
     read_all,
 )
 
@@ -52,6 +53,8 @@ MAX_README = 5000
 TRUNCATED_MARKER = "‡"
 #: The note of a truncated run whose own note the table does not have (a baseline's).
 TRUNCATED_NOTE = "legacy run with a truncated file, scored on the part present"
+#: Why a truncated legacy run has no values on a part: its file stops before the part starts.
+TRUNCATED_OUTSIDE = "the run's truncated file covers no question of this part"
 #: The import mode reading a run leniently after re-sorting it into gold order.
 RESORT = ImportOption(
     "resort",
@@ -239,6 +242,34 @@ class CqaFamily(SingleFileFamily["CqaGold", "CqaRun"]):
         if key == "AvgRec":
             return units, SummedRows(rows, avgrec_from_sums)
         return units, SummedRows(rows, lambda sums: binary_from_counts(sums)[key])
+
+    def unit_ids(self, gold: CqaGold) -> list[str]:
+        """Return the question ids in gold order."""
+        return list(gold.questions)
+
+    def restrict_gold(self, gold: CqaGold, units: frozenset[str]) -> CqaGold:
+        """Return the gold rows of these questions, as a gold file of only them would parse."""
+        from leaderboard.tasks.families.cqa.parts import restrict_gold
+
+        check_units(units, gold.questions)
+        return restrict_gold(gold, units)
+
+    def restrict_run(self, parsed: CqaRun, gold: CqaGold, units: frozenset[str]) -> CqaRun:
+        """Return the run on these questions' rows (a truncated run keeps its covered rows)."""
+        from leaderboard.tasks.families.cqa.parts import restrict_run
+
+        return restrict_run(parsed, gold, units)
+
+    def score_part(
+        self, parsed: CqaRun, gold: CqaGold, part_gold: CqaGold, units: frozenset[str]
+    ) -> dict[str, MeasureResult]:
+        """Score a run on a part; a truncated legacy run covering none of it has no values."""
+        from leaderboard.tasks.families.cqa.parts import restrict_run
+
+        run = restrict_run(parsed, gold, units)
+        if run.rows == 0:
+            return {m: MeasureResult.undefined(TRUNCATED_OUTSIDE) for m in CQA_MEASURES}
+        return self.score(run, part_gold)
 
     def baselines(
         self, gold: CqaGold, files: Mapping[str, bytes], ctx: Context

@@ -35,6 +35,7 @@ from leaderboard.tasks.families.base import (
     SingleFileFamily,
     StoredScore,
     Verdict,
+    check_units,
     read_all,
 )
 
@@ -125,6 +126,11 @@ def too_long(hypotheses: list[str], gold: GenerationGold) -> list[Issue]:
         for n, text in enumerate(hypotheses, 1)
         if len(text) > limit
     ][:MAX_KEPT_ERRORS]
+
+
+def segment_rows(units: frozenset[str]) -> list[int]:
+    """Return the 0-based rows of segments named by their 1-based line numbers, in order."""
+    return sorted(int(u) - 1 for u in units)
 
 
 class GenerationFamily(SingleFileFamily[GenerationGold, list[str]]):
@@ -266,6 +272,27 @@ class GenerationFamily(SingleFileFamily[GenerationGold, list[str]]):
         rows = np.asarray(stored.item_stats, dtype=np.float64)
         units = [str(i) for i in range(1, len(rows) + 1)]
         return units, SummedRows(rows, lambda sums: scores_from_sums(key, sums, gold.options))
+
+    def unit_ids(self, gold: GenerationGold) -> list[str]:
+        """Return the segments' line numbers, "1" to "n" (as ``unit_rows`` names them)."""
+        return [str(i) for i in range(1, len(gold.source) + 1)]
+
+    def restrict_gold(self, gold: GenerationGold, units: frozenset[str]) -> GenerationGold:
+        """Return the source and references of these segments; measures and options stay."""
+        check_units(units, self.unit_ids(gold))
+        rows = segment_rows(units)
+        return GenerationGold(
+            [gold.source[i] for i in rows],
+            [[reference[i] for i in rows] for reference in gold.references],
+            gold.measures,
+            gold.options,
+        )
+
+    def restrict_run(
+        self, parsed: list[str], gold: GenerationGold, units: frozenset[str]
+    ) -> list[str]:
+        """Return the run's outputs for these segments, in source order."""
+        return [parsed[i] for i in segment_rows(units)]
 
     def baselines(
         self, gold: GenerationGold, files: Mapping[str, bytes], ctx: Context

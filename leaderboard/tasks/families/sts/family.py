@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -31,8 +31,10 @@ from leaderboard.tasks.families.base import (
     StoredScore,
     UploadField,
     Verdict,
+    check_units,
     read_all,
 )
+from leaderboard.tasks.families.sts import parts
 from leaderboard.tasks.families.sts.baseline import baseline_scores
 from leaderboard.tasks.families.sts.scoring import (
     CONSTANT_ON_SCORED,
@@ -44,6 +46,8 @@ from leaderboard.tasks.families.sts.scoring import (
 from leaderboard.tasks.families.sts.style import STYLE
 
 RECIPES = ("cosine-bow",)
+#: Why a part of the set has no value on a split's part holding none of its pairs.
+NO_PAIRS = "none of this part's pairs is in this split's part"
 #: Upload field for a whole run sent as one .zip or .tar.gz.
 ARCHIVE_FIELD = "archive"
 #: What an archive may hold beyond the run files themselves (headers, a README).
@@ -58,6 +62,9 @@ class StsGoldBundle:
     specs: tuple[fmt.StsSetSpec, ...]
     weights: dict[str, int]
     overall: str
+    #: The parts whose weight is their number of scored pairs (no ``weight`` declared): on a
+    #: split's part of the set, their weight is the part's number of their pairs.
+    counted: frozenset[str] = frozenset()
 
 
 def _parts(ctx: Context) -> list[dict[str, Any]]:
@@ -175,6 +182,7 @@ class StsFamily(Family[StsGoldBundle, Mapping[str, np.ndarray]]):
         """Parse every part's gold (with its mapping, if any) and fix the weights."""
         golds: dict[str, fmt.StsGold] = {}
         weights: dict[str, int] = {}
+        counted: set[str] = set()
         for part in _parts(ctx):
             slug = str(part["slug"])
             gold = fmt.parse_gold(
@@ -182,8 +190,14 @@ class StsFamily(Family[StsGoldBundle, Mapping[str, np.ndarray]]):
             )
             golds[slug] = gold
             weights[slug] = int(part.get("weight") or gold.scored_index.size)
+            if not part.get("weight"):
+                counted.add(slug)
         return StsGoldBundle(
-            golds, tuple(_spec(p) for p in _parts(ctx)), weights, ctx.subtask.official_measure
+            golds,
+            tuple(_spec(p) for p in _parts(ctx)),
+            weights,
+            ctx.subtask.official_measure,
+            frozenset(counted),
         )
 
     def inputs_from_path(self, path: Path, ctx: Context) -> dict[str, IO[bytes]]:
@@ -302,6 +316,52 @@ class StsFamily(Family[StsGoldBundle, Mapping[str, np.ndarray]]):
     ) -> tuple[list[str], UnitRows]:
         """Return the scored pairs and their rows (Pearson's sums per part) for one measure."""
         return unit_rows(key, gold.golds, gold.weights, gold.overall, stored)
+
+    def unit_ids(self, gold: StsGoldBundle) -> list[str]:
+        """Return the scored pairs' ids (``headlines:12``), part by part, as ``unit_rows`` does."""
+        return parts.unit_ids(gold.golds)
+
+    def restrict_gold(self, gold: StsGoldBundle, units: frozenset[str]) -> StsGoldBundle:
+        """Return the gold of these pairs, each part's as its own gold file of them would parse.
+
+        Parts with none of the pairs are left out. A declared part weight stays; a counted one
+        becomes the part's number of chosen pairs, as its own gold file would count them.
+        """
+        check_units(units, self.unit_ids(gold))
+        golds = parts.restrict_golds(gold.golds, units)
+        return replace(
+            gold,
+            golds=golds,
+            specs=tuple(
+                replace(spec, lines=golds[spec.slug].scored_index.size, filtered_lines=None)
+                for spec in gold.specs
+                if spec.slug in golds
+            ),
+            weights={
+                slug: golds[slug].scored_index.size if slug in gold.counted else gold.weights[slug]
+                for slug in golds
+            },
+        )
+
+    def restrict_run(
+        self, parsed: Mapping[str, np.ndarray], gold: StsGoldBundle, units: frozenset[str]
+    ) -> Mapping[str, np.ndarray]:
+        """Return each part's values on these pairs, one per chosen pair in gold order."""
+        return parts.restrict_values(parsed, gold.golds, units)
+
+    def score_part(
+        self,
+        parsed: Mapping[str, np.ndarray],
+        gold: StsGoldBundle,
+        part_gold: StsGoldBundle,
+        units: frozenset[str],
+    ) -> dict[str, MeasureResult]:
+        """Score a run on a part of the pairs; a part of the set without any has no value."""
+        found = self.score(self.restrict_run(parsed, gold, units), part_gold)
+        out = {gold.overall: found[gold.overall]}
+        for slug in gold.golds:
+            out[slug] = found[slug] if slug in found else MeasureResult.undefined(NO_PAIRS)
+        return out
 
     def baselines(
         self, gold: StsGoldBundle, files: Mapping[str, bytes], ctx: Context

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from typing import IO, Any
 
 import numpy as np
@@ -26,7 +26,9 @@ from leaderboard.tasks.families.base import (
     SingleFileFamily,
     StoredScore,
     Verdict,
+    check_units,
 )
+from leaderboard.tasks.families.trec.parts import restrict_qrels, restrict_run
 from leaderboard.tasks.families.trec.scoring import score_variant, truncated
 from leaderboard.tasks.families.trec.style import STYLE
 from leaderboard.tasks.families.trec.variants import (
@@ -260,6 +262,25 @@ class TrecFamily(SingleFileFamily[TrecGold, fmt.TrecRun]):
         if kind is not None and kind.is_count:
             return units, SummedRows(values.reshape(-1, 1), lambda s: s[..., 0])
         return units, rows
+
+    def unit_ids(self, gold: TrecGold) -> list[str]:
+        """Return the judged queries of every loaded variant, in qrels order (the first's first)."""
+        return list(dict.fromkeys(q for qrels in gold.qrels.values() for q in qrels.queries))
+
+    def restrict_gold(self, gold: TrecGold, units: frozenset[str]) -> TrecGold:
+        """Return the topics and qrels of these queries; measures and settings stay the set's."""
+        check_units(units, self.unit_ids(gold))
+        return replace(
+            gold,
+            topics=gold.topics & units,
+            qrels={slug: restrict_qrels(qrels, units) for slug, qrels in gold.qrels.items()},
+        )
+
+    def restrict_run(
+        self, parsed: fmt.TrecRun, gold: TrecGold, units: frozenset[str]
+    ) -> fmt.TrecRun:
+        """Return the run's lines for these queries, as trec_eval reads a run cut to them."""
+        return restrict_run(parsed, units)
 
     def describe_gold(self, gold: TrecGold, role: str) -> list[str]:
         """Report a qrels variant: counts, grade histogram, queries scoring 0 by construction."""

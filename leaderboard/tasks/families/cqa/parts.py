@@ -1,0 +1,46 @@
+"""Restrict a CQA gold and run to some of the set's questions (a public or private part)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from leaderboard.formats.cqa import CqaGold, CqaRun
+
+
+def question_rows(gold: CqaGold, units: frozenset[str]) -> np.ndarray:
+    """Return a mask of the gold rows that belong to these questions."""
+    chosen = np.array([q in units for q in gold.questions], dtype=bool)
+    # Each question's rows form one block: repeat its choice over the block's length.
+    lengths = np.diff(np.append(gold.question_starts, len(gold)))
+    return np.repeat(chosen, lengths)
+
+
+def restrict_gold(gold: CqaGold, units: frozenset[str]) -> CqaGold:
+    """Return the gold rows of these questions, in gold order, as their own gold file parses."""
+    mask = question_rows(gold, units)
+    rows = np.flatnonzero(mask).tolist()
+    qids = tuple(gold.qids[i] for i in rows)
+    cids = tuple(gold.cids[i] for i in rows)
+    kept = [k for k, q in enumerate(gold.questions) if q in units]
+    lengths = np.diff(np.append(gold.question_starts, len(gold)))[kept]
+    starts = (np.cumsum(lengths) - lengths).astype(np.int64)
+    return CqaGold(
+        qids=qids,
+        cids=cids,
+        positions=tuple(gold.positions[i] for i in rows),
+        ir_scores=gold.ir_scores[mask],
+        labels=gold.labels[mask],
+        questions=tuple(gold.questions[k] for k in kept),
+        question_starts=starts,
+        index={pair: row for row, pair in enumerate(zip(qids, cids, strict=True))},
+    )
+
+
+def restrict_run(run: CqaRun, gold: CqaGold, units: frozenset[str]) -> CqaRun:
+    """Return the run's scores and labels on these questions' rows.
+
+    A legacy run truncated after ``run.rows`` gold rows keeps the part's rows among them, as
+    the same file truncated at the same line would cover the part's own gold file.
+    """
+    covered = question_rows(gold, units)[: run.rows]
+    return CqaRun(int(covered.sum()), run.scores[covered], run.predicted[covered])

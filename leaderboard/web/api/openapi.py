@@ -319,7 +319,7 @@ def openapi_document(
                         "and their run names are replaced by their slots; organizers see every "
                         "name. A frozen table is served as it was shown when it was frozen. "
                         "A split set's live table is on its public part until the private part "
-                        "is released (the table's \"part\" says which); organizers may ask any."
+                        'is released (the table\'s "part" says which); organizers may ask any.'
                     ),
                     "parameters": [
                         *task_params,

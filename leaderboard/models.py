@@ -190,6 +190,10 @@ class Phase(Base):
     # Whether a split set's private part is shown to participants and the public (released);
     # until then everything they see is computed on the public part.
     private_visible: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # What the live board shows per team: "slots" (each ranked slot's run), "best" (the team's
+    # best run so far) or "ladder" (the value the Ladder released), and the Ladder's alpha.
+    board: Mapped[str] = mapped_column(String(8), default="slots", server_default="slots")
+    ladder_alpha: Mapped[float] = mapped_column(Float, default=0.05, server_default="0.05")
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     subtask: Mapped[Subtask] = relationship()
@@ -566,6 +570,33 @@ class Score(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     run: Mapped[Run] = relationship(back_populates="scores")
+
+
+class LadderDecision(Base):
+    """The Ladder's decision on one run: did it beat its team's released value, and what is shown.
+
+    Stored once per run, measure, part and alpha (the decision depends on the team's earlier
+    runs, which never change); a re-score of the set deletes its decisions, to be made again.
+    """
+
+    __tablename__ = "ladder_decisions"
+    __table_args__ = (UniqueConstraint("run_id", "measure", "part", "alpha"),)
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    run_id: Mapped[int] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"))
+    eval_set_id: Mapped[int] = mapped_column(ForeignKey("eval_sets.id", ondelete="CASCADE"))
+    measure: Mapped[str] = mapped_column(String(64))
+    part: Mapped[str] = mapped_column(String(8))
+    alpha: Mapped[float] = mapped_column(Float)
+    replaced: Mapped[bool] = mapped_column(Boolean)
+    #: The value the board shows for the team after this run (stored scale).
+    released: Mapped[float] = mapped_column(Float)
+    #: The run's own value on the board's units (organizers only).
+    value: Mapped[float] = mapped_column(Float)
+    threshold: Mapped[float | None] = mapped_column(Float)
+    p_value: Mapped[float | None] = mapped_column(Float)
+    reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
 
 class Job(Base):

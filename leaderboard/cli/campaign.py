@@ -65,6 +65,17 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
     "public part only; the default) or visible (released: the table shows every part).",
 )
 @click.option(
+    "--board",
+    type=click.Choice(["slots", "best", "ladder"]),
+    help="The live board: slots (each ranked slot's run, the default), best (each team's best "
+    "run so far) or ladder (each team's value released by the Ladder only on a real gain).",
+)
+@click.option(
+    "--ladder-alpha",
+    type=float,
+    help="The Ladder's one-sided bootstrap level for measures that are not means (default 0.05).",
+)
+@click.option(
     "--release-at",
     help="ISO 8601 time with a zone: hidden results become visible then (the worker releases "
     "them and mails the teams).",
@@ -129,6 +140,8 @@ def phase_cmd(task: str, subtask: str, name: str, delete: bool, **options: Any) 
             f"team names {phase.names}; per-query diagnostics for "
             f"{'everyone' if phase.public_diagnostics else 'its own team only'}"
             f"; private part {'visible' if phase.private_visible else 'hidden'}"
+            f"; board {phase.board}"
+            + (f" (alpha {phase.ladder_alpha:g})" if phase.board == "ladder" else "")
             + (
                 f"; results released at {show_time(phase.release_at, zone)}"
                 if phase.release_at and phase.results_hidden

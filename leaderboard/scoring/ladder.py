@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from leaderboard.scoring.resampling import bootstrap_indices
+from leaderboard.scoring.resampling import UnitRows, bootstrap_indices, bootstrap_values
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.int64]
@@ -212,3 +212,50 @@ def bootstrap_ladder(
             released, best = decision.released, measure
         decisions.append(decision)
     return decisions
+
+
+def rows_step(
+    released: float | None,
+    best: UnitRows | None,
+    new: UnitRows,
+    *,
+    seed: int,
+    decimals: int,
+    scale: float = 1.0,
+    alpha: float = ALPHA,
+    samples: int = SAMPLES,
+) -> Decision:
+    """Return ``bootstrap_step``'s decision on runs given by their resampling rows, vectorized.
+
+    The same samples and p-value as ``bootstrap_step`` (the measures recomputed on each drawn
+    sample of units, a whole chunk of samples at once for summed rows); the released value is
+    the new value in shown units (× ``scale``) rounded to ``decimals``, stored back unscaled.
+    """
+    units = len(new.rows)
+    if units < 2:
+        raise ValueError(f"The Ladder needs at least 2 units; the run has {units}.")
+    if not 0 < alpha < 1:
+        raise ValueError(f"The Ladder's alpha must lie strictly between 0 and 1, not {alpha!r}.")
+    value = new.value()
+    if not math.isfinite(value):
+        raise ValueError(f"The new run's value {value!r} is not a finite number.")
+    rounded = round(value * scale, decimals) / scale
+    if released is None:
+        return Decision(True, rounded, value, None, None, "first run: sets the released value")
+    r = _released("released value", released)
+    if best is None:
+        raise ValueError("A released value needs the rows of the run that set it.")
+    if len(best.rows) != units:
+        raise ValueError(
+            f"The best run has {len(best.rows)} units and the new run {units}: they must match."
+        )
+    observed = value - best.value()
+    drawn = bootstrap_values([best, new], seed, samples)
+    diffs = drawn[:, 1] - drawn[:, 0]
+    # "not <" rather than ">=": a NaN sample must not make the new run look better.
+    p = (int(np.count_nonzero(~(diffs - observed < observed))) + 1) / (samples + 1)
+    if p < alpha:
+        reason = f"bootstrap p = {p:.4g} < {alpha:g}: replaces the released value"
+        return Decision(True, rounded, value, None, p, reason)
+    reason = f"bootstrap p = {p:.4g} ≥ {alpha:g}: not better than the released value"
+    return Decision(False, r, value, None, p, reason)

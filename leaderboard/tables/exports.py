@@ -32,6 +32,7 @@ def table_to_dict(table: Table) -> dict[str, Any]:
         "official": table.official,
         "frozen_at": table.frozen_at,
         "part": table.part,
+        "board": table.board,
         "columns": [
             {"key": c.key, "label": c.label, "group": c.group, "official": c.official}
             for c in table.columns

@@ -214,6 +214,8 @@ class Table:
     extra: SimpleTable | None = None
     #: The units the values are computed on: "all", or a split set's "public" or "private".
     part: str = "all"
+    #: What the rows are: "slots" (each ranked slot's run), "best" or "ladder" (one per team).
+    board: str = "slots"
 
     @property
     def grouped(self) -> bool:

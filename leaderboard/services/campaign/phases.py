@@ -22,6 +22,9 @@ from leaderboard.states import NameMode, RunKind, RunStatus
 from leaderboard.targets import Target
 from leaderboard.unit_of_work import unit_of
 
+#: What a phase's live board shows per team (see services/results/boards.py).
+BOARDS = ("slots", "best", "ladder")
+
 
 def show_time(value: datetime, zone: str = "UTC") -> str:
     """Render a time in UTC, plus the organizers' zone when it differs (always with zones)."""
@@ -57,6 +60,9 @@ class PhaseChange:
     diagnostics: str | None = None  # "teams" (own runs only) | "public" (every run's)
     # A split set's private part: "hidden" (participants see the public part) | "visible".
     private: str | None = None
+    # The live board: "slots" | "best" | "ladder", and the Ladder's bootstrap alpha.
+    board: str | None = None
+    ladder_alpha: float | None = None
     release_at: datetime | None = None  # hidden results become visible then (by the worker)
     clear_release: bool = False  # drop the scheduled release (refused together with release_at)
 
@@ -146,6 +152,18 @@ def upsert_phase(
                 f"The private part must be 'hidden' or 'visible', not {quoted(change.private)}."
             )
         phase.private_visible = change.private == "visible"
+    if change.board is not None:
+        if change.board not in BOARDS:
+            raise InvalidInput(
+                f"The board must be one of {', '.join(BOARDS)}, not {quoted(change.board)}."
+            )
+        phase.board = change.board
+    if change.ladder_alpha is not None:
+        if not 0 < change.ladder_alpha < 1:
+            raise InvalidInput(
+                f"The Ladder's alpha must lie strictly between 0 and 1, not {change.ladder_alpha}."
+            )
+        phase.ladder_alpha = change.ladder_alpha
     for attr in ("daily_quota", "total_quota"):
         value = getattr(change, attr)
         if value is not None:
@@ -193,6 +211,8 @@ def _settings_of(phase: Phase, set_slug: str) -> dict[str, Any]:
         "names": str(phase.names),
         "diagnostics": "public" if phase.public_diagnostics else "teams",
         "private": "visible" if phase.private_visible else "hidden",
+        "board": phase.board,
+        "ladder_alpha": phase.ladder_alpha,
     }
 
 

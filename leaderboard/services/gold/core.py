@@ -15,6 +15,7 @@ from leaderboard.models import GoldFile, Run, run_report
 from leaderboard.services.common.audit import record_for
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
+from leaderboard.services.results.boards import forget_decisions
 from leaderboard.services.runs.core import gold_versions, score_rows
 from leaderboard.services.tasks.catalog import current_files, load_set, resolve
 from leaderboard.services.tasks.data import data_copying
@@ -222,6 +223,8 @@ def rescore_set(
         .order_by(Run.id)
     ).all()
     report = RescoreReport()
+    # The Ladder's decisions were made on the old scores: made again from the new ones.
+    forget_decisions(session, target.eval_set.id)
     for run in runs:
         inputs = _inputs(store, run)
         try:

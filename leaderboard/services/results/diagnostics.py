@@ -14,6 +14,7 @@ from leaderboard.scoring.diagnostics import QueryComparison
 from leaderboard.services.campaign.phases import hidden_phase, phases_of
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.results.anonymity import PUBLIC, Audience
+from leaderboard.services.results.boards import laddered
 from leaderboard.services.results.parts import set_part
 from leaderboard.services.results.query_summaries import (
     comparison,
@@ -61,6 +62,8 @@ class DiagnosticsAccess:
     run: Run
     #: The reader's own run in a phase that hides the set's scores: the page says so instead.
     hidden: bool = False
+    #: Hidden because the set's board is a Ladder, which shows released values only.
+    ladder: bool = False
 
 
 def diagnostics_access(session: Session, user: User | None, run_id: int) -> DiagnosticsAccess:
@@ -84,9 +87,11 @@ def diagnostics_access(session: Session, user: User | None, run_id: int) -> Diag
     # A replaced run keeps its values; only those who see the run itself (its team) learn of it.
     if run.status == RunStatus.REPLACED and not own:
         raise NotFound(f"No run {run_id}.")
-    if hidden_phase(session, run.eval_set) is not None:
+    # A Ladder board shows released values only: a run's values per unit are probes too.
+    ladder = laddered(session, run)
+    if hidden_phase(session, run.eval_set) is not None or ladder:
         if own:
-            return DiagnosticsAccess(run, hidden=True)
+            return DiagnosticsAccess(run, hidden=True, ladder=ladder)
         raise NotFound(f"No run {run_id}.")
     public = any(
         p.public_diagnostics

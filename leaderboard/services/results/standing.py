@@ -20,6 +20,7 @@ from leaderboard.models import Phase, Run, Team, User
 from leaderboard.services.campaign.phases import current_phase, may_withdraw, remaining_quota
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.results.anonymity import Audience
+from leaderboard.services.results.boards import ladder_status, laddered
 from leaderboard.services.results.parts import set_part
 from leaderboard.services.results.tables import (
     TableInputs,
@@ -112,11 +113,13 @@ def team_submissions(
     viewer: User,
     now: datetime,
     ranks: Callable[[Target], dict[int, str]],
+    store: Store,
 ) -> TeamSubmissions:
     """Return the team's runs in the target's subtask (every set) and its remaining quota.
 
     Scores and ranks are given only where the viewer may see the set's results; ``ranks``
-    returns a set's live ranks (the caller caches them by the set's revision).
+    returns a set's live ranks (the caller caches them by the set's revision). On a Ladder
+    board a run shows the Ladder's verdict, never its own score.
     """
     runs = list(
         session.scalars(
@@ -148,6 +151,9 @@ def team_submissions(
             spec = official_spec(targets[set_id])
             measure = spec.label
             score = _display(run, spec, set_part(session, run.eval_set))
+            if laddered(session, run):
+                status = ladder_status(session, store, targets[set_id], run)
+                score = "" if status is None else f"Ladder: {status.text}"
         rows.append(
             SubmissionRow(
                 run=run,

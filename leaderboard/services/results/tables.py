@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from sqlalchemy import exists, or_, select
@@ -12,6 +11,7 @@ from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.models import Run, Team
 from leaderboard.services.results.anonymity import PUBLIC, Audience, masked_names
+from leaderboard.services.results.boards import best_runs, board_of, ladders, official_of
 from leaderboard.services.results.parts import default_part
 from leaderboard.services.results.table_analysis import with_analysis
 from leaderboard.services.tasks.catalog import load_gold
@@ -32,6 +32,8 @@ class TableInputs:
     options: dict[str, Any]
     #: The part of the set the values are on ("all" unless the set is split).
     part: str = "all"
+    #: The measure columns shown, when not every measure is (a Ladder board's official one).
+    only: tuple[str, ...] | None = None
 
 
 #: The footnote of a table on one part of a split set.
@@ -265,18 +267,21 @@ def render(
     target: Target, inputs: TableInputs, *, official: bool = False, frozen_at: str | None = None
 ) -> Table:
     """Build the table in the task's style."""
+    measures = target.family.measure_specs(target.context())
+    if inputs.only is not None:
+        measures = [m for m in measures if m.key in inputs.only]
     table = build_table(
         target.family.table_style(target.definition),
         task=target.task.slug,
         subtask=target.subtask.slug,
         set=target.eval_set.slug,
         entries=inputs.entries,
-        measures=target.family.measure_specs(target.context()),
+        measures=measures,
         official=official,
         frozen_at=frozen_at,
         options=inputs.options,
     )
-    return table if inputs.part == "all" else dataclasses.replace(table, part=inputs.part)
+    return table if inputs.part == "all" else replace(table, part=inputs.part)
 
 
 def live_table(
@@ -295,15 +300,59 @@ def live_table(
     on ``part``, by default the part every reader sees (public until the private is released).
     """
     part = part or default_part(session, target)
+    board = board_of(session, target)
     runs = active_runs(session, target)
+    released: dict[int, float] = {}
+    if board.kind == "best":
+        baselines = [r for r in runs if r.kind == RunKind.BASELINE]
+        runs = sorted(best_runs(session, target, part) + baselines, key=lambda r: r.id)
+    elif board.kind == "ladder":
+        baselines = [r for r in runs if r.kind == RunKind.BASELINE]
+        state = ladders(session, store, target, replace(board, part=part))
+        released = {
+            s.best.id: s.released for s in state.values() if s.best and s.released is not None
+        }
+        chosen = [s.best for s in state.values() if s.best is not None]
+        runs = sorted(chosen + baselines, key=lambda r: r.id)
     # It is a post-deadline view only once a late or corrected run exists.
     off_time = any(r.late or r.corrected for r in runs)
     masked = masked_names(session, target, audience)
-    table = render(
-        target,
-        table_inputs(session, store, target, runs, include_late=off_time, masked=masked, part=part),
+    inputs = table_inputs(
+        session, store, target, runs, include_late=off_time, masked=masked, part=part
     )
-    # The stored analysis is of the table every reader sees by default.
-    if analysed and part == default_part(session, target):
+    if board.kind == "ladder":
+        inputs = laddered(target, inputs, released)
+    elif board.kind == "best":
+        inputs.options["footnotes"].append(BEST_NOTE)
+    table = render(target, inputs)
+    if board.kind != "slots":
+        table = replace(table, board=board.kind)
+    # The stored analysis is of the classic table every reader sees by default.
+    if analysed and board.kind == "slots" and part == default_part(session, target):
         return with_analysis(session, target, table)
     return table
+
+
+#: The footnote of a "best" board.
+BEST_NOTE = (
+    "Each team's best run so far on the official measure, among every run it uploaded to this "
+    "set (Runs: how many)."
+)
+#: The footnote of a Ladder board.
+LADDER_NOTE = (
+    "Ladder board: each team's value is released only when a run beats the team's previous "
+    "one by more than noise (Blum & Hardt 2015), rounded as released; other runs are not shown."
+)
+
+
+def laddered(target: Target, inputs: TableInputs, released: Mapping[int, float]) -> TableInputs:
+    """Return a table's inputs showing each team's released value on the official measure only."""
+    key = official_of(target).key
+    entries = []
+    for entry in inputs.entries:
+        if entry.kind == "run" and entry.run_id is not None and entry.run_id in released:
+            value = released[entry.run_id]
+            entry = replace(entry, values={key: Value(raw=value, official=repr(value))})
+        entries.append(entry)
+    options = {**inputs.options, "footnotes": [*inputs.options["footnotes"], LADDER_NOTE]}
+    return TableInputs(entries, options, inputs.part, only=(key,))

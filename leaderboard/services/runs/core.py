@@ -52,6 +52,7 @@ from leaderboard.services.common.errors import (
 )
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import clean_text
+from leaderboard.services.results.boards import decide_upload
 from leaderboard.services.tasks.catalog import load_set
 from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.states import Role, RunKind, RunStatus
@@ -375,6 +376,8 @@ def _prepare_run(
             claim_quota(session, admission.phase, counted, now)
         if user is None or user.is_organizer:
             _record_import(session, actor, sub, owner_of(), run, now)
+        # On a Ladder board the team's new run is decided at once: its answer says the verdict.
+        decide_upload(session, store, target, run)
 
     scores = score_values(scored.results, gold_files, scored.evaluation.parts)
     return Placement(session, slot_key, new_run, claim_quota_and_record, scores, flushes)

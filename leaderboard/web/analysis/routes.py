@@ -249,7 +249,11 @@ def run_queries(run_id: int) -> ResponseReturnValue:
     if access.hidden:
         label, unit = shown_name(db(), access.run, audience_for(viewer()))
         return render_template(
-            "analysis/queries_hidden.html", run=access.run, label=label, unit=unit
+            "analysis/queries_hidden.html",
+            run=access.run,
+            label=label,
+            unit=unit,
+            ladder=access.ladder,
         )
     found = _diagnostics(run_id)
     drawn = bool(found.rows) and _find_or_ask("difference", "svg", _difference(found)) is not None

@@ -12,7 +12,7 @@ from flask.typing import ResponseReturnValue
 from sqlalchemy.exc import SQLAlchemyError
 
 from leaderboard.formats.issues import quoted
-from leaderboard.models import User
+from leaderboard.models import Run, User
 from leaderboard.services.accounts.core import note_at_once, user_for_token
 from leaderboard.services.campaign.overview import tasks_overview
 from leaderboard.services.campaign.phases import remaining_quota
@@ -42,6 +42,7 @@ from leaderboard.web.api.openapi import openapi_document
 from leaderboard.web.common.context import commit_token_note, db, now, settings, store
 from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.hidden_tasks import refuse_hidden_task
+from leaderboard.web.common.ladder_view import ladder_hides, run_ladder
 from leaderboard.web.common.present import run_json
 from leaderboard.web.common.uploads import collect_upload
 
@@ -116,7 +117,9 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
         # The uploader gets the verdict by mail too (a script's log is easily missed).
         _mail_verdict(user, target.task.slug, target.subtask.slug, exc)
         raise
-    body = run_json(run, show_scores=hidden is None, part=part)
+    ladder = run_ladder(run)
+    shown = hidden is None and not ladder_hides(ladder, user)
+    body = run_json(run, show_scores=shown, part=part, ladder=ladder)
     phase = run.phase
     body["phase"] = phase.name if phase is not None else None
     body["quota_remaining"] = remaining_quota(db(), phase, run.team, now()) if run.team else None
@@ -139,9 +142,16 @@ def _mail_verdict(user: User, task: str, subtask: str, exc: RunRejected) -> None
 @token_required
 def get_run(run_id: int) -> ResponseReturnValue:
     """Return one of the caller's own runs."""
-    run = visible_run(db(), _user(), run_id)
-    shown = hiding_phase(db(), run.eval_set, _user()) is None
-    return jsonify(run_json(run, show_scores=shown, part=set_part(db(), run.eval_set)))
+    user = _user()
+    run = visible_run(db(), user, run_id)
+    return jsonify(_run_body(run, user))
+
+
+def _run_body(run: Run, user: User) -> dict[str, Any]:
+    """Return a run as ``user`` may see it: no score while hidden, verdicts on a Ladder board."""
+    ladder = run_ladder(run)
+    shown = hiding_phase(db(), run.eval_set, user) is None and not ladder_hides(ladder, user)
+    return run_json(run, show_scores=shown, part=set_part(db(), run.eval_set), ladder=ladder)
 
 
 @bp.route("/v1/tasks/<task>/<subtask>/table")
@@ -180,14 +190,7 @@ def my_team_runs() -> ResponseReturnValue:
     user = _user()
     if user.team is None:
         return jsonify({"runs": []})
-    hidden: dict[int, bool] = {}
-    out = []
-    for run in team_runs(db(), user.team):
-        if run.eval_set_id not in hidden:
-            hidden[run.eval_set_id] = hiding_phase(db(), run.eval_set, user) is not None
-        part = set_part(db(), run.eval_set)
-        out.append(run_json(run, show_scores=not hidden[run.eval_set_id], part=part))
-    return jsonify({"runs": out})
+    return jsonify({"runs": [_run_body(run, user) for run in team_runs(db(), user.team)]})
 
 
 @bp.route("/v1/runs/<int:run_id>/file")
@@ -204,5 +207,4 @@ def withdraw(run_id: int) -> ResponseReturnValue:
     user = _user()
     with unit_of(db()):
         run = withdraw_run(db(), user, run_id, now(), settings().display_timezone)
-    shown = hiding_phase(db(), run.eval_set, user) is None
-    return jsonify(run_json(run, show_scores=shown, part=set_part(db(), run.eval_set)))
+    return jsonify(_run_body(run, user))

@@ -123,6 +123,19 @@ class PhaseForm(FlaskForm):
             ]
         ),
     )
+    board = SelectField(
+        "Live board",
+        default="",
+        choices=options(
+            [
+                ("", "unchanged"),
+                ("slots", "slots (each ranked slot's run)"),
+                ("best", "best (each team's best run so far)"),
+                ("ladder", "ladder (released only on a real gain)"),
+            ]
+        ),
+    )
+    ladder_alpha = StringField("Ladder alpha (0 to 1)", validators=[Optional(), Length(max=16)])
     release_at = StringField(
         "Scheduled release of hidden results", validators=[Optional(), Length(max=64)]
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from leaderboard.models import Run
+from leaderboard.services.results.boards import LadderStatus
 from leaderboard.services.tasks.catalog import definition_of
 from leaderboard.tables.model import MISSING, MeasureSpec
 from leaderboard.tasks.families import get_family
@@ -64,10 +65,17 @@ def score_lines(run: Run, part: str = "all") -> list[dict[str, Any]]:
     return out
 
 
-def run_json(run: Run, *, show_scores: bool = True, part: str = "all") -> dict[str, Any]:
+def run_json(
+    run: Run,
+    *,
+    show_scores: bool = True,
+    part: str = "all",
+    ladder: LadderStatus | None = None,
+) -> dict[str, Any]:
     """Return the API representation of a run; scores only where the viewer may see them.
 
-    A split set's run is shown on ``part`` (public until the private part is released).
+    A split set's run is shown on ``part`` (public until the private part is released); a run
+    on a Ladder board carries its verdict (``ladder``).
     """
     lines = score_lines(run, part) if show_scores else []
     return {
@@ -94,4 +102,5 @@ def run_json(run: Run, *, show_scores: bool = True, part: str = "all") -> dict[s
             *(note.text for note in run_notes(run)),
             *(f"{line['key']}: {line['note']}" for line in lines if line["note"]),
         ],
+        **({"ladder": ladder.as_dict()} if ladder is not None else {}),
     }

@@ -197,6 +197,15 @@ def _int_or_none(value: str | None, what: str) -> int | None:
         raise InvalidInput(f"{what} must be a whole number, not {quoted(value)}.") from None
 
 
+def _float_or_none(value: str | None, what: str) -> float | None:
+    if not value:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        raise InvalidInput(f"{what} must be a number, not {quoted(value[:40])}.") from None
+
+
 def _bool_or_none(value: str | None) -> bool | None:
     return {"yes": True, "no": False}.get(value or "")
 
@@ -251,6 +260,8 @@ def _filled_form(target: Target, name: str, zone: ZoneInfo) -> PhaseForm:
     form.names.data = str(current.names)
     form.diagnostics.data = "public" if current.public_diagnostics else "teams"
     form.private.data = "visible" if current.private_visible else "hidden"
+    form.board.data = current.board
+    form.ladder_alpha.data = f"{current.ladder_alpha:g}"
     form.daily_quota.data = str(current.daily_quota or 0)
     form.total_quota.data = str(current.total_quota or 0)
     return form
@@ -274,6 +285,8 @@ def _change(
         names=form.names.data or None,
         diagnostics=form.diagnostics.data or None,
         private=form.private.data or None,
+        board=form.board.data or None,
+        ladder_alpha=_float_or_none(form.ladder_alpha.data, "The Ladder's alpha"),
         release_at=release_at,
         clear_release=bool(form.release_clear.data),
     )

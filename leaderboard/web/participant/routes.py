@@ -28,6 +28,7 @@ from leaderboard.web.common.context import db, now, settings, store
 from leaderboard.web.common.downloads import send_run
 from leaderboard.web.common.forms import ConfirmForm, UploadForm, options
 from leaderboard.web.common.hidden_notice import seen_hidden
+from leaderboard.web.common.ladder_view import ladder_hides, run_ladder
 from leaderboard.web.common.live_results import live_rank_texts
 from leaderboard.web.common.present import run_notes, score_lines
 from leaderboard.web.common.uploads import form_submission, upload_fields
@@ -101,11 +102,14 @@ def run_page(run_id: int) -> ResponseReturnValue:
         subtask = run.subtask
         target = resolve(db(), subtask.task.slug, subtask.slug, run.eval_set.slug)
         rank = live_rank_texts(target).get(run.id)
+    ladder = run_ladder(run)
+    kept = hidden is not None or ladder_hides(ladder, user)
     return render_template(
         "participant/run.html",
         run=run,
         rank=rank,
-        scores=[] if hidden else score_lines(run, set_part(db(), run.eval_set)),
+        ladder=ladder,
+        scores=[] if kept else score_lines(run, set_part(db(), run.eval_set)),
         part=set_part(db(), run.eval_set),
         notes=run_notes(run),
         hidden=hidden,

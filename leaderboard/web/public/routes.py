@@ -167,7 +167,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
     # A member's own runs: only ever on a page for that member (never cached, see below).
     ours = None
     if user is not None and not user.is_organizer and user.team is not None:
-        ours = team_submissions(db(), user.team, target, user, now(), live_rank_texts)
+        ours = team_submissions(db(), user.team, target, user, now(), live_rank_texts, store())
     # A participant without a team learns here why there is no upload link.
     teamless = user is not None and not user.is_organizer and user.team is None
     page = render_template(

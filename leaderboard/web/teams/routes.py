@@ -31,6 +31,7 @@ from leaderboard.unit_of_work import unit_of
 from leaderboard.web.common.changes import Done, confirmed_change
 from leaderboard.web.common.context import db
 from leaderboard.web.common.forms import EXPIRED, ConfirmForm, TeamForm, confirmed
+from leaderboard.web.common.ladder_view import run_ladder
 from leaderboard.web.common.limits import counted
 from leaderboard.web.common.present import score_lines
 
@@ -118,15 +119,11 @@ def team_page() -> ResponseReturnValue:
             confirm=ConfirmForm(),
         )
     runs = team_runs(session, team)
-    listed = [
-        (
-            r,
-            []
-            if hiding_phase(session, r.eval_set, user)
-            else score_lines(r, set_part(session, r.eval_set)),
-        )
-        for r in runs
-    ]
+    listed = []
+    for r in runs:
+        ladder = run_ladder(r)
+        hidden = hiding_phase(session, r.eval_set, user) or ladder is not None
+        listed.append((r, [] if hidden else score_lines(r, set_part(session, r.eval_set)), ladder))
     return render_template(
         "teams/team.html",
         team=team,

@@ -12,7 +12,6 @@ from typing import Any
 from leaderboard.tables.model import (
     MISSING,
     Cell,
-    Column,
     Row,
     SimpleTable,
     Table,
@@ -37,7 +36,7 @@ def table_to_dict(table: Table) -> dict[str, Any]:
             {"key": c.key, "label": c.label, "group": c.group, "official": c.official}
             for c in table.columns
         ],
-        "rows": [_row_dict(row, table.columns) for row in table.rows],
+        "rows": [_row_dict(row, table) for row in table.rows],
         "style": table.style,
         "title": table.title,
         "footnotes": list(table.footnotes),
@@ -45,8 +44,13 @@ def table_to_dict(table: Table) -> dict[str, Any]:
     }
 
 
-def _row_dict(row: Row, columns: tuple[Column, ...]) -> dict[str, Any]:
-    """Return one row of the Table JSON."""
+def _row_dict(row: Row, table: Table) -> dict[str, Any]:
+    """Return one row of the Table JSON.
+
+    ``submitted`` is on every row of a table that discloses it (None on baselines); a table
+    frozen before it existed rebuilds without it, so that it still verifies.
+    """
+    columns = table.columns
     return {
         "kind": row.kind,
         "team": row.team,
@@ -63,6 +67,7 @@ def _row_dict(row: Row, columns: tuple[Column, ...]) -> dict[str, Any]:
         "rank_display": row.rank_display,
         "markers": list(row.markers),
         **({"cluster": row.cluster} if row.cluster is not None else {}),
+        **({"submitted": row.submitted} if table.discloses_submitted else {}),
     }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal, InvalidOperation
 from types import MappingProxyType
 from typing import Literal
@@ -23,8 +23,15 @@ META_LABELS: Mapping[str, str] = MappingProxyType(
         "run": "Run",
         "run_rank": "Run Rank",
         "team_rank": "Team Rank",
+        "submitted": "Runs",
     }
 )
+#: The tooltip of a meta column header whose label alone could be misread.
+META_TITLES: Mapping[str, str] = MappingProxyType(
+    {"submitted": "runs the team submitted to this set, replaced and withdrawn included"}
+)
+#: The meta column disclosing how many runs a row's team uploaded ("best of N").
+SUBMITTED = "submitted"
 #: Meta columns that hold user text (team and run names): rendered with ``dir="auto"``.
 USER_TEXT_COLUMNS = frozenset({"submission", "team", "run"})
 #: Shown in a cell whose measure does not apply or is hidden.
@@ -100,6 +107,8 @@ class Entry:
     baseline_order: int = 0
     markers: tuple[str, ...] = ()
     run_id: int | None = None
+    #: How many runs the team uploaded to the set (replaced and withdrawn included), if known.
+    submitted: int | None = None
 
     @property
     def off_time(self) -> bool:
@@ -175,6 +184,8 @@ class Row:
     run_id: int | None = None
     #: The significance cluster (1, 2, ...) of a ranked row, once analysed.
     cluster: int | None = None
+    #: How many runs the row's team uploaded to the set; None for baselines or when unknown.
+    submitted: int | None = None
 
     def starts_cluster(self, previous: Row | None) -> bool:
         """Return whether a rule goes above this row: it opens a cluster after another one."""
@@ -265,6 +276,16 @@ class Table:
     def meta_label(name: str) -> str:
         """Return the header text of meta column ``name``."""
         return META_LABELS[name]
+
+    @staticmethod
+    def meta_title(name: str) -> str:
+        """Return the tooltip of meta column ``name``'s header, or "" when it has none."""
+        return META_TITLES.get(name, "")
+
+    @property
+    def discloses_submitted(self) -> bool:
+        """Return whether the table shows each team's number of uploads (its rows carry it)."""
+        return SUBMITTED in self.lead_columns or SUBMITTED in self.trail_columns
 
     @staticmethod
     def is_user_text(name: str) -> bool:
@@ -556,6 +577,7 @@ def entry_row(
         meta=meta,
         corrected=entry.corrected,
         run_id=entry.run_id,
+        submitted=entry.submitted,
     )
 
 
@@ -564,3 +586,24 @@ def baseline_row(
 ) -> Row:
     """Return a baseline row: never ranked, never bold, "—" where a value is not shown."""
     return entry_row(entry, label=label, cells=entry_cells(entry, specs), meta=meta)
+
+
+def with_submitted(table: Table) -> Table:
+    """Return the table with a last column "Runs": each team row's number of uploads.
+
+    Every style gets it (a disclosure, not a style's choice) when the entries carried the
+    counts, as the server's always do; a table built without them (none known) is unchanged.
+    """
+    if table.discloses_submitted or all(row.submitted is None for row in table.rows):
+        return table
+    rows = tuple(
+        replace(
+            row,
+            meta={
+                **row.meta,
+                SUBMITTED: MetaCell("" if row.submitted is None else str(row.submitted)),
+            },
+        )
+        for row in table.rows
+    )
+    return replace(table, trail_columns=(*table.trail_columns, SUBMITTED), rows=rows)

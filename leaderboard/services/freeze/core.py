@@ -70,6 +70,7 @@ def entry_record(entry: Entry) -> dict[str, Any]:
         "baseline_order": entry.baseline_order,
         "markers": list(entry.markers),
         "run_id": entry.run_id,
+        "submitted": entry.submitted,
         "values": {
             k: {"raw": v.raw, "official": v.official, "note": v.note}
             for k, v in entry.values.items()
@@ -92,6 +93,8 @@ def entry_from_record(record_: dict[str, Any], values: dict[str, Value] | None =
         baseline_order=record_["baseline_order"],
         markers=tuple(record_["markers"]),
         run_id=record_["run_id"],
+        # A snapshot frozen before uploads were counted has no count: its rows show none.
+        submitted=record_.get("submitted"),
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from sqlalchemy import exists, or_, select
+from sqlalchemy import exists, func, or_, select
 from sqlalchemy.orm import Session, selectinload
 
 from leaderboard.models import Run, Team
@@ -109,6 +109,26 @@ def official_runs(session: Session, target: Target) -> list[Run]:
     return sorted(kept, key=lambda r: r.id)
 
 
+def submitted_counts(session: Session, target: Target) -> dict[int, int]:
+    """Return how many runs each team uploaded to the target's set, by team id, in one query.
+
+    Every run counts whatever its status (replaced and withdrawn too: "best of N" is disclosed);
+    a refused upload never became a run. The set is the phase's board, so a team's runs on it
+    count whichever phase (or none, when imported) they were uploaded in.
+    """
+    rows = session.execute(
+        select(Run.team_id, func.count(Run.id))
+        .where(
+            Run.subtask_id == target.subtask.id,
+            Run.eval_set_id == target.eval_set.id,
+            Run.kind == RunKind.RUN,
+            Run.team_id.is_not(None),
+        )
+        .group_by(Run.team_id)
+    )
+    return {team_id: count for team_id, count in rows}
+
+
 def _note(family: Family | None, flags: list[str]) -> str | None:
     """Return the markers of a score's flags the family notes, or None."""
     notes = family.flag_notes if family is not None else {}
@@ -123,12 +143,14 @@ def entry_for(
     *,
     family: Family | None = None,
     part: str = "all",
+    submitted: int | None = None,
 ) -> Entry:
     """Turn a stored run into a table entry (baselines keep only their shown measures).
 
     ``masked`` is the team's anonymous name: the row then shows it, and its slot in place of
     the run's name and label, which could name the team. The family says which score flags
-    and run notes mark the row (none without a family).
+    and run notes mark the row (none without a family); ``submitted`` is the team's upload
+    count on the set.
     """
     visible = run.visible_measures(measures)
     # An undefined value (None) is left out: its cell shows "—" and it is never ranked.
@@ -149,6 +171,7 @@ def entry_for(
         baseline_order=int(run.report.get("order", 0)),
         markers=tuple(n.marker for n in family.run_notes(run.report)) if family else (),
         run_id=run.id,
+        submitted=submitted if run.kind == RunKind.RUN else None,
     )
 
 
@@ -222,8 +245,17 @@ def table_inputs(
     masked = masked or {}
     columns = tuple(m.key for m in target.family.measure_specs(target.context()))
     family = target.family
+    counts = submitted_counts(session, target)
     entries = [
-        entry_for(r, columns, masked.get(r.team_id or 0), family=family, part=part) for r in runs
+        entry_for(
+            r,
+            columns,
+            masked.get(r.team_id or 0),
+            family=family,
+            part=part,
+            submitted=counts.get(r.team_id or 0),
+        )
+        for r in runs
     ]
     # A run's own notes, keyed by the label the table gives a team's run.
     row_notes = {

@@ -18,6 +18,7 @@ from leaderboard.tables.model import (
     Row,
     Table,
     TableContext,
+    with_submitted,
 )
 from leaderboard.tables.styles import ranked
 
@@ -100,11 +101,14 @@ def build_table(
     frozen_at: str | None = None,
     options: Mapping[str, object] = NO_OPTIONS,
 ) -> Table:
-    """Build the table of ``style`` from stored scores; raise ValueError for an unknown style."""
+    """Build the table of ``style`` from stored scores; raise ValueError for an unknown style.
+
+    Whatever the style, the table ends with the teams' upload counts when entries carry them.
+    """
     build = get_style(style).build
     context = TableContext(task, subtask, set, official, frozen_at, options)
     table = build(context, entries, measures)
-    return replace(table, rows=unique_labels(table.rows))
+    return with_submitted(replace(table, rows=unique_labels(table.rows)))
 
 
 def unique_labels(rows: Sequence[Row]) -> tuple[Row, ...]:

@@ -11,11 +11,13 @@ from typing import Any
 
 from leaderboard.tables.model import (
     MISSING,
+    SHAKEUP,
     Cell,
     Row,
     SimpleTable,
     Table,
     json_number,
+    shake,
     shown_notes,
 )
 
@@ -68,6 +70,11 @@ def _row_dict(row: Row, table: Table) -> dict[str, Any]:
         "markers": list(row.markers),
         **({"cluster": row.cluster} if row.cluster is not None else {}),
         **({"submitted": row.submitted} if table.discloses_submitted else {}),
+        **(
+            {"public_rank": row.public_rank, "shakeup": shake(row.public_rank, row.rank)}
+            if SHAKEUP in table.trail_columns
+            else {}
+        ),
     }
 
 

@@ -24,12 +24,19 @@ META_LABELS: Mapping[str, str] = MappingProxyType(
         "run_rank": "Run Rank",
         "team_rank": "Team Rank",
         "submitted": "Runs",
+        "shakeup": "Shake-up",
     }
 )
 #: The tooltip of a meta column header whose label alone could be misread.
 META_TITLES: Mapping[str, str] = MappingProxyType(
-    {"submitted": "runs the team submitted to this set, replaced and withdrawn included"}
+    {
+        "submitted": "runs the team submitted to this set, replaced and withdrawn included",
+        "shakeup": "places moved against the ranking on the public part (public rank minus "
+        "rank): +2 moved up two places on the private part",
+    }
 )
+#: The meta column of a split set's table once its private part is released.
+SHAKEUP = "shakeup"
 #: The meta column disclosing how many runs a row's team uploaded ("best of N").
 SUBMITTED = "submitted"
 #: Meta columns that hold user text (team and run names): rendered with ``dir="auto"``.
@@ -186,6 +193,8 @@ class Row:
     cluster: int | None = None
     #: How many runs the row's team uploaded to the set; None for baselines or when unknown.
     submitted: int | None = None
+    #: The row's rank on the public part, once a split set's private part is shown.
+    public_rank: int | None = None
 
     def starts_cluster(self, previous: Row | None) -> bool:
         """Return whether a rule goes above this row: it opens a cluster after another one."""
@@ -607,3 +616,28 @@ def with_submitted(table: Table) -> Table:
         for row in table.rows
     )
     return replace(table, trail_columns=(*table.trail_columns, SUBMITTED), rows=rows)
+
+
+def shake(public_rank: int | None, rank: int | None) -> int | None:
+    """Return public rank − rank (positive: the row moved up), or None without both ranks."""
+    return None if public_rank is None or rank is None else public_rank - rank
+
+
+def with_shakeup(table: Table, public_ranks: Mapping[int, int]) -> Table:
+    """Return the table with each ranked row's public rank and a "Shake-up" column.
+
+    ``public_ranks`` maps run ids to their rank on the public part; a row ranked on both
+    shows "+2" (moved up two places on the private part), "-1" or "0" (ASCII, for every export).
+    """
+    rows = []
+    for row in table.rows:
+        public = public_ranks.get(row.run_id) if row.run_id is not None else None
+        moved = shake(public, row.rank)
+        text = "" if moved is None else f"{moved:+d}" if moved else "0"
+        rows.append(replace(row, public_rank=public, meta={**row.meta, SHAKEUP: MetaCell(text)}))
+    return replace(table, trail_columns=(*table.trail_columns, SHAKEUP), rows=tuple(rows))
+
+
+def ranks_of(table: Table) -> dict[int, int]:
+    """Return the rank of each ranked run row of a table, by run id."""
+    return {r.run_id: r.rank for r in table.rows if r.run_id is not None and r.rank is not None}

@@ -13,7 +13,7 @@ from flask.testing import FlaskClient, FlaskCliRunner
 from sklearn import metrics
 from sqlalchemy import select
 
-from leaderboard.models import Run, Score
+from leaderboard.models import FrozenTable, Run, Score
 from tests.conftest import csrf_from, login
 from tests.helpers.item_tasks import pairs
 from tests.runs import api_upload, make_organizer, make_participant, open_task, token_for
@@ -187,6 +187,14 @@ def test_a_freeze_ranks_by_the_private_part_once_released(
     assert status == 200 and table["part"] == "private"
     verified = runner.invoke(args=["leaderboard", "verify", TASK, SUBTASK])
     assert verified.exit_code == 0, verified.output
+    # The freeze keeps the split, so that anyone can check it once it is published.
+    gold = pairs(SENTIMENT / "gold.tsv")
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        manifest = session.scalars(select(FrozenTable)).one().manifest
+    split = manifest["split"]
+    assert (split["rule"], split["fraction"], split["seed"]) == ("sha256", FRACTION, SEED)
+    assert split["public_units"] == [i for i in gold if public_by_rule(i)]
+    assert split["private_units"] == [i for i in gold if not public_by_rule(i)]
 
 
 def test_a_listed_split_refuses_ids_that_are_not_units(
@@ -238,3 +246,48 @@ def test_runs_stay_unsplit_without_a_split(
         assert session.get(Run, body["id"]) is not None
     status, refused = _get(client, token, f"{TABLE}?part=public")
     assert status == 400 and "no public/private split" in refused["error"]
+
+
+def _run_right_on(ids: set[str]) -> bytes:
+    """Return a run right on ``ids`` and wrong (another label) on every other item."""
+    gold = pairs(SENTIMENT / "gold.tsv")
+    lines = []
+    for item, label in gold.items():
+        wrong = LABELS[(LABELS.index(label) + 1) % 3]
+        lines.append(f"{item}\t{label if item in ids else wrong}\n")
+    return "".join(lines).encode()
+
+
+def test_after_release_rows_carry_their_public_rank_and_shakeup(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, hosted: dict[str, str]
+) -> None:
+    gold = pairs(SENTIMENT / "gold.tsv")
+    public = {i for i in gold if public_by_rule(i)}
+    private = set(gold) - public
+    make_participant(app, "Borealis", "bob@example.org")
+    bob = token_for(app, "bob@example.org")
+    # Aurora fits the public part; Borealis does better on the private one.
+    some_private = set(sorted(private)[: len(private) // 2])
+    api_upload(client, hosted["alice"], _run_right_on(public), path=UPLOAD)
+    api_upload(client, bob, _run_right_on(some_private | set(sorted(public)[:3])), path=UPLOAD)
+    status, before = _get(client, bob, TABLE)
+    assert [r["team"] for r in before["rows"] if r["kind"] == "run" and r["rank"] == 1] == [
+        "Aurora"
+    ]
+    assert all("shakeup" not in r for r in before["rows"])
+    _release(runner)
+    status, after = _get(client, bob, TABLE)
+    assert after["part"] == "private"
+    rows = {r["team"]: r for r in after["rows"] if r["kind"] == "run"}
+    assert rows["Borealis"]["rank"] == 1 and rows["Borealis"]["public_rank"] == 2
+    assert rows["Borealis"]["shakeup"] == 1 and rows["Aurora"]["shakeup"] == -1
+    page = client.get(PAGE).get_data(as_text=True)
+    assert "Shake-up" in page and "+1" in page
+    assert runner.invoke(args=["leaderboard", "freeze", TASK, SUBTASK]).exit_code == 0
+    status, frozen = _get(client, bob, f"{TABLE}?view=official")
+    assert {r["team"]: r["shakeup"] for r in frozen["rows"] if r["kind"] == "run"} == {
+        "Aurora": -1,
+        "Borealis": 1,
+    }
+    verified = runner.invoke(args=["leaderboard", "verify", TASK, SUBTASK])
+    assert verified.exit_code == 0, verified.output

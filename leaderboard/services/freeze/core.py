@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
@@ -35,9 +36,9 @@ from leaderboard.services.tasks.catalog import current_files, load_set, part_gol
 from leaderboard.storage import Store, key_for
 from leaderboard.tables import exports
 from leaderboard.tables.html import to_html
-from leaderboard.tables.model import Entry, Value
+from leaderboard.tables.model import Entry, Value, ranks_of, with_shakeup
 from leaderboard.targets import Target
-from leaderboard.tasks.families.base import Family
+from leaderboard.tasks.families.base import Family, MeasureResult
 from leaderboard.tasks.splitting import SplitRefused, split_of_record, split_record, split_set
 
 RENDERERS = {
@@ -242,6 +243,16 @@ def check_deadline(
     return phase
 
 
+def _values(results: Mapping[str, MeasureResult], old: Mapping[str, Any]) -> dict[str, Value]:
+    """Return a re-scored run's values of the measures a frozen entry had, with their notes."""
+    out = {}
+    for measure, stored in old.items():
+        new = results.get(measure)
+        if new is not None and new.raw is not None:
+            out[measure] = Value(new.raw, new.official, stored["note"])
+    return out
+
+
 def _run_record(run: Run, entry: Entry, family: Family, part: str) -> dict[str, Any]:
     return {
         "entry": entry_record(entry),
@@ -309,6 +320,11 @@ def freeze(
     )
     frozen_at = now.isoformat()
     table = render(target, inputs, official=True, frozen_at=frozen_at)
+    if loaded.split is not None:
+        public = table_inputs(
+            session, store, target, runs, include_late=False, masked=masked, part="public"
+        )
+        table = with_shakeup(table, ranks_of(render(target, public)))
     parsed_gold = part_gold(session, store, target, part)
     table, analysis = analyse_frozen(
         target,
@@ -524,6 +540,7 @@ def verify(
             )
         parts = split.parts
     entries: list[Entry] = []
+    public_entries: list[Entry] = []
     kept: dict[int, RescoredRun] = {}
     for item in manifest["runs"]:
         rec = item["entry"]
@@ -554,6 +571,10 @@ def verify(
             parts=parts,
         )
         results = evaluation.results
+        if results is not None and parts is not None:
+            public_entries.append(
+                entry_from_record(rec, _values(evaluation.parts["public"], rec["values"]))
+            )
         if results is not None and part != "all":
             results = evaluation.parts[part]
         if results is None:
@@ -578,12 +599,16 @@ def verify(
                 values[measure] = Value(old["raw"], old["official"], old["note"])
         entries.append(entry_from_record(rec, values))
     if report.ok:
+        options = target.family.stored_table_options(manifest["options"])
         table = render(
             target,
-            TableInputs(entries, target.family.stored_table_options(manifest["options"]), part),
+            TableInputs(entries, options, part),
             official=True,
             frozen_at=manifest["frozen_at"],
         )
+        if parts is not None:
+            public = render(target, TableInputs(public_entries, options, "public"))
+            table = with_shakeup(table, ranks_of(public))
         stored = manifest.get("analysis")
         if stored is not None:
             analysed = gold if parts is None else parts[part].gold

@@ -12,12 +12,12 @@ from sqlalchemy.orm import Session, selectinload
 from leaderboard.models import Run, Team
 from leaderboard.services.results.anonymity import PUBLIC, Audience, masked_names
 from leaderboard.services.results.boards import best_runs, board_of, ladders, official_of
-from leaderboard.services.results.parts import default_part
+from leaderboard.services.results.parts import default_part, private_released, split_of
 from leaderboard.services.results.table_analysis import with_analysis
 from leaderboard.services.tasks.catalog import load_gold
 from leaderboard.states import RunKind, RunStatus
 from leaderboard.storage import Store
-from leaderboard.tables.model import Entry, Table, Value
+from leaderboard.tables.model import Entry, Table, Value, ranks_of, with_shakeup
 from leaderboard.tables.styles import build_table, entry_label
 from leaderboard.targets import Target
 from leaderboard.tasks.definition import subtask_heading
@@ -359,6 +359,10 @@ def live_table(
     table = render(target, inputs)
     if board.kind != "slots":
         table = replace(table, board=board.kind)
+    if part != "public" and split_of(target) is not None and private_released(session, target):
+        # Once the private part is out, each row says where it stood on the public board.
+        public = live_table(session, store, target, audience, analysed=False, part="public")
+        table = with_shakeup(table, ranks_of(public))
     # The stored analysis is of the classic table every reader sees by default.
     if analysed and board.kind == "slots" and part == default_part(session, target):
         return with_analysis(session, target, table)

@@ -1,8 +1,10 @@
 """Time a Ladder decision on 10,000 units and print the boosting attack against `best` and `ladder`.
 
 Timed, in process, best of ``--repeat``: ``mean_step`` (a mean measure: paired sd threshold and
-rounding) on 10,000 per-unit values, and ``bootstrap_step`` (1,000 paired bootstrap samples) of
-a corpus-level F1 recomputed on each sample, with a vectorised F1 as a caller would give it.
+rounding) on 10,000 per-unit values, ``bootstrap_step`` (1,000 paired bootstrap samples) of a
+corpus-level F1 recomputed on each sample through a callable, and ``rows_step``, the same
+decision on the summed rows a family's ``unit_rows`` gives (what an upload to a Ladder board
+runs: a chunk of samples is one matrix product).
 Target (issue 33): a decision adds under 20 ms to an upload of 10,000 units.
 
 The attack (Blum & Hardt 2015) on a 2,000-item binary task of random labels, split half public
@@ -25,8 +27,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from bench._common import median
-from leaderboard.scoring.ladder import bootstrap_step, mean_step
-from leaderboard.scoring.resampling import bootstrap_indices
+from leaderboard.scoring.ladder import bootstrap_step, mean_step, rows_step
+from leaderboard.scoring.resampling import SummedRows, bootstrap_indices
 from tests.helpers.boosting import boosting_attack
 
 
@@ -79,7 +81,28 @@ def decisions(units: int, repeat: int) -> None:
         max(1, repeat // 5),
         lambda: list(bootstrap_indices(1, 1_000, units)),
     )
-    print(f"target < 20 ms: mean {mean / 20:.2f} × target, bootstrap {boot / 20:.2f} × target")
+    rows_a, rows_b = f1_rows(weak, gold), f1_rows(strong, gold)
+    rows = timed(
+        f"rows_step (1,000 samples, F1 from summed rows), {units:,} units",
+        max(1, repeat // 5),
+        lambda: rows_step(0.5, rows_a, rows_b, seed=1, decimals=4),
+    )
+    print(
+        f"target < 20 ms: mean {mean / 20:.2f} × target, bootstrap {boot / 20:.2f} × target, "
+        f"rows (what uploads use) {rows / 20:.2f} × target"
+    )
+
+
+def f1_rows(predicted: NDArray[np.int64], gold: NDArray[np.int64]) -> SummedRows:
+    """Return the positive-class F1 as summed rows (tp, predicted, true per unit)."""
+    rows = np.column_stack(
+        [
+            ((predicted == 1) & (gold == 1)).astype(np.float64),
+            (predicted == 1).astype(np.float64),
+            (gold == 1).astype(np.float64),
+        ]
+    )
+    return SummedRows(rows, lambda s: 2 * s[..., 0] / (s[..., 1] + s[..., 2]))
 
 
 def attack(trials: int, runs: int) -> None:

@@ -25,7 +25,12 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from leaderboard.scoring.resampling import UnitRows, bootstrap_indices, bootstrap_values
+from leaderboard.scoring.resampling import (
+    SummedRows,
+    UnitRows,
+    bootstrap_indices,
+    bootstrap_values,
+)
 
 FloatArray = NDArray[np.float64]
 IndexArray = NDArray[np.int64]
@@ -214,6 +219,38 @@ def bootstrap_ladder(
     return decisions
 
 
+#: Compress a pair's rows to their distinct patterns when there are at most this share of units.
+PATTERN_SHARE = 0.25
+
+
+def pattern_bootstrap(
+    best: SummedRows, new: SummedRows, seed: int, samples: int
+) -> FloatArray | None:
+    """Return both runs' measure on each paired bootstrap sample, drawn over distinct rows.
+
+    A bootstrap sample's counts of units are Multinomial(n, 1/n each); units whose paired rows
+    are equal add the same to the sums, so drawing the counts of each distinct paired row,
+    Multinomial(n, its share), gives sums with exactly the bootstrap's distribution, at a cost
+    in the number of distinct rows rather than of units (classification's one-hot confusion
+    rows have a few). None when the rows are too varied for that to pay.
+    """
+    joint = np.ascontiguousarray(np.hstack([best.rows, new.rows]))
+    units = len(joint)
+    # Each row as one opaque value: unique rows by their bytes (an axis-0 unique sorts 20×
+    # slower). Equal floats have equal bytes but for ±0, which only splits a pattern in two.
+    as_bytes = joint.view(np.dtype((np.void, joint.dtype.itemsize * joint.shape[1]))).ravel()
+    _, first, counts = np.unique(as_bytes, return_index=True, return_counts=True)
+    patterns = joint[first]
+    if len(patterns) > PATTERN_SHARE * units:
+        return None
+    # Its own stream (kind 2), apart from the index bootstrap's (kind 1) of the same seed.
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
+    draws = rng.multinomial(units, counts / units, size=samples).astype(np.float64)
+    sums = draws @ patterns
+    width = best.rows.shape[1]
+    return np.column_stack([best.finish(sums[:, :width]), new.finish(sums[:, width:])])
+
+
 def rows_step(
     released: float | None,
     best: UnitRows | None,
@@ -227,9 +264,11 @@ def rows_step(
 ) -> Decision:
     """Return ``bootstrap_step``'s decision on runs given by their resampling rows, vectorized.
 
-    The same samples and p-value as ``bootstrap_step`` (the measures recomputed on each drawn
-    sample of units, a whole chunk of samples at once for summed rows); the released value is
-    the new value in shown units (× ``scale``) rounded to ``decimals``, stored back unscaled.
+    The paired bootstrap of ``bootstrap_step`` (the measures recomputed on each sample of
+    units drawn with replacement): summed rows with few distinct values are drawn by
+    ``pattern_bootstrap`` (the same distribution, another stream of the seed), others exactly
+    as ``bootstrap_step`` draws them, a chunk of samples at a time. The released value is the
+    new value in shown units (× ``scale``) rounded to ``decimals``, stored back unscaled.
     """
     units = len(new.rows)
     if units < 2:
@@ -250,7 +289,11 @@ def rows_step(
             f"The best run has {len(best.rows)} units and the new run {units}: they must match."
         )
     observed = value - best.value()
-    drawn = bootstrap_values([best, new], seed, samples)
+    drawn = None
+    if isinstance(best, SummedRows) and isinstance(new, SummedRows):
+        drawn = pattern_bootstrap(best, new, seed, samples)
+    if drawn is None:
+        drawn = bootstrap_values([best, new], seed, samples)
     diffs = drawn[:, 1] - drawn[:, 0]
     # "not <" rather than ">=": a NaN sample must not make the new run look better.
     p = (int(np.count_nonzero(~(diffs - observed < observed))) + 1) / (samples + 1)

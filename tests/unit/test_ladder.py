@@ -9,7 +9,15 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from leaderboard.scoring.ladder import bootstrap_ladder, bootstrap_step, ladder, mean_step
+from leaderboard.scoring.ladder import (
+    bootstrap_ladder,
+    bootstrap_step,
+    ladder,
+    mean_step,
+    pattern_bootstrap,
+    rows_step,
+)
+from leaderboard.scoring.resampling import SummedRows
 from tests.helpers.boosting import boosting_attack
 
 
@@ -283,3 +291,97 @@ def test_bootstrap_refuses_a_non_finite_value_and_a_missing_best() -> None:
         bootstrap_step(None, None, lambda idx: math.nan, 5, seed=1, decimals=2)
     with pytest.raises(ValueError, match="needs the measure of the run that set it"):
         bootstrap_step(0.5, None, lambda idx: 0.5, 5, seed=1, decimals=2)
+
+
+def f1_rows(
+    predicted: np.ndarray, gold: np.ndarray, weights: np.ndarray | None = None
+) -> SummedRows:
+    """Return a run's (weighted) F1 as summed rows (tp, fp, fn per item), as unit_rows gives it."""
+    w = np.ones(len(gold)) if weights is None else weights
+    rows = np.column_stack(
+        [
+            ((predicted == 1) & (gold == 1)) * w,
+            ((predicted == 1) & (gold == 0)) * w,
+            ((predicted == 0) & (gold == 1)) * w,
+        ]
+    )
+
+    def finish(sums: np.ndarray) -> np.ndarray:
+        tp, fp, fn = sums[..., 0], sums[..., 1], sums[..., 2]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(tp > 0, 2 * tp / (2 * tp + fp + fn), 0.0)
+
+    return SummedRows(rows, finish)
+
+
+def weighted(
+    predicted: np.ndarray, gold: np.ndarray, w: np.ndarray
+) -> Callable[[np.ndarray], float]:
+    """Return the weighted F1 of ``predicted`` on the units an index array draws."""
+
+    def f(idx: np.ndarray) -> float:
+        p, g, ww = predicted[idx], gold[idx], w[idx]
+        tp = float(np.sum(((p == 1) & (g == 1)) * ww))
+        fp = float(np.sum(((p == 1) & (g == 0)) * ww))
+        fn = float(np.sum(((p == 0) & (g == 1)) * ww))
+        return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
+
+    return f
+
+
+@pytest.mark.parametrize("accuracy", [0.7, 0.72, 0.76, 0.9])
+def test_varied_rows_are_drawn_exactly_as_the_bootstrap_step_draws(accuracy: float) -> None:
+    rng = np.random.default_rng(int(accuracy * 100))
+    best, new = noisy(GOLD, 0.7, rng), noisy(GOLD, accuracy, rng)
+    w = rng.random(len(GOLD)) + 0.5  # every item its own weight: no two rows alike
+    direct = bootstrap_step(
+        0.5, weighted(best, GOLD, w), weighted(new, GOLD, w), len(GOLD), seed=9, decimals=4
+    )
+    rows = rows_step(0.5, f1_rows(best, GOLD, w), f1_rows(new, GOLD, w), seed=9, decimals=4)
+    assert rows.p_value == pytest.approx(direct.p_value, abs=1e-12)
+    assert (rows.replaced, rows.released, rows.value) == pytest.approx(
+        (direct.replaced, direct.released, direct.value), abs=1e-12
+    )
+
+
+@pytest.mark.parametrize("accuracy", [0.7, 0.72, 0.74, 0.76, 0.9])
+def test_few_distinct_rows_give_the_bootstrap_s_p_value_within_sampling_error(
+    accuracy: float,
+) -> None:
+    rng = np.random.default_rng(int(accuracy * 100))
+    best, new = noisy(GOLD, 0.7, rng), noisy(GOLD, accuracy, rng)
+    # The index bootstrap's p on 20,000 samples: its own error is under 0.004.
+    reference = bootstrap_step(
+        0.5,
+        measure(best, GOLD),
+        measure(new, GOLD),
+        len(GOLD),
+        seed=3,
+        decimals=4,
+        samples=20_000,
+    ).p_value
+    drawn = rows_step(0.5, f1_rows(best, GOLD), f1_rows(new, GOLD), seed=3, decimals=4)
+    assert reference is not None and drawn.p_value is not None
+    # 1,000 samples: a standard error of at most 0.016; four of them.
+    assert abs(drawn.p_value - reference) < 0.064
+    assert drawn.value == pytest.approx(f1(new, GOLD), abs=1e-12)
+
+
+def test_pattern_draws_are_reproducible_and_seeded() -> None:
+    rng = np.random.default_rng(5)
+    best, new = f1_rows(noisy(GOLD, 0.7, rng), GOLD), f1_rows(noisy(GOLD, 0.73, rng), GOLD)
+    one = pattern_bootstrap(best, new, 4, 500)
+    assert one is not None and one.shape == (500, 2)
+    again = pattern_bootstrap(best, new, 4, 500)
+    other = pattern_bootstrap(best, new, 5, 500)
+    assert again is not None and other is not None
+    assert np.array_equal(one, again) and not np.array_equal(one, other)
+    # Rows all different: nothing to gain, the caller draws units instead.
+    varied = f1_rows(noisy(GOLD, 0.7, rng), GOLD, rng.random(len(GOLD)) + 0.5)
+    assert pattern_bootstrap(varied, varied, 4, 500) is None
+
+
+def test_the_vectorized_step_rounds_in_shown_units() -> None:
+    first = rows_step(None, None, f1_rows(GOLD, GOLD[::-1].copy()), seed=1, decimals=2, scale=100)
+    expected = f1(GOLD, GOLD[::-1].copy())
+    assert first.replaced and first.released == pytest.approx(round(expected * 100, 2) / 100)

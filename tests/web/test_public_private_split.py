@@ -291,3 +291,38 @@ def test_after_release_rows_carry_their_public_rank_and_shakeup(
     }
     verified = runner.invoke(args=["leaderboard", "verify", TASK, SUBTASK])
     assert verified.exit_code == 0, verified.output
+
+
+def test_baselines_and_rescoring_cover_every_part(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, hosted: dict[str, str]
+) -> None:
+    gold = pairs(SENTIMENT / "gold.tsv")
+    private = [i for i in gold if not public_by_rule(i)]
+    result = runner.invoke(args=["leaderboard", "add-baselines", TASK, SUBTASK])
+    assert result.exit_code == 0, result.output
+    body = api_upload(
+        client, hosted["alice"], (SENTIMENT / "run-valid.tsv").read_bytes(), path=UPLOAD
+    ).get_json()
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        baselines = session.scalars(select(Run).where(Run.team_id.is_(None))).all()
+        assert baselines
+        for run in baselines:
+            parts = {s.part for s in run.scores if s.current}
+            assert parts == {"public", "private", "all"}, run.label
+        majority = next(r for r in baselines if (r.label or "").startswith("Majority"))
+        label = (majority.label or "").split("(")[1].rstrip(")")
+        expected = sum(gold[i] == label for i in private) / len(private)
+        value = next(
+            s.value
+            for s in majority.scores
+            if s.current and s.part == "private" and s.measure == "Acc"
+        )
+        assert value == pytest.approx(expected, abs=1e-12)
+    rescored = runner.invoke(args=["leaderboard", "rescore", TASK, SUBTASK])
+    assert rescored.exit_code == 0, rescored.output
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        current = session.scalars(
+            select(Score).where(Score.run_id == body["id"], Score.current.is_(True))
+        ).all()
+        assert sorted({s.part for s in current}) == ["all", "private", "public"]
+        assert len(current) == 3 * len({s.measure for s in current})

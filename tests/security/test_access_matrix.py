@@ -27,6 +27,7 @@ from sklearn import metrics
 from leaderboard.clock import FixedClock
 from tests.conftest import app_on_copy, csrf_from, dispose, login
 from tests.dispatch import draw_asked, summarize_changed
+from tests.helpers.item_tasks import pairs
 from tests.runs import (
     GOLD_TEST_A,
     PRESET,
@@ -65,15 +66,9 @@ FRACTION, SEED = 0.5, 2016
 LABELS = ["positive", "negative", "neutral"]
 
 
-def split_pairs(path: Path) -> dict[str, str]:
-    """Return item id -> label of an example file (comment lines skipped)."""
-    lines = path.read_text().splitlines()
-    return dict(tuple(line.split("\t")) for line in lines if line and not line.startswith("#"))  # type: ignore[misc]
-
-
 def bob_split_run() -> dict[str, str]:
     """Return Borealis' predictions: the example run with every third item's label moved on."""
-    run = split_pairs(SENTIMENT / "run-valid.tsv")
+    run = pairs(SENTIMENT / "run-valid.tsv")
     return {
         item: LABELS[(LABELS.index(label) + 1) % 3] if n % 3 == 0 else label
         for n, (item, label) in enumerate(sorted(run.items()))
@@ -293,22 +288,18 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         clients["org"].get(f"/runs/{ids[key]}/queries.{fmt}")
     # The progress chart of A's test set names teams alike for every reader here: one file.
     clients["org"].get(f"/tasks/{T3}/A/progress.svg")
-    # The split set's: its runs' difference charts, its progress chart.
+    # The split set's: its runs' difference charts, its progress chart (its analysis' charts
+    # were drawn with it).
     for key in ("split_a", "split_b"):
         for fmt in ("svg", "pdf"):
             clients["org"].get(f"/runs/{ids[key]}/queries.{fmt}")
     clients["org"].get(f"{SPL}/progress.svg")
-    for name in ("measure", "matrix"):
-        for fmt in ("svg", "pdf"):
-            clients["anon"].get(f"{SPL}/analysis/{name}.{fmt}")
     draw_asked(app)
     yield w
     dispose(app)
 
 
-def _host_split(
-    app: Flask, api: FlaskClient, tokens: dict[str, str], tmp: Path
-) -> dict[str, int]:
+def _host_split(app: Flask, api: FlaskClient, tokens: dict[str, str], tmp: Path) -> dict[str, int]:
     """Host the split task with a run of each team, its baselines and an analysis; return ids."""
     folder = tmp / "task"
     shutil.copytree(SENTIMENT, folder)
@@ -321,7 +312,7 @@ def _host_split(
     open_task(app, toml)
     ids = {}
     for key, role, run in (
-        ("split_a", "alice", split_pairs(SENTIMENT / "run-valid.tsv")),
+        ("split_a", "alice", pairs(SENTIMENT / "run-valid.tsv")),
         ("split_b", "bob", bob_split_run()),
     ):
         resp = api.post(
@@ -341,13 +332,15 @@ def _host_split(
     with app.extensions["leaderboard"]["sessionmaker"]() as session:
         from sqlalchemy import func, select
 
-        from leaderboard.models import Job, Run, Subtask, Task
+        from leaderboard.models import EvalSet, Job, Run, Subtask, Task
 
         subtask = select(Subtask.id).join(Task).where(Task.slug == SPLIT)
         ids["split_baseline"] = session.scalar(
             select(func.min(Run.id)).where(Run.kind == "baseline", Run.subtask_id.in_(subtask))
         )
-        ids["split_analysis"] = session.scalar(select(func.max(Job.id)))
+        ids["split_analysis"] = session.scalar(
+            select(func.max(Job.id)).join(EvalSet).where(EvalSet.subtask_id.in_(subtask))
+        )
     return ids
 
 
@@ -551,6 +544,8 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("public.task_page", "GET"): [
         Probe("GET", f"/tasks/{T3}", each(200)),
         Probe("GET", "/tasks/no-such-task", each(404)),
+        # The split task's page: its split's seed is the organizers' until the release.
+        Probe("GET", f"/tasks/{SPLIT}", each(200)),
     ],
     ("public.results", "GET"): [
         Probe("GET", SUB, each(200)),
@@ -596,6 +591,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/{run_replaced}/queries", by_role(404, 404, 200, 200)),
         Probe("GET", "/runs/{split_a}/queries", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/{split_b}/queries", by_role(404, 404, 200, 200)),
+        Probe("GET", "/runs/{split_a}/queries?measure=Acc", by_role(404, 200, 404, 200)),
         Probe("GET", "/runs/{split_baseline}/queries", by_role(404, 404, 404, 200)),
     ],
     ("analysis.run_queries_file", "GET"): [
@@ -612,6 +608,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             )
             for fmt in ("csv", "svg", "pdf")
         ),
+        Probe("GET", "/runs/{split_b}/queries.csv?measure=Acc", by_role(404, 404, 200, 200)),
     ],
     ("analysis.public_chart", "GET"): [
         # No analysis has been computed in this world: nothing to show, to anyone.
@@ -1251,12 +1248,12 @@ def test_nothing_of_the_private_part_reaches_participants(world: World) -> None:
     """Scan every body non-organizers got for the split set's private values, ids and count."""
     if not world.seen:
         test_access_matrix(world)
-    gold = split_pairs(SENTIMENT / "gold.tsv")
+    gold = pairs(SENTIMENT / "gold.tsv")
     public = [u for u in gold if public_by_rule(u)]
     private = [u for u in gold if not public_by_rule(u)]
     assert public and private
     runs = {
-        "Aurora": split_pairs(SENTIMENT / "run-valid.tsv"),
+        "Aurora": pairs(SENTIMENT / "run-valid.tsv"),
         "Borealis": bob_split_run(),
         # The deterministic baselines; the random one's draws are the server's own.
         "all positive": dict.fromkeys(gold, "positive"),
@@ -1292,10 +1289,10 @@ def test_nothing_of_the_private_part_reaches_participants(world: World) -> None:
                         secrets[f"{name}'s {part} value {text}"] = _pattern(text)
     for unit in private:
         secrets[f"private unit {unit}"] = _pattern(unit)
-    for count in (len(private), len(gold)):
-        secrets[f"unit count {count}"] = re.compile(
-            rf"(?<![\d.]){count}\s+(items?|units?)\b|\"units\":\s*{count}\b"
-        )
+    # The private part's size (the whole set's is no secret: participants label every item).
+    secrets[f"unit count {len(private)}"] = re.compile(
+        rf"(?<![\d.]){len(private)}\s+(items?|units?)\b|\"units\":\s*{len(private)}\b"
+    )
     secrets["the split's seed"] = re.compile(rf"seed\W{{0,4}}{SEED}\b")
     # Aurora's own run file names every item it labelled: its members' download, not a leak.
     own_files = {f"GET /runs/{world.ids['split_a']}/file"}
@@ -1310,6 +1307,8 @@ def test_nothing_of_the_private_part_reaches_participants(world: World) -> None:
     private_body = json.dumps(table)
     assert any(p.search(private_body) for what, p in secrets.items() if "value" in what)
     own_file = world.seen["alice"][next(iter(own_files))]
+    per_item = world.seen["alice"][f"GET /runs/{world.ids['split_a']}/queries.csv"]
+    assert all(_pattern(u).search(per_item) for u in public)
     assert all(secrets[f"private unit {u}"].search(own_file) for u in private)
 
 

@@ -578,6 +578,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("participant.submit", "GET"): [
         Probe("GET", f"{SUB}/submit", by_role(LOGIN, 200, 200, 403)),
         Probe("GET", f"/tasks/{T3}/Z/submit", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", f"{SPL}/submit", by_role(LOGIN, 200, 200, 403)),
     ],
     ("analysis.run_queries", "GET"): [
         # A team sees its own run's diagnostics once results are visible; nobody else unless the
@@ -609,6 +610,8 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             for fmt in ("csv", "svg", "pdf")
         ),
         Probe("GET", "/runs/{split_b}/queries.csv?measure=Acc", by_role(404, 404, 200, 200)),
+        # Routes that take no part ignore one asked for (the scan checks they show none).
+        Probe("GET", "/runs/{split_a}/queries.csv?part=private", by_role(404, 200, 404, 200)),
     ],
     ("analysis.public_chart", "GET"): [
         # No analysis has been computed in this world: nothing to show, to anyone.
@@ -631,6 +634,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", f"/tasks/{T3}/Z/progress.csv", each(404)),
         Probe("GET", f"{SPL}/progress.svg", each(200)),
         Probe("GET", f"{SPL}/progress.csv", each(200)),
+        Probe("GET", f"{SPL}/progress.csv?part=all", each(200)),
     ],
     ("analysis.organizer_page", "GET"): [
         Probe("GET", f"{ORG}/analysis", ORGANIZER_ONLY),
@@ -725,6 +729,7 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/api/v1/runs/999999", by_role(401, 404, 404, 404), api=True),
         Probe("GET", "/api/v1/runs/99999999999999999999", by_role(401, 404, 404, 404), api=True),
         Probe("GET", "/api/v1/runs/{split_a}", by_role(401, 200, 404, 200), api=True),
+        Probe("GET", "/api/v1/runs/{split_a}?part=private", by_role(401, 200, 404, 200), api=True),
         Probe("GET", "/api/v1/runs/{split_b}", by_role(401, 404, 200, 200), api=True),
         Probe("GET", "/api/v1/runs/{split_baseline}", by_role(401, 404, 404, 200), api=True),
     ],
@@ -1309,6 +1314,10 @@ def test_nothing_of_the_private_part_reaches_participants(world: World) -> None:
     own_file = world.seen["alice"][next(iter(own_files))]
     per_item = world.seen["alice"][f"GET /runs/{world.ids['split_a']}/queries.csv"]
     assert all(_pattern(u).search(per_item) for u in public)
+    # And the pages scanned do show the public part's values where a team's own runs are.
+    aurora_public = format(_official_values(gold, runs["Aurora"], public)[0], ".4f")
+    for request in ("GET /team", f"GET /api/v1/runs/{world.ids['split_a']}", f"GET {SPL}"):
+        assert _pattern(aurora_public).search(world.seen["alice"][request]), request
     assert all(secrets[f"private unit {u}"].search(own_file) for u in private)
 
 

@@ -8,8 +8,11 @@ form POST); API routes with each visitor's bearer token. ``EXPECTED`` must name 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
+import re
+import shutil
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,16 +22,19 @@ from typing import Any
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient
+from sklearn import metrics
 
 from leaderboard.clock import FixedClock
 from tests.conftest import app_on_copy, csrf_from, dispose, login
 from tests.dispatch import draw_asked, summarize_changed
+from tests.helpers.item_tasks import pairs
 from tests.runs import (
     GOLD_TEST_A,
     PRESET,
     make_organizer,
     make_participant,
     open_phase,
+    open_task,
     own_campaign,
     token_for,
 )
@@ -53,6 +59,25 @@ GOLD_DEV_A = (
 GOLD_TEST_B = PRESET / "gold" / "test" / "SemEval2016-Task3-CQA-QL-test.xml.subtaskB.relevancy"
 BOB_SECRET = "Borealis secret sauce 7f3a"
 T3 = "semeval2016-task3"
+# The split task: the classification example with half of its items public.
+SENTIMENT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
+SPLIT = "example-sentiment"
+FRACTION, SEED = 0.5, 2016
+LABELS = ["positive", "negative", "neutral"]
+
+
+def bob_split_run() -> dict[str, str]:
+    """Return Borealis' predictions: the example run with every third item's label moved on."""
+    run = pairs(SENTIMENT / "run-valid.tsv")
+    return {
+        item: LABELS[(LABELS.index(label) + 1) % 3] if n % 3 == 0 else label
+        for n, (item, label) in enumerate(sorted(run.items()))
+    }
+
+
+def as_file(run: dict[str, str]) -> bytes:
+    """Return a classification run file."""
+    return "".join(f"{item}\t{label}\n" for item, label in run.items()).encode()
 
 
 def run_for(gold: Path, score: str, every: int = 3) -> bytes:
@@ -236,6 +261,7 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
 
         for data_file in session.scalars(select(TaskDataFile)):
             ids[data_file.filename.removesuffix(".txt")] = data_file.id
+    ids.update(_host_split(app, api, tokens, tmp_path_factory.mktemp("split")))
     clients = {role: app.test_client() for role in ROLES}
     for role in LOGGED_IN:
         login(clients[role], EMAILS[role], PASSWORDS[role])
@@ -262,9 +288,60 @@ def world(tmp_path_factory: pytest.TempPathFactory, template_instance: Path) -> 
         clients["org"].get(f"/runs/{ids[key]}/queries.{fmt}")
     # The progress chart of A's test set names teams alike for every reader here: one file.
     clients["org"].get(f"/tasks/{T3}/A/progress.svg")
+    # The split set's: its runs' difference charts, its progress chart (its analysis' charts
+    # were drawn with it).
+    for key in ("split_a", "split_b"):
+        for fmt in ("svg", "pdf"):
+            clients["org"].get(f"/runs/{ids[key]}/queries.{fmt}")
+    clients["org"].get(f"{SPL}/progress.svg")
     draw_asked(app)
     yield w
     dispose(app)
+
+
+def _host_split(app: Flask, api: FlaskClient, tokens: dict[str, str], tmp: Path) -> dict[str, int]:
+    """Host the split task with a run of each team, its baselines and an analysis; return ids."""
+    folder = tmp / "task"
+    shutil.copytree(SENTIMENT, folder)
+    toml = folder / "task.toml"
+    public = f"public = {{ fraction = {FRACTION}, seed = {SEED} }}"
+    toml.write_text(toml.read_text().replace('gold = "gold.tsv"', f'gold = "gold.tsv"\n{public}'))
+    runner = app.test_cli_runner()
+    added = runner.invoke(args=["leaderboard", "add-task", str(toml)])
+    assert added.exit_code == 0, added.output
+    open_task(app, toml)
+    ids = {}
+    for key, role, run in (
+        ("split_a", "alice", pairs(SENTIMENT / "run-valid.tsv")),
+        ("split_b", "bob", bob_split_run()),
+    ):
+        resp = api.post(
+            f"/api/v1/tasks/{SPLIT}/A/runs",
+            data={"slot": "primary", "file": (io.BytesIO(as_file(run)), "run.tsv")},
+            headers={"Authorization": f"Bearer {tokens[role]}"},
+            content_type="multipart/form-data",
+        )
+        assert resp.status_code == 201, resp.get_json()
+        assert resp.get_json()["part"] == "public"
+        ids[key] = resp.get_json()["id"]
+    added = runner.invoke(args=["leaderboard", "add-baselines", SPLIT, "A"])
+    assert added.exit_code == 0, added.output
+    # Stored with its charts drawn, as the worker leaves an analysis.
+    analysed = runner.invoke(args=["leaderboard", "significance", SPLIT, "A", "--samples", "200"])
+    assert analysed.exit_code == 0, analysed.output
+    with app.extensions["leaderboard"]["sessionmaker"]() as session:
+        from sqlalchemy import func, select
+
+        from leaderboard.models import EvalSet, Job, Run, Subtask, Task
+
+        subtask = select(Subtask.id).join(Task).where(Task.slug == SPLIT)
+        ids["split_baseline"] = session.scalar(
+            select(func.min(Run.id)).where(Run.kind == "baseline", Run.subtask_id.in_(subtask))
+        )
+        ids["split_analysis"] = session.scalar(
+            select(func.max(Job.id)).join(EvalSet).where(EvalSet.subtask_id.in_(subtask))
+        )
+    return ids
 
 
 # ------------------------------------------------------------------------------- expectations
@@ -449,6 +526,11 @@ SUB = f"/tasks/{T3}/A"
 ORG = f"/organizer/tasks/{T3}/A"
 CAR = "trec-car-2017"
 API = f"/api/v1/tasks/{T3}"
+SPL = f"/tasks/{SPLIT}/A"
+SPL_API = f"/api/v1/tasks/{SPLIT}/A"
+#: Until the split set's private part is released only organizers may ask for it (or all).
+HIDDEN_PARTS = ("private", "all")
+PART_REFUSED = by_role(403, 403, 403, 200)
 
 #: (endpoint, method) -> probes, run in this order (GETs first; state-changing POSTs last).
 EXPECTED: dict[tuple[str, str], list[Probe]] = {
@@ -462,6 +544,8 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
     ("public.task_page", "GET"): [
         Probe("GET", f"/tasks/{T3}", each(200)),
         Probe("GET", "/tasks/no-such-task", each(404)),
+        # The split task's page: its split's seed is the organizers' until the release.
+        Probe("GET", f"/tasks/{SPLIT}", each(200)),
     ],
     ("public.results", "GET"): [
         Probe("GET", SUB, each(200)),
@@ -470,6 +554,11 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", f"/tasks/{T3}/Z", each(404)),
         Probe("GET", f"{SUB}?set=no-such-set", each(404)),
         Probe("GET", f"{SUB}?view=sideways", each(400)),
+        # The split set: its public part for everyone, the others for organizers only.
+        Probe("GET", SPL, each(200)),
+        Probe("GET", f"{SPL}?part=public", each(200)),
+        *(Probe("GET", f"{SPL}?part={part}", PART_REFUSED) for part in HIDDEN_PARTS),
+        Probe("GET", f"{SPL}?part=secret", each(400)),
     ],
     ("public.download", "GET"): [
         *(Probe("GET", f"{SUB}/results.{ext}", each(200)) for ext in ("csv", "json", "md", "tex")),
@@ -478,11 +567,18 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
             for ext in ("csv", "json", "md", "tex")
         ),
         Probe("GET", f"{SUB}/results.exe", each(404)),
+        *(Probe("GET", f"{SPL}/results.{ext}", each(200)) for ext in ("csv", "json", "md", "tex")),
+        *(
+            Probe("GET", f"{SPL}/results.{ext}?part={part}", PART_REFUSED)
+            for ext in ("csv", "json", "md", "tex")
+            for part in HIDDEN_PARTS
+        ),
     ],
     ("auth.login", "GET"): [Probe("GET", "/login", by_role(200, 302, 302, 302))],
     ("participant.submit", "GET"): [
         Probe("GET", f"{SUB}/submit", by_role(LOGIN, 200, 200, 403)),
         Probe("GET", f"/tasks/{T3}/Z/submit", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", f"{SPL}/submit", by_role(LOGIN, 200, 200, 403)),
     ],
     ("analysis.run_queries", "GET"): [
         # A team sees its own run's diagnostics once results are visible; nobody else unless the
@@ -494,6 +590,10 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/999999/queries", by_role(404, 404, 404, 404)),
         Probe("GET", "/runs/99999999999999999999/queries", by_role(404, 404, 404, 404)),
         Probe("GET", "/runs/{run_replaced}/queries", by_role(404, 404, 200, 200)),
+        Probe("GET", "/runs/{split_a}/queries", by_role(404, 200, 404, 200)),
+        Probe("GET", "/runs/{split_b}/queries", by_role(404, 404, 200, 200)),
+        Probe("GET", "/runs/{split_a}/queries?measure=Acc", by_role(404, 200, 404, 200)),
+        Probe("GET", "/runs/{split_baseline}/queries", by_role(404, 404, 404, 200)),
     ],
     ("analysis.run_queries_file", "GET"): [
         Probe("GET", "/runs/{run_a}/queries.csv", by_role(404, 200, 404, 200)),
@@ -501,11 +601,28 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/{run_hidden}/queries.pdf", by_role(404, 404, 404, 200)),
         Probe("GET", "/runs/{run_a}/queries.exe", each(404)),
         Probe("GET", "/runs/{run_replaced}/queries.csv", by_role(404, 404, 200, 200)),
+        *(
+            Probe("GET", f"/runs/{{{key}}}/queries.{fmt}", expect)
+            for key, expect in (
+                ("split_a", by_role(404, 200, 404, 200)),
+                ("split_b", by_role(404, 404, 200, 200)),
+            )
+            for fmt in ("csv", "svg", "pdf")
+        ),
+        Probe("GET", "/runs/{split_b}/queries.csv?measure=Acc", by_role(404, 404, 200, 200)),
+        # Routes that take no part ignore one asked for (the scan checks they show none).
+        Probe("GET", "/runs/{split_a}/queries.csv?part=private", by_role(404, 200, 404, 200)),
     ],
     ("analysis.public_chart", "GET"): [
         # No analysis has been computed in this world: nothing to show, to anyone.
         Probe("GET", f"{SUB}/analysis/measure.svg", each(404)),
         Probe("GET", f"/tasks/{T3}/B/analysis/matrix.csv", by_role(403, 403, 403, 404)),
+        # The split set's analysis, on its public part.
+        *(
+            Probe("GET", f"{SPL}/analysis/{name}.{fmt}", each(200))
+            for name in ("measure", "matrix")
+            for fmt in ("svg", "pdf", "csv")
+        ),
     ],
     ("analysis.progress", "GET"): [
         Probe("GET", f"{SUB}/progress.svg", each(200)),
@@ -515,14 +632,25 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", f"/tasks/{T3}/B/progress.svg", by_role(403, 403, 403, 404)),
         Probe("GET", f"{SUB}/progress.pdf", each(404)),
         Probe("GET", f"/tasks/{T3}/Z/progress.csv", each(404)),
+        Probe("GET", f"{SPL}/progress.svg", each(200)),
+        Probe("GET", f"{SPL}/progress.csv", each(200)),
+        Probe("GET", f"{SPL}/progress.csv?part=all", each(200)),
     ],
-    ("analysis.organizer_page", "GET"): [Probe("GET", f"{ORG}/analysis", ORGANIZER_ONLY)],
+    ("analysis.organizer_page", "GET"): [
+        Probe("GET", f"{ORG}/analysis", ORGANIZER_ONLY),
+        Probe("GET", f"/organizer/tasks/{SPLIT}/A/analysis", ORGANIZER_ONLY),
+    ],
     ("analysis.organizer_chart", "GET"): [
         Probe("GET", "/organizer/analyses/999/measure.svg", by_role(LOGIN, 403, 403, 404)),
         Probe(
             "GET",
             "/organizer/analyses/99999999999999999999/measure.svg",
             by_role(LOGIN, 403, 403, 404),
+        ),
+        *(
+            Probe("GET", f"/organizer/analyses/{{split_analysis}}/{name}.{fmt}", ORGANIZER_ONLY)
+            for name in ("measure", "matrix")
+            for fmt in ("svg", "csv")
         ),
     ],
     ("participant.run_page", "GET"): [
@@ -534,6 +662,9 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/999999", by_role(LOGIN, 404, 404, 404)),
         Probe("GET", "/runs/99999999999999999999", by_role(LOGIN, 404, 404, 404)),
         Probe("GET", "/runs/9223372036854775808", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", "/runs/{split_a}", by_role(LOGIN, 200, 404, 200)),
+        Probe("GET", "/runs/{split_b}", by_role(LOGIN, 404, 200, 200)),
+        Probe("GET", "/runs/{split_baseline}", by_role(LOGIN, 404, 404, 200)),
     ],
     ("participant.run_file", "GET"): [
         Probe("GET", "/runs/{run_a}/file", by_role(LOGIN, 200, 404, 200)),
@@ -541,7 +672,9 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/runs/{baseline}/file", by_role(LOGIN, 404, 404, 200)),
         Probe("GET", "/runs/999999/file", by_role(LOGIN, 404, 404, 404)),
         Probe("GET", "/runs/99999999999999999999/file", by_role(LOGIN, 404, 404, 404)),
+        Probe("GET", "/runs/{split_a}/file", by_role(LOGIN, 200, 404, 200)),
     ],
+    # The team's page lists its runs of every task, the split one's on its public part.
     ("teams.team_page", "GET"): [Probe("GET", "/team", by_role(LOGIN, 200, 200, 403))],
     # alice and bob are the captains (first members) of Aurora and Borealis.
     ("teams.new_team", "GET"): [Probe("GET", "/teams/new", by_role(LOGIN, 302, 302, 403))],
@@ -595,6 +728,10 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", "/api/v1/runs/{baseline}", by_role(401, 404, 404, 200), api=True),
         Probe("GET", "/api/v1/runs/999999", by_role(401, 404, 404, 404), api=True),
         Probe("GET", "/api/v1/runs/99999999999999999999", by_role(401, 404, 404, 404), api=True),
+        Probe("GET", "/api/v1/runs/{split_a}", by_role(401, 200, 404, 200), api=True),
+        Probe("GET", "/api/v1/runs/{split_a}?part=private", by_role(401, 200, 404, 200), api=True),
+        Probe("GET", "/api/v1/runs/{split_b}", by_role(401, 404, 200, 200), api=True),
+        Probe("GET", "/api/v1/runs/{split_baseline}", by_role(401, 404, 404, 200), api=True),
     ],
     ("api.tasks", "GET"): [Probe("GET", "/api/v1/tasks", by_role(401, 200, 200, 200), api=True)],
     ("api.my_team_runs", "GET"): [
@@ -614,6 +751,12 @@ EXPECTED: dict[tuple[str, str], list[Probe]] = {
         Probe("GET", f"{API}/A/table", by_role(401, 200, 200, 200), api=True),
         Probe("GET", f"{API}/B/table", by_role(401, 403, 403, 200), api=True),
         Probe("GET", f"{API}/Z/table", by_role(401, 404, 404, 404), api=True),
+        Probe("GET", f"{SPL_API}/table", by_role(401, 200, 200, 200), api=True),
+        Probe("GET", f"{SPL_API}/table?part=public", by_role(401, 200, 200, 200), api=True),
+        *(
+            Probe("GET", f"{SPL_API}/table?part={part}", by_role(401, 403, 403, 200), api=True)
+            for part in HIDDEN_PARTS
+        ),
     ],
     # ---- self-service accounts and the organizer's users and settings pages
     ("account.signup", "GET"): [Probe("GET", "/signup", by_role(200, 302, 302, 302))],
@@ -1076,6 +1219,106 @@ def test_participants_never_reach_gold_other_teams_runs_or_hidden_scores(world: 
     assert alice.status_code == 200
     body = alice.get_json()
     assert body["scores_hidden"] is True and body["scores"] == {} and body["official"] == {}
+
+
+def public_by_rule(unit: str) -> bool:
+    """Return whether a unit of the split set is public, by the rule as published."""
+    digest = hashlib.sha256(f"{SEED}:{unit}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2**64 < FRACTION
+
+
+def _official_values(gold: dict[str, str], run: dict[str, str], ids: list[str]) -> list[float]:
+    """Return scikit-learn's macro-F1 and accuracy of a run on some items."""
+    truth, said = [gold[i] for i in ids], [run[i] for i in ids]
+    return [
+        float(metrics.f1_score(truth, said, labels=LABELS, average="macro")),
+        float(metrics.accuracy_score(truth, said)),
+    ]
+
+
+def _number(value: float) -> list[str]:
+    """Return the ways a value on the table's scale (1, 4 decimals) may be printed.
+
+    Rounded as the table shows it, and its first four decimals as a longer float starts.
+    """
+    return sorted({format(value, ".4f"), format(value, ".12f")[:6]})
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    # Not the tail of a longer number ("120.7243" in a chart's coordinates is no score).
+    return re.compile(r"(?<![\d.])" + re.escape(text) + (r"(?!\d)" if text[-1].isdigit() else ""))
+
+
+def test_nothing_of_the_private_part_reaches_participants(world: World) -> None:
+    """Scan every body non-organizers got for the split set's private values, ids and count."""
+    if not world.seen:
+        test_access_matrix(world)
+    gold = pairs(SENTIMENT / "gold.tsv")
+    public = [u for u in gold if public_by_rule(u)]
+    private = [u for u in gold if not public_by_rule(u)]
+    assert public and private
+    runs = {
+        "Aurora": pairs(SENTIMENT / "run-valid.tsv"),
+        "Borealis": bob_split_run(),
+        # The deterministic baselines; the random one's draws are the server's own.
+        "all positive": dict.fromkeys(gold, "positive"),
+        "majority": dict.fromkeys(gold, "neutral"),
+    }
+    org = world.app.test_client()
+    headers = {"Authorization": f"Bearer {world.tokens['org']}"}
+    table = org.get(f"{SPL_API}/table?part=private", headers=headers).get_json()
+    assert table["part"] == "private"
+    # The computed values are the ones the organizer's table shows (scale 1, 4 decimals).
+    shown = {c["cells"]["macro-F1"]["display"] for c in table["rows"]}
+    expected = _official_values(gold, runs["Aurora"], private)[0]
+    assert format(expected, ".4f") in shown
+    # Whatever the public part shows legitimately: a secret equal to one of these is no secret.
+    public_table = org.get(f"{SPL_API}/table", headers=headers).get_json()
+    assert public_table["part"] == "public"
+    public_texts = {
+        text
+        for row in public_table["rows"]
+        for cell in row["cells"].values()
+        if cell is not None
+        for value in (cell["value"], *(cell.get("ci") or ()))
+        for text in _number(value)
+    }
+    public_texts |= {t for run in runs.values() for v in _official_values(gold, run, public)
+                     for t in _number(v)}  # fmt: skip
+    secrets: dict[str, re.Pattern[str]] = {}
+    for name, run in runs.items():
+        for part, ids in (("private", private), ("all", list(gold))):
+            for value in _official_values(gold, run, ids):
+                for text in _number(value):
+                    if text not in public_texts:
+                        secrets[f"{name}'s {part} value {text}"] = _pattern(text)
+    for unit in private:
+        secrets[f"private unit {unit}"] = _pattern(unit)
+    # The private part's size (the whole set's is no secret: participants label every item).
+    secrets[f"unit count {len(private)}"] = re.compile(
+        rf"(?<![\d.]){len(private)}\s+(items?|units?)\b|\"units\":\s*{len(private)}\b"
+    )
+    secrets["the split's seed"] = re.compile(rf"seed\W{{0,4}}{SEED}\b")
+    # Aurora's own run file names every item it labelled: its members' download, not a leak.
+    own_files = {f"GET /runs/{world.ids['split_a']}/file"}
+    leaks = []
+    for role in ("anon", "carol", "alice", "amy", "bob"):
+        for request, body in world.seen.get(role, {}).items():
+            if role in ("alice", "amy") and request in own_files:
+                continue
+            leaks += [f"{role} {request}: {what}" for what, p in secrets.items() if p.search(body)]
+    assert not leaks, "\n".join(leaks)
+    # The scan can fail: the organizer's private table has private values, a run file ids.
+    private_body = json.dumps(table)
+    assert any(p.search(private_body) for what, p in secrets.items() if "value" in what)
+    own_file = world.seen["alice"][next(iter(own_files))]
+    per_item = world.seen["alice"][f"GET /runs/{world.ids['split_a']}/queries.csv"]
+    assert all(_pattern(u).search(per_item) for u in public)
+    # And the pages scanned do show the public part's values where a team's own runs are.
+    aurora_public = format(_official_values(gold, runs["Aurora"], public)[0], ".4f")
+    for request in ("GET /team", f"GET /api/v1/runs/{world.ids['split_a']}", f"GET {SPL}"):
+        assert _pattern(aurora_public).search(world.seen["alice"][request]), request
+    assert all(secrets[f"private unit {u}"].search(own_file) for u in private)
 
 
 def test_the_api_ignores_session_cookies(world: World) -> None:

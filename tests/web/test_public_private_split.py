@@ -326,3 +326,31 @@ def test_baselines_and_rescoring_cover_every_part(
         ).all()
         assert sorted({s.part for s in current}) == ["all", "private", "public"]
         assert len(current) == 3 * len({s.measure for s in current})
+
+
+def test_live_ranks_are_on_the_public_part_until_release(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, hosted: dict[str, str]
+) -> None:
+    gold = pairs(SENTIMENT / "gold.tsv")
+
+    def moved(label: str) -> str:
+        return LABELS[(LABELS.index(label) + 1) % 3]
+
+    # Aurora's run is right on every public item only, Borealis' on every private one only:
+    # Aurora ranks first on the public part, Borealis on the private part and on all.
+    right_public = {i: gold[i] if public_by_rule(i) else moved(gold[i]) for i in gold}
+    right_private = {i: moved(gold[i]) if public_by_rule(i) else gold[i] for i in gold}
+    assert sum(map(public_by_rule, gold)) < len(gold) / 2
+    make_participant(app, "Borealis", "bob@example.org")
+    bob = token_for(app, "bob@example.org")
+    ids = {}
+    for name, token, run in (("alice", hosted["alice"], right_public), ("bob", bob, right_private)):
+        data = "".join(f"{i}\t{label}\n" for i, label in run.items()).encode()
+        ids[name] = api_upload(client, token, data, path=UPLOAD).get_json()["id"]
+    alice = app.test_client()
+    login(alice, "alice@example.org", "correct horse battery")
+    page = alice.get(f"/runs/{ids['alice']}").get_data(as_text=True)
+    assert '<span id="run-rank">1</span>' in page
+    _release(runner)
+    page = alice.get(f"/runs/{ids['alice']}").get_data(as_text=True)
+    assert '<span id="run-rank">2</span>' in page

@@ -21,7 +21,7 @@ from leaderboard.services.campaign.phases import current_phase, may_withdraw, re
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.results.anonymity import Audience
 from leaderboard.services.results.boards import ladder_status, laddered
-from leaderboard.services.results.parts import set_part
+from leaderboard.services.results.parts import default_part, set_part
 from leaderboard.services.results.tables import (
     TableInputs,
     active_runs,
@@ -48,7 +48,9 @@ def live_ranks(session: Session, store: Store, target: Target) -> dict[int, str]
     """
     runs = active_runs(session, target)
     off_time = any(r.late or r.corrected for r in runs)
-    inputs = table_inputs(session, store, target, runs, include_late=off_time)
+    # On the part the live table shows: ranks on all units would betray the private part.
+    part = default_part(session, target)
+    inputs = table_inputs(session, store, target, runs, include_late=off_time, part=part)
     ranks: dict[int, str] = {}
     outside: set[int] = set()
     for row in render(target, inputs).rows:
@@ -65,7 +67,9 @@ def live_ranks(session: Session, store: Store, target: Target) -> dict[int, str]
         entries = [
             replace(e, slot=slot, late=True) if e.run_id in outside else e for e in inputs.entries
         ]
-        placed = render(target, TableInputs(entries, {**inputs.options, "include_late": True}))
+        placed = render(
+            target, TableInputs(entries, {**inputs.options, "include_late": True}, inputs.part)
+        )
         for row in placed.rows:
             if row.run_id in outside and row.rank is not None:
                 ranks[row.run_id] = f"{AS_IF} {row.rank}"

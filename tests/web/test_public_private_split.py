@@ -140,6 +140,11 @@ def test_participants_see_the_public_part_only_until_release(
     assert client.get(f"{PAGE}/results.csv?part=private").status_code == 403
     status, seen = _get(client, alice, f"/api/v1/runs/{body['id']}")
     assert status == 200 and seen["part"] == "public"
+    team = app.test_client()
+    login(team, "alice@example.org", "correct horse battery")
+    assert 'id="scores-part"' in team.get(f"/runs/{body['id']}").get_data(as_text=True)
+    queries = team.get(f"/runs/{body['id']}/queries").get_data(as_text=True)
+    assert 'id="values-part"' in queries and "public part" in queries
 
     output = _release(runner)
     assert "private part visible" in output

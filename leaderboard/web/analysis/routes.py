@@ -38,6 +38,7 @@ from leaderboard.services.results.diagnostics import (
     shown_name,
     target_of,
 )
+from leaderboard.services.results.parts import set_part
 from leaderboard.services.results.query_summaries import chart_data as chart_data_of
 from leaderboard.services.results.query_summaries import summarized_revision
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
@@ -262,6 +263,7 @@ def run_queries(run_id: int) -> ResponseReturnValue:
         d=found,
         chart_drawn=drawn,
         seen_hidden=seen_hidden(access.run.eval_set),
+        part=set_part(db(), access.run.eval_set),
     )
 
 

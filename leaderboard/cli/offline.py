@@ -45,7 +45,8 @@ def score_json(
     """Return the ``--json`` report of an evaluation; with ``per_query``, the per-query values.
 
     Values are in the scale of the table (as in "measures"); only measures that are means of
-    per-query values have them. A split set's run has its values on each part under "parts".
+    per-query values have them. A split set's run has its values on each part under the key
+    parts (public, private), in the same scale.
     """
     verdict, results = evaluation.verdict, evaluation.results
     out: dict[str, Any]
@@ -72,14 +73,17 @@ def score_json(
             "tolerances": list(verdict.tolerances),
         }
         if evaluation.parts:
-            out["parts"] = {
-                part: {
-                    s.key: _shown(scored[s.key].raw, s.scale)
-                    for s in shown_specs
-                    if s.key in scored
+            # The split's parts (public, private), a set's, not a family's option.
+            out.update(
+                parts={
+                    part: {
+                        s.key: _shown(scored[s.key].raw, s.scale)
+                        for s in shown_specs
+                        if s.key in scored
+                    }
+                    for part, scored in evaluation.parts.items()
                 }
-                for part, scored in evaluation.parts.items()
-            }
+            )
     if per_query:
         out["per_query"] = {
             s.key: {q: v * s.scale for q, v in values.items()}

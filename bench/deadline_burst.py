@@ -11,8 +11,12 @@ workers, PostgreSQL and the load generator; then the workers' peak RSS and a che
 database holds exactly one active primary run per team. Target: all succeed, p95 < 250 ms
 (the median of the rounds' p95).
 
+With ``--split F`` the subtask's test set declares a public/private split (``public = {
+fraction = F, seed = 1234 }``), so every upload is scored on all units and on each part and
+stores three score rows per measure; the check at the end counts them per run.
+
     .venv/bin/python -m bench.deadline_burst [--teams 50] [--rounds 3] [--workers N]
-                                             [--threads 1] [--server URL]
+                                             [--threads 1] [--server URL] [--split F]
 
 The server defaults to $LEADERBOARD_BENCH_PG, else postgres@127.0.0.1:5432 (trust auth).
 """
@@ -25,6 +29,7 @@ import os
 import random
 import secrets
 import selectors
+import shutil
 import socket
 import tempfile
 import time
@@ -48,11 +53,9 @@ from bench._common import (
 )
 
 TASK, SUBTASK = "semeval2016-task3", "C"
-GOLD_C = (
-    REPO
-    / "leaderboard/tasks/presets/semeval2016-task3/gold/test"
-    / "SemEval2016-Task3-CQA-QL-test.xml.subtaskC.relevancy"
-)
+PRESET = REPO / "leaderboard/tasks/presets/semeval2016-task3"
+GOLD_C = PRESET / "gold/test" / "SemEval2016-Task3-CQA-QL-test.xml.subtaskC.relevancy"
+SPLIT_SEED = 1234
 SERVER = "postgresql+psycopg://postgres@127.0.0.1:5432/postgres"
 WARM = ("contrastive1", "contrastive2")
 #: Issue 22: about 10 ms of work per 7,000-line upload, so 50 at once on two cores in 250 ms.
@@ -97,6 +100,31 @@ def database(server: str, name: str, create: bool) -> None:
         else:
             conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     engine.dispose()
+
+
+def split_definition(folder: Path, fraction: float) -> Path:
+    """Copy the preset's folder into ``folder`` with subtask C's test set split; return its file.
+
+    The presets ship in the package and stay untouched; ``add-task`` on the copy updates the
+    installed task (same slug) with the split.
+    """
+    copy = folder / "definition"
+    shutil.copytree(PRESET, copy)
+    path = copy / "task.toml"
+    lines = path.read_text().splitlines(keepends=True)
+    # Subtask C's test set is the one inline table naming the gold file the runs are built from.
+    gold = f'gold = "{GOLD_C.relative_to(PRESET).as_posix()}"'
+    found = [k for k, line in enumerate(lines) if gold in line and 'slug = "test"' in line]
+    if len(found) != 1:
+        raise SystemExit(f"{path}: expected one set line naming {gold}, found {len(found)}")
+    line = lines[found[0]].rstrip()
+    head, brace, tail = line.rpartition("}")
+    if not brace:
+        raise SystemExit(f"{path}: the set line does not end with an inline table: {line}")
+    split = f"public = {{ fraction = {fraction}, seed = {SPLIT_SEED} }}"
+    lines[found[0]] = f"{head.rstrip()}, {split} {brace}{tail}\n"
+    path.write_text("".join(lines))
+    return path
 
 
 def prepare(instance: Instance, teams: int) -> list[str]:
@@ -226,6 +254,31 @@ def active_primary_runs(database_url: str) -> int:
     return int(count)
 
 
+def score_rows_per_part(database_url: str) -> dict[tuple[str, int], int]:
+    """Count the active primary runs of the set by part and number of score rows in that part.
+
+    Without a split every run has its rows in "all" only; with one, as many in each part.
+    """
+    from sqlalchemy import create_engine, text
+
+    engine = create_engine(database_url)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT part, n, count(*) FROM (SELECT sc.run_id, sc.part, count(*) AS n"
+                " FROM scores sc JOIN runs r ON sc.run_id = r.id"
+                " JOIN eval_sets e ON r.eval_set_id = e.id"
+                " JOIN subtasks s ON e.subtask_id = s.id JOIN tasks t ON s.task_id = t.id"
+                " WHERE t.slug = :task AND s.slug = :subtask AND e.slug = 'test'"
+                " AND r.kind = 'run' AND r.slot = 'primary' AND r.status = 'active'"
+                " GROUP BY sc.run_id, sc.part) per_run GROUP BY part, n ORDER BY part, n"
+            ),
+            {"task": TASK, "subtask": SUBTASK},
+        ).all()
+    engine.dispose()
+    return {(str(part), int(n)): int(runs) for part, n, runs in rows}
+
+
 @dataclass(frozen=True)
 class Round:
     """One burst's outcome and what it cost."""
@@ -282,6 +335,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--server", default=os.environ.get("LEADERBOARD_BENCH_PG", SERVER))
+    parser.add_argument(
+        "--split",
+        type=float,
+        metavar="FRACTION",
+        help="declare a public/private split of the test set (public fraction, seed 1234)",
+    )
     args = parser.parse_args()
     name = f"lb_bench_burst_{secrets.token_hex(4)}"
     database_url = make_url(args.server).set(database=name).render_as_string(hide_password=False)
@@ -290,15 +349,18 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="lb-bench-burst-") as tmp:
             instance = Instance(Path(tmp), database_url)
             instance.init()
+            if args.split is not None:
+                instance.cli("add-task", str(split_definition(Path(tmp), args.split)))
             *tokens, warm_token = prepare(instance, args.teams * args.rounds)
             rng = random.Random(5)
             runs = [random_cqa_run(GOLD_C, rng) for _ in range(args.teams)]
             lines = runs[0].count(b"\n")
             kind = "sync workers" if args.threads == 1 else f"workers × {args.threads} threads"
+            split = "no split" if args.split is None else f"split: public {args.split}"
             print(
                 f"{args.rounds} rounds of {args.teams} teams, each team uploading a"
                 f" {lines:,}-line run ({len(runs[0]) / 1e3:.0f} kB) to {TASK} {SUBTASK} at"
-                f" once; gunicorn: {args.workers} {kind}; database: PostgreSQL ({name})"
+                f" once ({split}); gunicorn: {args.workers} {kind}; database: PostgreSQL ({name})"
             )
             rounds = []
             with gunicorn(instance.env, workers=args.workers, threads=args.threads) as (
@@ -324,9 +386,26 @@ def main() -> None:
             active = active_primary_runs(database_url)
             succeeded = sum(r.ok for r in rounds)
             print(f"active primary runs in the database: {active} (expected {succeeded})")
+            per_part = score_rows_per_part(database_url)
+            print(
+                "score rows per run, by part: "
+                + ", ".join(f"{part} {n} ({runs} runs)" for (part, n), runs in per_part.items())
+            )
+            parts = {part for part, _ in per_part}
+            expected = {"all"} if args.split is None else {"all", "public", "private"}
+            counts = {n for _, n in per_part}
+            stored = (
+                parts == expected
+                and len(counts) == 1
+                and all(runs == active for runs in per_part.values())
+            )
+            print(
+                f"every run stores {len(expected)} part(s) with the same measures:"
+                f" {'yes' if stored else 'NO'}"
+            )
             p95s = sorted(percentile(r.latencies(), 95) for r in rounds)
             p95 = median(p95s)
-            everyone = succeeded == args.teams * args.rounds
+            everyone = succeeded == args.teams * args.rounds and stored
             print(
                 f"targets: all succeed {'met' if everyone else 'MISSED'};"
                 f" p95 (median of the rounds' {', '.join(f'{x:.0f}' for x in p95s)} ms)"

@@ -11,7 +11,12 @@ files with the ten measures (the nine it has) when it can be had: ``$TREC_EVAL``
 pytrec-eval-terrier source distribution carries, when a C compiler is present; otherwise the
 reason it is skipped is printed.
 
-    .venv/bin/python -m bench.scoring [--queries 2000] [--per-query 1000] [--repeat 7]
+With ``--split F`` the definitions' set declares a public/private split (``public = { fraction
+= F, seed = 1234 }``): ``leaderboard score`` then scores the run on all queries and on each
+part, as an upload is scored, and prints the parts' means beside the others (pytrec_eval's
+side is unchanged: the ratio is the cost of the parts over the same plain evaluation).
+
+    .venv/bin/python -m bench.scoring [--queries 2000] [--per-query 1000] [--repeat 7] [--split F]
 """
 
 from __future__ import annotations
@@ -98,19 +103,24 @@ topics = "topics.txt"
 variants = [
   {{ slug = "automatic", label = "Automatic", threshold = 1, qrels = "qrels.txt" }},
 ]
-"""
+{split}"""
+SPLIT_SEED = 1234
 
 
-def definition_text(per_query: int, measures: Sequence[str]) -> str:
-    """Return the benchmark task's definition asking for ``measures``."""
+def definition_text(per_query: int, measures: Sequence[str], split: float | None = None) -> str:
+    """Return the benchmark task's definition asking for ``measures``, its set split or not."""
     listed = ", ".join(f'"automatic/{m}"' for m in measures)
-    return TASK_TOML.format(per_query=per_query, measures=listed)
+    line = "" if split is None else f"public = {{ fraction = {split}, seed = {SPLIT_SEED} }}\n"
+    return TASK_TOML.format(per_query=per_query, measures=listed, split=line)
 
 
-def write_files(folder: Path, queries: int, per_query: int, seed: int = 7) -> tuple[Path, Path]:
+def write_files(
+    folder: Path, queries: int, per_query: int, seed: int = 7, split: float | None = None
+) -> tuple[Path, Path]:
     """Write the task definitions, topics, qrels and run; return (definition, run) paths.
 
-    ``task.toml`` asks for the three measures, ``task10.toml`` beside it for the ten.
+    ``task.toml`` asks for the three measures, ``task10.toml`` beside it for the ten; both
+    split their set when ``split`` (the public fraction) is given.
 
     Per query the qrels judge some retrieved paragraphs relevant (grade 1 or 2), some
     retrieved ones non-relevant (grade 0) and some never retrieved relevant ones.
@@ -121,8 +131,8 @@ def write_files(folder: Path, queries: int, per_query: int, seed: int = 7) -> tu
 
     topics = synthetic_topics(queries)
     (folder / "topics.txt").write_text("".join(f"{t}\n" for t in topics))
-    (folder / "task.toml").write_text(definition_text(per_query, list(MEASURES)))
-    (folder / "task10.toml").write_text(definition_text(per_query, list(TEN_MEASURES)))
+    (folder / "task.toml").write_text(definition_text(per_query, list(MEASURES), split))
+    (folder / "task10.toml").write_text(definition_text(per_query, list(TEN_MEASURES), split))
     rng = random.Random(seed)
     run = folder / "run.txt"
     with run.open("wb") as out, (folder / "qrels.txt").open("w") as qrels:
@@ -244,6 +254,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=2000)
     parser.add_argument("--per-query", type=int, default=1000)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument(
+        "--split",
+        type=float,
+        metavar="FRACTION",
+        help="split the set into public (this fraction, seed 1234) and private parts",
+    )
     parser.add_argument("--pytrec", nargs=2, metavar=("RUN", "QRELS"), help=argparse.SUPPRESS)
     parser.add_argument("--ten", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -253,11 +269,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     with tempfile.TemporaryDirectory(prefix="lb-bench-scoring-") as tmp:
         folder = Path(tmp)
         start = time.perf_counter()
-        definition, run = write_files(folder, args.queries, args.per_query)
+        definition, run = write_files(folder, args.queries, args.per_query, split=args.split)
         lines = args.queries * args.per_query
         print(
             f"run: {lines:,} lines ({args.queries:,} queries x {args.per_query:,}),"
-            f" {run.stat().st_size / 1e6:.0f} MB; written in {time.perf_counter() - start:.1f} s"
+            f" {run.stat().st_size / 1e6:.0f} MB; written in {time.perf_counter() - start:.1f} s;"
+            + (" no split" if args.split is None else f" split: public {args.split}")
         )
         # An installed package has its bytecode compiled; this environment may set
         # PYTHONDONTWRITEBYTECODE, which would make every run recompile edited modules.
@@ -285,12 +302,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             order = order[i % len(order) :] + order[: i % len(order)]
             for name in order:
                 sides[name].append(run_timed(commands[name]))
-        agree = True
+        agree = split_scored = True
         for ours_side, their_side in (("ours3", "pytrec3"), ("ours10", "pytrec10")):
             a, b = ours_means(sides[ours_side][0].stdout), json.loads(sides[their_side][0].stdout)
             print(f"{ours_side:<8} {json.dumps(a)}")
             print(f"{their_side:<8} {json.dumps(b)}")
             agree = agree and all(abs(a[m] - b[m]) < 1e-9 for m in b)
+            if args.split is not None:
+                parts = json.loads(sides[ours_side][0].stdout).get("parts", {})
+                for part, values in parts.items():
+                    means = {k.partition("/")[2]: v for k, v in values.items()}
+                    print(f"  {part:<8} {json.dumps(means)}")
+                # Both parts must have been scored, or the figures measure no split.
+                split_scored = split_scored and set(parts) == {"public", "private"}
         if trec_eval:
             a, b = (
                 ours_means(sides["ours10"][0].stdout),
@@ -300,6 +324,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             # trec_eval prints four decimals.
             agree = agree and all(abs(a[m] - b[m]) < 5e-5 for m in b)
         print(f"measures agree to 1e-9 (trec_eval: to its 4 decimals): {'yes' if agree else 'NO'}")
+        if args.split is not None:
+            print(f"both parts in our output: {'yes' if split_scored else 'NO'}")
         labels = {
             "ours3": "ours, 3 measures",
             "pytrec3": "pytrec_eval, 3",

@@ -10,7 +10,7 @@ from typing import Any
 import click
 
 from leaderboard.cli.common import ImportModesCommand, chosen_options, fail
-from leaderboard.cli.references import Refused, fail_every, load_set_gold, read_definition
+from leaderboard.cli.references import Refused, fail_every, load_set_split, read_definition
 from leaderboard.config import load_settings
 from leaderboard.formats.issues import Issue, quoted, summarise
 from leaderboard.tables.model import MISSING, MeasureSpec
@@ -45,7 +45,8 @@ def score_json(
     """Return the ``--json`` report of an evaluation; with ``per_query``, the per-query values.
 
     Values are in the scale of the table (as in "measures"); only measures that are means of
-    per-query values have them.
+    per-query values have them. A split set's run has its values on each part under the key
+    parts (public, private), in the same scale.
     """
     verdict, results = evaluation.verdict, evaluation.results
     out: dict[str, Any]
@@ -71,6 +72,18 @@ def score_json(
             "issues": [],
             "tolerances": list(verdict.tolerances),
         }
+        if evaluation.parts:
+            # The split's parts (public, private), a set's, not a family's option.
+            out.update(
+                parts={
+                    part: {
+                        s.key: _shown(scored[s.key].raw, s.scale)
+                        for s in shown_specs
+                        if s.key in scored
+                    }
+                    for part, scored in evaluation.parts.items()
+                }
+            )
     if per_query:
         out["per_query"] = {
             s.key: {q: v * s.scale for q, v in values.items()}
@@ -129,7 +142,7 @@ def score_cmd(
         setdef = sd.set(set_slug or sd.default_set)
         if setdef is None:
             raise Refused(f"Subtask {quoted(subtask)} has no set {quoted(set_slug)}.")
-        gold = load_set_gold(d, sd, setdef, settings.max_decompressed_bytes)
+        gold, split = load_set_split(d, sd, setdef, settings.max_decompressed_bytes)
         if gold is None:
             raise Refused(
                 f"Subtask {quoted(subtask)} ({setdef.slug}) has no gold file to score with."
@@ -143,8 +156,14 @@ def score_cmd(
     except RunPathError as exc:
         fail(str(exc), 1)
     try:
+        # A split set is scored on each part too, as an upload is (the one pipeline).
         evaluation = family.evaluate(
-            inputs, gold, ctx, lenient=lenient, options=chosen_options(modes)
+            inputs,
+            gold,
+            ctx,
+            lenient=lenient,
+            options=chosen_options(modes),
+            parts=None if split is None else split.parts,
         )
     finally:
         for stream in inputs.values():
@@ -175,6 +194,13 @@ def score_cmd(
                 continue
             display = format(float(r.official) * s.scale, f".{s.display_decimals}f")
             click.echo(f"{s.label:<{width}}  {display:>8}   ({r.official})")
+    for part, scored in evaluation.parts.items():
+        click.echo(f"{part} part:")
+        for s in specs:
+            if s.key in scored:
+                raw = scored[s.key].raw
+                shown = MISSING if raw is None else format(raw * s.scale, f".{s.display_decimals}f")
+                click.echo(f"  {s.label:<{width}}  {shown:>8}")
 
 
 COMMANDS = (score_cmd,)

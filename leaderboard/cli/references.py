@@ -11,9 +11,16 @@ from typing import Any, NoReturn
 import click
 
 from leaderboard.cli.common import fail
-from leaderboard.tasks.checking import Problem, SetRefused, check_task_folder, read_set_gold
+from leaderboard.tasks.checking import (
+    Problem,
+    SetRefused,
+    check_task_folder,
+    read_set,
+    read_set_gold,
+)
 from leaderboard.tasks.definition import DefinitionError, SetDef, SubtaskDef, TaskDefinition
 from leaderboard.tasks.loading import load_definition_file
+from leaderboard.tasks.splitting import SetSplit
 
 
 class Refused(Exception):
@@ -41,6 +48,16 @@ def load_set_gold(
     """
     try:
         return read_set_gold(definition, subtask, setdef, max_decompressed)
+    except SetRefused as exc:
+        raise Refused(exc.first) from None
+
+
+def load_set_split(
+    definition: TaskDefinition, subtask: SubtaskDef, setdef: SetDef, max_decompressed: int
+) -> tuple[Any, SetSplit | None]:
+    """Return a set's parsed gold and its split, if it declares one (as ``load_set_gold``)."""
+    try:
+        return read_set(definition, subtask, setdef, max_decompressed)
     except SetRefused as exc:
         raise Refused(exc.first) from None
 

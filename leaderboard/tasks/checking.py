@@ -33,7 +33,7 @@ from leaderboard.tasks.families.base import (
     reference_problem,
 )
 from leaderboard.tasks.loading import load_definition_file, parse_raw_definition
-from leaderboard.tasks.splitting import SplitRefused, split_set
+from leaderboard.tasks.splitting import SetSplit, SplitRefused, split_set
 
 #: What a family's ``load_gold`` raises for a reference file it cannot read.
 REFERENCE_ERRORS = (ValueError, KeyError, UnicodeDecodeError)
@@ -354,9 +354,23 @@ def read_set_gold(
     Files are named relative to ``root``, or by their full path without it. A set without the
     gold file its family requires has nothing to parse: None is returned.
     """
+    return read_set(definition, subtask, setdef, max_decompressed, root)[0]
+
+
+def read_set(
+    definition: TaskDefinition,
+    subtask: SubtaskDef,
+    setdef: SetDef,
+    max_decompressed: int,
+    root: Path | None = None,
+) -> tuple[Any, SetSplit | None]:
+    """Return a set's parsed gold and, when it declares one, its split (as ``read_set_gold``).
+
+    A set without the gold file its family requires has neither: (None, None) is returned.
+    """
     family = get_family(definition.family)
     if "gold" not in setdef.files and family.file_roles.get("gold"):
-        return None
+        return None, None
     paths = {role: definition.file_path(rel) for role, rel in setdef.files.items()}
     names = {role: _relative(path, root) for role, path in paths.items()}
     contents: dict[str, bytes] = {}
@@ -392,9 +406,9 @@ def read_set_gold(
             line = int(found.group(1)) if found else None
             problems = [Problem(name, f"{where}: {_LINE.sub('', message)}", line=line)]
         raise SetRefused(f"{name}: {message}", problems) from None
-    if setdef.split is not None:
-        _check_split(family, gold, setdef, contents, names, subtask)
-    return gold
+    if setdef.split is None:
+        return gold, None
+    return gold, _check_split(family, gold, setdef, contents, names, subtask)
 
 
 def _check_split(
@@ -404,11 +418,11 @@ def _check_split(
     contents: dict[str, bytes],
     names: dict[str, str],
     subtask: SubtaskDef,
-) -> None:
-    """Refuse a set whose split leaves a part empty or lists ids that are not units of the gold."""
+) -> SetSplit:
+    """Return a set's split; refuse one that leaves a part empty or lists ids the gold lacks."""
     assert setdef.split is not None
     try:
-        split_set(family, gold, setdef.split, contents)
+        return split_set(family, gold, setdef.split, contents)
     except SplitRefused as exc:
         name = names.get(PUBLIC_UNITS_ROLE, "the definition")
         where = f"subtask {subtask.slug} ({setdef.slug})"

@@ -689,11 +689,22 @@ class Family(
         # An accepted run has its parsed form: the second test only narrows its type.
         if not verdict.ok or parsed is None:
             return Evaluation(verdict, None)
-        scored = {
+        results = self.score(parsed, gold)
+        scored = self.score_parts(parsed, gold, results, parts) if parts else {}
+        return Evaluation(verdict, results, self.item_values(parsed, gold), scored)
+
+    def score_parts(
+        self,
+        parsed: RunT,
+        gold: GoldT,
+        results: Mapping[str, MeasureResult],
+        parts: Mapping[str, PartGold],
+    ) -> dict[str, dict[str, MeasureResult]]:
+        """Score a validated run on each part; ``results`` are its scores on all units."""
+        return {
             name: self.score_part(parsed, gold, part.gold, part.units)
-            for name, part in (parts or {}).items()
+            for name, part in parts.items()
         }
-        return Evaluation(verdict, self.score(parsed, gold), self.item_values(parsed, gold), scored)
 
     def score_part(
         self, parsed: RunT, gold: GoldT, part_gold: GoldT, units: frozenset[str]

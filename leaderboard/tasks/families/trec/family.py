@@ -22,13 +22,19 @@ from leaderboard.tasks.families.base import (
     GoldAddressOption,
     GoldSlot,
     MeasureResult,
+    PartGold,
     ReferenceFileError,
     SingleFileFamily,
     StoredScore,
     Verdict,
     check_units,
 )
-from leaderboard.tasks.families.trec.parts import restrict_qrels, restrict_run
+from leaderboard.tasks.families.trec.parts import (
+    part_result,
+    restrict_qrels,
+    restrict_run,
+    separable,
+)
 from leaderboard.tasks.families.trec.scoring import score_variant, truncated
 from leaderboard.tasks.families.trec.style import STYLE
 from leaderboard.tasks.families.trec.variants import (
@@ -281,6 +287,30 @@ class TrecFamily(SingleFileFamily[TrecGold, fmt.TrecRun]):
     ) -> fmt.TrecRun:
         """Return the run's lines for these queries, as trec_eval reads a run cut to them."""
         return restrict_run(parsed, units)
+
+    def score_parts(
+        self,
+        parsed: fmt.TrecRun,
+        gold: TrecGold,
+        results: Mapping[str, MeasureResult],
+        parts: Mapping[str, PartGold],
+    ) -> dict[str, dict[str, MeasureResult]]:
+        """Score a run on each part: from its per-query values where every measure allows it.
+
+        trec_eval on the part's qrels and the run cut to them computes each query's value from
+        that query alone and averages over the part's evaluated queries; our kernel does the
+        same bit for bit for separable measures, so cutting, re-ranking and re-matching the run
+        for each part would only repeat the whole run's work (and hold copies of its arrays).
+        """
+        if not separable(gold.measures):
+            return super().score_parts(parsed, gold, results, parts)
+        keys = [
+            (m, gold.variants[slug].key(m.key)) for slug in gold.qrels for m in gold.measures[slug]
+        ]
+        return {
+            name: {key: part_result(m, results[key], part.units) for m, key in keys}
+            for name, part in parts.items()
+        }
 
     def describe_gold(self, gold: TrecGold, role: str) -> list[str]:
         """Report a qrels variant: counts, grade histogram, queries scoring 0 by construction."""

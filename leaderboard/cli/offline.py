@@ -72,18 +72,16 @@ def score_json(
             "issues": [],
             "tolerances": list(verdict.tolerances),
         }
-        if evaluation.parts:
-            # The split's parts (public, private), a set's, not a family's option.
-            out.update(
-                parts={
-                    part: {
-                        s.key: _shown(scored[s.key].raw, s.scale)
-                        for s in shown_specs
-                        if s.key in scored
-                    }
-                    for part, scored in evaluation.parts.items()
+        if evaluation.by_part:
+            # The split's parts (public, private): a set's, not a family's option.
+            out["by_part"] = {
+                part: {
+                    s.key: _shown(scored[s.key].raw, s.scale)
+                    for s in shown_specs
+                    if s.key in scored
                 }
-            )
+                for part, scored in evaluation.by_part.items()
+            }
     if per_query:
         out["per_query"] = {
             s.key: {q: v * s.scale for q, v in values.items()}
@@ -163,7 +161,7 @@ def score_cmd(
             ctx,
             lenient=lenient,
             options=chosen_options(modes),
-            parts=None if split is None else split.parts,
+            part_golds=None if split is None else split.golds,
         )
     finally:
         for stream in inputs.values():
@@ -194,7 +192,7 @@ def score_cmd(
                 continue
             display = format(float(r.official) * s.scale, f".{s.display_decimals}f")
             click.echo(f"{s.label:<{width}}  {display:>8}   ({r.official})")
-    for part, scored in evaluation.parts.items():
+    for part, scored in evaluation.by_part.items():
         click.echo(f"{part} part:")
         for s in specs:
             if s.key in scored:

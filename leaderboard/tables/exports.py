@@ -32,8 +32,6 @@ def table_to_dict(table: Table) -> dict[str, Any]:
         "set": table.set,
         "official": table.official,
         "frozen_at": table.frozen_at,
-        "part": table.part,
-        "board": table.board,
         "columns": [
             {"key": c.key, "label": c.label, "group": c.group, "official": c.official}
             for c in table.columns
@@ -43,6 +41,8 @@ def table_to_dict(table: Table) -> dict[str, Any]:
         "title": table.title,
         "footnotes": list(table.footnotes),
         "extra": _simple_dict(table.extra) if table.extra else None,
+        "part": table.part,
+        "board": table.board,
     }
 
 

@@ -26,12 +26,12 @@ class SetSplit:
     definition: SplitDef
     units: tuple[str, ...]
     public: frozenset[str]
-    parts: Mapping[str, PartGold]
+    golds: Mapping[str, PartGold]
 
     @property
     def counts(self) -> dict[str, int]:
         """Return how many units each part holds (organizer-only, like the units themselves)."""
-        return {name: len(part.units) for name, part in self.parts.items()}
+        return {name: len(part.units) for name, part in self.golds.items()}
 
 
 def split_set(

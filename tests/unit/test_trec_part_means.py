@@ -92,7 +92,7 @@ def evaluate(folder: Path, run: Path) -> tuple[Evaluation, Any, Any]:
     inputs = family.inputs_from_path(run, ctx)
     try:
         evaluation = family.evaluate(
-            inputs, gold, ctx, lenient=False, options={}, parts=split.parts
+            inputs, gold, ctx, lenient=False, options={}, part_golds=split.golds
         )
     finally:
         for stream in inputs.values():
@@ -107,7 +107,7 @@ def cut_and_scored(evaluation: Evaluation, split: Any, gold: Any) -> dict[str, A
     parsed = evaluation.verdict.parsed
     return {
         name: Family.score_part(family, parsed, gold, part.gold, part.units)
-        for name, part in split.parts.items()
+        for name, part in split.golds.items()
     }
 
 
@@ -124,9 +124,9 @@ def test_separable_measures_equal_the_cut_run_bit_for_bit(
         patched.setattr(TrecFamily, "restrict_run", refused)
         evaluation, split, gold = evaluate(tmp_path, run)
     expected = cut_and_scored(evaluation, split, gold)
-    assert set(evaluation.parts) == {"public", "private"}
+    assert set(evaluation.by_part) == {"public", "private"}
     for name, want in expected.items():
-        got = evaluation.parts[name]
+        got = evaluation.by_part[name]
         assert list(got) == list(want)
         for key in want:
             # Exact: the same value, official string, gold role and per-query values.
@@ -137,7 +137,7 @@ def test_separable_measures_equal_the_cut_run_bit_for_bit(
 def test_a_set_with_a_measure_that_is_not_separable_is_cut_and_rescored(tmp_path: Path) -> None:
     run = write_task(tmp_path, ["MAP", "Rndcg", "ndcg_rel", "G"], "zero")
     evaluation, split, gold = evaluate(tmp_path, run)
-    assert evaluation.parts == cut_and_scored(evaluation, split, gold)
+    assert evaluation.by_part == cut_and_scored(evaluation, split, gold)
 
 
 def test_a_part_mean_is_the_mean_of_its_queries_values(tmp_path: Path) -> None:
@@ -146,12 +146,12 @@ def test_a_part_mean_is_the_mean_of_its_queries_values(tmp_path: Path) -> None:
     whole = evaluation.results
     assert whole is not None
     for name in ("public", "private"):
-        units = split.parts[name].units
+        units = split.golds[name].units
         values = [v for q, v in (whole["graded/MAP"].per_query or {}).items() if q in units]
-        assert evaluation.parts[name]["graded/MAP"].raw == pytest.approx(
+        assert evaluation.by_part[name]["graded/MAP"].raw == pytest.approx(
             sum(values) / len(values), rel=1e-12
         )
         # Skipped: the topics without results (q..7) are not among a part's evaluated queries.
         assert not any(
-            q.endswith("7") for q in evaluation.parts[name]["graded/MAP"].per_query or {}
+            q.endswith("7") for q in evaluation.by_part[name]["graded/MAP"].per_query or {}
         )

@@ -88,9 +88,9 @@ def test_json_prints_each_part_beside_all_units(tmp_path: Path) -> None:
     public = {"automatic/MAP": 0.75, "automatic/MRR": 0.75}  # t1 and t3: (1 + 1/2) / 2
     private = {"automatic/MAP": 0.625, "automatic/MRR": 0.625}  # t2 and t4: (1 + 1/4) / 2
     assert report["measures"] == pytest.approx(every)
-    assert set(report["parts"]) == {"public", "private"}
-    assert report["parts"]["public"] == pytest.approx(public)
-    assert report["parts"]["private"] == pytest.approx(private)
+    assert set(report["by_part"]) == {"public", "private"}
+    assert report["by_part"]["public"] == pytest.approx(public)
+    assert report["by_part"]["private"] == pytest.approx(private)
     assert report["issues"] == []
 
 
@@ -114,11 +114,11 @@ def test_a_drawn_split_scores_the_topics_the_published_rule_picks(tmp_path: Path
     assert public and private  # the seed is chosen so that both parts have topics
     for name, topics in (("public", public), ("private", private)):
         mean = sum(1 / RELEVANT_AT[t] for t in topics) / len(topics)
-        assert report["parts"][name]["automatic/MRR"] == pytest.approx(mean)
+        assert report["by_part"][name]["automatic/MRR"] == pytest.approx(mean)
 
 
 def test_no_parts_key_without_a_split(tmp_path: Path) -> None:
     run = write_task(tmp_path, "")
     report = json.loads(score(tmp_path, run, "--json").output)
-    assert "parts" not in report
+    assert "by_part" not in report
     assert report["measures"]["automatic/MRR"] == pytest.approx(0.6875)

@@ -243,6 +243,10 @@ def check_deadline(
     return phase
 
 
+#: Table JSON keys added since tables were first frozen, with the value they then always had.
+TABLE_DEFAULTS = {"part": "all", "board": "slots"}
+
+
 def _values(results: Mapping[str, MeasureResult], old: Mapping[str, Any]) -> dict[str, Value]:
     """Return a re-scored run's values of the measures a frozen entry had, with their notes."""
     out = {}
@@ -538,7 +542,7 @@ def verify(
             report.differences.append(
                 "the public/private split rebuilt from the frozen gold differs from the stored one"
             )
-        parts = split.parts
+        parts = split.golds
     entries: list[Entry] = []
     public_entries: list[Entry] = []
     kept: dict[int, RescoredRun] = {}
@@ -568,15 +572,15 @@ def verify(
             ctx,
             lenient=item["lenient"],
             options=item["options"],
-            parts=parts,
+            part_golds=parts,
         )
         results = evaluation.results
         if results is not None and parts is not None:
             public_entries.append(
-                entry_from_record(rec, _values(evaluation.parts["public"], rec["values"]))
+                entry_from_record(rec, _values(evaluation.by_part["public"], rec["values"]))
             )
         if results is not None and part != "all":
-            results = evaluation.parts[part]
+            results = evaluation.by_part[part]
         if results is None:
             errors = evaluation.verdict.errors
             first = errors[0].text if errors else "the run could not be read"
@@ -615,6 +619,11 @@ def verify(
             table, found = recheck(target, table, analysed, kept, stored)
             report.differences += found
         rebuilt = exports.table_to_dict(table)
+        # A table frozen before tables stated their part and board has neither key: both were
+        # then always the defaults.
+        for key, default in TABLE_DEFAULTS.items():
+            if key not in snapshot.table and rebuilt.get(key) == default:
+                rebuilt.pop(key)
         if report.ok and _canonical(rebuilt) != _canonical(snapshot.table):
             report.differences.append(
                 "the table rebuilt from the re-scored runs differs from the frozen table"

@@ -214,7 +214,7 @@ def rescore_set(
     """
     loaded = load_set(session, store, target, settings.max_decompressed_bytes)
     gold, gold_files = loaded.gold, loaded.files
-    parts = None if loaded.split is None else loaded.split.parts
+    parts = None if loaded.split is None else loaded.split.golds
     ctx = target.context(settings.max_decompressed_bytes)
     runs = session.scalars(
         select(Run)
@@ -234,7 +234,7 @@ def rescore_set(
                 ctx,
                 lenient=run.lenient,
                 options=target.family.stored_options(run.report),
-                parts=parts,
+                part_golds=parts,
             )
         finally:
             for stream in inputs.values():
@@ -246,7 +246,7 @@ def rescore_set(
             continue
         for s in run.scores:
             s.current = False
-        run.scores.extend(score_rows(results, gold_files, evaluation.parts))
+        run.scores.extend(score_rows(results, gold_files, evaluation.by_part))
         run.item_values = evaluation.item_values
         run.report = run_report(
             {

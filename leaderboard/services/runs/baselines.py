@@ -43,7 +43,7 @@ def add_baselines(
     """
     loaded = load_set(session, store, target, settings.max_decompressed_bytes)
     gold, gold_files = loaded.gold, loaded.files
-    parts = None if loaded.split is None else loaded.split.parts
+    parts = None if loaded.split is None else loaded.split.golds
     ctx = target.context(settings.max_decompressed_bytes)
     contents = {role: store.read(g.storage_key) for role, g in gold_files.items()}
     roles: list[str] = []
@@ -51,7 +51,7 @@ def add_baselines(
         # Baseline files come from the organizers' side: read them as the official scorer did.
         upload = Upload.from_bytes(b.files, {k: f"baseline_{b.role}_{k}.txt" for k in b.files})
         evaluation = target.family.evaluate(
-            upload.files, gold, ctx, lenient=True, options={}, parts=parts
+            upload.files, gold, ctx, lenient=True, options={}, part_golds=parts
         )
         if evaluation.results is None:
             raise RunRejected(
@@ -97,7 +97,7 @@ def import_baseline(
             ctx,
             lenient=lenient,
             options={},
-            parts=None if loaded.split is None else loaded.split.parts,
+            part_golds=None if loaded.split is None else loaded.split.golds,
         )
         if evaluation.results is None:
             raise rejection(evaluation.verdict, "baseline")
@@ -162,7 +162,7 @@ def _placement(
 
     assert evaluation.results is not None
     rows: Sequence[Mapping[str, Any]] = score_values(
-        evaluation.results, gold_files, evaluation.parts
+        evaluation.results, gold_files, evaluation.by_part
     )
     key = active_key(target.eval_set.id, None, role)
     return Placement(session, key, make, before_commit or _no_op, rows)

@@ -260,7 +260,7 @@ def check_and_score(
             "run_name_source": NAME_SOURCES.get(sub.via, "given with the upload"),
             **sub.options,
         },
-        parts=None if loaded.split is None else loaded.split.parts,
+        part_golds=None if loaded.split is None else loaded.split.golds,
     )
     verdict = evaluation.verdict
     if evaluation.results is None:
@@ -379,7 +379,7 @@ def _prepare_run(
         # On a Ladder board the team's new run is decided at once: its answer says the verdict.
         decide_upload(session, store, target, run)
 
-    scores = score_values(scored.results, gold_files, scored.evaluation.parts)
+    scores = score_values(scored.results, gold_files, scored.evaluation.by_part)
     return Placement(session, slot_key, new_run, claim_quota_and_record, scores, flushes)
 
 

@@ -358,7 +358,7 @@ def part_gold(session: Session, store: Store, target: Target, part: str) -> Any:
     loaded = load_set(session, store, target)
     if part == "all" or loaded.split is None:
         return loaded.gold
-    return loaded.split.parts[part].gold
+    return loaded.split.golds[part].gold
 
 
 def _default_contexts(session: Session) -> Iterator[tuple[str, Family, Context]]:

@@ -178,7 +178,7 @@ class Evaluation:
     #: The run's prediction per item id, stored with the run (``Family.item_values``).
     item_values: dict[str, Any] | None = None
     #: A split set's scores on each part ("public", "private"), beside ``results`` on all units.
-    parts: dict[str, dict[str, MeasureResult]] = field(default_factory=dict)
+    by_part: dict[str, dict[str, MeasureResult]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -676,7 +676,7 @@ class Family(
         *,
         lenient: bool,
         options: Mapping[str, Any],
-        parts: Mapping[str, PartGold] | None = None,
+        part_golds: Mapping[str, PartGold] | None = None,
     ) -> Evaluation:
         """Validate a run within its bounds, then score it if accepted, on every part given.
 
@@ -690,7 +690,7 @@ class Family(
         if not verdict.ok or parsed is None:
             return Evaluation(verdict, None)
         results = self.score(parsed, gold)
-        scored = self.score_parts(parsed, gold, results, parts) if parts else {}
+        scored = self.score_parts(parsed, gold, results, part_golds) if part_golds else {}
         return Evaluation(verdict, results, self.item_values(parsed, gold), scored)
 
     def score_parts(

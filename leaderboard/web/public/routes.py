@@ -190,7 +190,7 @@ def results(task: str, subtask: str) -> ResponseReturnValue:
         schedule=schedule,
         seen_hidden=seen_hidden(target.eval_set),
         part=part,
-        parts=readable_parts(db(), target, organizer=user is not None and user.is_organizer),
+        readable=readable_parts(db(), target, organizer=user is not None and user.is_organizer),
     )
     resp = make_response(page)
     if ours is not None:

@@ -10,7 +10,6 @@ and stored as runs come in; a run without a stored decision is decided when read
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,7 +19,7 @@ from sqlalchemy.orm import Session, selectinload, undefer
 from leaderboard.models import LadderDecision, Phase, Run, Score, Subtask, Team
 from leaderboard.scoring.ladder import Decision, mean_step, rows_step
 from leaderboard.scoring.resampling import NotResampled, RecomputedRows, SummedRows, UnitRows
-from leaderboard.services.campaign.phases import BOARDS, phases_of
+from leaderboard.services.campaign.phases import phases_of
 from leaderboard.services.results.parts import default_part
 from leaderboard.services.tasks.catalog import part_gold
 from leaderboard.states import RunKind, RunStatus
@@ -28,8 +27,6 @@ from leaderboard.storage import Store
 from leaderboard.tables.model import MeasureSpec, official_key
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import StoredScore
-
-__all__ = ["BOARDS", "Board", "board_of", "best_runs", "ladders"]
 
 
 @dataclass(frozen=True)
@@ -155,12 +152,17 @@ class _Rows:
     def __init__(
         self, session: Session, store: Store, target: Target, spec: MeasureSpec, part: str
     ):
-        self.session, self.target, self.spec, self.part = session, target, spec, part
-        self.gold = part_gold(session, store, target, part)
+        self.session, self.store, self.target = session, store, target
+        self.spec, self.part = spec, part
+        self._gold: Any = None
         self._rows: dict[int, tuple[list[str], UnitRows]] = {}
 
     def of(self, run: Run) -> tuple[list[str], UnitRows]:
+        """Return a run's unit ids and rows, higher-is-better; NotResampled without them."""
         if run.id not in self._rows:
+            if self._gold is None:
+                # Read only when a decision is made: a board of stored decisions needs no gold.
+                self._gold = part_gold(self.session, self.store, self.target, self.part)
             score = self.session.scalar(
                 select(Score)
                 .where(
@@ -175,7 +177,7 @@ class _Rows:
                 raise NotResampled(f"run {run.id} has no {self.spec.key} score")
             values = self.session.scalar(select(Run.item_values).where(Run.id == run.id))
             stored = StoredScore(score.per_query, score.item_stats, values)
-            ids, rows = self.target.family.unit_rows(self.spec.key, self.gold, stored)
+            ids, rows = self.target.family.unit_rows(self.spec.key, self._gold, stored)
             if self.spec.lower_is_better:
                 rows = _negated(rows)
             self._rows[run.id] = (ids, rows)
@@ -302,22 +304,6 @@ def decide_upload(session: Session, store: Store, target: Target, run: Run) -> N
 def forget_decisions(session: Session, eval_set_id: int) -> None:
     """Delete a set's Ladder decisions (its scores changed: they are made again when read)."""
     session.execute(delete(LadderDecision).where(LadderDecision.eval_set_id == eval_set_id))
-
-
-def not_better(ladder: Mapping[int, TeamLadder], team_id: int) -> list[int]:
-    """Return the ids of a team's runs that did not beat its released value."""
-    state = ladder.get(team_id)
-    if state is None:
-        return []
-    return [run_id for run_id, d in state.decisions.items() if not d.replaced]
-
-
-def describe(board: Board) -> dict[str, Any]:
-    """Return the board as the Table JSON states it."""
-    return {
-        "board": board.kind,
-        **({"ladder_alpha": board.alpha} if board.kind == "ladder" else {}),
-    }
 
 
 @dataclass(frozen=True)

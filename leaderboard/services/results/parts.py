@@ -74,8 +74,8 @@ def readable_parts(session: Session, target: Target, *, organizer: bool) -> tupl
 def chosen_part(session: Session, target: Target, requested: str | None, *, organizer: bool) -> str:
     """Return the part a request asks for, or the default; refuse one the reader may not see.
 
-    A part that is not a part name is a bad request; a real part the reader may not see yet is
-    forbidden, with the same words whether or not the set has one (nothing about it leaks).
+    A name that is not a part, or a part of a set without a split, is a bad request (400); a
+    part of a split set the reader may not see yet is forbidden (403).
     """
     if not requested:
         return default_part(session, target)

@@ -38,7 +38,12 @@ def split_set(
     family: Family[Any, Any], gold: Any, split: SplitDef, files: Mapping[str, bytes]
 ) -> SetSplit:
     """Return a set's parts from its gold and split; raise SplitRefused naming every problem."""
-    units = tuple(family.unit_ids(gold))
+    try:
+        units = tuple(family.unit_ids(gold))
+    except NotImplementedError:
+        raise SplitRefused(
+            [(None, f"Tasks of the {family.name} family have no units to split: remove public.")]
+        ) from None
     if split.listed:
         try:
             text = files[PUBLIC_UNITS_ROLE].decode("utf-8")

@@ -181,3 +181,17 @@ def test_another_familys_import_flag_is_accepted_and_ignored(
     # --resort is another family's mode: accepted as a flag, ignored by this family.
     assert result.exit_code == 0, result.output
     assert "imported Kelp/run.tsv" in result.output
+
+
+def test_a_family_without_units_refuses_a_split(
+    family: YesNoFamily, runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    folder = tmp_path / "task"
+    folder.mkdir()
+    (folder / "gold.tsv").write_bytes(GOLD)
+    split = 'gold = "gold.tsv", public = { fraction = 0.5, seed = 1 }'
+    (folder / "task.toml").write_text(DEFINITION.replace('gold = "gold.tsv"', split))
+    result = runner.invoke(args=["leaderboard", "add-task", str(folder / "task.toml")])
+    assert result.exit_code != 0
+    assert "throwaway-yesno family have no units to split" in result.output
+    assert "Traceback" not in result.output

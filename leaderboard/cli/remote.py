@@ -276,9 +276,15 @@ def _print_accepted(body: dict[str, Any], es: dict[str, Any], shown_already: set
     for w in body.get("warnings") or []:
         if str(w) not in shown_already:
             click.echo(f"warning: {w}")
+    ladder = body.get("ladder")
+    if ladder:
+        click.echo(f"Ladder board: {ladder.get('text', '')}.")
     if body.get("scores_hidden"):
-        click.echo("Scores are hidden until the organizers release the results of this phase.")
+        if not ladder:
+            click.echo("Scores are hidden until the organizers release the results of this phase.")
         return
+    if body.get("part") == "public":
+        click.echo("Scores on the public part of the test set (the private part comes later):")
     scores = body.get("scores") or {}
     specs = [m for m in es.get("measures", []) if m["key"] in scores]
     width = max((len(m["label"]) for m in specs), default=0)
@@ -319,7 +325,12 @@ def runs_cmd(server: str, token: str, as_json: bool) -> None:
     rows = []
     for r in answer.body["runs"]:
         specs = measures.get((r["task"], r["subtask"], r["set"]), [])
-        cell = "hidden" if r.get("scores_hidden") else _scores_cell(r.get("scores") or {}, specs)
+        if r.get("ladder"):
+            cell = f"Ladder: {r['ladder'].get('text', '')}"
+        elif r.get("scores_hidden"):
+            cell = "hidden"
+        else:
+            cell = _scores_cell(r.get("scores") or {}, specs)
         status = r["status"] + (" late" if r.get("late") else "")
         rows.append(
             [

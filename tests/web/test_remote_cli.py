@@ -15,7 +15,7 @@ from sqlalchemy.pool import NullPool
 
 from leaderboard.models import Run
 from tests.live import BIN, REPO, LiveServer
-from tests.runs import PRESET, oracle_run, own_campaign
+from tests.runs import PRESET, oracle_run, own_campaign, post_evaluation_phases
 
 T3 = "semeval2016-task3"
 GOLD_DEV_A = (
@@ -227,3 +227,23 @@ def test_runs_and_tasks_list_in_columns_with_the_token_from_the_environment(
     ]
     as_json = remote(live, "tasks", "--json", token=token, cwd=tmp_path)
     assert {t["slug"] for t in json.loads(as_json.stdout)["tasks"]} >= {T3}
+
+
+def test_a_ladder_board_answers_with_its_verdict_not_the_scores(
+    live: LiveServer, token: str, tmp_path: Path
+) -> None:
+    phase = post_evaluation_phases(T3, "A")[0]
+    live.cli("phase", T3, "A", phase, "--board", "ladder")
+    try:
+        run = tmp_path / "run.txt"
+        run.write_bytes(oracle_run())
+        out = remote(
+            live, "submit", T3, "A", str(run), "--slot", "contrastive1", token=token, cwd=tmp_path
+        )
+        assert out.returncode == 0, out.stdout + out.stderr
+        assert "Ladder board: " in out.stdout
+        assert not any(line.startswith("MAP") for line in out.stdout.splitlines())
+        table = remote(live, "runs", token=token, cwd=tmp_path)
+        assert "Ladder: " in table.stdout
+    finally:
+        live.cli("phase", T3, "A", phase, "--board", "slots")

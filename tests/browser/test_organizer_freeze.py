@@ -71,14 +71,19 @@ def test_organizer_adds_baselines_and_freezes(
     expect(first_ci).to_have_text(re.compile(r"^\[\d+\.\d\d, \d+\.\d\d\]$"))
     expect(page.locator("body")).to_contain_text("Rules separate significance clusters")
     rows = ranking_rows(page)
-    # Primary rows: the rank, the label, then every value with its rank as a <sub>.
-    assert rows[0] == [("1", None), ("Aurora-primary", None)] + [(v, "1") for v in ORACLE_TEST_A]
+    # Primary rows: the rank, the label, then every value with its rank as a <sub>, then how
+    # many runs the team uploaded (one each).
+    assert rows[0] == [("1", None), ("Aurora-primary", None)] + [
+        (v, "1") for v in ORACLE_TEST_A
+    ] + [("1", None)]
     assert rows[1] == [("2", None), ("Borealis-primary", None)] + [
         (v, "2") for v in CONSTANT_FALSE_A
-    ]
-    # Baseline rows come last: no rank, no subscripts, "—" where a measure is not shown.
+    ] + [("1", None)]
+    # Baseline rows come last: no rank, no subscripts, "—" where a measure is not shown, no
+    # upload count.
     assert rows[2:] == [
-        [("", None), (label, None)] + [(v, None) for v in values] for label, values in BASELINES_A
+        [("", None), (label, None)] + [(v, None) for v in values] + [("", None)]
+        for label, values in BASELINES_A
     ]
     assert page.locator("table.ranking tbody tr.row-baseline").count() == 4
     assert page.locator("table.ranking tbody sub").count() == 14

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 
 from leaderboard.formats.cqa import CqaGold, CqaRun
+from leaderboard.scoring.cqa import CQA_MEASURES, scores_from_questions
+from leaderboard.tasks.families.base import MeasureResult
+from leaderboard.tasks.families.cqa.scoring import results_of
+
+#: The measure whose per-question counts P, R, F1 and Acc share ([TP, FP, FN, TN]).
+COUNTS_OF = "P"
 
 
 def question_rows(gold: CqaGold, units: frozenset[str]) -> np.ndarray:
@@ -44,3 +52,34 @@ def restrict_run(run: CqaRun, gold: CqaGold, units: frozenset[str]) -> CqaRun:
     """
     covered = question_rows(gold, units)[: run.rows]
     return CqaRun(int(covered.sum()), run.scores[covered], run.predicted[covered])
+
+
+def part_results(
+    gold: CqaGold, whole: Mapping[str, MeasureResult], units: frozenset[str]
+) -> dict[str, MeasureResult] | None:
+    """Return a run's seven measures on a part from its per-question values on all questions.
+
+    Each question's AP, hits@k, R_q and counts depend on its own rows alone, and every measure
+    follows from them with exact sums: equal to scoring the run cut to the part. None when the
+    whole run's results do not hold every question's values (a truncated run, old results).
+    """
+    if set(whole) != set(CQA_MEASURES):
+        return None
+    ap_of = whole["MAP"].per_query
+    recall, counts = whole["AvgRec"].item_stats, whole[COUNTS_OF].item_stats
+    n = len(gold.questions)
+    if ap_of is None or recall is None or counts is None or len(ap_of) != n:
+        return None
+    if len(recall) != n or len(counts) != n:
+        return None
+    kept = [k for k, q in enumerate(gold.questions) if q in units]
+    if not kept:
+        return None
+    questions = [gold.questions[k] for k in kept]
+    ap = np.array([ap_of[q] for q in questions], dtype=np.float64)
+    chosen = scores_from_questions(
+        ap,
+        np.asarray(recall, dtype=np.int64)[kept],
+        np.asarray(counts, dtype=np.int64)[kept],
+    )
+    return results_of(questions, chosen)

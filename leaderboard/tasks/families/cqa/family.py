@@ -285,13 +285,14 @@ class CqaFamily(SingleFileFamily["CqaGold", "CqaRun"]):
         the measures follow from them by exact sums, so re-ranking each part's rows would only
         repeat the whole run's work. A truncated legacy run is cut and re-scored.
         """
-        from leaderboard.tasks.families.cqa.parts import part_results
+        from leaderboard.tasks.families.cqa.parts import part_results, question_values
 
-        if parsed.rows != len(gold):
+        values = question_values(gold, results) if parsed.rows == len(gold) else None
+        if values is None:
             return super().score_parts(parsed, gold, results, parts)
         scored = {}
         for name, part in parts.items():
-            derived = part_results(gold, results, part.units)
+            derived = part_results(gold, values, part.units)
             scored[name] = (
                 derived
                 if derived is not None

@@ -158,18 +158,34 @@ def score_cqa(
     found = hits[:, -1]
     ap = np.divide(precision_sum, found, out=np.zeros_like(precision_sum), where=found > 0)
 
-    first = np.argmax(rel, axis=1)
-    rr = np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
-
     relevant = np.add.reduceat(gold_labels.astype(np.int64), question_starts)
     recall_stats = avgrec_stats(hits, relevant)
+    counts = question_counts(question_starts, gold_labels, predicted)
+    return scores_from_questions(ap, recall_stats, counts)
+
+
+def reciprocal_ranks(hits: np.ndarray) -> np.ndarray:
+    """Return each question's 1/i* from its h_q(1..10) (questions × 10): 0 without a hit."""
+    found = np.asarray(hits) > 0
+    return np.where(found[:, -1], 1.0 / (np.argmax(found, axis=1) + 1.0), 0.0)
+
+
+def scores_from_questions(
+    ap: np.ndarray, recall_stats: np.ndarray, counts: np.ndarray
+) -> CqaScores:
+    """Return the 7 measures of some questions from their AP_q, ``avgrec_stats`` and counts.
+
+    Every value is a function of the questions' own values, in an order-free way (exact sums),
+    so a part of the questions scores from the whole run's rows as from a run of only them.
+    """
+    rr = reciprocal_ranks(recall_stats[:, :TOP_K])
+    sums = recall_stats.sum(axis=0)
     # recall_at_ranks is 0 throughout when no question has a relevant candidate. fsum rounds
     # the sum of the 10 recalls once, as stored scores always were; resampling's
     # avgrec_from_sums adds them in floating point (within a few ulps, and vectorized).
-    avg_rec = math.fsum(recall_at_ranks(recall_stats.sum(axis=0)).tolist()) / TOP_K
-    flags = (AVGREC_UNDEFINED,) if relevant.sum() == 0 else ()
-
-    counts = question_counts(question_starts, gold_labels, predicted)
+    avg_rec = math.fsum(recall_at_ranks(sums).tolist()) / TOP_K
+    # Σ_q min(10, R_q) is 0 exactly when no question has a relevant candidate.
+    flags = (AVGREC_UNDEFINED,) if sums[-1] == 0 else ()
     binary = binary_from_counts(counts.sum(axis=0))
     values = {"MAP": _mean(ap), "AvgRec": avg_rec, "MRR": 100.0 * _mean(rr)}
     values.update({name: float(value) for name, value in binary.items()})

@@ -20,6 +20,7 @@ from leaderboard.tasks.families.base import (
     ImportOption,
     MarkerNote,
     MeasureResult,
+    PartGold,
     ScoreFile,
     SingleFileFamily,
     StoredScore,
@@ -270,6 +271,34 @@ class CqaFamily(SingleFileFamily["CqaGold", "CqaRun"]):
         if run.rows == 0:
             return {m: MeasureResult.undefined(TRUNCATED_OUTSIDE) for m in CQA_MEASURES}
         return self.score(run, part_gold)
+
+    def score_parts(
+        self,
+        parsed: CqaRun,
+        gold: CqaGold,
+        results: Mapping[str, MeasureResult],
+        parts: Mapping[str, PartGold],
+    ) -> dict[str, dict[str, MeasureResult]]:
+        """Score a run on each part from its per-question values, equal to cutting and re-scoring.
+
+        A question's AP, hits@k, relevant count and [TP, FP, FN, TN] depend on its rows alone;
+        the measures follow from them by exact sums, so re-ranking each part's rows would only
+        repeat the whole run's work. A truncated legacy run is cut and re-scored.
+        """
+        from leaderboard.tasks.families.cqa.parts import part_results, question_values
+
+        values = question_values(gold, results) if parsed.rows == len(gold) else None
+        if values is None:
+            return super().score_parts(parsed, gold, results, parts)
+        scored = {}
+        for name, part in parts.items():
+            derived = part_results(gold, values, part.units)
+            scored[name] = (
+                derived
+                if derived is not None
+                else self.score_part(parsed, gold, part.gold, part.units)
+            )
+        return scored
 
     def baselines(
         self, gold: CqaGold, files: Mapping[str, bytes], ctx: Context

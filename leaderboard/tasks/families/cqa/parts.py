@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
+
 import numpy as np
 
 from leaderboard.formats.cqa import CqaGold, CqaRun
+from leaderboard.scoring.cqa import CQA_MEASURES, scores_from_questions
+from leaderboard.tasks.families.base import MeasureResult
+from leaderboard.tasks.families.cqa.scoring import results_of
+
+#: The measure whose per-question counts P, R, F1 and Acc share ([TP, FP, FN, TN]).
+COUNTS_OF = "P"
 
 
 def question_rows(gold: CqaGold, units: frozenset[str]) -> np.ndarray:
@@ -44,3 +53,50 @@ def restrict_run(run: CqaRun, gold: CqaGold, units: frozenset[str]) -> CqaRun:
     """
     covered = question_rows(gold, units)[: run.rows]
     return CqaRun(int(covered.sum()), run.scores[covered], run.predicted[covered])
+
+
+@dataclass(frozen=True)
+class QuestionValues:
+    """A scored run's values per question in gold order: AP_q, ``avgrec_stats`` and counts."""
+
+    ap: np.ndarray
+    recall: np.ndarray
+    counts: np.ndarray
+
+
+def question_values(gold: CqaGold, whole: Mapping[str, MeasureResult]) -> QuestionValues | None:
+    """Return the per-question values of a run's results, or None unless every question has them.
+
+    A truncated legacy run, and results without per-question values, have none for some
+    questions.
+    """
+    if set(whole) != set(CQA_MEASURES):
+        return None
+    ap_of = whole["MAP"].per_query
+    recall, counts = whole["AvgRec"].item_stats, whole[COUNTS_OF].item_stats
+    n = len(gold.questions)
+    if ap_of is None or recall is None or counts is None or list(ap_of) != list(gold.questions):
+        return None
+    if len(recall) != n or len(counts) != n:
+        return None
+    return QuestionValues(
+        np.array(list(ap_of.values()), dtype=np.float64),
+        np.asarray(recall, dtype=np.int64),
+        np.asarray(counts, dtype=np.int64),
+    )
+
+
+def part_results(
+    gold: CqaGold, values: QuestionValues, units: frozenset[str]
+) -> dict[str, MeasureResult] | None:
+    """Return a run's seven measures on a part from its per-question values on all questions.
+
+    Each question's AP, hits@k, R_q and counts depend on its own rows alone, and every measure
+    follows from them with exact sums: equal to scoring the run cut to the part. None for a
+    part without questions.
+    """
+    kept = np.flatnonzero([q in units for q in gold.questions])
+    if not kept.size:
+        return None
+    chosen = scores_from_questions(values.ap[kept], values.recall[kept], values.counts[kept])
+    return results_of([gold.questions[k] for k in kept.tolist()], chosen)

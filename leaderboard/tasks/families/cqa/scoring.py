@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from leaderboard.formats.cqa import CqaGold, CqaRun
 from leaderboard.scoring.cqa import MEASURES, CqaScores, score_cqa
 from leaderboard.tasks.families.base import MeasureResult
@@ -21,11 +23,15 @@ def measure_results(gold: CqaGold, run: CqaRun) -> dict[str, MeasureResult]:
     MAP and MRR keep their per-question values; AvgRec, P, R, F1 and Acc the per-question
     counts they are computed from (``item_stats``, one row per question in question order).
     """
-    result = score_run(gold, run)
+    return results_of(gold.questions, score_run(gold, run))
+
+
+def results_of(questions: Sequence[str], result: CqaScores) -> dict[str, MeasureResult]:
+    """Return the seven measures of ``result``, its questions' values keyed by ``questions``."""
     # MAP and MRR are means over the scored questions (the first ones of the gold), so their
     # values are keyed by those questions' ids; AvgRec, P, R, F1 and Acc are not such means.
     per_query = {
-        m: dict(zip(gold.questions[: values.size], values.tolist(), strict=True))
+        m: dict(zip(questions[: values.size], values.tolist(), strict=True))
         for m, values in result.per_question.items()
     }
     stats = {m: counts.tolist() for m, counts in result.question_stats.items()}

@@ -359,3 +359,21 @@ def test_live_ranks_are_on_the_public_part_until_release(
     _release(runner)
     page = alice.get(f"/runs/{ids['alice']}").get_data(as_text=True)
     assert '<span id="run-rank">2</span>' in page
+
+
+def test_the_table_command_prints_any_part_for_organizers(
+    client: FlaskClient, runner: FlaskCliRunner, hosted: dict[str, str]
+) -> None:
+    api_upload(client, hosted["alice"], (SENTIMENT / "run-valid.tsv").read_bytes(), path=UPLOAD)
+    for part in ("public", "private", "all"):
+        result = runner.invoke(
+            args=["leaderboard", "table", TASK, SUBTASK, "--format", "json", "--part", part]
+        )
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.output)["part"] == part
+    default = runner.invoke(args=["leaderboard", "table", TASK, SUBTASK, "--format", "json"])
+    assert json.loads(default.output)["part"] == "public"
+    both = runner.invoke(
+        args=["leaderboard", "table", TASK, SUBTASK, "--official", "--part", "all"]
+    )
+    assert both.exit_code != 0 and "--part" in both.output

@@ -11,14 +11,12 @@ and stored as runs come in; a run without a stored decision is decided when read
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, selectinload, undefer
 
 from leaderboard.models import LadderDecision, Phase, Run, Score, Subtask, Team
-from leaderboard.scoring.ladder import Decision, mean_step, rows_step
-from leaderboard.scoring.resampling import NotResampled, RecomputedRows, SummedRows, UnitRows
 from leaderboard.services.campaign.phases import phases_of
 from leaderboard.services.results.parts import default_part
 from leaderboard.services.tasks.catalog import part_gold
@@ -27,6 +25,11 @@ from leaderboard.storage import Store
 from leaderboard.tables.model import MeasureSpec, official_key
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import StoredScore
+
+if TYPE_CHECKING:
+    # numpy comes with these: imported where a decision is made, so tables load without it.
+    from leaderboard.scoring.ladder import Decision
+    from leaderboard.scoring.resampling import UnitRows
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,8 @@ class TeamLadder:
 def _stored(
     session: Session, target: Target, spec: MeasureSpec, board: Board
 ) -> dict[int, Decision]:
+    from leaderboard.scoring.ladder import Decision
+
     rows = session.scalars(
         select(LadderDecision).where(
             LadderDecision.eval_set_id == target.eval_set.id,
@@ -159,6 +164,8 @@ class _Rows:
 
     def of(self, run: Run) -> tuple[list[str], UnitRows]:
         """Return a run's unit ids and rows, higher-is-better; NotResampled without them."""
+        from leaderboard.scoring.resampling import NotResampled
+
         if run.id not in self._rows:
             if self._gold is None:
                 # Read only when a decision is made: a board of stored decisions needs no gold.
@@ -186,6 +193,8 @@ class _Rows:
 
 def _negated(rows: UnitRows) -> UnitRows:
     """Return rows whose measure is the negated one: the Ladder is written for higher-is-better."""
+    from leaderboard.scoring.resampling import RecomputedRows, SummedRows
+
     if isinstance(rows, SummedRows):
         finish = rows.finish
         recompute = rows.recompute
@@ -203,6 +212,9 @@ def _decide(
     rows: _Rows, run: Run, best: Run | None, released: float | None, alpha: float
 ) -> Decision:
     """Return the Ladder's decision on ``run`` given the team's best run and released value."""
+    from leaderboard.scoring.ladder import Decision, mean_step, rows_step
+    from leaderboard.scoring.resampling import NotResampled, SummedRows
+
     spec = rows.spec
     sign = -1.0 if spec.lower_is_better else 1.0
     ids, new = rows.of(run)
@@ -250,6 +262,8 @@ def ladders(
     With ``keep`` the decisions made here are added to the session (the caller's unit of work
     stores them); a reader without a transaction of its own leaves ``keep`` off.
     """
+    from leaderboard.scoring.resampling import NotResampled
+
     spec = official_of(target)
     stored = _stored(session, target, spec, board)
     rows = _Rows(session, store, target, spec, board.part)
@@ -294,9 +308,8 @@ def _row(
     )
 
 
-def decide_upload(session: Session, store: Store, target: Target, run: Run) -> None:
+def decide_upload(session: Session, store: Store, target: Target, board: Board, run: Run) -> None:
     """Store the Ladder's decision on a team's new run, in the upload's transaction."""
-    board = board_of(session, target)
     if board.kind == "ladder" and run.team_id is not None:
         ladders(session, store, target, board, keep=True, team_id=run.team_id)
 

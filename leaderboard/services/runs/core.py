@@ -52,7 +52,7 @@ from leaderboard.services.common.errors import (
 )
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import clean_text
-from leaderboard.services.results.boards import decide_upload
+from leaderboard.services.results.boards import board_of, decide_upload
 from leaderboard.services.tasks.catalog import load_set
 from leaderboard.services.tasks.hiding import sees_hidden
 from leaderboard.states import Role, RunKind, RunStatus
@@ -321,6 +321,8 @@ def _prepare_run(
     description = clean_text(sub.description, "description", limit=MAX_DESCRIPTION, multiline=True)
     now = now or utcnow()
     admission = _admission(session, settings, target, sub.slot, counted, now)
+    # Asked now, while the set's phases are remembered: after the run's rows they are read again.
+    board = board_of(session, target)
     scored = check_and_score(session, store, settings, sub)
     actor = user.email if user is not None else "cli"
     # An organizer's import may name a team that does not exist yet: found or added per attempt.
@@ -377,7 +379,7 @@ def _prepare_run(
         if user is None or user.is_organizer:
             _record_import(session, actor, sub, owner_of(), run, now)
         # On a Ladder board the team's new run is decided at once: its answer says the verdict.
-        decide_upload(session, store, target, run)
+        decide_upload(session, store, target, board, run)
 
     scores = score_values(scored.results, gold_files, scored.evaluation.by_part)
     return Placement(session, slot_key, new_run, claim_quota_and_record, scores, flushes)

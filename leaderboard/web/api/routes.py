@@ -21,6 +21,7 @@ from leaderboard.services.common.errors import Forbidden, InvalidInput, RunRejec
 from leaderboard.services.freeze.core import frozen_of
 from leaderboard.services.notify.notices import run_refused
 from leaderboard.services.results.anonymity import audience_for
+from leaderboard.services.results.boards import board_of
 from leaderboard.services.results.parts import chosen_part, default_part, set_part
 from leaderboard.services.results.tables import live_table
 from leaderboard.services.runs.core import (
@@ -111,13 +112,14 @@ def upload(task: str, subtask: str) -> ResponseReturnValue:
     # another transaction (three more round trips) on every upload.
     hidden = hiding_phase(db(), target.eval_set, user)
     part = default_part(db(), target)
+    on_ladder = board_of(db(), target).kind == "ladder"
     try:
         run = retried(db(), prepare_run(db(), store(), settings(), sub, user=user, now=now()))
     except RunRejected as exc:
         # The uploader gets the verdict by mail too (a script's log is easily missed).
         _mail_verdict(user, target.task.slug, target.subtask.slug, exc)
         raise
-    ladder = run_ladder(run)
+    ladder = run_ladder(run) if on_ladder else None
     shown = hidden is None and not ladder_hides(ladder, user)
     body = run_json(run, show_scores=shown, part=part, ladder=ladder)
     phase = run.phase

@@ -170,7 +170,18 @@ def test_a_whole_campaign_in_the_browser(
     phases = org.locator("#phases table tbody tr")
     expect(phases.nth(0).locator("td")).to_have_text(
         ["trial", "dev", "2016-01-01 00:00:00 UTC", "2016-01-09 00:00:00 UTC"]
-        + ["refused", "refused", "visible", "public", "teams", "hidden", "slots", "—", "—", "Delete"]
+        + [
+            "refused",
+            "refused",
+            "visible",
+            "public",
+            "teams",
+            "hidden",
+            "slots",
+            "—",
+            "—",
+            "Delete",
+        ]
     )
     expect(phases.nth(1).locator("td")).to_have_text(
         ["test", "test", "2016-01-10 00:00:00 UTC", "2016-01-31 23:59:00 UTC"]

@@ -82,6 +82,17 @@ def add_scores(session: Session, run: Run, scores: Sequence[Mapping[str, Any]]) 
 _MANY_INSERTS: dict[tuple[str, str], tuple[str, list[tuple[str, Any]]]] = {}
 
 
+def _defaults(table: Table, row: Mapping[str, Any]) -> dict[str, Any]:
+    """Return the Python-side defaults of the columns a row leaves out (primary key aside)."""
+    out = {}
+    for column in table.columns:
+        default = column.default
+        if column.primary_key or column.key in row or not isinstance(default, ColumnDefault):
+            continue
+        out[column.key] = default.arg(None) if default.is_callable else default.arg
+    return out
+
+
 def insert_returning_ids(session: Session, table: Table, rows: list[dict[str, Any]]) -> list[int]:
     """Insert rows (all with the same keys) in one round trip; return their ids in row order.
 
@@ -93,6 +104,11 @@ def insert_returning_ids(session: Session, table: Table, rows: list[dict[str, An
     """
     bind = session.connection()
     dialect = bind.dialect
+    # A column left out that has a default gets it here, as the ORM would give it: psycopg's
+    # path below sends the compiled statement's parameters only, and that names such columns.
+    defaults = _defaults(table, rows[0])
+    if defaults:
+        rows = [{**defaults, **row} for row in rows]
     keys = list(rows[0])
     if dialect.name != "postgresql" or dialect.driver != "psycopg":
         statement = insert(table).returning(table.c.id, sort_by_parameter_order=True)

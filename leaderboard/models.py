@@ -532,6 +532,13 @@ class Run(Base):
         """Return whether this run currently occupies its slot."""
         return self.status == RunStatus.ACTIVE
 
+    def current_score(self, measure: str, part: str = "all") -> Score | None:
+        """Return the run's current score of a measure on a part (scores loaded), or None."""
+        return next(
+            (s for s in self.scores if s.current and s.part == part and s.measure == measure),
+            None,
+        )
+
     def visible_measures(self, measures: Iterable[str]) -> set[str]:
         """Return which of ``measures`` the run shows: all for a team, a baseline's chosen ones."""
         if self.kind == RunKind.BASELINE:

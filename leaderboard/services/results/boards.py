@@ -96,9 +96,7 @@ def team_runs(session: Session, target: Target, team_id: int | None = None) -> d
 
 
 def _value(run: Run, measure: str, part: str) -> float | None:
-    score = next(
-        (s for s in run.scores if s.current and s.part == part and s.measure == measure), None
-    )
+    score = run.current_score(measure, part)
     return None if score is None else score.value
 
 
@@ -218,9 +216,11 @@ def _decide(
     spec = rows.spec
     sign = -1.0 if spec.lower_is_better else 1.0
     ids, new = rows.of(run)
-    best_rows = rows.of(best)[1] if best is not None else None
-    if best is not None and rows.of(best)[0] != ids:
-        raise NotResampled(f"run {run.id} was scored on other units than run {best.id}")
+    best_rows = None
+    if best is not None:
+        best_ids, best_rows = rows.of(best)
+        if best_ids != ids:
+            raise NotResampled(f"run {run.id} was scored on other units than run {best.id}")
     shown = None if released is None else sign * released
     if isinstance(new, SummedRows) and new.mean_of is not None:
         mean_best = None

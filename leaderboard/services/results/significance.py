@@ -102,9 +102,7 @@ def stored_scores(
     ).all()
     out: dict[int, StoredScore] = {}
     for run in runs:
-        score = next(
-            (s for s in run.scores if s.current and s.part == part and s.measure == measure), None
-        )
+        score = run.current_score(measure, part)
         if score is None:
             continue
         out[run.id] = StoredScore(score.per_query, score.item_stats, run.item_values)

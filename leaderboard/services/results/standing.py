@@ -20,7 +20,7 @@ from leaderboard.models import Phase, Run, Team, User
 from leaderboard.services.campaign.phases import current_phase, may_withdraw, remaining_quota
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.results.anonymity import Audience
-from leaderboard.services.results.boards import ladder_status, laddered
+from leaderboard.services.results.boards import ladder_status, laddered, official_of
 from leaderboard.services.results.parts import default_part, set_part
 from leaderboard.services.results.tables import (
     TableInputs,
@@ -32,7 +32,7 @@ from leaderboard.services.results.tables import (
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import RunKind
 from leaderboard.storage import Store
-from leaderboard.tables.model import MISSING, MeasureSpec, official_key
+from leaderboard.tables.model import MISSING, MeasureSpec
 from leaderboard.targets import Target
 
 #: What precedes the rank of a run the live table ranks only "as if".
@@ -74,13 +74,6 @@ def live_ranks(session: Session, store: Store, target: Target) -> dict[int, str]
             if row.run_id in outside and row.rank is not None:
                 ranks[row.run_id] = f"{AS_IF} {row.rank}"
     return ranks
-
-
-def official_spec(target: Target) -> MeasureSpec:
-    """Return the measure column the target's ranking is by."""
-    specs = target.family.measure_specs(target.context())
-    key = official_key(specs)
-    return next(s for s in specs if s.key == key)
 
 
 @dataclass(frozen=True)
@@ -152,7 +145,7 @@ def team_submissions(
         set_ranks = shown_ranks[set_id]
         score = measure = None
         if set_ranks is not None:
-            spec = official_spec(targets[set_id])
+            spec = official_of(targets[set_id])
             measure = spec.label
             score = _display(run, spec, set_part(session, run.eval_set))
             if laddered(session, run):
@@ -174,9 +167,7 @@ def team_submissions(
 
 def _display(run: Run, spec: MeasureSpec, part: str) -> str:
     """Return a run's current value of a measure as the table shows it ("—" if it has none)."""
-    score = next(
-        (s for s in run.scores if s.current and s.part == part and s.measure == spec.key), None
-    )
+    score = run.current_score(spec.key, part)
     if score is None or not score.official:
         return MISSING
     return format(float(score.official) * spec.scale, f".{spec.display_decimals}f")
@@ -190,7 +181,7 @@ def progress(session: Session, store: Store, target: Target, audience: Audience)
     the live table names them to ``audience``. Values are in the table's scale, unrounded.
     """
     table = live_table(session, store, target, audience, analysed=False)
-    spec = official_spec(target)
+    spec = official_of(target)
     counted = [
         (row.run_id, row.team or "", cell.value)
         for row in table.rows

@@ -574,6 +574,9 @@ class Score(Base):
     #: Per item, the statistics a corpus-level measure is computed from (BLEU's n-gram counts
     #: per segment), in item order; deferred like ``per_query``.
     item_stats: Mapped[list[Any] | None] = mapped_column(deferred=True)
+    #: A part's row whose per-unit values are the run's "all" row's on the part's units keeps
+    #: none of its own (``per_query`` and ``item_stats`` empty): they are derived when read.
+    units_from_all: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     run: Mapped[Run] = relationship(back_populates="scores")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from leaderboard.scoring.splits import LineIssue, Part, listed_public_units, public_units
 from leaderboard.tasks.definition import PUBLIC_UNITS_ROLE, SplitDef
-from leaderboard.tasks.families.base import Family, PartGold
+from leaderboard.tasks.families.base import Family, MeasureResult, PartGold
+
+#: A run's per-unit values of one measure: per-query values by unit id, per-unit statistics.
+UnitValues = tuple[dict[str, Any] | None, list[Any] | None]
 
 
 class SplitRefused(ValueError):
@@ -32,6 +35,38 @@ class SetSplit:
     def counts(self) -> dict[str, int]:
         """Return how many units each part holds (organizer-only, like the units themselves)."""
         return {name: len(part.units) for name, part in self.golds.items()}
+
+    def on_part(
+        self,
+        part: str,
+        per_query: Mapping[str, Any] | None,
+        item_stats: Sequence[Any] | None,
+    ) -> UnitValues:
+        """Return per-unit values kept on all units restricted to a part's, in gold order.
+
+        ``per_query`` is keyed by unit id; ``item_stats`` holds a row per unit in gold order
+        (``units``). Stats of another length cannot be restricted: ValueError.
+        """
+        chosen = self.golds[part].units
+        values = None if per_query is None else {u: v for u, v in per_query.items() if u in chosen}
+        if item_stats is None:
+            return values, None
+        if len(item_stats) != len(self.units):
+            raise ValueError(f"{len(item_stats)} rows of statistics for {len(self.units)} units")
+        return values, [
+            row for unit, row in zip(self.units, item_stats, strict=True) if unit in chosen
+        ]
+
+    def derives(self, part: str, whole: MeasureResult | None, result: MeasureResult) -> bool:
+        """Return whether a part's per-unit values are the whole run's on the part's units."""
+        if whole is None or (result.per_query is None and result.item_stats is None):
+            return False
+        try:
+            values, stats = self.on_part(part, whole.per_query, whole.item_stats)
+        except ValueError:
+            return False
+        own = None if result.per_query is None else dict(result.per_query)
+        return values == own and stats == result.item_stats
 
 
 def split_set(

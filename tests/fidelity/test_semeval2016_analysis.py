@@ -198,7 +198,7 @@ def test_per_question_diagnostics_are_in_the_tables_scale(
         run = session.get(Run, score.run_id)
         assert run is not None
         assert summarize_set(session, ext["store"], run.eval_set_id) >= 1
-        found = run_diagnostics(session, run, "MAP")
+        found = run_diagnostics(session, ext["store"], run, "MAP")
         assert len(found.rows) == 327
         # AP per question is stored as a fraction; the table shows MAP in percent, so do these.
         for row in found.rows:

@@ -21,11 +21,13 @@ from sklearn import metrics
 
 from leaderboard.cli.references import read_definition
 from leaderboard.scoring.resampling import NotResampled
+from leaderboard.tasks.definition import SplitDef
 from leaderboard.tasks.families import all_families, get_family
 from leaderboard.tasks.families.base import (
     Context,
     Family,
     MeasureResult,
+    PartGold,
     StoredScore,
     UnitParts,
 )
@@ -33,6 +35,7 @@ from leaderboard.tasks.families.classification.family import ZERO_WEIGHT
 from leaderboard.tasks.families.cqa.family import TRUNCATED_OUTSIDE
 from leaderboard.tasks.families.sts.family import NO_PAIRS
 from leaderboard.tasks.families.sts.scoring import CONSTANT_ON_SCORED
+from leaderboard.tasks.splitting import SetSplit
 from tests.helpers.item_tasks import pairs
 from tests.helpers.sts import noisy_output
 from tests.runs import gold_lines
@@ -441,3 +444,93 @@ def test_a_declared_sts_weight_stays_and_a_counted_one_follows_the_part() -> Non
     plagiarism = sum(1 for u in chosen if u.startswith("plagiarism:"))
     assert part_gold.weights == {"headlines": 7, "plagiarism": plagiarism}
     assert gold.counted == frozenset(gold.golds)
+
+
+# --------------------------------------------------------------------------------------------
+# A part's per-unit values are the whole run's on its units: stored once, derived when read
+
+
+def _item_run(folder: str, name: str) -> Callable[[Task, Any], Any]:
+    return lambda t, gold: t.run({"file": (EXAMPLES / folder / name).read_bytes()}, gold)
+
+
+def _cqa_run(t: Task, gold: Any) -> Any:
+    return t.run({"file": cqa_run_text()}, gold)
+
+
+def _sts_run(t: Task, gold: Any) -> Any:
+    return t.run({slug: noisy_output(slug) for slug in gold.golds}, gold)
+
+
+PER_UNIT_CASES = [
+    (EXAMPLES / "classification" / "task.toml", None, _item_run("classification", "run-valid.tsv")),
+    (EXAMPLES / "regression" / "task.toml", None, _item_run("regression", "run-valid.tsv")),
+    (EXAMPLES / "generation" / "task-options.toml", None, _item_run("generation", "run-valid.de")),
+    (EXAMPLES / "trec" / "task.toml", None, _item_run("trec", "run-valid.txt")),
+    (EXAMPLES / "trec-infap" / "task.toml", None, _item_run("trec-infap", "run-valid.txt")),
+    (PRESETS / "semeval2016-task3" / "task.toml", "A", _cqa_run),
+    # STS keeps no per-unit values in its scores: it resamples the stored predictions.
+    (PRESETS / "semeval2016-task1" / "task.toml", "en", _sts_run),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("toml", "subtask", "make_run"), PER_UNIT_CASES)
+def test_a_parts_per_unit_values_are_the_whole_runs_on_its_units(
+    toml: Path, subtask: str | None, make_run: Callable[[Task, Any], Any]
+) -> None:
+    t = task(toml, subtask)
+    gold = t.gold()
+    parsed = make_run(t, gold)
+    whole = t.family.score(parsed, gold)
+    ids = t.family.unit_ids(gold)
+    public = halves(ids)[0]
+    split = SetSplit(
+        SplitDef(0.5, 1),
+        tuple(ids),
+        public,
+        {
+            name: PartGold(units, t.family.restrict_gold(gold, units))
+            for name, units in (("public", public), ("private", frozenset(ids) - public))
+        },
+    )
+    kept = 0
+    for name, part_gold in split.golds.items():
+        part = t.family.score_part(parsed, gold, part_gold.gold, part_gold.units)
+        for key, result in part.items():
+            if result.per_query is None and result.item_stats is None:
+                assert not split.derives(name, whole[key], result)
+                continue
+            kept += 1
+            assert split.derives(name, whole[key], result), key
+            per_query, item_stats = split.on_part(name, whole[key].per_query, whole[key].item_stats)
+            assert per_query == (None if result.per_query is None else dict(result.per_query))
+            assert item_stats == result.item_stats
+    assert kept > 0 or t.family.name == "sts"
+
+
+def test_values_that_are_not_the_whole_runs_on_the_part_are_not_derived() -> None:
+    units = ("a", "b", "c")
+    split = SetSplit(
+        SplitDef(0.5, 1),
+        units,
+        frozenset({"a", "c"}),
+        {"public": PartGold(frozenset({"a", "c"}), None)},
+    )
+    whole = MeasureResult(
+        0.5, "0.5", per_query={"a": 1.0, "b": 0.0, "c": 0.5}, item_stats=[[1], [2], [3]]
+    )
+    assert split.on_part("public", whole.per_query, whole.item_stats) == (
+        {"a": 1.0, "c": 0.5},
+        [[1], [3]],
+    )
+    same = MeasureResult(0.75, "0.75", per_query={"a": 1.0, "c": 0.5}, item_stats=[[1], [3]])
+    assert split.derives("public", whole, same)
+    # A value recomputed differently on the part (a non-separable measure) is stored, not derived.
+    other = MeasureResult(0.75, "0.75", per_query={"a": 1.0, "c": 0.4999}, item_stats=[[1], [3]])
+    assert not split.derives("public", whole, other)
+    assert not split.derives("public", None, same)
+    # Statistics not one row per unit cannot be restricted.
+    short = MeasureResult(0.5, "0.5", per_query=None, item_stats=[[1], [2]])
+    with pytest.raises(ValueError, match="2 rows of statistics for 3 units"):
+        split.on_part("public", None, short.item_stats)
+    assert not split.derives("public", short, MeasureResult(0.5, "0.5", item_stats=[[1]]))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import shutil
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from sqlalchemy import select
 from leaderboard.models import LadderDecision
 from tests.conftest import login
 from tests.helpers.item_tasks import pairs
+from tests.helpers.ladder import ladder_on_means
 from tests.runs import api_upload, make_participant, open_task, token_for
 
 SENTIMENT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
@@ -97,25 +97,6 @@ def test_the_best_board_shows_each_team_s_best_run_and_how_many_it_tried(
     assert table(client, tokens["bob"])["board"] == "slots"
 
 
-def _ladder_mean(values: list[np.ndarray]) -> list[tuple[bool, float]]:
-    """Blum & Hardt's parameter-free Ladder on mean measures, written out for the test."""
-    out: list[tuple[bool, float]] = []
-    released: float | None = None
-    best: np.ndarray | None = None
-    for v in values:
-        n = len(v)
-        mean = float(v.mean())
-        if released is None or best is None:
-            replaced = True
-        else:
-            replaced = mean > released + float(np.std(v - best, ddof=1)) / math.sqrt(n) + 1e-12
-        if replaced:
-            released, best = round(mean * n) / n, v
-        assert released is not None
-        out.append((replaced, released))
-    return out
-
-
 def test_the_ladder_releases_a_value_only_on_a_real_gain(
     app: Flask, client: FlaskClient, runner: FlaskCliRunner, tmp_path: Path
 ) -> None:
@@ -124,7 +105,7 @@ def test_the_ladder_releases_a_value_only_on_a_real_gain(
     gold = pairs(SENTIMENT / "gold.tsv")
     ks = [12, 11, 2]  # one item better (noise), then ten better (a real gain)
     runs = [upload(client, tokens["alice"], k) for k in ks]
-    expected = _ladder_mean(
+    expected = ladder_on_means(
         [np.array([1.0 if wrong_on(k)[1][i] == gold[i] else 0.0 for i in gold]) for k in ks]
     )
     assert [e[0] for e in expected] == [True, False, True]

@@ -7,15 +7,21 @@ import json
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sklearn import metrics
 from sqlalchemy import select
+from sqlalchemy.orm import undefer
 
 from leaderboard.models import FrozenTable, Run, Score
+from leaderboard.services.results.query_summaries import per_query_values, summarize_set
+from leaderboard.services.results.significance import stored_scores
+from leaderboard.services.tasks.catalog import load_set, resolve
 from tests.conftest import csrf_from, login
 from tests.helpers.item_tasks import pairs
+from tests.helpers.ladder import ladder_on_means
 from tests.runs import api_upload, make_organizer, make_participant, open_task, token_for
 
 SENTIMENT = Path(__file__).resolve().parents[2] / "docs" / "examples" / "classification"
@@ -377,3 +383,107 @@ def test_the_table_command_prints_any_part_for_organizers(
         args=["leaderboard", "table", TASK, SUBTASK, "--official", "--part", "all"]
     )
     assert both.exit_code != 0 and "--part" in both.output
+
+
+def correct(ids: list[str], gold: dict[str, str], run: dict[str, str]) -> dict[str, float]:
+    """Return each item's accuracy (1.0 right, 0.0 wrong), the per-item values Acc keeps."""
+    return {i: float(gold[i] == run[i]) for i in ids}
+
+
+def test_a_parts_per_item_values_are_kept_once_and_read_on_its_units(
+    app: Flask, client: FlaskClient, hosted: dict[str, str]
+) -> None:
+    gold, run = pairs(SENTIMENT / "gold.tsv"), pairs(SENTIMENT / "run-valid.tsv")
+    parts = {
+        "public": [i for i in gold if public_by_rule(i)],
+        "private": [i for i in gold if not public_by_rule(i)],
+        "all": list(gold),
+    }
+    run_id = api_upload(
+        client, hosted["alice"], (SENTIMENT / "run-valid.tsv").read_bytes(), path=UPLOAD
+    ).get_json()["id"]
+    ext = app.extensions["leaderboard"]
+    with ext["sessionmaker"]() as session:
+        rows = {
+            (s.part, s.measure): s
+            for s in session.scalars(
+                select(Score)
+                .where(Score.run_id == run_id)
+                .options(undefer(Score.per_query), undefer(Score.item_stats))
+            )
+        }
+        # Kept once, on all units: a part's row holds no per-item values of its own.
+        assert rows[("all", "Acc")].per_query == correct(parts["all"], gold, run)
+        assert not rows[("all", "Acc")].units_from_all
+        for part in ("public", "private"):
+            assert rows[(part, "Acc")].units_from_all
+            assert rows[(part, "Acc")].per_query is None
+        split = load_set(session, ext["store"], resolve(session, TASK, SUBTASK, "test")).split
+        assert split is not None
+        for part, ids in parts.items():
+            expected = correct(ids, gold, run)
+            assert per_query_values(session, [run_id], "Acc", part, split) == {run_id: expected}
+            kept = stored_scores(session, [run_id], "Acc", part, split)[run_id]
+            assert kept.per_query == expected
+            assert list(kept.per_query) == ids  # in gold order
+        # A set that lost its split has nothing to derive a part's values from.
+        assert per_query_values(session, [run_id], "Acc", "public", None) == {}
+        # A row stored before parts shared their values is read as it was stored.
+        rows[("public", "Acc")].units_from_all = False
+        rows[("public", "Acc")].per_query = {"tw-001": 0.25}
+        session.flush()
+        assert per_query_values(session, [run_id], "Acc", "public", split) == {
+            run_id: {"tw-001": 0.25}
+        }
+        session.rollback()
+        assert summarize_set(session, ext["store"], rows[("all", "Acc")].run.eval_set_id)
+        session.commit()
+    # The run's per-item page lists the public items only (no private id reaches the team).
+    team = app.test_client()
+    login(team, "alice@example.org", "correct horse battery")
+    page = team.get(f"/runs/{run_id}/queries?measure=Acc").get_data(as_text=True)
+    assert all(f">{i}<" in page for i in parts["public"])
+    assert not any(i in page for i in parts["private"])
+
+
+def test_the_ladder_on_a_split_set_decides_on_the_public_units(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    folder = split_task(tmp_path, f"{{ fraction = {FRACTION}, seed = {SEED} }}")
+    toml = folder / "task.toml"
+    toml.write_text(
+        toml.read_text().replace('official_measure = "macro-F1"', 'official_measure = "Acc"')
+    )
+    result = runner.invoke(args=["leaderboard", "add-task", str(toml)])
+    assert result.exit_code == 0, result.output
+    open_task(app, toml)
+    make_participant(app, "Aurora", "alice@example.org")
+    token = token_for(app, "alice@example.org")
+    _release(runner, "hidden")
+    result = runner.invoke(
+        args=["leaderboard", "phase", TASK, SUBTASK, "open", "--board", "ladder"]
+    )
+    assert result.exit_code == 0, result.output
+    gold = pairs(SENTIMENT / "gold.tsv")
+    public = [i for i in gold if public_by_rule(i)]
+    private = [i for i in gold if not public_by_rule(i)]
+
+    def wrong_on(ids: list[str]) -> dict[str, str]:
+        return {i: LABELS[(LABELS.index(v) + 1) % 3] if i in ids else v for i, v in gold.items()}
+
+    first = wrong_on(public[:10] + private[:12])
+    # Better on ten private items only: on all units a gain, on the public part none.
+    second = wrong_on(public[:10] + private[:2])
+    # Better on eight public items: a gain where the Ladder looks.
+    third = wrong_on(public[:2] + private[:2])
+    runs = [first, second, third]
+    expected = ladder_on_means([np.array(list(correct(public, gold, r).values())) for r in runs])
+    assert [replaced for replaced, _ in expected] == [True, False, True]
+    for r, (replaced, _released) in zip(runs, expected, strict=True):
+        text = "".join(f"{i}\t{v}\n" for i, v in r.items()).encode()
+        body = api_upload(client, token, text, path=UPLOAD).get_json()
+        assert body["ladder"]["replaced"] is replaced, body
+    status, shown = _get(client, token, TABLE)
+    assert status == 200 and shown["board"] == "ladder" and shown["part"] == "public"
+    [row] = [r for r in shown["rows"] if r["kind"] == "run"]
+    assert row["cells"]["Acc"]["value"] == pytest.approx(expected[-1][1], abs=1e-12)

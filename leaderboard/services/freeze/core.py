@@ -32,7 +32,7 @@ from leaderboard.services.results.anonymity import PUBLIC, masked_names
 from leaderboard.services.results.parts import private_released, split_of
 from leaderboard.services.results.significance import Request, stored_scores
 from leaderboard.services.results.tables import TableInputs, official_runs, render, table_inputs
-from leaderboard.services.tasks.catalog import current_files, load_set, part_gold
+from leaderboard.services.tasks.catalog import current_files, load_set
 from leaderboard.storage import Store, key_for
 from leaderboard.tables import exports
 from leaderboard.tables.html import to_html
@@ -329,12 +329,12 @@ def freeze(
             session, store, target, runs, include_late=False, masked=masked, part="public"
         )
         table = with_shakeup(table, ranks_of(render(target, public)))
-    parsed_gold = part_gold(session, store, target, part)
+    parsed_gold = loaded.gold_of(part)
     table, analysis = analyse_frozen(
         target,
         table,
         parsed_gold,
-        partial(stored_scores, session, part=part),
+        partial(stored_scores, session, part=part, split=loaded.split),
         request or freeze_request(session, target, table.official_key),
     )
     gold = {

@@ -246,7 +246,7 @@ def rescore_set(
             continue
         for s in run.scores:
             s.current = False
-        run.scores.extend(score_rows(results, gold_files, evaluation.by_part))
+        run.scores.extend(score_rows(results, gold_files, evaluation.by_part, loaded.split))
         run.item_values = evaluation.item_values
         run.report = run_report(
             {

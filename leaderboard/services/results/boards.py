@@ -19,12 +19,14 @@ from sqlalchemy.orm import Session, selectinload, undefer
 from leaderboard.models import LadderDecision, Phase, Run, Score, Subtask, Team
 from leaderboard.services.campaign.phases import phases_of
 from leaderboard.services.results.parts import default_part
-from leaderboard.services.tasks.catalog import part_gold
+from leaderboard.services.results.unit_values import kept_values
+from leaderboard.services.tasks.catalog import load_set
 from leaderboard.states import RunKind, RunStatus
 from leaderboard.storage import Store
 from leaderboard.tables.model import MeasureSpec, official_key
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import StoredScore
+from leaderboard.tasks.splitting import SetSplit
 
 if TYPE_CHECKING:
     # numpy comes with these: imported where a decision is made, so tables load without it.
@@ -158,6 +160,7 @@ class _Rows:
         self.session, self.store, self.target = session, store, target
         self.spec, self.part = spec, part
         self._gold: Any = None
+        self._split: SetSplit | None = None
         self._rows: dict[int, tuple[list[str], UnitRows]] = {}
 
     def of(self, run: Run) -> tuple[list[str], UnitRows]:
@@ -167,21 +170,27 @@ class _Rows:
         if run.id not in self._rows:
             if self._gold is None:
                 # Read only when a decision is made: a board of stored decisions needs no gold.
-                self._gold = part_gold(self.session, self.store, self.target, self.part)
-            score = self.session.scalar(
-                select(Score)
-                .where(
-                    Score.run_id == run.id,
-                    Score.measure == self.spec.key,
-                    Score.part == self.part,
-                    Score.current.is_(True),
+                loaded = load_set(self.session, self.store, self.target)
+                self._gold, self._split = loaded.gold_of(self.part), loaded.split
+            scores = {
+                score.part: score
+                for score in self.session.scalars(
+                    select(Score)
+                    .where(
+                        Score.run_id == run.id,
+                        Score.measure == self.spec.key,
+                        Score.part.in_({self.part, "all"}),
+                        Score.current.is_(True),
+                    )
+                    .options(undefer(Score.per_query), undefer(Score.item_stats))
                 )
-                .options(undefer(Score.per_query), undefer(Score.item_stats))
-            )
+            }
+            score = scores.get(self.part)
             if score is None:
                 raise NotResampled(f"run {run.id} has no {self.spec.key} score")
             values = self.session.scalar(select(Run.item_values).where(Run.id == run.id))
-            stored = StoredScore(score.per_query, score.item_stats, values)
+            per_query, item_stats = kept_values(score, scores.get("all"), self._split)
+            stored = StoredScore(per_query, item_stats, values)
             ids, rows = self.target.family.unit_rows(self.spec.key, self._gold, stored)
             if self.spec.lower_is_better:
                 rows = _negated(rows)

@@ -15,7 +15,7 @@ from leaderboard.services.campaign.phases import hidden_phase, phases_of
 from leaderboard.services.common.errors import InvalidInput, NotFound
 from leaderboard.services.results.anonymity import PUBLIC, Audience
 from leaderboard.services.results.boards import laddered
-from leaderboard.services.results.parts import set_part
+from leaderboard.services.results.parts import set_part, split_of
 from leaderboard.services.results.query_summaries import (
     comparison,
     in_table_scale,
@@ -23,8 +23,9 @@ from leaderboard.services.results.query_summaries import (
     summarized_revision,
 )
 from leaderboard.services.results.tables import run_label
-from leaderboard.services.tasks.catalog import resolve
+from leaderboard.services.tasks.catalog import load_set, resolve
 from leaderboard.states import RunStatus
+from leaderboard.storage import Store
 from leaderboard.tables.model import MeasureSpec, official_key
 from leaderboard.targets import Target
 
@@ -125,6 +126,7 @@ def diagnosable_run(session: Session, user: User | None, run_id: int) -> Run:
 
 def run_diagnostics(
     session: Session,
+    store: Store,
     run: Run,
     measure: str | None = None,
     audience: Audience = PUBLIC,
@@ -139,10 +141,10 @@ def run_diagnostics(
     if measure is not None and measure not in specs:
         raise InvalidInput(f"This task has no measure {measure!r}.")
     candidates = [measure] if measure else [official_key(list(specs.values())), *specs]
+    part = set_part(session, run.eval_set)
+    split = None if split_of(target) is None else load_set(session, store, target).split
     for key in candidates:
-        values = per_query_values(session, [run.id], key, set_part(session, run.eval_set)).get(
-            run.id
-        )
+        values = per_query_values(session, [run.id], key, part, split).get(run.id)
         if values is not None:
             break
     else:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import delete, or_, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, undefer
 
 from leaderboard.models import EvalSet, QuerySummary, Run, Score, SummarizedSet
 from leaderboard.scoring.diagnostics import QueryComparison, compare, summarize
@@ -23,10 +23,12 @@ from leaderboard.services.results.anonymity import ALL_NAMES
 from leaderboard.services.results.chart_files import Chart
 from leaderboard.services.results.parts import set_part
 from leaderboard.services.results.tables import live_table
-from leaderboard.services.tasks.catalog import resolve
+from leaderboard.services.results.unit_values import kept_values
+from leaderboard.services.tasks.catalog import load_set, resolve
 from leaderboard.storage import Store
 from leaderboard.tables.model import MeasureSpec, Row, official_key
 from leaderboard.targets import Target
+from leaderboard.tasks.splitting import SetSplit
 
 
 def stale_sets(session: Session) -> list[tuple[int, int]]:
@@ -52,20 +54,27 @@ def is_stale(session: Session, eval_set: EvalSet) -> bool:
 
 
 def per_query_values(
-    session: Session, run_ids: list[int], measure: str, part: str
+    session: Session, run_ids: list[int], measure: str, part: str, split: SetSplit | None
 ) -> dict[int, dict[str, float]]:
-    """Return each run's current per-query values of a measure on a part (others left out)."""
+    """Return each run's current per-query values of a measure on a part (others left out).
+
+    A part's values kept on all units are derived with the set's ``split``.
+    """
     if not run_ids:
         return {}
-    rows = session.execute(
-        select(Score.run_id, Score.per_query).where(
+    scores = session.scalars(
+        select(Score)
+        .where(
             Score.run_id.in_(run_ids),
             Score.measure == measure,
-            Score.part == part,
+            Score.part.in_({part, "all"}),
             Score.current.is_(True),
         )
+        .options(undefer(Score.per_query))
     ).all()
-    return {int(run_id): values for run_id, values in rows if values is not None}
+    whole = {s.run_id: s for s in scores if s.part == "all"}
+    chosen = ((s, kept_values(s, whole.get(s.run_id), split)[0]) for s in scores if s.part == part)
+    return {s.run_id: values for s, values in chosen if values is not None}
 
 
 @dataclass(frozen=True)
@@ -92,6 +101,7 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> Summarize
     subtask = eval_set.subtask
     target = resolve(session, subtask.task.slug, subtask.slug, eval_set.slug)
     table = live_table(session, store, target, ALL_NAMES, analysed=False)
+    part, split = set_part(session, eval_set), load_set(session, store, target).split
     specs = target.family.measure_specs(target.context())
     stored: dict[str, dict[str, Any]] = {}
     counts: dict[str, int] = {}
@@ -103,7 +113,7 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> Summarize
             for r in table.run_rows(spec.key, "ranked")
             if r.run_id is not None and r.kind != "baseline"
         ]
-        values = per_query_values(session, ranked, spec.key, set_part(session, eval_set))
+        values = per_query_values(session, ranked, spec.key, part, split)
         if not values:
             continue
         summary = summarize(list(values.values()), lower_is_better=spec.lower_is_better)
@@ -112,7 +122,7 @@ def summarize_set(session: Session, store: Store, eval_set_id: int) -> Summarize
         }
         counts[spec.key] = len(values)
     # Read before the writes below, which take SQLite's write lock until the commit.
-    charts = _run_charts(session, target, table.rows, specs, stored)
+    charts = _run_charts(session, target, table.rows, specs, stored, part, split)
     session.execute(delete(QuerySummary).where(QuerySummary.eval_set_id == eval_set_id))
     session.add_all(
         QuerySummary(
@@ -130,6 +140,8 @@ def _run_charts(
     rows: Sequence[Row],
     specs: Sequence[MeasureSpec],
     stored: dict[str, dict[str, Any]],
+    part: str,
+    split: SetSplit | None,
 ) -> list[Chart]:
     """Return each table run's difference chart on the measure its page shows first."""
     # The measure a run's page shows first: the official one, else the first with values.
@@ -138,7 +150,7 @@ def _run_charts(
         return []
     spec = next(s for s in specs if s.key == shown)
     run_ids = [r.run_id for r in rows if r.run_id is not None]
-    own = per_query_values(session, run_ids, shown, set_part(session, target.eval_set))
+    own = per_query_values(session, run_ids, shown, part, split)
     summary = _summary_of(stored[shown])
     charts: list[Chart] = []
     for run_id in run_ids:

@@ -34,11 +34,13 @@ from leaderboard.services.results.anonymity import ALL_NAMES
 from leaderboard.services.results.parts import default_part
 from leaderboard.services.results.report_scale import TABLE_SCALE
 from leaderboard.services.results.tables import live_table
-from leaderboard.services.tasks.catalog import part_gold
+from leaderboard.services.results.unit_values import kept_values
+from leaderboard.services.tasks.catalog import load_set
 from leaderboard.storage import Store
 from leaderboard.tables.model import Row, Table
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import StoredScore
+from leaderboard.tasks.splitting import SetSplit
 
 CORRECTIONS = ("holm", "none")
 RUN_CHOICES = ("ranked", "all")
@@ -89,9 +91,16 @@ def check_request(request: Request) -> None:
 
 
 def stored_scores(
-    session: Session, run_ids: list[int], measure: str, part: str = "all"
+    session: Session,
+    run_ids: list[int],
+    measure: str,
+    part: str = "all",
+    split: SetSplit | None = None,
 ) -> dict[int, StoredScore]:
-    """Return each run's kept values of one measure on one part (current scores only)."""
+    """Return each run's kept values of one measure on one part (current scores only).
+
+    ``split`` is the set's split, from which a part's values kept on all units are derived.
+    """
     runs = session.scalars(
         select(Run)
         .where(Run.id.in_(run_ids))
@@ -105,7 +114,9 @@ def stored_scores(
         score = run.current_score(measure, part)
         if score is None:
             continue
-        out[run.id] = StoredScore(score.per_query, score.item_stats, run.item_values)
+        whole = run.current_score(measure, "all") if score.units_from_all else None
+        per_query, item_stats = kept_values(score, whole, split)
+        out[run.id] = StoredScore(per_query, item_stats, run.item_values)
     return out
 
 
@@ -173,8 +184,11 @@ def source_of(session: Session, store: Store, target: Target) -> Source:
     # On a split set, on the part every reader sees, with that part's own gold.
     part = default_part(session, target)
     table = live_table(session, store, target, ALL_NAMES, analysed=False, part=part)
+    loaded = load_set(session, store, target)
     return Source(
-        table, part_gold(session, store, target, part), partial(stored_scores, session, part=part)
+        table,
+        loaded.gold_of(part),
+        partial(stored_scores, session, part=part, split=loaded.split),
     )
 
 

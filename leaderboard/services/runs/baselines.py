@@ -27,6 +27,7 @@ from leaderboard.states import RunKind
 from leaderboard.storage import Store
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import Evaluation
+from leaderboard.tasks.splitting import SetSplit
 
 MAX_LABEL = 100
 #: Imported baselines come after the generated ones (whose order is 1 to 4 at most).
@@ -59,7 +60,8 @@ def add_baselines(
             )
         report = {"shown": list(b.visible_measures), "order": b.order}
         yield _placement(session, store, target, upload, b.role, b.label, b.description,
-                         report, evaluation, gold_files, actor, lenient=True)  # fmt: skip
+                         report, evaluation, gold_files, actor, lenient=True,
+                         split=loaded.split)  # fmt: skip
         roles.append(b.role)
     record_for(session, actor, "add-baselines", target, roles=roles)
 
@@ -114,7 +116,8 @@ def import_baseline(
             )
 
         return _placement(session, store, target, upload, role, label, description, report,
-                          evaluation, gold_files, actor, lenient=lenient, before_commit=record)  # fmt: skip
+                          evaluation, gold_files, actor, lenient=lenient, before_commit=record,
+                          split=loaded.split)  # fmt: skip
     finally:
         upload.close()
 
@@ -134,6 +137,7 @@ def _placement(
     *,
     lenient: bool,
     before_commit: Callable[[Run], None] | None = None,
+    split: SetSplit | None = None,
 ) -> Placement:
     """Store a scored baseline's files; return its placement in the slot of its role.
 
@@ -162,7 +166,7 @@ def _placement(
 
     assert evaluation.results is not None
     rows: Sequence[Mapping[str, Any]] = score_values(
-        evaluation.results, gold_files, evaluation.by_part
+        evaluation.results, gold_files, evaluation.by_part, split
     )
     key = active_key(target.eval_set.id, None, role)
     return Placement(session, key, make, before_commit or _no_op, rows)

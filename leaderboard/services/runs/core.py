@@ -59,6 +59,7 @@ from leaderboard.states import Role, RunKind, RunStatus
 from leaderboard.storage import Flushes, Store
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import Evaluation, MeasureResult, Verdict
+from leaderboard.tasks.splitting import SetSplit
 from leaderboard.unit_of_work import Lost
 
 MAX_NAME = 100
@@ -149,10 +150,12 @@ def score_values(
     results: Mapping[str, MeasureResult],
     gold_files: Mapping[str, GoldFile],
     parts: Mapping[str, Mapping[str, MeasureResult]] | None = None,
+    split: SetSplit | None = None,
 ) -> list[dict[str, Any]]:
     """Return the columns of score rows, each pointing at the gold file version behind it.
 
-    A split set's run has a row per measure and part: "all", then each part given.
+    A split set's run has a row per measure and part: "all", then each part given. A part's
+    per-unit values that are the "all" row's on its units are not stored twice.
     """
     rows = []
     every = [("all", results), *(parts or {}).items()]
@@ -160,6 +163,7 @@ def score_values(
         for m, r in scored.items():
             role = r.gold_role or ""
             gold = gold_files[role] if role in gold_files else primary_gold(gold_files)
+            derived = split is not None and part != "all" and split.derives(part, results.get(m), r)
             rows.append(
                 {
                     "measure": m,
@@ -170,9 +174,10 @@ def score_values(
                     "gold_sha256": gold.sha256,
                     "scorer_version": SCORER_VERSION,
                     "flags": list(r.flags),
-                    "per_query": None if r.per_query is None else dict(r.per_query),
+                    "per_query": None if derived or r.per_query is None else dict(r.per_query),
                     "note": r.note,
-                    "item_stats": r.item_stats,
+                    "item_stats": None if derived else r.item_stats,
+                    "units_from_all": derived,
                 }
             )
     return rows
@@ -182,9 +187,10 @@ def score_rows(
     results: Mapping[str, MeasureResult],
     gold_files: Mapping[str, GoldFile],
     parts: Mapping[str, Mapping[str, MeasureResult]] | None = None,
+    split: SetSplit | None = None,
 ) -> list[Score]:
     """Return score rows, each pointing at the gold file version that produced it."""
-    return [Score(**values) for values in score_values(results, gold_files, parts)]
+    return [Score(**values) for values in score_values(results, gold_files, parts, split)]
 
 
 def gold_versions(gold_files: Mapping[str, GoldFile]) -> dict[str, GoldVersion]:
@@ -229,6 +235,8 @@ class ScoredUpload:
     report: dict[str, Any]
     #: The reference files scored against, by gold role.
     gold_files: dict[str, GoldFile]
+    #: The set's public/private split, when it has one.
+    split: SetSplit | None = None
 
     @property
     def results(self) -> dict[str, MeasureResult]:
@@ -265,7 +273,7 @@ def check_and_score(
     verdict = evaluation.verdict
     if evaluation.results is None:
         raise rejection(verdict, "run")
-    return ScoredUpload(evaluation, dict(verdict.report), gold_files)
+    return ScoredUpload(evaluation, dict(verdict.report), gold_files, loaded.split)
 
 
 def prepare_run(
@@ -381,7 +389,7 @@ def _prepare_run(
         # On a Ladder board the team's new run is decided at once: its answer says the verdict.
         decide_upload(session, store, target, board, run)
 
-    scores = score_values(scored.results, gold_files, scored.evaluation.by_part)
+    scores = score_values(scored.results, gold_files, scored.evaluation.by_part, scored.split)
     return Placement(session, slot_key, new_run, claim_quota_and_record, scores, flushes)
 
 

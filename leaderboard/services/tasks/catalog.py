@@ -291,6 +291,12 @@ class LoadedSet:
     files: dict[str, GoldFile]
     split: SetSplit | None
 
+    def gold_of(self, part: str) -> Any:
+        """Return the parsed gold of one part of the set ("all": the whole set's)."""
+        if part == "all" or self.split is None:
+            return self.gold
+        return self.split.golds[part].gold
+
 
 def load_set(
     session: Session,
@@ -355,10 +361,7 @@ def load_gold(
 
 def part_gold(session: Session, store: Store, target: Target, part: str) -> Any:
     """Return the parsed gold of one part of the target's set ("all": the whole set's)."""
-    loaded = load_set(session, store, target)
-    if part == "all" or loaded.split is None:
-        return loaded.gold
-    return loaded.split.golds[part].gold
+    return load_set(session, store, target).gold_of(part)
 
 
 def _default_contexts(session: Session) -> Iterator[tuple[str, Family, Context]]:

@@ -231,7 +231,7 @@ def _diagnostics(run_id: int) -> RunDiagnostics:
         # The cached rows with this request's own rows of the run and its target.
         return replace(cached, run=run, target=target_of(db(), run))
     try:
-        found = run_diagnostics(db(), run, measure, audience)
+        found = run_diagnostics(db(), store(), run, measure, audience)
     except InvalidInput as exc:
         raise NotFound(exc.message) from None
     pagecache.diagnostics().put(key, found)

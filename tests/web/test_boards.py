@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from flask import Flask
 from flask.testing import FlaskClient, FlaskCliRunner
 from sklearn import metrics
-from sqlalchemy import select
+from sqlalchemy import event, select
 
 from leaderboard.models import LadderDecision
 from tests.conftest import login
@@ -175,3 +176,33 @@ def test_a_wrong_board_or_alpha_is_refused(
     assert bad.exit_code != 0 and "strictly between 0 and 1" in bad.output
     wrong = runner.invoke(args=["leaderboard", "phase", TASK, SUBTASK, "open", "--board", "top"])
     assert wrong.exit_code != 0 and "top" in wrong.output
+
+
+def test_pages_listing_a_team_s_runs_replay_its_ladder_once(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    tokens = host(app, runner, tmp_path, "Acc")
+    board(runner, "--board", "ladder")
+    for k in (12, 11, 2, 9):
+        upload(client, tokens["alice"], k)
+    engine = app.extensions["leaderboard"]["engine"]
+    read: list[str] = []
+
+    def listen(conn: Any, cursor: Any, text: str, *rest: Any) -> None:
+        if "FROM ladder_decisions" in text:
+            read.append(text)
+
+    alice = app.test_client()
+    login(alice, "alice@example.org", "correct horse battery")
+    headers = {"Authorization": f"Bearer {tokens['alice']}"}
+    event.listen(engine, "before_cursor_execute", listen)
+    try:
+        page = alice.get("/team").get_data(as_text=True)
+        assert page.count("not better than the released value") == 2
+        assert len(read) == 1
+        read.clear()
+        listed = client.get("/api/v1/team/runs", headers=headers)
+        assert listed.status_code == 200
+        assert len(read) == 1
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)

@@ -361,18 +361,39 @@ class LadderStatus:
         }
 
 
-def ladder_status(session: Session, store: Store, target: Target, run: Run) -> LadderStatus | None:
-    """Return a team run's place on a Ladder board, or None when its set has no Ladder board."""
-    if run.kind != RunKind.RUN or run.team_id is None:
-        return None
+@dataclass(frozen=True)
+class TeamStatuses:
+    """A team's runs on its set's Ladder board: each decided run's status, and the team's value."""
+
+    decided: dict[int, LadderStatus]
+    #: What a run without a decision is told (its value is undefined on the board's units).
+    undecided: LadderStatus
+
+    def of(self, run: Run) -> LadderStatus:
+        """Return where one of the team's runs stands."""
+        return self.decided.get(run.id, self.undecided)
+
+
+def team_statuses(
+    session: Session, store: Store, target: Target, team_id: int
+) -> TeamStatuses | None:
+    """Return where a team's runs stand on its set's Ladder board; None without a Ladder board.
+
+    The team's Ladder is replayed once for all its runs.
+    """
     board = board_of(session, target)
     if board.kind != "ladder":
         return None
-    state = ladders(session, store, target, board, team_id=run.team_id).get(run.team_id)
-    decision = None if state is None else state.decisions.get(run.id)
+    state = ladders(session, store, target, board, team_id=team_id).get(team_id)
     spec = official_of(target)
     released = None if state is None else state.released
     shown = "" if released is None else format(released * spec.scale, f".{spec.display_decimals}f")
-    return LadderStatus(
-        spec.key, None if decision is None else decision.replaced, released, board.part, shown
+    decisions = {} if state is None else state.decisions
+    return TeamStatuses(
+        {
+            run_id: LadderStatus(spec.key, decision.replaced, released, board.part, shown)
+            for run_id, decision in decisions.items()
+        },
+        LadderStatus(spec.key, None, released, board.part, shown),
     )
+

@@ -20,7 +20,7 @@ from leaderboard.models import Phase, Run, Team, User
 from leaderboard.services.campaign.phases import current_phase, may_withdraw, remaining_quota
 from leaderboard.services.campaign.visibility import hiding_phase
 from leaderboard.services.results.anonymity import Audience
-from leaderboard.services.results.boards import ladder_status, laddered, official_of
+from leaderboard.services.results.boards import TeamStatuses, laddered, official_of, team_statuses
 from leaderboard.services.results.parts import default_part, set_part
 from leaderboard.services.results.tables import (
     TableInputs,
@@ -132,6 +132,8 @@ def team_submissions(
     )
     targets: dict[int, Target] = {target.eval_set.id: target}
     shown_ranks: dict[int, dict[int, str] | None] = {}
+    # A team's Ladder is replayed once per set for all its runs listed.
+    ladder_of: dict[int, TeamStatuses | None] = {}
     rows = []
     for run in runs:
         set_id = run.eval_set_id
@@ -148,9 +150,11 @@ def team_submissions(
             spec = official_of(targets[set_id])
             measure = spec.label
             score = _display(run, spec, set_part(session, run.eval_set))
-            if laddered(session, run):
-                status = ladder_status(session, store, targets[set_id], run)
-                score = "" if status is None else f"Ladder: {status.text}"
+            if laddered(session, run) and run.kind == RunKind.RUN and run.team_id is not None:
+                if set_id not in ladder_of:
+                    ladder_of[set_id] = team_statuses(session, store, targets[set_id], run.team_id)
+                statuses = ladder_of[set_id]
+                score = "" if statuses is None else f"Ladder: {statuses.of(run).text}"
         rows.append(
             SubmissionRow(
                 run=run,

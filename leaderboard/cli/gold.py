@@ -36,7 +36,7 @@ def set_gold_cmd(
 ) -> None:
     """Add or replace a gold file (or qrels variant) and re-score every run against it."""
     from leaderboard.services.gold.core import gold_target, store_gold
-    from leaderboard.services.tasks.catalog import load_gold, resolve
+    from leaderboard.services.tasks.catalog import load_set, resolve
     from leaderboard.unit_of_work import unit_of
 
     path = Path(file)
@@ -59,7 +59,7 @@ def set_gold_cmd(
                     session, store, settings, target, role, data, path.name, actor=common.actor()
                 )
             refreshed = resolve(session, task, subtask, target.eval_set.slug)
-            gold, _files = load_gold(session, store, refreshed, settings.max_decompressed_bytes)
+            gold = load_set(session, store, refreshed, settings.max_decompressed_bytes).gold
             click.echo(
                 f"Stored {role} version {gold_file.version} of {task} {subtask} ({target.eval_set.slug}), SHA-256 {gold_file.sha256}."
             )

@@ -152,6 +152,7 @@ def test_utc_by_default_and_an_explicit_offset_wins(org_app: Flask, org: FlaskCl
         ({"start": "0001-01-01T00:00", "zone": "Asia/Tokyo"}, 400, "is not a date and time"),
         ({"daily_quota": "-1"}, 400, "A quota cannot be negative"),
         ({"total_quota": "many"}, 400, "The total quota must be a whole number"),
+        ({"ladder_alpha": "often"}, 400, "The Ladder's alpha must be a number, not 'often'"),
         ({"name": ""}, 400, "Check the fields below"),
     ],
 )

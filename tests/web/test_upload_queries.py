@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import GoldFile, Run
 from leaderboard.services.common.errors import NotFound
-from leaderboard.services.tasks.catalog import load_gold, resolve
+from leaderboard.services.tasks.catalog import load_set, resolve
 from leaderboard.storage import LocalStore
 from leaderboard.tasks import loading as definition_module
 from leaderboard.tasks.loading import stored_definition
@@ -81,10 +81,10 @@ def test_an_upload_reads_the_files_of_its_resolve_other_readers_read_again(
         update(GoldFile).where(GoldFile.eval_set_id == target.eval_set.id).values(active_key=None)
     )
     session.flush()
-    _gold, files = load_gold(session, store, target, fresh=False)
+    files = load_set(session, store, target, fresh=False).files
     assert files.keys() == target.files.keys()
     with pytest.raises(NotFound, match="has no gold file yet"):
-        load_gold(session, store, target)
+        load_set(session, store, target)
     session.rollback()
 
 

@@ -14,7 +14,7 @@ from leaderboard.services.results.anonymity import PUBLIC, Audience, masked_name
 from leaderboard.services.results.boards import best_runs, board_of, ladders, official_of
 from leaderboard.services.results.parts import default_part, private_released, split_of
 from leaderboard.services.results.table_analysis import with_analysis
-from leaderboard.services.tasks.catalog import load_gold
+from leaderboard.services.tasks.catalog import load_set
 from leaderboard.states import RunKind, RunStatus
 from leaderboard.storage import Store
 from leaderboard.tables.model import Entry, Table, Value, ranks_of, with_shakeup
@@ -284,8 +284,7 @@ def table_inputs(
         **target.definition.table,
     }
     if target.loaded and family.table_reads_gold():
-        gold, _files = load_gold(session, store, target)
-        options.update(family.table_options(gold))
+        options.update(family.table_options(load_set(session, store, target).gold))
     return TableInputs(entries, options, part)
 
 

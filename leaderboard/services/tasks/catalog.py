@@ -346,19 +346,6 @@ def load_set(
     return LoadedSet(gold, files, split)
 
 
-def load_gold(
-    session: Session,
-    store: Store,
-    target: Target,
-    max_decompressed: int = 1 << 30,
-    *,
-    fresh: bool = True,
-) -> tuple[Any, dict[str, GoldFile]]:
-    """Return the parsed gold of a target's set and the file rows it came from."""
-    loaded = load_set(session, store, target, max_decompressed, fresh=fresh)
-    return loaded.gold, loaded.files
-
-
 def part_gold(session: Session, store: Store, target: Target, part: str) -> Any:
     """Return the parsed gold of one part of the target's set ("all": the whole set's)."""
     return load_set(session, store, target).gold_of(part)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 from flask import Blueprint, Response, abort, flash, redirect, render_template, request, url_for
@@ -78,6 +78,8 @@ LISTING_MIME = {
     "md": "text/markdown",
     "latex": "application/x-tex",
 }
+
+Number = TypeVar("Number", int, float)
 
 
 def _actor() -> str:
@@ -188,22 +190,15 @@ def _back(task: str, subtask: str) -> ResponseReturnValue:
     return redirect(url_for("organizer.subtask_page", task=task, subtask=subtask))
 
 
-def _int_or_none(value: str | None, what: str) -> int | None:
+def _number_or_none(value: str | None, what: str, number: type[Number]) -> Number | None:
+    """Return a form field's int or float (None when left empty); refuse text that is not one."""
     if not value:
         return None
     try:
-        return int(value)
+        return number(value)
     except ValueError:
-        raise InvalidInput(f"{what} must be a whole number, not {quoted(value)}.") from None
-
-
-def _float_or_none(value: str | None, what: str) -> float | None:
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        raise InvalidInput(f"{what} must be a number, not {quoted(value[:40])}.") from None
+        noun = "a whole number" if number is int else "a number"
+        raise InvalidInput(f"{what} must be {noun}, not {quoted(value[:40])}.") from None
 
 
 def _bool_or_none(value: str | None) -> bool | None:
@@ -280,13 +275,13 @@ def _change(
         late=_bool_or_none(form.late.data),
         corrections=_bool_or_none(form.corrections.data),
         results=form.results.data or None,
-        daily_quota=_int_or_none(form.daily_quota.data, "The daily quota"),
-        total_quota=_int_or_none(form.total_quota.data, "The total quota"),
+        daily_quota=_number_or_none(form.daily_quota.data, "The daily quota", int),
+        total_quota=_number_or_none(form.total_quota.data, "The total quota", int),
         names=form.names.data or None,
         diagnostics=form.diagnostics.data or None,
         private=form.private.data or None,
         board=form.board.data or None,
-        ladder_alpha=_float_or_none(form.ladder_alpha.data, "The Ladder's alpha"),
+        ladder_alpha=_number_or_none(form.ladder_alpha.data, "The Ladder's alpha", float),
         release_at=release_at,
         clear_release=bool(form.release_clear.data),
     )

@@ -34,7 +34,12 @@ def results_of(questions: Sequence[str], result: CqaScores) -> dict[str, Measure
         m: dict(zip(questions[: values.size], values.tolist(), strict=True))
         for m, values in result.per_question.items()
     }
-    stats = {m: counts.tolist() for m, counts in result.question_stats.items()}
+    # P, R, F1 and Acc share one counts array: converted once, the same lists kept by each.
+    lists: dict[int, list[list[float]]] = {}
+    for counts in result.question_stats.values():
+        if id(counts) not in lists:
+            lists[id(counts)] = counts.tolist()
+    stats = {m: lists[id(counts)] for m, counts in result.question_stats.items()}
     return {
         m: MeasureResult(
             raw=v,

@@ -63,6 +63,28 @@ class NameMode(StrEnum):
     ANONYMOUS = "anonymous"
 
 
+class Shown(StrEnum):
+    """Whether a phase shows something it may hold back: its results, or a split's private part."""
+
+    HIDDEN = "hidden"
+    VISIBLE = "visible"
+
+
+class DiagnosticsAudience(StrEnum):
+    """Who sees each run's per-query values once results are visible: its team, or anyone."""
+
+    TEAMS = "teams"
+    PUBLIC = "public"
+
+
+class BoardKind(StrEnum):
+    """What a phase's live board shows per team: its ranked slots, its best run, or the Ladder's."""
+
+    SLOTS = "slots"
+    BEST = "best"
+    LADDER = "ladder"
+
+
 class MailStatus(StrEnum):
     """Where an outbox mail stands: waiting, taken by a worker, or sent, dropped or failed."""
 

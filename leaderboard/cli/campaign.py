@@ -12,7 +12,7 @@ from leaderboard.cli import common
 from leaderboard.cli.common import set_option, with_appcontext
 from leaderboard.clock import parse_instant
 from leaderboard.services.common.errors import DomainError
-from leaderboard.states import NameMode
+from leaderboard.states import BoardKind, DiagnosticsAudience, NameMode, Shown
 
 
 def _parse_time(value: str | None, option: str) -> datetime | None:
@@ -45,28 +45,28 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
 )
 @click.option(
     "--results",
-    type=click.Choice(["hidden", "visible"]),
+    type=click.Choice([m.value for m in Shown]),
     help="Hide results until released, or release them.",
 )
 @click.option(
     "--names",
-    type=click.Choice([mode.value for mode in NameMode]),
+    type=click.Choice([m.value for m in NameMode]),
     help="Show teams in public tables as Team 1, Team 2, ... (anonymous), or reveal them.",
 )
 @click.option(
     "--diagnostics",
-    type=click.Choice(["teams", "public"]),
+    type=click.Choice([m.value for m in DiagnosticsAudience]),
     help="Who sees each run's per-query values once results are visible: its team, or anyone.",
 )
 @click.option(
     "--private",
-    type=click.Choice(["hidden", "visible"]),
+    type=click.Choice([m.value for m in Shown]),
     help="A split set's private part: hidden (participants and the public see scores on the "
     "public part only; the default) or visible (released: the table shows every part).",
 )
 @click.option(
     "--board",
-    type=click.Choice(["slots", "best", "ladder"]),
+    type=click.Choice([m.value for m in BoardKind]),
     help="The live board: slots (each ranked slot's run, the default), best (each team's best "
     "run so far) or ladder (each team's value released by the Ladder only on a real gain).",
 )

@@ -18,12 +18,9 @@ from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import results_released
-from leaderboard.states import NameMode, RunKind, RunStatus
+from leaderboard.states import BoardKind, DiagnosticsAudience, NameMode, RunKind, RunStatus, Shown
 from leaderboard.targets import Target
 from leaderboard.unit_of_work import unit_of
-
-#: What a phase's live board shows per team (see services/results/boards.py).
-BOARDS = ("slots", "best", "ladder")
 
 
 def show_time(value: datetime, zone: str = "UTC") -> str:
@@ -127,9 +124,9 @@ def upsert_phase(
     if change.corrections is not None:
         phase.corrections_allowed = change.corrections
     if change.results is not None:
-        if change.results not in ("hidden", "visible"):
+        if change.results not in tuple(Shown):
             raise InvalidInput("Results must be 'hidden' or 'visible'.")
-        hidden = change.results == "hidden"
+        hidden = change.results == Shown.HIDDEN
         if phase.results_hidden and not hidden:
             phase.released_at = now
             released = True
@@ -141,21 +138,21 @@ def upsert_phase(
             )
         phase.names = NameMode(change.names)
     if change.diagnostics is not None:
-        if change.diagnostics not in ("teams", "public"):
+        if change.diagnostics not in tuple(DiagnosticsAudience):
             raise InvalidInput(
                 f"Diagnostics must be 'teams' or 'public', not {quoted(change.diagnostics)}."
             )
-        phase.public_diagnostics = change.diagnostics == "public"
+        phase.public_diagnostics = change.diagnostics == DiagnosticsAudience.PUBLIC
     if change.private is not None:
-        if change.private not in ("hidden", "visible"):
+        if change.private not in tuple(Shown):
             raise InvalidInput(
                 f"The private part must be 'hidden' or 'visible', not {quoted(change.private)}."
             )
-        phase.private_visible = change.private == "visible"
+        phase.private_visible = change.private == Shown.VISIBLE
     if change.board is not None:
-        if change.board not in BOARDS:
+        if change.board not in tuple(BoardKind):
             raise InvalidInput(
-                f"The board must be one of {', '.join(BOARDS)}, not {quoted(change.board)}."
+                f"The board must be one of {', '.join(BoardKind)}, not {quoted(change.board)}."
             )
         phase.board = change.board
     if change.ladder_alpha is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from leaderboard.states import RunKind, RunStatus
+from leaderboard.states import RunKind, RunStatus, Shown
 
 
 def _array(items: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,7 +88,7 @@ _PHASE = {
         "open": {"type": "boolean"},
         "late_allowed": {"type": "boolean"},
         "corrections_allowed": {"type": "boolean"},
-        "results": {"type": "string", "enum": ["hidden", "visible"]},
+        "results": {"type": "string", "enum": [s.value for s in Shown]},
         "daily_quota": {"type": ["integer", "null"]},
         "total_quota": {"type": ["integer", "null"]},
         "quota_remaining": {

@@ -396,4 +396,3 @@ def team_statuses(
         },
         LadderStatus(spec.key, None, released, board.part, shown),
     )
-

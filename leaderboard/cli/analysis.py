@@ -13,6 +13,8 @@ from leaderboard.services.common.errors import DomainError
 #: The significance methods and formats, spelled out so that option parsing loads no service.
 METHOD_NAMES = ("randomization", "bootstrap", "t-test", "wilcoxon")
 FORMAT_NAMES = ("json", "md", "csv", "latex")
+#: The most half-splits meta-eval takes (the service's MAX_SPLITS), spelled out likewise.
+MAX_SPLITS = 100_000
 
 
 @click.command("significance")
@@ -93,7 +95,7 @@ def significance_cmd(
 @click.option("--measure", help="Measure key (default: the official measure).")
 @click.option(
     "--splits",
-    type=click.IntRange(1, 100_000),
+    type=click.IntRange(1, MAX_SPLITS),
     default=200,
     show_default=True,
     help="Random half-splits of the units.",
@@ -135,10 +137,11 @@ def meta_eval_cmd(
         except DomainError as exc:
             common.fail(exc.message)
     if report["pairs_significant"] is None:
+        same = (f" --set {set_slug}" if set_slug else "") + (f" --measure {key}" if measure else "")
         # On standard error: the JSON on standard output stays what scripts read.
         click.echo(
             f"No analysis of the set's current scores on {key} yet: pairs_significant and "
-            f"adjacent_significant are null (`leaderboard significance {task} {subtask}` "
+            f"adjacent_significant are null (`leaderboard significance {task} {subtask}{same}` "
             "computes one).",
             err=True,
         )

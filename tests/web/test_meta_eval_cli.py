@@ -58,8 +58,13 @@ def test_json_before_and_after_an_analysis(hosted: FlaskCliRunner) -> None:
         k: body[k] for k in KEYS if "significant" not in k
     }
     # Another measure has no analysis of its own yet.
-    other = meta(hosted, "--splits", "50", "--measure", "Acc")
-    assert other["pairs_significant"] is None and other["runs"] == 5
+    other = invoke(
+        hosted, "meta-eval", "example-sentiment", "A", "--splits", "50", "--measure", "Acc"
+    )
+    assert other.exit_code == 0, other.output
+    assert json.loads(other.stdout)["pairs_significant"] is None
+    assert json.loads(other.stdout)["runs"] == 5
+    assert "`leaderboard significance example-sentiment A --measure Acc`" in other.stderr
 
 
 def test_markdown_states_it_in_one_sentence(hosted: FlaskCliRunner) -> None:

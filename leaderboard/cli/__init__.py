@@ -30,6 +30,7 @@ COMMAND_MODULES = {
     "token": "accounts",
     "settings": "accounts",
     "significance": "analysis",
+    "meta-eval": "analysis",
     "worker": "analysis",
     "phase": "campaign",
     "freeze": "campaign",

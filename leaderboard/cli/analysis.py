@@ -1,4 +1,4 @@
-"""Analysis of a table's runs: paired significance and clusters."""
+"""Analysis of a table's runs: paired significance and clusters, meta-evaluation of the set."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from leaderboard.services.common.errors import DomainError
 #: The significance methods and formats, spelled out so that option parsing loads no service.
 METHOD_NAMES = ("randomization", "bootstrap", "t-test", "wilcoxon")
 FORMAT_NAMES = ("json", "md", "csv", "latex")
+#: The most half-splits meta-eval takes (the service's MAX_SPLITS), spelled out likewise.
+MAX_SPLITS = 100_000
 
 
 @click.command("significance")
@@ -84,6 +86,69 @@ def significance_cmd(
         "latex": lambda _r: exports.to_latex(titled),
     }
     click.echo(renders[fmt](report), nl=False)
+
+
+@click.command("meta-eval")
+@click.argument("task")
+@click.argument("subtask")
+@set_option
+@click.option("--measure", help="Measure key (default: the official measure).")
+@click.option(
+    "--splits",
+    type=click.IntRange(1, MAX_SPLITS),
+    default=200,
+    show_default=True,
+    help="Random half-splits of the units.",
+)
+@click.option("--seed", type=click.IntRange(0, 2**63 - 1), default=0, show_default=True)
+@click.option(
+    "--format", "fmt", type=click.Choice(("json", "md")), default="json", show_default=True
+)
+@with_appcontext
+def meta_eval_cmd(
+    task: str,
+    subtask: str,
+    set_slug: str | None,
+    measure: str | None,
+    splits: int,
+    seed: int,
+    fmt: str,
+) -> None:
+    """Say what the set tells apart: pairs significant, halves' Kendall tau and top agreement."""
+    from leaderboard.services.results.meta_evaluation import (
+        UnknownMeasure,
+        meta_evaluation,
+        to_markdown,
+    )
+    from leaderboard.services.results.tables import caption_of
+    from leaderboard.services.tasks.catalog import resolve
+    from leaderboard.tables.model import official_key
+
+    with common.session() as session:
+        try:
+            target = resolve(session, task, subtask, set_slug)
+            report = meta_evaluation(
+                session, common.store(), target, measure, splits=splits, seed=seed
+            )
+            caption = caption_of(target)
+            key = measure or official_key(target.family.measure_specs(target.context()))
+        except UnknownMeasure as exc:
+            common.fail(exc.message, 2)  # a bad option value, as click's own are
+        except DomainError as exc:
+            common.fail(exc.message)
+    if report["pairs_significant"] is None:
+        same = (f" --set {set_slug}" if set_slug else "") + (f" --measure {key}" if measure else "")
+        # On standard error: the JSON on standard output stays what scripts read.
+        click.echo(
+            f"No analysis of the set's current scores on {key} yet: pairs_significant and "
+            f"adjacent_significant are null (`leaderboard significance {task} {subtask}{same}` "
+            "computes one).",
+            err=True,
+        )
+    if fmt == "md":
+        click.echo(to_markdown(report, caption, key), nl=False)
+    else:
+        click.echo(json.dumps(report, ensure_ascii=False, indent=1))
 
 
 @click.command("worker")
@@ -179,4 +244,4 @@ def worker_cmd(
             click.echo(outcome_line(done))
 
 
-COMMANDS = (significance_cmd, worker_cmd)
+COMMANDS = (significance_cmd, meta_eval_cmd, worker_cmd)

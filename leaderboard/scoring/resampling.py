@@ -77,7 +77,7 @@ def _chunks(samples: int, units: int) -> Iterator[tuple[int, int]]:
 
 
 def _generator(seed: int, kind: int, chunk: int) -> np.random.Generator:
-    """Return the generator of one chunk of one kind of sample (0: swaps, 1: bootstrap)."""
+    """Return one chunk's generator of a kind of sample (0: swaps, 1: bootstrap, 2: half-splits)."""
     # A spawn key keeps every (kind, chunk) stream apart from each other and from a plain
     # default_rng(seed) a caller may use for its own data.
     return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(kind, chunk)))

@@ -263,6 +263,7 @@ COMMANDS = [
     "init",
     "invite",
     "merge-teams",
+    "meta-eval",
     "phase",
     "remote",
     "rename-team",

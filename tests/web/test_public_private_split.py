@@ -487,3 +487,23 @@ def test_the_ladder_on_a_split_set_decides_on_the_public_units(
     assert status == 200 and shown["board"] == "ladder" and shown["part"] == "public"
     [row] = [r for r in shown["rows"] if r["kind"] == "run"]
     assert row["cells"]["Acc"]["value"] == pytest.approx(expected[-1][1], abs=1e-12)
+
+
+def test_meta_eval_splits_the_part_every_reader_sees(
+    client: FlaskClient, runner: FlaskCliRunner, hosted: dict[str, str]
+) -> None:
+    api_upload(client, hosted["alice"], (SENTIMENT / "run-valid.tsv").read_bytes(), path=UPLOAD)
+    assert runner.invoke(args=["leaderboard", "add-baselines", TASK, SUBTASK]).exit_code == 0
+    gold = pairs(SENTIMENT / "gold.tsv")
+
+    def units() -> int:
+        args = ["leaderboard", "meta-eval", TASK, SUBTASK, "--splits", "20"]
+        result = runner.invoke(args=args)
+        assert result.exit_code == 0, result.output
+        body = json.loads(result.stdout)
+        assert body["runs"] == 4  # the run and three baselines ranked "as if"
+        return int(body["units"])
+
+    assert units() == sum(public_by_rule(i) for i in gold)
+    _release(runner)
+    assert units() == sum(not public_by_rule(i) for i in gold)

@@ -2,8 +2,8 @@
 
 Each run's per-query values are a shared difficulty plus the run's own skill and noise. All
 1,225 pairs are tested with 10,000 paired randomization samples (Holm-adjusted, clustered),
-then each run's 95 % bootstrap interval is drawn from 10,000 resamples. Target: under 60 s
-of wall time and 1 GB peak memory on this machine.
+then each run's 95 % bootstrap interval and rank interval are drawn from the same 10,000
+resamples. Target: under 60 s of wall time and 1 GB peak memory on this machine.
 
 The meta-evaluation of the same runs (Kendall's tau-b and the top's stability over 200 seeded
 half-splits of the queries) is timed on their means per query (summed rows) and on a measure
@@ -24,12 +24,13 @@ import time
 import numpy as np
 
 from leaderboard.scoring.meta_evaluation import meta_evaluate
-from leaderboard.scoring.resampling import RecomputedRows, UnitRows, mean_rows
-from leaderboard.scoring.significance import adjust, clusters, compare_pairs, intervals
+from leaderboard.scoring.rank_intervals import rank_intervals
+from leaderboard.scoring.resampling import RecomputedRows, UnitRows, bootstrap_values, mean_rows
+from leaderboard.scoring.significance import adjust, clusters, compare_pairs, intervals_of
 
 
 def significance_figures(runs: list[UnitRows], samples: int) -> float:
-    """Print the significance and interval timings; return their total in seconds."""
+    """Print the significance, interval and rank interval timings; return their total in seconds."""
     count = len(runs)
     order = sorted(range(count), key=lambda i: -runs[i].value())
     pairs = [(order[a], order[b]) for a in range(count) for b in range(a + 1, count)]
@@ -41,12 +42,17 @@ def significance_figures(runs: list[UnitRows], samples: int) -> float:
     groups = clusters(order, results, 0.05)
     tested = time.perf_counter() - start
     start = time.perf_counter()
-    intervals(runs, seed=0, samples=samples)
+    boot = bootstrap_values(runs, seed=0, samples=samples)
+    intervals_of(boot)
     bootstrapped = time.perf_counter() - start
+    start = time.perf_counter()
+    rank_intervals(boot)
+    ranked = time.perf_counter() - start
     print(f"{len(pairs):,} pairs, {samples:,} samples")
     print(f"randomization, all pairs, Holm, clusters: {tested:6.2f} s ({len(groups)} clusters)")
     print(f"bootstrap intervals of every run:         {bootstrapped:6.2f} s")
-    return tested + bootstrapped
+    print(f"rank intervals from the same samples:     {ranked:6.2f} s")
+    return tested + bootstrapped + ranked
 
 
 def spearman_runs(count: int, items: int, rng: np.random.Generator) -> list[UnitRows]:

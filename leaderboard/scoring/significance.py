@@ -163,5 +163,9 @@ def intervals(
     runs: list[UnitRows], seed: int, samples: int, level: float = 0.95
 ) -> list[tuple[float, float]]:
     """Return each run's bootstrap percentile interval of its measure."""
-    boot = bootstrap_values(runs, seed, samples)
-    return [percentile_interval(boot[:, r], level) for r in range(len(runs))]
+    return intervals_of(bootstrap_values(runs, seed, samples), level)
+
+
+def intervals_of(boot: FloatArray, level: float = 0.95) -> list[tuple[float, float]]:
+    """Return each run's percentile interval from its column of bootstrap values (B × runs)."""
+    return [percentile_interval(boot[:, r], level) for r in range(boot.shape[1])]

@@ -75,6 +75,7 @@ def _row_dict(row: Row, table: Table) -> dict[str, Any]:
             if SHAKEUP in table.trail_columns
             else {}
         ),
+        **({"rank_interval": list(row.rank_interval)} if row.rank_interval is not None else {}),
     }
 
 
@@ -255,8 +256,12 @@ def _md_row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
-def _md_value(row: Row, cell: Cell | None) -> str:
-    """Return a measure cell: **bold**, subindex as Unicode subscript digits, "—" if missing."""
+def _md_value(row: Row, cell: Cell | None, *, rank_interval: bool = False) -> str:
+    """Return a measure cell: **bold**, subindex as Unicode subscript digits, "—" if missing.
+
+    With ``rank_interval`` the row's rank interval follows the rank (a table without a rank
+    column shows it in the official measure's cell).
+    """
     if cell is None:
         return MISSING
     text = md_escape(cell.display)
@@ -266,15 +271,20 @@ def _md_value(row: Row, cell: Cell | None) -> str:
         text += str(cell.rank).translate(_SUBSCRIPTS)
     if cell.note:
         text += md_escape(cell.note)
+    if rank_interval:
+        text += " " + md_escape(row.rank_interval_display)
     if cell.ci_display:
         text += " " + md_escape(cell.ci_display)
     return text
 
 
-def _md_meta(row: Row, name: str) -> str:
-    """Return a meta cell: escaped user text followed by its (trusted) marker."""
+def _md_meta(table: Table, row: Row, name: str) -> str:
+    """Return a meta cell: escaped user text followed by its (trusted) marker and rank interval."""
     meta = row.meta.get(name)
-    return md_escape(meta.text) + meta.marker if meta else ""
+    text = md_escape(meta.text) + meta.marker if meta else ""
+    if table.rank_interval_in_meta(row, name):
+        text = f"{text} {md_escape(row.rank_interval_display)}".lstrip()
+    return text
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -288,9 +298,14 @@ def to_markdown(table: Table) -> str:
     header = [md_escape(label) for label in (*lead, *measures, *trail)]
     body = []
     for row in table.rows:
-        cells = [_md_meta(row, name) for name in table.lead_columns]
-        cells.extend(_md_value(row, row.cells.get(c.key)) for c in table.columns)
-        cells.extend(_md_meta(row, name) for name in table.trail_columns)
+        cells = [_md_meta(table, row, name) for name in table.lead_columns]
+        cells.extend(
+            _md_value(
+                row, row.cells.get(c.key), rank_interval=table.rank_interval_in_cell(row, c.key)
+            )
+            for c in table.columns
+        )
+        cells.extend(_md_meta(table, row, name) for name in table.trail_columns)
         if row.bold:
             cells = [f"**{c}**" if c else c for c in cells]
         body.append(cells)
@@ -365,13 +380,21 @@ def _latex_marker(marker: str) -> str:
     return "".join(_LATEX_MARKERS.get(ch, latex_escape(ch)) for ch in marker)
 
 
-def _latex_meta(row: Row, name: str) -> str:
-    """Return a meta cell in LaTeX."""
+def _latex_meta(table: Table, row: Row, name: str) -> str:
+    """Return a meta cell in LaTeX, with the row's rank interval where it goes."""
     meta = row.meta.get(name)
-    return latex_escape(meta.text) + _latex_marker(meta.marker) if meta else ""
+    text = latex_escape(meta.text) + _latex_marker(meta.marker) if meta else ""
+    if table.rank_interval_in_meta(row, name):
+        text = f"{text} {_latex_rank_interval(row)}".lstrip()
+    return text
 
 
-def _latex_value(row: Row, cell: Cell | None) -> str:
+def _latex_rank_interval(row: Row) -> str:
+    """Return a row's rank interval as "(1--3)" (an en-dash in LaTeX)."""
+    return latex_escape(row.rank_interval_display)
+
+
+def _latex_value(row: Row, cell: Cell | None, *, rank_interval: bool = False) -> str:
     """Return a measure cell: \\textbf for bold, ``$_{n}$`` subindex, ``---`` if missing."""
     if cell is None:
         return "---"
@@ -382,6 +405,8 @@ def _latex_value(row: Row, cell: Cell | None) -> str:
         text += f"$_{{{cell.rank}}}$"
     if cell.note:
         text += rf"\textsuperscript{{{latex_escape(cell.note)}}}"
+    if rank_interval:
+        text += " " + _latex_rank_interval(row)
     return text
 
 
@@ -444,9 +469,14 @@ def to_latex(table: Table) -> str:
         if row.starts_cluster(previous):
             body.append(r"\midrule")  # a significance cluster starts
         previous = row
-        cells = [_latex_meta(row, name) for name in table.lead_columns]
-        cells.extend(_latex_value(row, row.cells.get(c.key)) for c in table.columns)
-        cells.extend(_latex_meta(row, name) for name in table.trail_columns)
+        cells = [_latex_meta(table, row, name) for name in table.lead_columns]
+        cells.extend(
+            _latex_value(
+                row, row.cells.get(c.key), rank_interval=table.rank_interval_in_cell(row, c.key)
+            )
+            for c in table.columns
+        )
+        cells.extend(_latex_meta(table, row, name) for name in table.trail_columns)
         if row.bold:
             cells = [rf"\textbf{{{c}}}" if c else c for c in cells]
         body.append(_latex_lines(cells))

@@ -39,6 +39,12 @@ META_TITLES: Mapping[str, str] = MappingProxyType(
 SHAKEUP = "shakeup"
 #: The meta column disclosing how many runs a row's team uploaded ("best of N").
 SUBMITTED = "submitted"
+#: The meta columns a style shows a row's rank in: its rank interval goes beside the rank.
+RANK_COLUMNS = ("rank", "run_rank")
+#: The tooltip of a shown rank interval.
+RANK_INTERVAL_TITLE = (
+    "rank interval: 2.5th–97.5th percentile of the run's rank over bootstrap resamples of the units"
+)
 #: Meta columns that hold user text (team and run names): rendered with ``dir="auto"``.
 USER_TEXT_COLUMNS = frozenset({"submission", "team", "run"})
 #: Shown in a cell whose measure does not apply or is hidden.
@@ -195,6 +201,16 @@ class Row:
     submitted: int | None = None
     #: The row's rank on the public part, once a split set's private part is shown.
     public_rank: int | None = None
+    #: The 2.5th and 97.5th percentile of the row's rank over the analysis' bootstrap samples.
+    rank_interval: tuple[int, int] | None = None
+
+    @property
+    def rank_interval_display(self) -> str:
+        """Return the rank interval as shown, "(1–3)" ("(2–2)" too), or "" without one."""
+        if self.rank_interval is None:
+            return ""
+        low, high = self.rank_interval
+        return f"({low}–{high})"
 
     def starts_cluster(self, previous: Row | None) -> bool:
         """Return whether a rule goes above this row: it opens a cluster after another one."""
@@ -275,6 +291,33 @@ class Table:
             and (runs == "all" or r.rank is not None or r.kind == "baseline")
             and r.cells.get(measure) is not None
         ]
+
+    @property
+    def rank_interval_column(self) -> str | None:
+        """Return the meta column showing ranks, where rank intervals go; None: none shows them.
+
+        A table without one (ranks only as subscripts) shows a row's rank interval after its
+        official measure's value instead.
+        """
+        shown = (*self.lead_columns, *self.trail_columns)
+        return next((name for name in RANK_COLUMNS if name in shown), None)
+
+    def rank_interval_in_meta(self, row: Row, name: str) -> bool:
+        """Return whether the row's rank interval goes in meta column ``name``."""
+        return row.rank_interval is not None and name == self.rank_interval_column
+
+    def rank_interval_in_cell(self, row: Row, key: str) -> bool:
+        """Return whether the row's rank interval goes in the cell of measure ``key``."""
+        return (
+            row.rank_interval is not None
+            and self.rank_interval_column is None
+            and key == self.official_key
+        )
+
+    @property
+    def rank_interval_title(self) -> str:
+        """Return the tooltip of a shown rank interval."""
+        return RANK_INTERVAL_TITLE
 
     @property
     def row_header(self) -> str | None:

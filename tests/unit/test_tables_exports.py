@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from leaderboard.tables import Entry, MeasureSpec, Value, build_table
+from leaderboard.tables import Entry, MeasureSpec, Table, Value, build_table
 from leaderboard.tables.exports import (
     csv_safe,
     latex_escape,
@@ -503,3 +503,57 @@ def test_unscaled_measures_get_no_meaningless_note() -> None:
     )
     assert not any("stored" in note for note in table.footnotes)
     assert "stored" not in to_latex(table) and "stored" not in to_markdown(table)
+
+
+def with_rank_intervals(table: Table) -> Table:
+    """Return the table with a rank interval on every ranked row: (rank, rank + 1)."""
+    from dataclasses import replace
+
+    rows = tuple(
+        replace(row, rank_interval=(row.rank, row.rank + 1)) if row.rank else row
+        for row in table.rows
+    )
+    return replace(table, rows=rows)
+
+
+def test_rank_intervals_go_beside_the_rank_in_every_export() -> None:
+    from leaderboard.tables.html import to_html
+
+    table = with_rank_intervals(cqa_table())
+    first = next(row for row in table.rows if row.rank == 1)
+    data = table_to_dict(table)
+    for row in data["rows"]:
+        assert list(row)[:10] == SPEC_ROW
+        if row["rank"]:
+            # Appended after every other key.
+            assert list(row)[-1] == "rank_interval"
+            assert row["rank_interval"] == [row["rank"], row["rank"] + 1]
+        else:
+            assert "rank_interval" not in row
+    # In the rank column, after the rank: "1 (1–2)" (the ranked row is bold); LaTeX with "--".
+    assert f"| **1 (1–2)** | **{md_escape(first.label)}** |" in to_markdown(table)
+    assert rf"\textbf{{1 (1--2)}} & \textbf{{{latex_escape(first.label)}}} &" in to_latex(table)
+    html = to_html(table)
+    assert (
+        '<strong>1</strong> <span class="rank-interval" title="rank interval: 2.5th–97.5th percentile of the '
+        'run&#39;s rank over bootstrap resamples of the units">(1–2)</span></td>'
+    ) in html
+    assert html.count('class="rank-interval"') == sum(1 for r in table.rows if r.rank)
+    # Without an analysis nothing is added.
+    assert "rank-interval" not in to_html(cqa_table())
+    assert "(1–2)" not in to_markdown(cqa_table())
+
+
+def test_rank_intervals_go_in_the_run_rank_column_or_after_the_official_value() -> None:
+    sts = with_rank_intervals(sts_table())
+    ranked = next(row for row in sts.rows if row.rank == 1)
+    md = to_markdown(sts)
+    assert "| 1 (1–2) |" in md and md.count("(1–2)") == sum(1 for r in sts.rows if r.rank == 1)
+    # TREC shows ranks as subscripts only: the interval follows the official value's.
+    trec = with_rank_intervals(trec_table())
+    top = next(row for row in trec.rows if row.rank == 1)
+    cell = top.cells[trec.official_key]
+    assert cell is not None and cell.rank == 1
+    assert f"{cell.display}₁ (1–2)" in to_markdown(trec)
+    assert f"{latex_escape(cell.display)}$_{{1}}$ (1--2)" in to_latex(trec)
+    assert ranked.meta["run_rank"].text == "1"

@@ -237,9 +237,11 @@ def test_the_table_takes_clusters_and_intervals_of_the_current_analysis(
     assert (
         r"\caption{Example message polarity classification --- Subtask A: message polarity --- Test}"
     ) in latex
-    # The LaTeX table has rules between clusters but no intervals: its notes say just that.
+    # The LaTeX table has rules between clusters and rank intervals but no cells' intervals: its
+    # notes say just that.
     assert "Rules separate significance clusters" in latex
-    assert "Intervals are" not in latex and "bootstrap" not in latex
+    assert "Intervals are" not in latex and "bootstrap intervals" not in latex
+    assert "Rank interval (lo--hi): 2.5th--97.5th percentile of the run's rank over 400" in latex
     # Fractions shown as computed need no note ("Values as stored." told a reader nothing).
     assert "as stored" not in latex
     markdown = public.get("/tasks/example-sentiment/A/results.md").get_data(as_text=True)

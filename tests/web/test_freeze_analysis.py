@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -344,3 +345,118 @@ def test_the_results_page_charts_the_analysis_its_view_shows(
     assert len(matrix.strip().splitlines()) == 1 + len(frozen["pairs"])
     assert public.get(f"{base}/analysis/measure.svg").mimetype == "image/svg+xml"
     assert public.get(f"{base}/analysis/measure.csv?view=sideways").status_code == 400
+
+
+def test_an_analysed_table_shows_rank_intervals_in_every_export(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    host(app, runner)
+    add_late_run(app, runner)
+    report = significance(runner, "--samples", "500", "--seed", "3")
+    ranks = report["rank_intervals"]
+    # Every ranked row: the on-time primaries, the late one and the baselines "as if".
+    assert sorted(ranks, key=int) == sorted(map(str, report["run_ids"]), key=int)
+    assert report["interval_samples"] == 500
+    # The same seed and samples: the same intervals, computed again.
+    assert significance(runner, "--samples", "500", "--seed", "3")["rank_intervals"] == ranks
+
+    live = table(runner)
+    shown = {}
+    for row in live["rows"]:
+        if row.get("cluster") is None:
+            assert "rank_interval" not in row
+            continue
+        run_id = str(report["run_ids"][report["runs"].index(row["label"])])
+        assert row["rank_interval"] == ranks[run_id]
+        low, high = row["rank_interval"]
+        assert 1 <= low <= high
+        if row["rank"] is not None:
+            assert low <= row["rank"] <= high
+            shown[row["label"]] = (row["rank"], low, high)
+    assert "Cirrus-primary" in shown and len(shown) == 3
+    note = "Rank interval (lo–hi): 2.5th–97.5th percentile of the run's rank over 500 bootstrap"
+    assert any(n.startswith(note) for n in live["footnotes"])
+
+    def export(fmt: str) -> str:
+        result = invoke(runner, "table", "example-sentiment", "A", "--format", fmt)
+        assert result.exit_code == 0, result.output
+        return str(result.output)
+
+    markdown, latex = export("md"), export("latex")
+    html = app.test_client().get("/tasks/example-sentiment/A").get_data(as_text=True)
+    for label, (rank, low, high) in shown.items():
+        assert re.search(rf"\| (\*\*)?{rank}\*? \({low}–{high}\)(\*\*)? \|", markdown), label
+        assert re.search(rf"{rank}\*? \({low}--{high}\)", latex), label
+        assert re.search(
+            rf">{rank}(</strong>)?(<span class=\"marker\">\*</span>)? "
+            rf'<span class="rank-interval" title="rank interval: [^"]+">\({low}–{high}\)</span>',
+            html,
+        ), label
+    assert note in markdown and note.replace("–", "--") in latex
+    assert "2.5th–97.5th percentile of the run&#39;s rank over 500 bootstrap" in html
+
+
+def test_verify_reports_a_frozen_table_or_analysis_whose_rank_interval_was_changed(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    host(app, runner)
+    assert invoke(runner, "freeze", "example-sentiment", "A").exit_code == 0
+    frozen = snapshot(app)
+    analysis = frozen.manifest["analysis"]
+    rows = [r for r in frozen.table["rows"] if "rank_interval" in r]
+    # The frozen table carries the frozen analysis' rank intervals on every ranked row.
+    assert len(rows) == len(analysis["run_ids"]) == 5
+    for row in rows:
+        run_id = str(analysis["run_ids"][analysis["runs"].index(row["label"])])
+        assert row["rank_interval"] == analysis["rank_intervals"][run_id]
+    assert invoke(runner, "verify", "example-sentiment", "A").exit_code == 0
+
+    def forge_table(_manifest: dict[str, Any], frozen_table: dict[str, Any]) -> None:
+        ranked = [r for r in frozen_table["rows"] if "rank_interval" in r]
+        ranked[0]["rank_interval"] = [1, 5]
+
+    reseal(app, forge_table)
+    result = invoke(runner, "verify", "example-sentiment", "A")
+    assert result.exit_code == 1
+    assert "the table rebuilt from the re-scored runs differs from the frozen table" in (
+        result.output
+    )
+
+
+def test_verify_names_a_frozen_analysis_whose_rank_interval_was_changed(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    host(app, runner)
+    assert invoke(runner, "freeze", "example-sentiment", "A").exit_code == 0
+    ranks = snapshot(app).manifest["analysis"]["rank_intervals"]
+    run_id = min(ranks, key=int)
+
+    def forge_analysis(manifest: dict[str, Any], _table: dict[str, Any]) -> None:
+        manifest["analysis"]["rank_intervals"][run_id] = [1, 5]
+
+    reseal(app, forge_analysis)
+    result = invoke(runner, "verify", "example-sentiment", "A")
+    assert result.exit_code == 1
+    assert (
+        f"DIFFERENCE: analysis: the rank interval of run {run_id} is {ranks[run_id]}, "
+        "the snapshot says [1, 5]"
+    ) in result.output
+
+
+def test_a_snapshot_frozen_before_rank_intervals_still_verifies(
+    app: Flask, runner: FlaskCliRunner
+) -> None:
+    host(app, runner)
+    assert invoke(runner, "freeze", "example-sentiment", "A").exit_code == 0
+
+    def as_before(manifest: dict[str, Any], frozen_table: dict[str, Any]) -> None:
+        del manifest["analysis"]["rank_intervals"], manifest["analysis"]["interval_samples"]
+        for row in frozen_table["rows"]:
+            row.pop("rank_interval", None)
+        frozen_table["footnotes"] = [
+            n for n in frozen_table["footnotes"] if not n.startswith("Rank interval")
+        ]
+
+    reseal(app, as_before)
+    verified = invoke(runner, "verify", "example-sentiment", "A")
+    assert verified.exit_code == 0, verified.output

@@ -22,6 +22,9 @@ from leaderboard.tables.model import Table
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import MeasureResult, StoredScore
 
+#: The keys rank intervals added to an analysis: a snapshot frozen before them has neither.
+RANK_INTERVAL_KEYS = ("rank_intervals", "interval_samples")
+
 
 def freeze_request(session: Session, target: Target, official: str) -> Request:
     """Return how a freeze analyses its table: as the set's current analysis, or the defaults."""
@@ -43,17 +46,27 @@ def request_of_report(report: Mapping[str, Any]) -> Request:
 
 
 def analyse_frozen(
-    target: Target, table: Table, gold: Any, scores: ScoreLookup, request: Request
+    target: Target,
+    table: Table,
+    gold: Any,
+    scores: ScoreLookup,
+    request: Request,
+    *,
+    rank_intervals: bool = True,
 ) -> tuple[Table, dict[str, Any]]:
     """Return a frozen table with its analysis' clusters and intervals, and the analysis.
 
     Without one (fewer than two runs, a measure that keeps nothing to resample) the table is
-    returned as it is, with the request and why.
+    returned as it is, with the request and why. Without ``rank_intervals`` (verifying a
+    snapshot frozen before them) neither the analysis nor the table has rank intervals.
     """
     try:
         analysis = analyse(target, Source(table, gold, scores), request)
     except InvalidInput as exc:
         return table, {**testing_settings(request), "unavailable": exc.message}
+    if not rank_intervals:
+        for key in RANK_INTERVAL_KEYS:
+            analysis.pop(key, None)
     specs = target.family.measure_specs(target.context())
     return annotate(table, analysis, specs), analysis
 
@@ -118,7 +131,14 @@ def recheck(
         found = {i: runs[i].kept(measure) for i in run_ids if i in runs}
         return {i: kept for i, kept in found.items() if kept is not None}
 
-    table, again = analyse_frozen(target, table, gold, scores, request_of_report(stored))
+    table, again = analyse_frozen(
+        target,
+        table,
+        gold,
+        scores,
+        request_of_report(stored),
+        rank_intervals="unavailable" in stored or "rank_intervals" in stored,
+    )
     # A snapshot frozen before analyses were in the table's scale is compared in that scale.
     if "pairs" in stored:
         stored = in_table_scale(stored, scales_of(target))
@@ -164,6 +184,13 @@ def analysis_differences(stored: dict[str, Any], again: dict[str, Any]) -> list[
                     f"analysis: the interval of run {run_id} on {key} is {interval}, "
                     f"the snapshot says {old_interval}"
                 )
+    new_ranks, old_ranks = again.get("rank_intervals", {}), stored.get("rank_intervals", {})
+    for run_id in sorted({*new_ranks, *old_ranks}, key=int):
+        if new_ranks.get(run_id) != old_ranks.get(run_id):
+            found.append(
+                f"analysis: the rank interval of run {run_id} is {new_ranks.get(run_id)}, "
+                f"the snapshot says {old_ranks.get(run_id)}"
+            )
     if len(found) > LISTED_DIFFERENCES:
         more = len(found) - LISTED_DIFFERENCES
         found = [*found[:LISTED_DIFFERENCES], f"analysis: … and {more:,} more differences"]

@@ -19,7 +19,14 @@ from sqlalchemy.orm import Session, selectinload, undefer
 
 from leaderboard.formats.issues import quoted
 from leaderboard.models import Run, Score
-from leaderboard.scoring.resampling import NotResampled, SummedRows, UnitRows
+from leaderboard.scoring.rank_intervals import rank_intervals
+from leaderboard.scoring.resampling import (
+    FloatArray,
+    NotResampled,
+    SummedRows,
+    UnitRows,
+    bootstrap_values,
+)
 from leaderboard.scoring.significance import (
     METHODS,
     PER_QUERY_METHODS,
@@ -27,8 +34,8 @@ from leaderboard.scoring.significance import (
     adjust,
     clusters,
     compare_pairs,
+    intervals_of,
 )
-from leaderboard.scoring.significance import intervals as run_intervals
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.results.anonymity import ALL_NAMES
 from leaderboard.services.results.parts import default_part
@@ -37,7 +44,7 @@ from leaderboard.services.results.tables import live_table
 from leaderboard.services.results.unit_values import kept_values
 from leaderboard.services.tasks.catalog import load_set
 from leaderboard.storage import Store
-from leaderboard.tables.model import Row, Table
+from leaderboard.tables.model import MeasureSpec, Row, Table
 from leaderboard.targets import Target
 from leaderboard.tasks.families.base import StoredScore
 from leaderboard.tasks.splitting import SetSplit
@@ -193,12 +200,17 @@ def source_of(session: Session, store: Store, target: Target) -> Source:
 
 
 def intervals(
-    target: Target, source: Source, *, samples: int, seed: int
-) -> dict[str, dict[str, list[float]]]:
-    """Return the 95 % bootstrap interval of every run's every resampled measure, by run id."""
+    target: Target, source: Source, *, samples: int, seed: int, ranked_on: str | None = None
+) -> tuple[dict[str, dict[str, list[float]]], dict[str, list[int]]]:
+    """Return every run's 95 % bootstrap interval of each resampled measure, and rank intervals.
+
+    Both by run id. The rank intervals are those of the table's ranked rows on measure
+    ``ranked_on``, from the very bootstrap samples of that measure's intervals.
+    """
     table = source.table
-    scales = {s.key: s.scale for s in target.family.measure_specs(target.context())}
+    specs = {s.key: s for s in target.family.measure_specs(target.context())}
     out: dict[str, dict[str, list[float]]] = {}
+    ranks: dict[str, list[int]] = {}
     for column in table.columns:
         chosen = table.run_rows(column.key, "all")
         if not chosen:
@@ -207,11 +219,35 @@ def intervals(
             _labels, rows = _run_rows(target, source, chosen, column.key)
         except InvalidInput:
             continue  # a measure that keeps nothing to resample has no interval
-        for row, (low, high) in zip(chosen, run_intervals(rows, seed, samples), strict=True):
+        boot = bootstrap_values(rows, seed, samples)
+        scale = specs[column.key].scale
+        for row, (low, high) in zip(chosen, intervals_of(boot), strict=True):
             if np.isfinite(low) and np.isfinite(high):
-                shown = [low * scales[column.key], high * scales[column.key]]
-                out.setdefault(str(row.run_id), {})[column.key] = shown
-    return out
+                out.setdefault(str(row.run_id), {})[column.key] = [low * scale, high * scale]
+        if column.key == ranked_on:
+            ranks = _rank_intervals(table, chosen, boot, specs[column.key])
+    return out, ranks
+
+
+def _rank_intervals(
+    table: Table, chosen: list[Row], boot: FloatArray, spec: MeasureSpec
+) -> dict[str, list[int]]:
+    """Return the rank interval of each ranked row among ``chosen`` (the columns of ``boot``).
+
+    On-time runs displace each other; baselines and late or corrected runs are ranked "as if",
+    as the table ranks them, without displacing anyone.
+    """
+    ranked = {row.run_id for row in table.run_rows(spec.key, "ranked")}
+    columns = [k for k, row in enumerate(chosen) if row.run_id in ranked]
+    if not columns:
+        return {}
+    field = [
+        chosen[k].kind == "run" and not (chosen[k].late or chosen[k].corrected) for k in columns
+    ]
+    found = rank_intervals(boot[:, columns], lower_is_better=spec.lower_is_better, field=field)
+    return {
+        str(chosen[k].run_id): [low, high] for k, (low, high) in zip(columns, found, strict=True)
+    }
 
 
 def in_rank_order(rows: list[Row], measure: str, lower_is_better: bool) -> list[Row]:
@@ -302,7 +338,11 @@ def significance(target: Target, source: Source, request: Request) -> dict[str, 
 
 
 def analyse(target: Target, source: Source, request: Request) -> dict[str, Any]:
-    """Return the report of a request on a source, with every run's intervals."""
+    """Return the report of a request on a source, with every run's intervals and rank intervals."""
     report = significance(target, source, request)
-    report["intervals"] = intervals(target, source, samples=request.samples, seed=request.seed)
+    report["intervals"], report["rank_intervals"] = intervals(
+        target, source, samples=request.samples, seed=request.seed, ranked_on=report["measure"]
+    )
+    # The resamples behind both (a t-test's report has no "samples" of its own).
+    report["interval_samples"] = request.samples
     return report

@@ -1,4 +1,4 @@
-"""Put the set's current analysis into its table: each ranked row's cluster, each cell's interval.
+"""Put the set's current analysis into its table: ranked rows' clusters and rank intervals, cells' CIs.
 
 The analysis used is the latest finished one of the set's current score revision made with the
 official measure over the ranked runs; without one the table is left as it is.
@@ -22,6 +22,11 @@ CLUSTER_NOTE = (
     CLUSTER_RULES + " ({method}, {correction}-adjusted p < {alpha}): each "
     "cluster's first run is significantly worse than every run of the cluster above; runs within "
     "a cluster may or may not differ significantly. " + INTERVAL_NOTE
+)
+#: The one-line note on rank intervals; the number of resamples is the analysis'.
+RANK_INTERVAL_NOTE = (
+    "Rank interval (lo–hi): 2.5th–97.5th percentile of the run's rank over {samples} bootstrap "
+    "resamples of the units; baselines and late runs are ranked as if, displacing no run."
 )
 
 
@@ -54,20 +59,25 @@ def with_analysis(session: Session, target: Target, table: Table) -> Table:
 
 
 def annotate(table: Table, report: dict[str, Any], specs: list[MeasureSpec]) -> Table:
-    """Return the table with a report's clusters on its ranked rows and intervals on its cells.
+    """Return the table with a report's clusters and rank intervals on its ranked rows, CIs on cells.
 
-    Clusters hold only for the runs they were computed on: a table ranking other runs (the
-    official table without the late ones) gets the intervals, which are per run, but no rules.
+    Clusters and rank intervals hold only for the runs they were computed on: a table ranking
+    other runs (the official table without the late ones) gets the CIs, which are per run, but
+    neither rules nor rank intervals.
     """
     by_key = {s.key: s for s in specs}
     report = in_table_scale(report, {s.key: s.scale for s in specs})
     label_ids = dict(zip(report["runs"], report["run_ids"], strict=True))
     ranked = {r.run_id for r in table.run_rows(report["measure"], "ranked")}
     cluster_of: dict[int, int] = {}
+    rank_of: dict[int, tuple[int, int]] = {}
     if ranked == set(report["run_ids"]):
         for n, group in enumerate(report["clusters"], 1):
             for label in group:
                 cluster_of[label_ids[label]] = n
+        # Reports made before rank intervals have none.
+        found_ranks: dict[str, list[int]] = report.get("rank_intervals", {})
+        rank_of = {int(run_id): (low, high) for run_id, (low, high) in found_ranks.items()}
     intervals: dict[str, dict[str, list[float]]] = report.get("intervals", {})
 
     def cell(run_id: int | None, key: str, value: Cell | None) -> Cell | None:
@@ -83,6 +93,7 @@ def annotate(table: Table, report: dict[str, Any], specs: list[MeasureSpec]) -> 
         replace(
             row,
             cluster=cluster_of.get(row.run_id) if row.run_id is not None else None,
+            rank_interval=rank_of.get(row.run_id) if row.run_id is not None else None,
             cells={k: cell(row.run_id, k, v) for k, v in row.cells.items()},
         )
         for row in table.rows
@@ -91,4 +102,8 @@ def annotate(table: Table, report: dict[str, Any], specs: list[MeasureSpec]) -> 
     text = note.format(
         method=report["method"], correction=report["correction"], alpha=report["alpha"]
     )
-    return replace(table, rows=tuple(rows), footnotes=(*table.footnotes, text))
+    notes = [text]
+    if any(row.rank_interval is not None for row in rows):
+        samples = report.get("interval_samples") or report["samples"]
+        notes.append(RANK_INTERVAL_NOTE.format(samples=f"{samples:,}"))
+    return replace(table, rows=tuple(rows), footnotes=(*table.footnotes, *notes))

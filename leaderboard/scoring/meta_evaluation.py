@@ -42,8 +42,8 @@ from leaderboard.scoring.resampling import (
     FloatArray,
     SummedRows,
     UnitRows,
-    _chunks,
-    _generator,
+    sample_chunks,
+    sample_generator,
 )
 from leaderboard.scoring.significance import round12
 
@@ -85,8 +85,8 @@ def half_masks(seed: int, splits: int, units: int) -> Iterator[NDArray[np.bool_]
     Half A holds ⌊units/2⌋ units drawn without repeats, uniformly; half B the others.
     """
     half = units // 2
-    for index, size in _chunks(splits, units):
-        rng = _generator(seed, HALF_SPLITS, index)
+    for index, size in sample_chunks(splits, units):
+        rng = sample_generator(seed, HALF_SPLITS, index)
         chosen = np.argsort(rng.random((size, units)), axis=1, kind="stable")[:, :half]
         mask = np.zeros((size, units), dtype=bool)
         np.put_along_axis(mask, chosen, True, axis=1)

@@ -70,13 +70,14 @@ class RecomputedRows:
 UnitRows = SummedRows | RecomputedRows
 
 
-def _chunks(samples: int, units: int) -> Iterator[tuple[int, int]]:
+def sample_chunks(samples: int, units: int) -> Iterator[tuple[int, int]]:
+    """Yield (chunk index, samples in it): chunks bounded by CHUNK and CHUNK_ENTRIES."""
     size = max(1, min(CHUNK, CHUNK_ENTRIES // max(units, 1)))
     for index, start in enumerate(range(0, samples, size)):
         yield index, min(size, samples - start)
 
 
-def _generator(seed: int, kind: int, chunk: int) -> np.random.Generator:
+def sample_generator(seed: int, kind: int, chunk: int) -> np.random.Generator:
     """Return one chunk's generator of a kind of sample (0: swaps, 1: bootstrap, 2: half-splits)."""
     # A spawn key keeps every (kind, chunk) stream apart from each other and from a plain
     # default_rng(seed) a caller may use for its own data.
@@ -85,15 +86,15 @@ def _generator(seed: int, kind: int, chunk: int) -> np.random.Generator:
 
 def swap_masks(seed: int, samples: int, units: int) -> Iterator[NDArray[np.bool_]]:
     """Yield the randomization samples chunk by chunk: True where a unit's outputs swap."""
-    for index, size in _chunks(samples, units):
-        rng = _generator(seed, 0, index)
+    for index, size in sample_chunks(samples, units):
+        rng = sample_generator(seed, 0, index)
         yield rng.random((size, units)) < 0.5
 
 
 def bootstrap_indices(seed: int, samples: int, units: int) -> Iterator[NDArray[np.int64]]:
     """Yield the bootstrap samples chunk by chunk: the units each sample draws, with repeats."""
-    for index, size in _chunks(samples, units):
-        rng = _generator(seed, 1, index)
+    for index, size in sample_chunks(samples, units):
+        rng = sample_generator(seed, 1, index)
         yield rng.integers(0, units, size=(size, units))
 
 

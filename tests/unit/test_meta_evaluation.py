@@ -25,8 +25,8 @@ from leaderboard.scoring.resampling import (
     RecomputedRows,
     SummedRows,
     UnitRows,
-    _generator,
     mean_rows,
+    sample_generator,
 )
 from leaderboard.services.results.meta_evaluation import sentence, separated
 
@@ -56,7 +56,7 @@ def test_each_split_is_a_random_half_drawn_from_its_own_stream() -> None:
     # Apart from the randomization (kind 0) and bootstrap (kind 1) streams of the same seed:
     # the halves those streams' numbers would have drawn are other halves.
     for kind in (0, 1):
-        keys = _generator(5, kind, 0).random((300, 41))
+        keys = sample_generator(5, kind, 0).random((300, 41))
         other = np.zeros_like(drawn)
         np.put_along_axis(other, keys.argsort(axis=1)[:, :20], True, axis=1)
         assert (other != drawn).any(axis=1).all()

@@ -17,7 +17,7 @@ from leaderboard.formats.issues import quoted
 from leaderboard.models import Job
 from leaderboard.scoring.meta_evaluation import meta_evaluate
 from leaderboard.services.common.errors import InvalidInput
-from leaderboard.services.results.significance import _run_rows, in_rank_order, source_of
+from leaderboard.services.results.significance import in_rank_order, resampling_rows, source_of
 from leaderboard.services.results.table_analysis import current_report
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
@@ -101,7 +101,7 @@ def meta_evaluation(
     chosen = in_rank_order(table.run_rows(key, "ranked"), key, spec.lower_is_better)
     if len(chosen) < 2:
         raise InvalidInput("At least two ranked runs with a value of the measure are needed.")
-    _labels, rows = _run_rows(target, source, chosen, key)
+    _labels, rows = resampling_rows(target, source, chosen, key)
     units = len(rows[0].rows)
     if units < 2:
         raise InvalidInput("At least two units (queries or items) are needed to split the set.")

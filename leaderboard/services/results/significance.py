@@ -151,7 +151,7 @@ def _aligned(units: list[list[str]], rows: list[UnitRows], labels: list[str]) ->
     return out
 
 
-def _run_rows(
+def resampling_rows(
     target: Target, source: Source, chosen: list[Row], measure: str
 ) -> tuple[list[str], list[UnitRows]]:
     """Return the chosen rows' labels and their resampling rows of one measure, aligned."""
@@ -216,7 +216,7 @@ def intervals(
         if not chosen:
             continue
         try:
-            _labels, rows = _run_rows(target, source, chosen, column.key)
+            _labels, rows = resampling_rows(target, source, chosen, column.key)
         except InvalidInput:
             continue  # a measure that keeps nothing to resample has no interval
         boot = bootstrap_values(rows, seed, samples)
@@ -278,7 +278,7 @@ def significance(target: Target, source: Source, request: Request) -> dict[str, 
     chosen = in_rank_order(table.run_rows(measure, request.runs), measure, spec.lower_is_better)
     if len(chosen) < 2:
         raise InvalidInput("At least two runs with a value of the measure are needed.")
-    labels, rows = _run_rows(target, source, chosen, measure)
+    labels, rows = resampling_rows(target, source, chosen, measure)
     values = [r.value() for r in rows]
     tolerance = RELATIVE_TOLERANCE * max(1.0, *(abs(v) for v in values))
     per_query = None

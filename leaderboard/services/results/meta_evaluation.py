@@ -10,16 +10,13 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session, undefer
+from sqlalchemy.orm import Session
 
 from leaderboard.formats.issues import quoted
-from leaderboard.models import Job
 from leaderboard.scoring.meta_evaluation import meta_evaluate
 from leaderboard.services.common.errors import InvalidInput
 from leaderboard.services.results.significance import in_rank_order, resampling_rows, source_of
 from leaderboard.services.results.table_analysis import current_report
-from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
 from leaderboard.targets import Target
 
@@ -37,30 +34,6 @@ def check_settings(splits: int, seed: int) -> None:
         raise InvalidInput(f"splits must be between 1 and {MAX_SPLITS:,}, not {splits}.")
     if not 0 <= seed < 2**63:
         raise InvalidInput(f"seed must be a non-negative integer below 2^63, not {seed}.")
-
-
-def latest_report(
-    session: Session, target: Target, measure: str, official: str
-) -> dict[str, Any] | None:
-    """Return the report of the set's current analysis of ranked runs on a measure, if any."""
-    if measure == official:
-        return current_report(session, target, official)
-    # Another measure: only analyses asked for it by name (a job's "" is the official one).
-    job = session.scalar(
-        select(Job)
-        .where(
-            Job.eval_set_id == target.eval_set.id,
-            Job.revision == target.eval_set.revision,
-            Job.purpose == JobPurpose.TABLE,
-            Job.status == JobStatus.DONE,
-            Job.runs == "ranked",
-            Job.measure == measure,
-        )
-        .order_by(Job.id.desc())
-        .limit(1)
-        .options(undefer(Job.report))
-    )
-    return job.report if job is not None else None
 
 
 def separated(report: dict[str, Any] | None) -> tuple[float | None, float | None]:
@@ -106,7 +79,7 @@ def meta_evaluation(
     if units < 2:
         raise InvalidInput("At least two units (queries or items) are needed to split the set.")
     found = meta_evaluate(rows, seed=seed, splits=splits, lower_is_better=spec.lower_is_better)
-    pairs, adjacent = separated(latest_report(session, target, key, official))
+    pairs, adjacent = separated(current_report(session, target, official, key))
     return {
         "runs": len(rows),
         "units": units,

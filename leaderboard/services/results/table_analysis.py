@@ -30,8 +30,16 @@ RANK_INTERVAL_NOTE = (
 )
 
 
-def current_report(session: Session, target: Target, official: str) -> dict[str, Any] | None:
-    """Return the report of the set's current analysis of the official measure, if any."""
+def current_report(
+    session: Session, target: Target, official: str, measure: str | None = None
+) -> dict[str, Any] | None:
+    """Return the report of the set's current analysis of ranked runs on a measure, if any.
+
+    The measure is the official one unless given; a job's measure "" is the official one.
+    """
+    chosen = (
+        Job.measure.in_(("", official)) if measure in (None, official) else Job.measure == measure
+    )
     analysis = session.scalar(
         select(Job)
         .where(
@@ -40,7 +48,7 @@ def current_report(session: Session, target: Target, official: str) -> dict[str,
             Job.purpose == JobPurpose.TABLE,
             Job.status == JobStatus.DONE,
             Job.runs == "ranked",
-            Job.measure.in_(("", official)),
+            chosen,
         )
         .order_by(Job.id.desc())
         .limit(1)

@@ -70,21 +70,29 @@ def test_organizer_adds_baselines_and_freezes(
     first_ci = page.locator("table.ranking tbody tr").first.locator(".ci").first
     expect(first_ci).to_have_text(re.compile(r"^\[\d+\.\d\d, \d+\.\d\d\]$"))
     expect(page.locator("body")).to_contain_text("Rules separate significance clusters")
+    expect(page.locator("body")).to_contain_text("Rank interval (lo–hi)")
     rows = ranking_rows(page)
-    # Primary rows: the rank, the label, then every value with its rank as a <sub>, then how
-    # many runs the team uploaded (one each).
-    assert rows[0] == [("1", None), ("Aurora-primary", None)] + [
+    # Primary rows: the rank with its rank interval (the oracle is first on every resample),
+    # the label, then every value with its rank as a <sub>, then how many runs the team
+    # uploaded (one each).
+    assert rows[0] == [("1 (1–1)", None), ("Aurora-primary", None)] + [
         (v, "1") for v in ORACLE_TEST_A
     ] + [("1", None)]
-    assert rows[1] == [("2", None), ("Borealis-primary", None)] + [
+    assert rows[1] == [("2 (2–2)", None), ("Borealis-primary", None)] + [
         (v, "2") for v in CONSTANT_FALSE_A
     ] + [("1", None)]
-    # Baseline rows come last: no rank, no subscripts, "—" where a measure is not shown, no
-    # upload count.
-    assert rows[2:] == [
-        [("", None), (label, None)] + [(v, None) for v in values] + [("", None)]
+    # Baseline rows come last: no rank but the interval of their rank "as if", no subscripts,
+    # "—" where a measure is not shown, no upload count.
+    assert [row[1:] for row in rows[2:]] == [
+        [(label, None)] + [(v, None) for v in values] + [("", None)]
         for label, values in BASELINES_A
     ]
+    # The official MAP is the first measure: a baseline showing it has a rank interval.
+    for row in rows[2:]:
+        shown = row[2][0] != "—"
+        assert bool(re.fullmatch(r"\(\d–\d\)", row[0][0])) is shown and (
+            shown or row[0][0] == ""
+        ), row
     assert page.locator("table.ranking tbody tr.row-baseline").count() == 4
     assert page.locator("table.ranking tbody sub").count() == 14
     screenshot(page)

@@ -155,7 +155,8 @@ def meta_eval_cmd(
 @click.option(
     "--once",
     is_flag=True,
-    help="Run the jobs queued now in this process (no broker needed), then exit.",
+    help="Run the jobs queued now, then the automatic analyses and summaries due, in this "
+    "process (no broker needed), then exit.",
 )
 @click.option(
     "--beat",

@@ -10,7 +10,7 @@ from flask.testing import FlaskCliRunner
 from sqlalchemy import select
 from sqlalchemy.orm import undefer
 
-from leaderboard.models import AuditEvent, EvalSet, Job, Phase
+from leaderboard.models import AuditEvent, Job, Phase
 from leaderboard.services.jobs.automatic import AUTOMATIC, due_sets
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
@@ -19,7 +19,7 @@ from leaderboard.worker.jobs import queue_analyses, run_taken, take_next
 from tests.conftest import csrf_from, login
 from tests.helpers.jobs import sessions
 from tests.helpers.sentiment import PATH, SENTIMENT, queue
-from tests.runs import api_upload, make_organizer, token_for
+from tests.runs import api_upload, make_organizer, make_participant, open_phase, token_for
 
 TASK, SUBTASK = "example-sentiment", "A"
 RESULTS = f"/tasks/{TASK}/{SUBTASK}/results.json"
@@ -214,13 +214,31 @@ def test_off_on_any_phase_of_the_set_turns_it_off(app: Flask, hosted: FlaskCliRu
     assert "analysis" not in once(hosted)
 
 
+def test_a_best_or_ladder_board_is_not_analysed_unasked(app: Flask, hosted: FlaskCliRunner) -> None:
+    """Such a board shows no analysis, and the public chart of one would show every run's value."""
+    for board in ("best", "ladder"):
+        phase(hosted, "--board", board)
+        with sessions(app)() as session:
+            assert due_sets(session) == []
+    phase(hosted, "--board", "slots")
+    with sessions(app)() as session:
+        assert [s for s, _ in due_sets(session)] == [resolve(session, TASK, SUBTASK).eval_set.id]
+
+
 def test_a_set_with_fewer_than_two_runs_is_not_looked_at(
     app: Flask, runner: FlaskCliRunner
 ) -> None:
+    assert invoke(runner, "add-task", str(SENTIMENT / "task.toml")).exit_code == 0
+    open_phase(app, TASK, SUBTASK, "test")
+    make_participant(app, "Aurora", "alice@example.org")
+    upload(app, "alice@example.org", "primary")
+    # One run: nothing to compare, nothing queued (no failed analysis on the organizer's page).
     with sessions(app)() as session:
-        # The presets are installed with no runs: nothing to compare, nothing queued.
-        assert session.scalar(select(EvalSet.id).limit(1)) is not None
         assert due_sets(session) == []
+    assert "analysis" not in once(runner)
+    assert invoke(runner, "add-baselines", TASK, SUBTASK).exit_code == 0
+    with sessions(app)() as session:
+        assert [s for s, _ in due_sets(session)] == [resolve(session, TASK, SUBTASK).eval_set.id]
 
 
 def test_the_analysis_option_refuses_a_bad_value(app: Flask, hosted: FlaskCliRunner) -> None:

@@ -18,11 +18,11 @@ from sqlalchemy import and_, exists, func, or_, select
 from sqlalchemy.orm import Session
 
 from leaderboard.models import EvalSet, Job, Phase, Run, Subtask, Task
-from leaderboard.services.campaign.phases import analysed_automatically, hidden_phase
+from leaderboard.services.campaign.phases import analysed_automatically, hidden_phase, phases_of
 from leaderboard.services.jobs.analyses import _row, _send_once_committed
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
-from leaderboard.states import JobPurpose, JobStatus, RunStatus
+from leaderboard.states import BoardKind, JobPurpose, JobStatus, RunStatus
 from leaderboard.tables.model import official_key
 from leaderboard.targets import Target
 
@@ -38,7 +38,8 @@ def due_sets(session: Session) -> list[tuple[int, int]]:
     """Return (set id, revision) of the visible sets whose current scores want an analysis.
 
     Left out: sets of hidden tasks, sets a phase hides or has the analysis turned off on,
-    sets with fewer than two active runs, sets with an automatic analysis waiting, and sets
+    sets a phase shows as a best or Ladder board (their board carries no analysis, and the
+    public chart of one would show the runs' own scores), sets with fewer than two active runs, sets with an automatic analysis waiting, and sets
     whose current revision has one with the default measure (done, coming, or an automatic one
     that failed: it is not tried again before the scores change). One query.
     """
@@ -53,7 +54,11 @@ def due_sets(session: Session) -> list[tuple[int, int]]:
     )
     held_back = exists().where(
         Phase.eval_set_id == EvalSet.id,
-        or_(Phase.results_hidden.is_(True), Phase.auto_analysis.is_(False)),
+        or_(
+            Phase.results_hidden.is_(True),
+            Phase.auto_analysis.is_(False),
+            Phase.board != BoardKind.SLOTS,
+        ),
     )
     runs = (
         select(func.count(Run.id))
@@ -128,6 +133,11 @@ def not_needed(session: Session, target: Target, job: Job) -> str | None:
         return "Not needed: the set's results are hidden now."
     if not analysed_automatically(session, target.eval_set):
         return "Not needed: a phase of the set has the automatic analysis turned off."
+    boards = {
+        p.board for p in phases_of(session, target.subtask) if p.eval_set_id == target.eval_set.id
+    }
+    if boards - {BoardKind.SLOTS}:
+        return "Not needed: the set's board is not the classic one of ranked slots."
     if covered(session, target, besides=job.id):
         return (
             f"Not needed: revision {target.eval_set.revision} of the set's scores has an "

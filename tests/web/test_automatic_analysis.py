@@ -1,4 +1,4 @@
-"""The worker's own analysis: one per revision of a visible set's scores, unless a phase says off."""
+"""The automatic analysis: one per revision of a visible set's scores, unless a phase says off."""
 
 from __future__ import annotations
 

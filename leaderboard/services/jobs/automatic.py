@@ -37,11 +37,12 @@ _WAITING = (JobStatus.QUEUED, JobStatus.RUNNING)
 def due_sets(session: Session) -> list[tuple[int, int]]:
     """Return (set id, revision) of the visible sets whose current scores want an analysis.
 
-    Left out: sets of hidden tasks, sets a phase hides or has the analysis turned off on,
-    sets a phase shows as a best or Ladder board (their board carries no analysis, and the
-    public chart of one would show the runs' own scores), sets with fewer than two active runs, sets with an automatic analysis waiting, and sets
-    whose current revision has one with the default measure (done, coming, or an automatic one
-    that failed: it is not tried again before the scores change). One query.
+    Left out: sets of hidden tasks; sets a phase hides or has the analysis turned off on; sets a
+    phase shows as a best or Ladder board (their board carries no analysis, and the public
+    chart of one would show the runs' own scores); sets with fewer than two active runs; sets
+    with an automatic analysis waiting; and sets whose current revision has one with the
+    default measure (done, coming, or an automatic one that failed: it is not tried again
+    before the scores change). One query.
     """
     of_set = and_(Job.eval_set_id == EvalSet.id, Job.purpose == JobPurpose.TABLE)
     waiting = exists().where(of_set, Job.requested_by == AUTOMATIC, Job.status.in_(_WAITING))

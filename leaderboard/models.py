@@ -194,6 +194,10 @@ class Phase(Base):
     # best run so far) or "ladder" (the value the Ladder released), and the Ladder's alpha.
     board: Mapped[str] = mapped_column(String(8), default="slots", server_default="slots")
     ladder_alpha: Mapped[float] = mapped_column(Float, default=0.05, server_default="0.05")
+    # Whether the worker analyses the set's table by itself whenever its scores change while
+    # results are visible (clusters and rank intervals on the public board); off on any phase
+    # of the set turns it off for the set.
+    auto_analysis: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
 
     subtask: Mapped[Subtask] = relationship()

@@ -77,6 +77,13 @@ class DiagnosticsAudience(StrEnum):
     PUBLIC = "public"
 
 
+class Switch(StrEnum):
+    """Whether a phase option is on or off (the automatic analysis of its set's table)."""
+
+    ON = "on"
+    OFF = "off"
+
+
 class BoardKind(StrEnum):
     """What a phase's live board shows per team: its ranked slots, its best run, or the Ladder's."""
 

@@ -155,7 +155,8 @@ def meta_eval_cmd(
 @click.option(
     "--once",
     is_flag=True,
-    help="Run the jobs queued now in this process (no broker needed), then exit.",
+    help="Run the jobs queued now, then the automatic analyses and summaries due, in this "
+    "process (no broker needed), then exit.",
 )
 @click.option(
     "--beat",
@@ -200,6 +201,7 @@ def worker_cmd(
         campaign_check,
         draw_all,
         outcome_line,
+        queue_analyses,
         run_taken,
         summarize_set,
         take_next,
@@ -226,7 +228,11 @@ def worker_cmd(
         with common.session() as session:
             job = take_next(session, worker=claim_name(), stale=stale)
             if job is None:
-                # Then the sets whose scores changed: their per-query summaries and charts.
+                # Then the visible sets whose scores changed: their automatic analyses, run as
+                # jobs in this loop (once each: a set analysed is no longer due) ...
+                if queue_analyses(session, common.now()):
+                    continue
+                # ... and their per-query summaries and charts.
                 for set_id, _revision in stale_sets(session):
                     summarize_set(session, common.store(), set_id)
                 return

@@ -12,7 +12,7 @@ from leaderboard.cli import common
 from leaderboard.cli.common import set_option, with_appcontext
 from leaderboard.clock import parse_instant
 from leaderboard.services.common.errors import DomainError
-from leaderboard.states import BoardKind, DiagnosticsAudience, NameMode, Shown
+from leaderboard.states import BoardKind, DiagnosticsAudience, NameMode, Shown, Switch
 
 
 def _parse_time(value: str | None, option: str) -> datetime | None:
@@ -74,6 +74,13 @@ def _parse_time(value: str | None, option: str) -> datetime | None:
     "--ladder-alpha",
     type=float,
     help="The Ladder's one-sided bootstrap level for measures that are not means (default 0.05).",
+)
+@click.option(
+    "--analysis",
+    type=click.Choice([m.value for m in Switch]),
+    help="on (the default): the worker analyses the set's table whenever its scores change while "
+    "results are visible (clusters and rank intervals on the public board); off: only when an "
+    "organizer asks. Off on any phase of a set turns it off for the set.",
 )
 @click.option(
     "--release-at",
@@ -142,6 +149,7 @@ def phase_cmd(task: str, subtask: str, name: str, delete: bool, **options: Any) 
             f"; private part {'visible' if phase.private_visible else 'hidden'}"
             f"; board {phase.board}"
             + (f" (alpha {phase.ladder_alpha:g})" if phase.board == "ladder" else "")
+            + f"; automatic analysis {'on' if phase.auto_analysis else 'off'}"
             + (
                 f"; results released at {show_time(phase.release_at, zone)}"
                 if phase.release_at and phase.results_hidden

@@ -272,6 +272,25 @@ def summarize(eval_set_id: int, revision: int) -> int:
         return summarize_set(session, res.store, eval_set_id)
 
 
+def queue_analyses(session: Session, now: datetime) -> list[int]:
+    """Queue the automatic analyses of the visible sets whose scores changed; return the job ids."""
+    from leaderboard.services.jobs.automatic import queue_due
+
+    with unit_of(session):
+        queued = queue_due(session, now)
+    return [job.id for job in queued]
+
+
+def analyse_changed() -> list[int]:
+    """Queue the automatic analyses that are due (the workers' periodic look); return their ids."""
+    res = resources()
+    with res.sessionmaker() as session:
+        queued = queue_analyses(session, res.clock.now())
+    if queued:
+        log.info("automatic analysis queued: job(s) %s", ", ".join(map(str, queued)))
+    return queued
+
+
 def sweep() -> list[int]:
     """Send again the jobs whose worker fell silent or whose task was lost."""
     res = resources()

@@ -25,6 +25,8 @@ log = logging.getLogger("leaderboard.worker")
 
 #: Seconds between the campaign checks (scheduled releases, deadline notices).
 CAMPAIGN_INTERVAL = 60.0
+#: Seconds between the looks for visible sets whose scores changed (their automatic analysis).
+ANALYSIS_INTERVAL = 5.0
 #: Seconds between a worker's looks for periodic jobs that are due.
 TICK = 5.0
 #: Seconds between a worker's signs of life in the workers table.
@@ -53,10 +55,16 @@ def _sweep() -> list[int]:
 
 
 def schedule(settings: Settings) -> tuple[Periodic, ...]:
-    """Return the periodic jobs: the campaign check every minute, the sweep of lost jobs and mail every stale period."""
+    """Return the periodic jobs: the campaign check, the sweep, and the automatic analyses.
+
+    The campaign check runs every minute, the sweep of lost jobs and mail every stale period,
+    and the look for sets due an automatic analysis every few seconds: claimed like the others,
+    so that two workers never queue the same set's analysis twice.
+    """
     return (
         Periodic("check-campaign", timedelta(seconds=CAMPAIGN_INTERVAL), jobs.check_campaign),
         Periodic("sweep", stale_after(settings), _sweep),
+        Periodic("analyse", timedelta(seconds=ANALYSIS_INTERVAL), jobs.analyse_changed),
     )
 
 

@@ -178,6 +178,7 @@ def test_a_whole_campaign_in_the_browser(
             "teams",
             "hidden",
             "slots",
+            "automatic",
             "—",
             "—",
             "Delete",
@@ -185,7 +186,8 @@ def test_a_whole_campaign_in_the_browser(
     )
     expect(phases.nth(1).locator("td")).to_have_text(
         ["test", "test", "2016-01-10 00:00:00 UTC", "2016-01-31 23:59:00 UTC"]
-        + ["refused", "refused", "hidden", "public", "teams", "hidden", "slots", "2", "—", "Delete"]
+        + ["refused", "refused", "hidden", "public", "teams", "hidden", "slots", "automatic"]
+        + ["2", "—", "Delete"]
     )
     screenshot(org, "phases")
 

@@ -49,8 +49,9 @@ def test_organizer_adds_baselines_and_freezes(
     click_and_load(page, page.locator(f'form[action="{ORGANIZE_A}/test/freeze"] button'))
     expect(page.locator(".flash.info")).to_contain_text("Freeze of test queued (job 1)")
     expect(page.locator("p.job.queued")).to_contain_text("Freeze queued (job 1")
-    # The worker computes the official table's analysis, then freezes it.
-    assert live_server.cli("worker", "--once") == "freeze 1: done\n"
+    # The worker computes the official table's analysis, then freezes it; then, unasked, it
+    # analyses the live table, whose results are visible.
+    assert live_server.cli("worker", "--once") == "freeze 1: done\nanalysis 2: done\n"
     page.reload()
     expect(page.locator("section#sets")).to_contain_text("Official ranking frozen at 2016-01-05")
     # Frozen once: the freeze button is gone and verify is offered instead.

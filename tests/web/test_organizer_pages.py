@@ -140,9 +140,9 @@ def freeze_queued(imported: FlaskClient) -> FlaskClient:
 
 @pytest.fixture
 def frozen(org_app: Flask, freeze_queued: FlaskClient) -> FlaskClient:
-    """Let the worker run the queued freeze."""
+    """Let the worker run the queued freeze (and, unasked, the visible live table's analysis)."""
     worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
-    assert worker.output == "freeze 1: done\n"
+    assert worker.output == "freeze 1: done\nanalysis 2: done\n"
     return freeze_queued
 
 
@@ -198,9 +198,9 @@ def test_the_worker_freezes_the_table_as_of_the_request_once(frozen: FlaskClient
 
 def test_a_verification_rescores_the_frozen_rows(org_app: Flask, frozen: FlaskClient) -> None:
     assert post(frozen, "/test/verify", {}).status_code == 302
-    assert "Verification queued (job 2" in frozen.get(PAGE).get_data(as_text=True)
+    assert "Verification queued (job 3" in frozen.get(PAGE).get_data(as_text=True)
     worker = org_app.test_cli_runner().invoke(args=["leaderboard", "worker", "--once"])
-    assert worker.output == "verification 2: done\n"
+    assert worker.output == "verification 3: done\n"
     page = frozen.get(PAGE).get_data(as_text=True)
     assert "Verified at 2016-01-20" in page and "5 frozen rows re-score to the snapshot" in page
 

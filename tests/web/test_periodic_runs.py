@@ -140,7 +140,7 @@ def test_a_worker_with_no_flag_makes_a_scheduled_release_once(app: Flask, tmp_pa
     finally:
         for worker in workers:
             stop_worker(worker)
-    assert set(runs) == {"check-campaign", "sweep"}
+    assert set(runs) == {"check-campaign", "sweep", "analyse"}
     # Both looked every 5 s; one ran each minute's check.
     assert 1 <= runs["check-campaign"].runs <= 1 + elapsed // EVERY
     with sessions(app)() as session:

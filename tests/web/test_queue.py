@@ -22,6 +22,7 @@ from sqlalchemy import select
 from leaderboard.jobqueue import RUN_JOB, SEND_MAIL, enqueue
 from leaderboard.models import Job, PeriodicRun
 from leaderboard.services.jobs import analyses
+from leaderboard.services.jobs.automatic import AUTOMATIC
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import JobStatus
@@ -30,7 +31,8 @@ from tests.accounts import BASE, sign_up
 from tests.conftest import login
 from tests.dispatch import LocalDispatcher, use_broker
 from tests.helpers.jobs import job_row, sessions, worker_env
-from tests.helpers.sentiment import queue
+from tests.helpers.sentiment import PATH, SENTIMENT, queue
+from tests.runs import api_upload, token_for
 from tests.workers import kill_tree, start_worker, stop_worker, wait_for
 
 
@@ -148,19 +150,50 @@ def test_a_worker_runs_jobs_and_mail_from_the_embedded_broker(
             log,
         )
         periodic = wait_for(
-            lambda: len(names := periodic_runs(app)) == 2 and names,
+            lambda: len(names := periodic_runs(app)) == 3 and names,
             60,
             "the periodic jobs claimed and run by the worker",
+            log,
+        )
+        # A new run on the visible set: its periodic look queues the analysis, unasked.
+        upload = api_upload(
+            app.test_client(),
+            token_for(app, "bob@example.org"),
+            (SENTIMENT / "run-valid.tsv").read_bytes(),
+            path=PATH,
+            slot="contrastive1",
+        )
+        assert upload.status_code == 201
+        unasked = wait_for(
+            lambda: automatic_done(app),
+            90,
+            "the automatic analysis of the new scores done by the worker",
             log,
         )
     finally:
         stop_worker(worker)
     assert mailed and "Confirm your e-mail address" in log.read_text(errors="replace")
-    assert periodic == ["check-campaign", "sweep"]
+    assert periodic == ["analyse", "check-campaign", "sweep"]
     instance = app.extensions["leaderboard"]["settings"].instance_dir
     assert not list(instance.glob("celerybeat-schedule*")), "Celery beat ran"
     assert done.attempts == 1 and done.report is not None
     assert done.report["samples"] == 300
+    assert unasked.report is not None and unasked.report["samples"] == 10_000
+
+
+def automatic_done(app: Flask) -> Job | None:
+    """Return the automatic analysis of the example's current scores once it is done."""
+    with sessions(app)() as session:
+        target = resolve(session, "example-sentiment", "A")
+        found = session.scalar(
+            select(Job).where(
+                Job.eval_set_id == target.eval_set.id,
+                Job.requested_by == AUTOMATIC,
+                Job.revision == target.eval_set.revision,
+                Job.status == JobStatus.DONE,
+            )
+        )
+    return job_row(app, found.id) if found is not None else None
 
 
 def test_a_worker_killed_mid_analysis_loses_nothing_on_redis(

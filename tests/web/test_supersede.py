@@ -254,7 +254,8 @@ def test_an_organizer_supersedes_on_the_page_and_the_public_sees_both_versions(
     assert queued.status_code == 200
     assert "Supersession of test queued (job 1)" in queued.get_data(as_text=True)
     worker = invoke(runner, "worker", "--once")
-    assert worker.output == "freeze 1: done\n"
+    # Then, unasked, the analysis of the live table, whose results are visible.
+    assert worker.output == "freeze 1: done\nanalysis 2: done\n"
     assert [v for v, _, _ in snapshots(app)] == [1, 2]
 
     # The public page shows the newest as official, with the list of versions.
@@ -288,7 +289,7 @@ def test_an_organizer_supersedes_on_the_page_and_the_public_sees_both_versions(
     )
     verify = org.post(f"{ORGANIZE}/test/verify", data={"csrf_token": token})
     assert verify.status_code == 302
-    assert invoke(runner, "worker", "--once").output == "verification 2: done\n"
+    assert invoke(runner, "worker", "--once").output == "verification 3: done\n"
     assert "3 frozen rows of 2 frozen versions (superseded ones included) re-score" in org.get(
         ORGANIZE
     ).get_data(as_text=True)

@@ -18,7 +18,15 @@ from leaderboard.services.common.errors import Conflict, InvalidInput, NotFound
 from leaderboard.services.common.revisions import bump
 from leaderboard.services.common.text import header_safe
 from leaderboard.services.notify.notices import results_released
-from leaderboard.states import BoardKind, DiagnosticsAudience, NameMode, RunKind, RunStatus, Shown
+from leaderboard.states import (
+    BoardKind,
+    DiagnosticsAudience,
+    NameMode,
+    RunKind,
+    RunStatus,
+    Shown,
+    Switch,
+)
 from leaderboard.targets import Target
 from leaderboard.unit_of_work import unit_of
 
@@ -60,6 +68,8 @@ class PhaseChange:
     # The live board: "slots" | "best" | "ladder", and the Ladder's bootstrap alpha.
     board: str | None = None
     ladder_alpha: float | None = None
+    # The worker's own analysis of the set whenever its visible scores change: "on" | "off".
+    analysis: str | None = None
     release_at: datetime | None = None  # hidden results become visible then (by the worker)
     clear_release: bool = False  # drop the scheduled release (refused together with release_at)
 
@@ -161,6 +171,12 @@ def upsert_phase(
                 f"The Ladder's alpha must lie strictly between 0 and 1, not {change.ladder_alpha}."
             )
         phase.ladder_alpha = change.ladder_alpha
+    if change.analysis is not None:
+        if change.analysis not in tuple(Switch):
+            raise InvalidInput(
+                f"The analysis must be 'on' or 'off', not {quoted(change.analysis)}."
+            )
+        phase.auto_analysis = change.analysis == Switch.ON
     for attr in ("daily_quota", "total_quota"):
         value = getattr(change, attr)
         if value is not None:
@@ -210,6 +226,7 @@ def _settings_of(phase: Phase, set_slug: str) -> dict[str, Any]:
         "private": "visible" if phase.private_visible else "hidden",
         "board": phase.board,
         "ladder_alpha": phase.ladder_alpha,
+        "analysis": "on" if phase.auto_analysis else "off",
     }
 
 
@@ -482,4 +499,17 @@ def hidden_phase(session: Session, eval_set: EvalSet) -> Phase | None:
             if p.eval_set_id == eval_set.id and p.results_hidden
         ),
         None,
+    )
+
+
+def analysed_automatically(session: Session, eval_set: EvalSet) -> bool:
+    """Return whether the worker analyses the set by itself: unless a phase of it says off.
+
+    Several phases may score one set (an evaluation phase, then its post-evaluation): any of
+    them with the analysis off turns it off for the set, as any phase hiding results hides them.
+    """
+    return all(
+        p.auto_analysis
+        for p in phases_of(session, eval_set.subtask)
+        if p.eval_set_id == eval_set.id
     )

@@ -214,6 +214,7 @@ PHASE_SETTINGS = {
     "total_quota": "total quota",
     "names": "team names",
     "diagnostics": "diagnostics",
+    "analysis": "automatic analysis",
 }
 
 

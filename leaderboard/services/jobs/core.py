@@ -24,12 +24,13 @@ from sqlalchemy.orm import Session
 from leaderboard.config import Settings
 from leaderboard.jobqueue import DRAW_CHARTS, RUN_JOB, enqueue
 from leaderboard.models import EvalSet, Job, utcnow
-from leaderboard.services.common.errors import DomainError, NotFound
+from leaderboard.services.common.errors import Conflict, DomainError, NotFound
 from leaderboard.services.common.revisions import touch
 from leaderboard.services.freeze.analysis import request_of_report
 from leaderboard.services.freeze.core import freeze, verify_all
 from leaderboard.services.gold.core import rescore_set
 from leaderboard.services.jobs.analyses import _request_of, compute, worker_name
+from leaderboard.services.jobs.automatic import is_automatic, not_needed
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import JobPurpose, JobStatus
 from leaderboard.storage import Store
@@ -279,6 +280,11 @@ def _run(
             "versions": len(checked),
         }
     else:
+        # An automatic analysis runs on the scores as they are now, whichever revision it was
+        # queued at, unless they need none (a refusal: the caller stores the reason).
+        reason = not_needed(session, target, job) if is_automatic(job) else None
+        if reason is not None:
+            raise Conflict(reason)
         values["report"] = compute(session, store, target, _request_of(job))
         touch(session, target.eval_set.id)
     return values

@@ -136,6 +136,17 @@ class PhaseForm(FlaskForm):
         ),
     )
     ladder_alpha = StringField("Ladder alpha (0 to 1)", validators=[Optional(), Length(max=16)])
+    analysis = SelectField(
+        "Automatic analysis of the visible table",
+        default="",
+        choices=options(
+            [
+                ("", "unchanged"),
+                ("on", "on (clusters and rank intervals whenever scores change)"),
+                ("off", "off (only when an organizer asks)"),
+            ]
+        ),
+    )
     release_at = StringField(
         "Scheduled release of hidden results", validators=[Optional(), Length(max=64)]
     )

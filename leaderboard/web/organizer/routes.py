@@ -257,6 +257,7 @@ def _filled_form(target: Target, name: str, zone: ZoneInfo) -> PhaseForm:
     form.private.data = "visible" if current.private_visible else "hidden"
     form.board.data = current.board
     form.ladder_alpha.data = f"{current.ladder_alpha:g}"
+    form.analysis.data = "on" if current.auto_analysis else "off"
     form.daily_quota.data = str(current.daily_quota or 0)
     form.total_quota.data = str(current.total_quota or 0)
     return form
@@ -282,6 +283,7 @@ def _change(
         private=form.private.data or None,
         board=form.board.data or None,
         ladder_alpha=_number_or_none(form.ladder_alpha.data, "The Ladder's alpha", float),
+        analysis=form.analysis.data or None,
         release_at=release_at,
         clear_release=bool(form.release_clear.data),
     )

@@ -206,3 +206,27 @@ def test_pages_listing_a_team_s_runs_replay_its_ladder_once(
         assert len(read) == 1
     finally:
         event.remove(engine, "before_cursor_execute", listen)
+
+
+def test_a_best_or_ladder_board_charts_no_analysis_of_the_runs(
+    app: Flask, client: FlaskClient, runner: FlaskCliRunner, tmp_path: Path
+) -> None:
+    tokens = host(app, runner, tmp_path, "Acc")
+    upload(client, tokens["alice"], 5)
+    upload(client, tokens["bob"], 12)
+    chart = "/tasks/example-sentiment/A/analysis/measure.csv"
+
+    def analysed_chart(kind: str) -> tuple[int, bytes]:
+        board(runner, "--board", kind)
+        # An organizer's analysis of the current scores, whatever the board.
+        analysed = runner.invoke(args=["leaderboard", "significance", TASK, SUBTASK])
+        assert analysed.exit_code == 0, analysed.output
+        shown = app.test_client().get(chart)
+        return shown.status_code, shown.data
+
+    # The analysis charts each run's own value: a board showing released values only hides it.
+    for kind in ("best", "ladder"):
+        status, data = analysed_chart(kind)
+        assert status == 404 and b"Aurora" not in data, kind
+    status, data = analysed_chart("slots")
+    assert status == 200 and b"Aurora" in data

@@ -29,6 +29,7 @@ from leaderboard.services.freeze.core import (
     frozen_of,
     not_frozen,
 )
+from leaderboard.services.results.boards import board_of
 from leaderboard.services.results.report_scale import in_table_scale, scales_of
 from leaderboard.services.results.significance import (
     Request,
@@ -37,7 +38,7 @@ from leaderboard.services.results.significance import (
     source_of,
     testing_settings,
 )
-from leaderboard.states import JobPurpose, JobStatus
+from leaderboard.states import BoardKind, JobPurpose, JobStatus
 from leaderboard.storage import Store
 from leaderboard.targets import Target
 
@@ -252,6 +253,10 @@ def shown_report(
         if frozen is None or "unavailable" in frozen:
             return None
         return in_table_scale(frozen, scales_of(target))
+    if board_of(session, target).kind != BoardKind.SLOTS:
+        # A best or Ladder board shows one released value per team: an analysis of the ranked
+        # slots would chart every run's own scores, which such a board keeps from the public.
+        return None
     state = status(session, target)
     if not state.current or state.analysis is None or state.analysis.report is None:
         return None

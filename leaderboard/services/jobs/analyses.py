@@ -81,10 +81,10 @@ def request_analysis(
     )
     if waiting is not None:
         return waiting
-    analysis = _row(target, request, actor=actor, now=now, status=JobStatus.QUEUED)
+    analysis = job_row(target, request, actor=actor, now=now, status=JobStatus.QUEUED)
     session.add(analysis)
     record_for(session, actor, "request-analysis", target, method=request.method, at=now)
-    _send_once_committed(session, analysis, now)
+    send_once_committed(session, analysis, now)
     return analysis
 
 
@@ -126,18 +126,18 @@ def request_job(
     )
     if waiting is not None:
         return waiting
-    job = _row(target, Request(), actor=actor, now=now, status=JobStatus.QUEUED)
+    job = job_row(target, Request(), actor=actor, now=now, status=JobStatus.QUEUED)
     job.purpose = purpose
     job.before_deadline = early is not None
     job.supersede_reason = reason
     session.add(job)
     details = early_details(early) | ({"supersede": reason} if reason is not None else {})
     record_for(session, actor, f"request-{purpose}", target, at=now, **details)
-    _send_once_committed(session, job, now)
+    send_once_committed(session, job, now)
     return job
 
 
-def _send_once_committed(session: Session, job: Job, now: datetime) -> None:
+def send_once_committed(session: Session, job: Job, now: datetime) -> None:
     """Have the job's task sent to the workers when (and only if) its row is committed."""
     session.flush()
     job.enqueued_at = now
@@ -155,7 +155,10 @@ def latest_job(session: Session, target: Target, purpose: JobPurpose) -> Job | N
     )
 
 
-def _row(target: Target, request: Request, *, actor: str, now: datetime, status: JobStatus) -> Job:
+def job_row(
+    target: Target, request: Request, *, actor: str, now: datetime, status: JobStatus
+) -> Job:
+    """Return a new analysis job of the set's current revision, as ``request`` asks it."""
     return Job(
         eval_set_id=target.eval_set.id,
         revision=target.eval_set.revision,
@@ -199,7 +202,7 @@ def compute_now(
     """Compute an analysis in this process (the CLI) and store it; raise on a refusal."""
     now = now or utcnow()
     report = compute(session, store, target, request)
-    analysis = _row(target, request, actor=actor, now=now, status=JobStatus.DONE)
+    analysis = job_row(target, request, actor=actor, now=now, status=JobStatus.DONE)
     analysis.report = report
     analysis.started_at = now
     analysis.finished_at = utcnow()

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 
 from leaderboard.models import EvalSet, Job, Phase, Run, Subtask, Task
 from leaderboard.services.campaign.phases import analysed_automatically, hidden_phase, phases_of
-from leaderboard.services.jobs.analyses import _row, _send_once_committed
+from leaderboard.services.jobs.analyses import job_row, send_once_committed
 from leaderboard.services.results.significance import Request
 from leaderboard.services.tasks.catalog import resolve
 from leaderboard.states import BoardKind, JobPurpose, JobStatus, RunStatus
@@ -112,9 +112,9 @@ def queue_due(session: Session, now: datetime) -> list[Job]:
         # An organizer's analysis naming the official measure covers the revision too.
         if covered(session, target):
             continue
-        job = _row(target, Request(), actor=AUTOMATIC, now=now, status=JobStatus.QUEUED)
+        job = job_row(target, Request(), actor=AUTOMATIC, now=now, status=JobStatus.QUEUED)
         session.add(job)
-        _send_once_committed(session, job, now)
+        send_once_committed(session, job, now)
         queued.append(job)
     return queued
 

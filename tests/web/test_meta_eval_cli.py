@@ -6,7 +6,7 @@ import json
 
 from flask.testing import FlaskCliRunner
 
-from tests.helpers.cli import invoke
+from tests.helpers.cli import invoke, json_of
 
 KEYS = [
     "runs",
@@ -21,9 +21,7 @@ KEYS = [
 
 
 def meta(runner: FlaskCliRunner, *args: str) -> dict:  # type: ignore[type-arg]
-    result = invoke(runner, "meta-eval", "example-sentiment", "A", *args)
-    assert result.exit_code == 0, result.output
-    out: dict = json.loads(result.stdout)  # type: ignore[type-arg]
+    out: dict = json_of(runner, "meta-eval", "example-sentiment", "A", *args)  # type: ignore[type-arg]
     return out
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -14,14 +13,12 @@ from sqlalchemy import select
 from sqlalchemy.orm import undefer
 
 from leaderboard.models import Run, Score
-from tests.helpers.cli import invoke
+from tests.helpers.cli import invoke, json_of
 from tests.security import compile_latex
 
 
 def report(runner: FlaskCliRunner, *args: str) -> dict:  # type: ignore[type-arg]
-    result = invoke(runner, "significance", "example-sentiment", "A", *args)
-    assert result.exit_code == 0, result.output
-    out: dict = json.loads(result.output)  # type: ignore[type-arg]
+    out: dict = json_of(runner, "significance", "example-sentiment", "A", *args)  # type: ignore[type-arg]
     return out
 
 

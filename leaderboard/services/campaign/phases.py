@@ -109,7 +109,7 @@ def upsert_phase(
         select(Phase).where(Phase.subtask_id == target.subtask.id, Phase.name == name)
     )
     created = phase is None
-    before = {} if phase is None else _settings_of(phase, phase.eval_set.slug)
+    before = {} if phase is None else phase_settings(phase, phase.eval_set.slug)
     released = False
     touched = [target.eval_set.id] + ([phase.eval_set_id] if phase is not None else [])
     if phase is None:
@@ -186,7 +186,7 @@ def upsert_phase(
     session.flush()
     # Without a set in the change the phase keeps its own, which the target may not name.
     same_set = created or phase.eval_set_id == target.eval_set.id
-    after = _settings_of(phase, target.eval_set.slug if same_set else before["set"])
+    after = phase_settings(phase, target.eval_set.slug if same_set else before["set"])
     changed = {k: [before[k], v] for k, v in after.items() if not created and before[k] != v}
     # A save that changes nothing is no event: it writes no audit line.
     if created or changed:
@@ -209,8 +209,12 @@ def upsert_phase(
     return phase
 
 
-def _settings_of(phase: Phase, set_slug: str) -> dict[str, Any]:
-    """Return a phase's settings as its audit events record them (times in ISO 8601)."""
+def phase_settings(phase: Phase, set_slug: str) -> dict[str, Any]:
+    """Return a phase's settings as its audit events record them and its options take them.
+
+    Times are in ISO 8601; the options (results, names, diagnostics, private, board,
+    analysis) are the values ``leaderboard phase`` and the phase page accept.
+    """
     return {
         "set": set_slug,
         "starts_at": phase.starts_at.isoformat() if phase.starts_at else None,
@@ -218,15 +222,17 @@ def _settings_of(phase: Phase, set_slug: str) -> dict[str, Any]:
         "release_at": phase.release_at.isoformat() if phase.release_at else None,
         "late": phase.late_allowed,
         "corrections": phase.corrections_allowed,
-        "results": "hidden" if phase.results_hidden else "visible",
+        "results": (Shown.HIDDEN if phase.results_hidden else Shown.VISIBLE).value,
         "daily_quota": phase.daily_quota,
         "total_quota": phase.total_quota,
         "names": str(phase.names),
-        "diagnostics": "public" if phase.public_diagnostics else "teams",
-        "private": "visible" if phase.private_visible else "hidden",
+        "diagnostics": (
+            DiagnosticsAudience.PUBLIC if phase.public_diagnostics else DiagnosticsAudience.TEAMS
+        ).value,
+        "private": (Shown.VISIBLE if phase.private_visible else Shown.HIDDEN).value,
         "board": phase.board,
         "ladder_alpha": phase.ladder_alpha,
-        "analysis": "on" if phase.auto_analysis else "off",
+        "analysis": (Switch.ON if phase.auto_analysis else Switch.OFF).value,
     }
 
 

@@ -14,7 +14,13 @@ from leaderboard.clock import parse_instant
 from leaderboard.formats.issues import quoted
 from leaderboard.models import User
 from leaderboard.services.accounts.core import list_teams
-from leaderboard.services.campaign.phases import PhaseChange, delete_phase, phases_of, upsert_phase
+from leaderboard.services.campaign.phases import (
+    PhaseChange,
+    delete_phase,
+    phase_settings,
+    phases_of,
+    upsert_phase,
+)
 from leaderboard.services.campaign.zones import (
     edited_instant,
     wall_clock,
@@ -251,13 +257,10 @@ def _filled_form(target: Target, name: str, zone: ZoneInfo) -> PhaseForm:
         was.data = at.isoformat() if at is not None else ""
     form.late.data = "yes" if current.late_allowed else "no"
     form.corrections.data = "yes" if current.corrections_allowed else "no"
-    form.results.data = "hidden" if current.results_hidden else "visible"
-    form.names.data = str(current.names)
-    form.diagnostics.data = "public" if current.public_diagnostics else "teams"
-    form.private.data = "visible" if current.private_visible else "hidden"
-    form.board.data = current.board
+    settings = phase_settings(current, current.eval_set.slug)
+    for option in ("results", "names", "diagnostics", "private", "board", "analysis"):
+        getattr(form, option).data = settings[option]
     form.ladder_alpha.data = f"{current.ladder_alpha:g}"
-    form.analysis.data = "on" if current.auto_analysis else "off"
     form.daily_quota.data = str(current.daily_quota or 0)
     form.total_quota.data = str(current.total_quota or 0)
     return form
